@@ -1,0 +1,53 @@
+#pragma once
+// Bootstrap: how the ranks of a job find each other. Rank 0 hosts a TCP rendezvous store; every
+// exchange has a deadline, and a rank that never arrives or exits is named in the error.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "symmem/env.hpp"
+#include "symmem/export.hpp"
+
+namespace symmem {
+
+namespace detail {
+class StoreServer;
+class StoreClient;
+}  // namespace detail
+
+class SYMMEM_API Bootstrap {
+ public:
+  /// Joins the job described by `config` (rank 0 starts the store). Throws Timeout if rank 0
+  /// cannot be reached within config.timeout_ms.
+  explicit Bootstrap(const BootstrapConfig& config);
+  /// Joins from the environment that torchrun, mpirun or symmem-run set.
+  static std::shared_ptr<Bootstrap> from_env();
+  /// Leaves cleanly: a final barrier (bounded), then goodbye; rank 0 stops the store last.
+  ~Bootstrap();
+  Bootstrap(const Bootstrap&) = delete;
+  Bootstrap& operator=(const Bootstrap&) = delete;
+
+  int rank() const { return config_.rank; }
+  int world_size() const { return config_.world_size; }
+  const BootstrapConfig& config() const { return config_; }
+  /// TCP port of the store (useful when config.master_port was 0 on a one-rank job).
+  int port() const { return port_; }
+
+  /// Gathers one blob from each of `ranks` (global ranks, this one among them) under the unique
+  /// key `key`; returns them in the order of `ranks`. `what` names the operation in errors.
+  std::vector<std::string> all_gather(const std::string& key, const std::vector<int>& ranks,
+                                      const std::string& mine, const std::string& what,
+                                      int timeout_ms = -1);
+  /// Publishes a value under `key` for any rank to read.
+  void set(const std::string& key, const std::string& value);
+  /// Reads `key`, waiting up to the timeout for some rank to set it.
+  std::string get(const std::string& key, const std::string& what, int timeout_ms = -1);
+
+ private:
+  BootstrapConfig config_;
+  int port_ = 0;
+  std::unique_ptr<detail::StoreServer> server_;
+  std::unique_ptr<detail::StoreClient> client_;
+};
+
+}  // namespace symmem

@@ -1,0 +1,58 @@
+#pragma once
+// The per-process context: bootstrap, the world team, this rank's GPU, and the record where device
+// waits report timeouts.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "symmem/bootstrap.hpp"
+#include "symmem/device/handle.hpp"
+#include "symmem/env.hpp"
+#include "symmem/export.hpp"
+#include "symmem/team.hpp"
+
+namespace symmem {
+
+class SYMMEM_API Context {
+ public:
+  /// Joins the job from the environment (torchrun, mpirun, symmem-run), selects this rank's GPU.
+  static std::shared_ptr<Context> init();
+  /// Selects this rank's GPU (config.device, or local_rank / ranks_per_gpu). Throws Unsupported
+  /// when no GPU is visible, InvalidArgument when the rank maps past the visible GPUs.
+  explicit Context(std::shared_ptr<Bootstrap> boot, Settings settings = settings_from_env());
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const Team& world() const { return world_; }
+  int rank() const { return world_.rank(); }
+  int size() const { return world_.size(); }
+  int device() const { return device_; }
+  const Settings& settings() const { return settings_; }
+  /// Device pointer of the timeout record, for DeviceHandle.
+  DeviceErrorRecord* device_error_record() const { return error_dev_; }
+  unsigned long long timeout_ns() const { return static_cast<unsigned long long>(settings_.device_timeout_ms) * 1000000ull; }
+  /// Sets the bound of every device wait launched from now on.
+  void set_device_timeout_ms(int ms);
+
+  /// Throws Timeout if a device wait expired since the last reset; `op` names the operation.
+  void check(const std::string& op = "") const;
+  /// Clears a reported timeout (tests).
+  void reset_error();
+  /// cudaStreamSynchronize, then check().
+  void synchronize(cudaStream_t stream, const std::string& op = "") const;
+
+ private:
+  std::shared_ptr<Bootstrap> boot_;
+  Team world_;
+  Settings settings_;
+  int device_ = -1;
+  DeviceErrorRecord* error_host_ = nullptr;
+  DeviceErrorRecord* error_dev_ = nullptr;
+};
+
+/// Formats a device timeout record as the message of symmem::Timeout.
+SYMMEM_API std::string describe_device_error(const DeviceErrorRecord& rec);
+
+}  // namespace symmem

@@ -1,0 +1,9 @@
+#pragma once
+// symmem's device API (header-only): put/get at thread, warp and block scope, signals, bounded
+// waits, team barriers and fences. Include from .cu files.
+#include "symmem/device/atomics.cuh"
+#include "symmem/device/barrier.cuh"
+#include "symmem/device/copy.cuh"
+#include "symmem/device/handle.hpp"
+#include "symmem/device/p2p.cuh"
+#include "symmem/device/wait.cuh"

@@ -1,0 +1,52 @@
+#pragma once
+// All of symmem's memory ordering in one place. Every cross-GPU flag goes through these; each says
+// what it orders. System scope: peers are other GPUs (and other processes) over NVLink.
+#include <cstdint>
+
+#include "symmem/export.hpp"
+
+#if defined(SYMMEM_DEVICE_COMPILE)
+namespace symmem::device {
+
+/// Acquire load: reads after it (in this thread) see everything the releasing writer wrote before
+/// its release. Use to poll a flag that guards data.
+__device__ __forceinline__ uint64_t ld_acquire(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+/// Relaxed load: no ordering; for reads of a value nothing else depends on.
+__device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+/// Release store: every write this thread made (and, through a preceding barrier, its block's)
+/// is visible to a peer before the peer can observe this value.
+__device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+/// Relaxed store of a flag that orders nothing.
+__device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+/// Release add (no return value): like st_release, for counters several writers bump.
+__device__ __forceinline__ void red_add_release(uint64_t* p, uint64_t v) {
+  asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+/// Full fence at system scope: this thread's earlier writes (to any GPU) are ordered before its
+/// later ones as every peer observes them.
+__device__ __forceinline__ void fence_system() { asm volatile("fence.sc.sys;" ::: "memory"); }
+/// Acquire-release fence at system scope (cheaper than fence_system; orders writes before writes
+/// and reads before reads/writes).
+__device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+
+/// Nanoseconds from the GPU's global timer (coarse, but shared by all SMs).
+__device__ __forceinline__ uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+}  // namespace symmem::device
+#endif

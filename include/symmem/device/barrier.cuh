@@ -1,0 +1,34 @@
+#pragma once
+// Barrier across the ranks of a team, run by one block. Each block uses its own channel; epochs
+// count up in this rank's pad, so a barrier needs no reset and replays in CUDA graphs.
+#include "symmem/device/atomics.cuh"
+#include "symmem/device/handle.hpp"
+#include "symmem/device/wait.cuh"
+
+#if defined(SYMMEM_DEVICE_COMPILE)
+namespace symmem::device {
+
+/// Every thread of the block calls it. Returns true on every thread once all ranks have arrived on
+/// `channel`; false (on every thread) if a wait timed out. Writes the block made before the call
+/// are visible to every peer's block after its barrier returns, and the reverse.
+__device__ inline bool barrier_block(const DeviceHandle& h, int channel = 0) {
+  __shared__ uint64_t epoch;
+  __syncthreads();  // the block's earlier writes precede the arrival signals below
+  if (threadIdx.x == 0) {
+    uint64_t* counter = h.local_signals + pad::counter_slot(channel);
+    epoch = *counter + 1;  // only this thread of this block touches this rank's counter
+    *counter = epoch;
+  }
+  __syncthreads();
+  bool ok = true;
+  for (int p = threadIdx.x; p < h.nranks; p += blockDim.x) {
+    // Arrival: release, so the block's writes reach peer p before it can pass its barrier.
+    st_release(h.signals[p] + pad::barrier_slot(channel, h.rank), epoch);
+    // Departure: acquire, so every peer's pre-barrier writes are visible to this block after it.
+    ok &= wait_until(h, h.local_signals + pad::barrier_slot(channel, p), Cmp::kGe, epoch, WaitKind::kBarrier, p);
+  }
+  return __syncthreads_and(ok) != 0;
+}
+
+}  // namespace symmem::device
+#endif

@@ -1,0 +1,76 @@
+#pragma once
+// Cooperative copies with 16-byte vector accesses and correct heads and tails. A "group" is any
+// set of threads that each know their index and the group's size (a thread, a warp, a block, a
+// grid); every member calls with the same arguments.
+#include <cstddef>
+#include <cstdint>
+
+#include "symmem/export.hpp"
+
+#if defined(SYMMEM_DEVICE_COMPILE)
+namespace symmem::device {
+
+/// Scopes of the put/get family.
+struct ThreadScope {
+  __device__ static unsigned index() { return 0; }
+  __device__ static unsigned size() { return 1; }
+  __device__ static void sync() {}
+};
+struct WarpScope {
+  __device__ static unsigned index() { return threadIdx.x & 31u; }
+  __device__ static unsigned size() { return 32; }
+  __device__ static void sync() { __syncwarp(); }
+};
+struct BlockScope {
+  __device__ static unsigned index() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+  __device__ static unsigned size() { return blockDim.x * blockDim.y * blockDim.z; }
+  __device__ static void sync() { __syncthreads(); }
+};
+
+/// Copies n bytes; member `idx` of a group of `stride` threads. 16-byte loads and stores when dst
+/// and src share their alignment mod 16 (4 in flight per thread), 4-byte when mod 4, else bytes.
+__device__ inline void copy_bytes(void* dst_v, const void* src_v, size_t n, size_t idx, size_t stride) {
+  char* dst = static_cast<char*>(dst_v);
+  const char* src = static_cast<const char*>(src_v);
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
+  if (((d ^ s) & 15u) == 0) {
+    size_t head = (16u - (d & 15u)) & 15u;
+    if (head > n) head = n;
+    for (size_t i = idx; i < head; i += stride) dst[i] = src[i];
+    dst += head;
+    src += head;
+    n -= head;
+    const size_t nv = n / 16;
+    int4* dv = reinterpret_cast<int4*>(dst);
+    const int4* sv = reinterpret_cast<const int4*>(src);
+    size_t i = idx;
+    for (; i + 3 * stride < nv; i += 4 * stride) {
+      int4 a = sv[i], b = sv[i + stride], c = sv[i + 2 * stride], e = sv[i + 3 * stride];
+      dv[i] = a;
+      dv[i + stride] = b;
+      dv[i + 2 * stride] = c;
+      dv[i + 3 * stride] = e;
+    }
+    for (; i < nv; i += stride) dv[i] = sv[i];
+    for (size_t t = nv * 16 + idx; t < n; t += stride) dst[t] = src[t];
+  } else if (((d ^ s) & 3u) == 0) {
+    size_t head = (4u - (d & 3u)) & 3u;
+    if (head > n) head = n;
+    for (size_t i = idx; i < head; i += stride) dst[i] = src[i];
+    dst += head;
+    src += head;
+    n -= head;
+    const size_t nw = n / 4;
+    for (size_t i = idx; i < nw; i += stride) reinterpret_cast<uint32_t*>(dst)[i] = reinterpret_cast<const uint32_t*>(src)[i];
+    for (size_t t = nw * 4 + idx; t < n; t += stride) dst[t] = src[t];
+  } else {
+    for (size_t i = idx; i < n; i += stride) dst[i] = src[i];
+  }
+}
+
+/// The whole grid as one group.
+__device__ __forceinline__ size_t grid_index() { return static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ size_t grid_size() { return static_cast<size_t>(gridDim.x) * blockDim.x; }
+
+}  // namespace symmem::device
+#endif

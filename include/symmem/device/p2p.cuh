@@ -1,0 +1,66 @@
+#pragma once
+// One-sided operations on symmetric buffers, NVSHMEM-style: a symmetric address is this rank's
+// pointer into a buffer; the same offset on `peer` is reached through the handle.
+#include "symmem/device/atomics.cuh"
+#include "symmem/device/copy.cuh"
+#include "symmem/device/handle.hpp"
+#include "symmem/device/wait.cuh"
+
+#if defined(SYMMEM_DEVICE_COMPILE)
+namespace symmem::device {
+
+/// `peer`'s address of the symmetric address `local` (a pointer into h.local).
+template <class T>
+__device__ __forceinline__ T* peer_ptr(const DeviceHandle& h, int peer, T* local) {
+  const char* base = static_cast<const char*>(h.local);
+  return reinterpret_cast<T*>(static_cast<char*>(h.peers[peer]) + (reinterpret_cast<const char*>(local) - base));
+}
+
+/// Writes n bytes from `src` (any device memory) to `dst` (a symmetric address) on `peer`.
+/// Every member of Scope calls it alike. Completion is not implied: follow with a signal or fence.
+template <class Scope>
+__device__ inline void put(const DeviceHandle& h, int peer, void* dst, const void* src, size_t n) {
+  copy_bytes(peer_ptr(h, peer, dst), src, n, Scope::index(), Scope::size());
+}
+
+/// Reads n bytes from `src` (a symmetric address) on `peer` into `dst` (any device memory).
+/// The data is in `dst` once the call returns (for this thread's part; Scope::sync() for all).
+template <class Scope>
+__device__ inline void get(const DeviceHandle& h, int peer, void* dst, const void* src, size_t n) {
+  copy_bytes(dst, peer_ptr(h, peer, src), n, Scope::index(), Scope::size());
+}
+
+/// Sets or adds to signal `slot` of `peer`'s pad, with release semantics: this thread's earlier
+/// writes are visible to the peer before the signal is.
+__device__ __forceinline__ void signal(const DeviceHandle& h, int peer, int slot, uint64_t value, SignalOp op = SignalOp::kSet) {
+  uint64_t* p = h.signals[peer] + slot;
+  if (op == SignalOp::kSet) st_release(p, value);
+  else red_add_release(p, value);
+}
+
+/// put, then (after the whole Scope has written) one signal to the same peer. The peer that waits
+/// for the signal with wait_signal sees all n bytes.
+template <class Scope>
+__device__ inline void put_signal(const DeviceHandle& h, int peer, void* dst, const void* src, size_t n, int slot,
+                                  uint64_t value, SignalOp op = SignalOp::kSet) {
+  put<Scope>(h, peer, dst, src, n);
+  Scope::sync();  // every member's stores precede the signal in the scope's order
+  if (Scope::index() == 0) {
+    fence_system();  // ...and in the order every peer observes (cumulative over the scope's writes)
+    signal(h, peer, slot, value, op);
+  }
+}
+
+/// Waits until this rank's signal `slot` satisfies `cmp value` (acquire). Bounded: returns false
+/// after the handle's timeout, the facts recorded for the host. `peer` only names who is expected.
+__device__ __forceinline__ bool wait_signal(const DeviceHandle& h, int slot, Cmp cmp, uint64_t value, int peer = -1) {
+  return wait_until(h, h.local_signals + slot, cmp, value, WaitKind::kSignal, peer);
+}
+
+/// Orders this thread's earlier puts before its later puts and signals, as all peers observe them.
+__device__ __forceinline__ void fence() { fence_acq_rel(); }
+/// Waits until this thread's earlier puts are complete and visible system-wide.
+__device__ __forceinline__ void quiet() { fence_system(); }
+
+}  // namespace symmem::device
+#endif

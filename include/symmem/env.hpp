@@ -1,0 +1,52 @@
+#pragma once
+// Every environment variable symmem reads is declared here once, with its default and meaning.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "symmem/export.hpp"
+
+namespace symmem {
+
+struct EnvVar {
+  const char* name;
+  const char* default_value;  // nullptr: no default (required where used, or unset)
+  const char* doc;
+};
+
+/// The full list, for `symmem-run --env` and the README.
+SYMMEM_API const std::vector<EnvVar>& env_vars();
+
+/// How this process joins the job: from torchrun, mpirun, symmem-run, or explicit values.
+struct BootstrapConfig {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;           // 0 only valid for world_size 1
+  int timeout_ms = 120000;       // every host rendezvous is bounded by this
+  int ranks_per_gpu = 1;         // several ranks may share one GPU (tests)
+  int device = -1;               // -1: local_rank / ranks_per_gpu
+};
+
+/// Runtime settings read once per process.
+struct Settings {
+  int device_timeout_ms = 20000;   // bound of every device-side wait
+  bool debug_checks = false;       // cross-rank argument checks through the store on every call
+  std::string tuning_file;         // collective algorithm table (empty: built-in)
+};
+
+using EnvGetter = std::function<const char*(const char*)>;
+
+/// Reads the bootstrap from an environment (getenv by default). Throws InvalidArgument naming the
+/// variable that is missing or malformed.
+SYMMEM_API BootstrapConfig bootstrap_config_from_env(const EnvGetter& get = nullptr);
+SYMMEM_API Settings settings_from_env(const EnvGetter& get = nullptr);
+
+namespace detail {
+/// Parses a decimal integer in [lo, hi]; throws InvalidArgument naming `what` otherwise.
+SYMMEM_API long parse_int(const char* text, const char* what, long lo, long hi);
+}  // namespace detail
+
+}  // namespace symmem

@@ -1,0 +1,93 @@
+#pragma once
+// The symmetric heap: collective allocations that every rank of a (single-host) team maps.
+// Each buffer is cuMem VMM memory, exported as a POSIX fd, passed to the team's processes over Unix
+// sockets, and mapped there; each carries a signal pad (symmem::pad) right after its data.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "symmem/context.hpp"
+#include "symmem/device/handle.hpp"
+#include "symmem/export.hpp"
+#include "symmem/team.hpp"
+
+namespace symmem {
+
+namespace detail {
+struct Allocation;
+class FdExchange;
+}  // namespace detail
+
+/// A symmetric buffer: a cheap handle; the heap owns the memory until Heap::free or ~Heap.
+class SYMMEM_API SymmetricBuffer {
+ public:
+  SymmetricBuffer() = default;
+  bool valid() const { return a_ != nullptr; }
+  /// This rank's memory.
+  void* ptr() const;
+  template <class T>
+  T* as() const { return static_cast<T*>(ptr()); }
+  /// Team member `peer`'s memory, as mapped in this process (any rank may load/store it).
+  void* peer_ptr(int peer) const;
+  /// Bytes of data (as asked for; the signal pad is not counted).
+  size_t bytes() const;
+  /// This rank's signal pad (pad::kSlots uint64 slots).
+  uint64_t* signal_pad() const;
+  uint64_t* peer_signal_pad(int peer) const;
+  int rank() const;
+  int nranks() const;
+  /// The struct kernels take by value.
+  const DeviceHandle& handle() const;
+  /// True when [p, p+n) lies inside this rank's buffer.
+  bool contains(const void* p, size_t n = 1) const;
+
+ private:
+  friend class Heap;
+  explicit SymmetricBuffer(std::shared_ptr<detail::Allocation> a) : a_(std::move(a)) {}
+  std::shared_ptr<detail::Allocation> a_;
+};
+
+class SYMMEM_API Heap {
+ public:
+  /// A heap over `team` (default: the world). Checks, on every rank, that the team shares one host,
+  /// that every pair of its GPUs has peer access, and that the GPUs support VMM with POSIX fds.
+  explicit Heap(std::shared_ptr<Context> ctx);
+  Heap(std::shared_ptr<Context> ctx, Team team);
+  ~Heap();
+  Heap(const Heap&) = delete;
+  Heap& operator=(const Heap&) = delete;
+
+  /// Collective: every member asks for the same `bytes`. Errors (sizes that differ, out of device
+  /// memory on any rank) are raised on every rank.
+  SymmetricBuffer alloc(size_t bytes);
+  /// Collective: releases the buffer after every member has arrived.
+  void free(SymmetricBuffer& buf);
+  /// The buffer of this heap that holds [p, p+n), or an invalid buffer.
+  SymmetricBuffer find(const void* p, size_t n = 1) const;
+
+  const Team& team() const { return team_; }
+  Context& context() const { return *ctx_; }
+  const std::shared_ptr<Context>& context_ptr() const { return ctx_; }
+
+ private:
+  void release(detail::Allocation& a);
+  std::shared_ptr<Context> ctx_;
+  Team team_;
+  std::unique_ptr<detail::FdExchange> fds_;
+  std::vector<std::shared_ptr<detail::Allocation>> live_;
+  std::vector<int> peer_devices_;  // CUDA device index of each member, in this process's numbering
+  unsigned long seq_ = 0;
+  size_t granularity_ = 0;
+};
+
+namespace detail {
+/// Size mismatch check for a collective allocation: "" when all equal, else a message naming ranks.
+SYMMEM_API std::string check_same_size(const std::vector<size_t>& sizes, const std::vector<int>& global_ranks);
+/// Rounds up to a multiple of `align` (a power of two or not).
+SYMMEM_HOST_DEVICE constexpr size_t round_up(size_t x, size_t align) { return align ? (x + align - 1) / align * align : x; }
+}  // namespace detail
+
+}  // namespace symmem

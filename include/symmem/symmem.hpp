@@ -1,0 +1,10 @@
+#pragma once
+// symmem: GPU-to-GPU communication over symmetric memory.
+#include "symmem/bootstrap.hpp"
+#include "symmem/context.hpp"
+#include "symmem/env.hpp"
+#include "symmem/error.hpp"
+#include "symmem/heap.hpp"
+#include "symmem/launcher.hpp"
+#include "symmem/stream.hpp"
+#include "symmem/team.hpp"

@@ -1,0 +1,74 @@
+#include "symmem/context.hpp"
+
+#include <atomic>
+#include <cstring>
+
+#include "symmem/error.hpp"
+
+namespace symmem {
+
+std::shared_ptr<Context> Context::init() { return std::make_shared<Context>(Bootstrap::from_env()); }
+
+Context::Context(std::shared_ptr<Bootstrap> boot, Settings settings)
+    : boot_(std::move(boot)), settings_(std::move(settings)) {
+  require(boot_ != nullptr, "Context: bootstrap is null");
+  world_ = Team::world(boot_);
+  const BootstrapConfig& c = boot_->config();
+  int count = 0;
+  cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    fail<Unsupported>(std::string("no CUDA GPU is visible (cudaGetDeviceCount: ") + cudaGetErrorString(rc) +
+                      "): run on a machine with an NVIDIA GPU and driver, and check CUDA_VISIBLE_DEVICES");
+  }
+  device_ = c.device >= 0 ? c.device : c.local_rank / c.ranks_per_gpu;
+  if (device_ >= count)
+    fail("LOCAL_RANK " + std::to_string(c.local_rank) + " maps to GPU " + std::to_string(device_) + " but only " +
+         std::to_string(count) + " GPU(s) are visible: start at most " + std::to_string(count * c.ranks_per_gpu) +
+         " ranks on this host, or let ranks share GPUs (symmem-run --ranks-per-gpu K)");
+  SYMMEM_CUDA_CHECK(cudaSetDevice(device_));
+  SYMMEM_CUDA_CHECK(cudaFree(nullptr));  // create the primary context now, not inside a timed region
+  SYMMEM_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&error_host_), sizeof(DeviceErrorRecord), cudaHostAllocMapped));
+  std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
+  SYMMEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&error_dev_), error_host_, 0));
+}
+
+Context::~Context() {
+  if (error_host_) cudaFreeHost(error_host_);
+}
+
+void Context::set_device_timeout_ms(int ms) {
+  require(ms > 0, "set_device_timeout_ms: ms=" + std::to_string(ms) + " must be positive");
+  settings_.device_timeout_ms = ms;
+}
+
+std::string describe_device_error(const DeviceErrorRecord& r) {
+  static const char* kinds[] = {"?", "a signal", "a barrier arrival", "a collective's flag"};
+  static const char* cmps[] = {"==", "!=", ">=", ">", "<=", "<"};
+  std::string peer = r.peer >= 0 ? "team rank " + std::to_string(r.peer) : "any peer";
+  return "device wait timed out: rank " + std::to_string(r.global_rank) + " (team rank " + std::to_string(r.rank) +
+         ", block " + std::to_string(r.block) + ", thread " + std::to_string(r.thread) + ") waited " +
+         std::to_string(r.waited_ns / 1000000ull) + " ms for " + kinds[r.kind >= 0 && r.kind <= 3 ? r.kind : 0] +
+         " from " + peer + ": signal slot " + std::to_string(r.slot) + " " + cmps[r.cmp >= 0 && r.cmp <= 5 ? r.cmp : 0] +
+         " " + std::to_string(r.expected) + ", last value seen " + std::to_string(r.seen) +
+         ". The peer may have exited, hung, or skipped this operation; raise SYMMEM_TIMEOUT_MS if it is only slow";
+}
+
+void Context::check(const std::string& op) const {
+  volatile unsigned int* flag = &error_host_->flag;
+  if (*flag == 0) return;
+  while (*flag == 1) {
+  }  // the device is still writing the record
+  std::atomic_thread_fence(std::memory_order_acquire);
+  fail<Timeout>((op.empty() ? "" : op + ": ") + describe_device_error(*error_host_));
+}
+
+void Context::reset_error() { std::memset(error_host_, 0, sizeof(DeviceErrorRecord)); }
+
+void Context::synchronize(cudaStream_t stream, const std::string& op) const {
+  cudaError_t rc = cudaStreamSynchronize(stream);
+  check(op);
+  SYMMEM_CUDA_CHECK(rc);
+}
+
+}  // namespace symmem

@@ -1,0 +1,111 @@
+#include "symmem/env.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+
+#include "symmem/error.hpp"
+
+namespace symmem {
+
+const std::vector<EnvVar>& env_vars() {
+  static const std::vector<EnvVar> vars = {
+      {"RANK", nullptr, "global rank (torchrun, symmem-run); OMPI_COMM_WORLD_RANK under mpirun"},
+      {"WORLD_SIZE", nullptr, "number of ranks; OMPI_COMM_WORLD_SIZE under mpirun"},
+      {"LOCAL_RANK", nullptr, "rank on this host; OMPI_COMM_WORLD_LOCAL_RANK under mpirun"},
+      {"LOCAL_WORLD_SIZE", nullptr, "ranks on this host; OMPI_COMM_WORLD_LOCAL_SIZE under mpirun"},
+      {"MASTER_ADDR", "127.0.0.1", "address of rank 0, which hosts the rendezvous store"},
+      {"MASTER_PORT", nullptr, "TCP port of the rendezvous store (required when WORLD_SIZE > 1, "
+                               "except under mpirun on one host)"},
+      {"SYMMEM_RANKS_PER_GPU", "1", "ranks sharing one GPU; the GPU is LOCAL_RANK / this"},
+      {"SYMMEM_DEVICE", nullptr, "explicit CUDA device index for this rank (overrides the above)"},
+      {"SYMMEM_BOOTSTRAP_TIMEOUT_MS", "120000", "bound of every host rendezvous (store get, barrier)"},
+      {"SYMMEM_TIMEOUT_MS", "20000", "bound of every device-side wait (signals, barriers)"},
+      {"SYMMEM_DEBUG_CHECKS", "0", "1: compare collective arguments across ranks on every call"},
+      {"SYMMEM_TUNING_FILE", nullptr, "collective algorithm table written by `symmem-bench tune`"},
+  };
+  return vars;
+}
+
+namespace detail {
+long parse_int(const char* text, const char* what, long lo, long hi) {
+  if (text == nullptr || *text == '\0') fail("" + std::string(what) + " is empty; set it to an integer");
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0')
+    fail(std::string(what) + "='" + text + "' is not an integer");
+  if (v < lo || v > hi)
+    fail(std::string(what) + "=" + text + " is out of range [" + std::to_string(lo) + ", " +
+         std::to_string(hi) + "]");
+  return v;
+}
+}  // namespace detail
+
+namespace {
+EnvGetter or_getenv(const EnvGetter& get) {
+  return get ? get : EnvGetter([](const char* n) -> const char* { return std::getenv(n); });
+}
+const char* first(const EnvGetter& get, std::initializer_list<const char*> names, const char** which) {
+  for (const char* n : names)
+    if (const char* v = get(n)) { *which = n; return v; }
+  return nullptr;
+}
+}  // namespace
+
+BootstrapConfig bootstrap_config_from_env(const EnvGetter& getter) {
+  EnvGetter get = or_getenv(getter);
+  using detail::parse_int;
+  BootstrapConfig c;
+  const char* which = nullptr;
+  const char* rank = first(get, {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}, &which);
+  const char* which_size = nullptr;
+  const char* size = first(get, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}, &which_size);
+  const bool mpi = which != nullptr && std::string(which) != "RANK";
+  if (rank == nullptr && size == nullptr) return c;  // a single process: rank 0 of 1
+  if (rank == nullptr) fail(std::string(which_size) + " is set but RANK is not: set both, or launch with symmem-run/torchrun");
+  if (size == nullptr) fail(std::string(which) + " is set but WORLD_SIZE is not: set both, or launch with symmem-run/torchrun");
+  c.world_size = static_cast<int>(parse_int(size, which_size, 1, 1 << 20));
+  c.rank = static_cast<int>(parse_int(rank, which, 0, c.world_size - 1));
+
+  const char* wl = nullptr;
+  const char* lr = first(get, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"}, &wl);
+  c.local_rank = lr ? static_cast<int>(parse_int(lr, wl, 0, c.world_size - 1)) : c.rank;
+  const char* wls = nullptr;
+  const char* ls = first(get, {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}, &wls);
+  c.local_world_size = ls ? static_cast<int>(parse_int(ls, wls, 1, c.world_size)) : c.world_size;
+  if (c.local_rank >= c.local_world_size)
+    fail("LOCAL_RANK=" + std::to_string(c.local_rank) + " is not below LOCAL_WORLD_SIZE=" +
+         std::to_string(c.local_world_size));
+
+  if (const char* a = get("MASTER_ADDR")) c.master_addr = a;
+  if (const char* p = get("MASTER_PORT")) {
+    c.master_port = static_cast<int>(parse_int(p, "MASTER_PORT", 1, 65535));
+  } else if (c.world_size > 1) {
+    const char* job = mpi ? first(get, {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "PMI_JOBID"}, &which) : nullptr;
+    if (job == nullptr || c.local_world_size != c.world_size)
+      fail("MASTER_PORT is not set: set MASTER_ADDR and MASTER_PORT (the TCP rendezvous of rank 0), "
+           "or launch with symmem-run or torchrun");
+    // mpirun on one host: derive a port from the job id so every rank picks the same one.
+    c.master_port = 20000 + static_cast<int>(std::hash<std::string>{}(job) % 20000);
+  }
+  if (const char* t = get("SYMMEM_BOOTSTRAP_TIMEOUT_MS"))
+    c.timeout_ms = static_cast<int>(parse_int(t, "SYMMEM_BOOTSTRAP_TIMEOUT_MS", 1, 86400000));
+  if (const char* k = get("SYMMEM_RANKS_PER_GPU"))
+    c.ranks_per_gpu = static_cast<int>(parse_int(k, "SYMMEM_RANKS_PER_GPU", 1, 1024));
+  if (const char* d = get("SYMMEM_DEVICE")) c.device = static_cast<int>(parse_int(d, "SYMMEM_DEVICE", 0, 1023));
+  return c;
+}
+
+Settings settings_from_env(const EnvGetter& getter) {
+  EnvGetter get = or_getenv(getter);
+  Settings s;
+  if (const char* t = get("SYMMEM_TIMEOUT_MS"))
+    s.device_timeout_ms = static_cast<int>(detail::parse_int(t, "SYMMEM_TIMEOUT_MS", 1, 86400000));
+  if (const char* d = get("SYMMEM_DEBUG_CHECKS"))
+    s.debug_checks = detail::parse_int(d, "SYMMEM_DEBUG_CHECKS", 0, 1) == 1;
+  if (const char* f = get("SYMMEM_TUNING_FILE")) s.tuning_file = f;
+  return s;
+}
+
+}  // namespace symmem

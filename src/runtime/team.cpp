@@ -1,0 +1,114 @@
+#include "symmem/team.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include "symmem/error.hpp"
+
+namespace symmem {
+
+struct Team::State {
+  std::shared_ptr<Bootstrap> boot;
+  std::vector<int> ranks;  // global ranks, in team order
+  int me = -1;             // index of this rank
+  std::string name;
+  unsigned long seq = 0;   // exchanges made so far (the same on every member)
+};
+
+Team Team::world(std::shared_ptr<Bootstrap> boot) {
+  require(boot != nullptr, "Team::world: bootstrap is null");
+  auto s = std::make_shared<State>();
+  for (int i = 0; i < boot->world_size(); ++i) s->ranks.push_back(i);
+  s->me = boot->rank();
+  s->name = "world";
+  s->boot = std::move(boot);
+  return Team(s);
+}
+
+static void check_valid(const void* s) { require(s != nullptr, "this Team is invalid (a negative split color, or default-constructed)"); }
+
+int Team::rank() const { check_valid(state_.get()); return state_->me; }
+int Team::size() const { check_valid(state_.get()); return static_cast<int>(state_->ranks.size()); }
+int Team::global_rank(int r) const {
+  check_valid(state_.get());
+  require(r >= 0 && r < size(), "team rank " + std::to_string(r) + " is out of range [0, " + std::to_string(size()) + ")");
+  return state_->ranks[r];
+}
+const std::vector<int>& Team::global_ranks() const { check_valid(state_.get()); return state_->ranks; }
+const std::string& Team::name() const { check_valid(state_.get()); return state_->name; }
+Bootstrap& Team::bootstrap() const { check_valid(state_.get()); return *state_->boot; }
+std::shared_ptr<Bootstrap> Team::bootstrap_ptr() const { check_valid(state_.get()); return state_->boot; }
+
+std::string Team::next_key() const { return state_->name + "#" + std::to_string(state_->seq++); }
+
+std::vector<std::string> Team::all_gather(const std::string& mine, const std::string& what) const {
+  check_valid(state_.get());
+  return state_->boot->all_gather(next_key(), state_->ranks, mine, what + " (team " + state_->name + ")");
+}
+
+void Team::barrier(const std::string& what) const { all_gather("", what); }
+
+namespace detail {
+std::vector<int> split_members(const std::vector<std::pair<int, int>>& color_key, int me) {
+  std::vector<int> out;
+  if (color_key.at(me).first < 0) return out;
+  for (int i = 0; i < static_cast<int>(color_key.size()); ++i)
+    if (color_key[i].first == color_key[me].first) out.push_back(i);
+  std::stable_sort(out.begin(), out.end(), [&](int a, int b) { return color_key[a].second < color_key[b].second; });
+  return out;
+}
+
+std::string host_identity() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::string boot_id;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, boot_id);
+  return std::string(host) + "/" + boot_id;
+}
+}  // namespace detail
+
+Team Team::split(int color, int key) const {
+  check_valid(state_.get());
+  std::string mine(8, '\0');
+  std::memcpy(mine.data(), &color, 4);
+  std::memcpy(mine.data() + 4, &key, 4);
+  std::string base = next_key();  // same on every member: names the children
+  auto all = state_->boot->all_gather(base, state_->ranks, mine, "Team::split (team " + state_->name + ")");
+  std::vector<std::pair<int, int>> ck(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    std::memcpy(&ck[i].first, all[i].data(), 4);
+    std::memcpy(&ck[i].second, all[i].data() + 4, 4);
+  }
+  auto members = detail::split_members(ck, state_->me);
+  if (members.empty()) return Team();
+  auto s = std::make_shared<State>();
+  s->boot = state_->boot;
+  for (int m : members) {
+    if (m == state_->me) s->me = static_cast<int>(s->ranks.size());
+    s->ranks.push_back(state_->ranks[m]);
+  }
+  s->name = base + ".c" + std::to_string(color);
+  return Team(s);
+}
+
+Team Team::host_team() const {
+  check_valid(state_.get());
+  std::string base = next_key();
+  auto all = state_->boot->all_gather(base, state_->ranks, detail::host_identity(), "Team::host_team (team " + state_->name + ")");
+  auto s = std::make_shared<State>();
+  s->boot = state_->boot;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i] != all[state_->me]) continue;
+    if (static_cast<int>(i) == state_->me) s->me = static_cast<int>(s->ranks.size());
+    s->ranks.push_back(state_->ranks[i]);
+  }
+  // Hosts are told apart by the lowest global rank on each, which every member computes alike.
+  s->name = base + ".host" + std::to_string(s->ranks.front());
+  return Team(s);
+}
+
+}  // namespace symmem

@@ -1,0 +1,181 @@
+// The device API: put/get at each scope with odd sizes and alignments, put-with-signal ordering,
+// signal add, and multi-channel barriers.
+#include "gpu_env.hpp"
+#include "symmem/device.cuh"
+
+using namespace symmem;
+using namespace symmem::test;
+
+namespace {
+
+enum { kThread = 0, kWarp = 1, kBlock = 2 };
+
+__global__ void put_kernel(DeviceHandle h, int scope, int peer, size_t dst_off, const char* src, size_t n) {
+  char* dst = static_cast<char*>(h.local) + dst_off;
+  if (scope == kThread) {
+    if (threadIdx.x == 0) device::put<device::ThreadScope>(h, peer, dst, src, n);
+  } else if (scope == kWarp) {
+    if (threadIdx.x < 32) device::put<device::WarpScope>(h, peer, dst, src, n);
+  } else {
+    device::put<device::BlockScope>(h, peer, dst, src, n);
+  }
+  device::barrier_block(h, 0);
+}
+
+__global__ void get_kernel(DeviceHandle h, int scope, int peer, char* dst, size_t src_off, size_t n) {
+  const char* src = static_cast<const char*>(h.local) + src_off;
+  if (scope == kThread) {
+    if (threadIdx.x == 0) device::get<device::ThreadScope>(h, peer, dst, src, n);
+  } else if (scope == kWarp) {
+    if (threadIdx.x < 32) device::get<device::WarpScope>(h, peer, dst, src, n);
+  } else {
+    device::get<device::BlockScope>(h, peer, dst, src, n);
+  }
+}
+
+// Rounds of: put new data + signal(round) to the next rank, wait for round from the previous, copy
+// what arrived out. If a signal could overtake its data, an older round's bytes would show up.
+__global__ void ring_put_signal_kernel(DeviceHandle h, const char* src, size_t n, int rounds, char* out, bool* ok) {
+  const int next = (h.rank + 1) % h.nranks, prev = (h.rank + h.nranks - 1) % h.nranks;
+  char* slot_data = static_cast<char*>(h.local);  // [2][n]: double-buffered by round parity
+  bool good = true;
+  for (int r = 1; r <= rounds; ++r) {
+    char* dst = slot_data + (r & 1) * n;
+    device::put_signal<device::BlockScope>(h, next, dst, src + static_cast<size_t>(r) * n, n, 1, r);
+    if (threadIdx.x == 0) good &= device::wait_signal(h, 1, Cmp::kGe, r, prev);
+    __syncthreads();
+    device::copy_bytes(out + static_cast<size_t>(r) * n, dst, n, threadIdx.x, blockDim.x);
+    // The peer may overwrite this half two rounds later: tell it we have read it.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      device::signal(h, prev, 2, r, SignalOp::kSet);
+      good &= device::wait_signal(h, 2, Cmp::kGe, r, next);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *ok = good;
+}
+
+__global__ void signal_add_kernel(DeviceHandle h, int rounds, bool* ok) {
+  bool good = true;
+  for (int r = 1; r <= rounds; ++r) {
+    if (threadIdx.x < h.nranks) device::signal(h, threadIdx.x, 5, 1, SignalOp::kAdd);
+    if (threadIdx.x == 0) good &= device::wait_signal(h, 5, Cmp::kGe, static_cast<uint64_t>(r) * h.nranks);
+    good = __syncthreads_and(good);
+  }
+  if (threadIdx.x == 0) *ok = good;
+}
+
+// Each block counts up its own word on every peer between barriers on its own channel; after each
+// barrier, every peer's word must show the round.
+__global__ void multi_channel_barrier_kernel(DeviceHandle h, int rounds, int* errors) {
+  uint64_t* words = static_cast<uint64_t*>(h.local);  // [block][rank]
+  for (int r = 1; r <= rounds; ++r) {
+    for (int p = threadIdx.x; p < h.nranks; p += blockDim.x)
+      device::peer_ptr(h, p, words)[blockIdx.x * h.nranks + h.rank] = r;
+    if (!device::barrier_block(h, blockIdx.x)) { if (threadIdx.x == 0) atomicAdd(errors, 1000); return; }
+    for (int p = threadIdx.x; p < h.nranks; p += blockDim.x)
+      if (words[blockIdx.x * h.nranks + p] != static_cast<uint64_t>(r)) atomicAdd(errors, 1);
+    if (!device::barrier_block(h, blockIdx.x)) { if (threadIdx.x == 0) atomicAdd(errors, 1000); return; }
+  }
+}
+
+const char* scope_name(int s) { return s == kThread ? "thread" : s == kWarp ? "warp" : "block"; }
+
+}  // namespace
+
+TEST(DeviceApi, PutAndGetEveryScopeSizeAndAlignment) {
+  const int n = heap().team().size(), me = heap().team().rank();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  const size_t cap = (size_t(1) << 20) + 64;
+  SymmetricBuffer b = heap().alloc(cap + 64);
+  DeviceBuffer src(cap + 64), out(cap + 64);
+  uint64_t seed = 1;
+  for (int scope : {kThread, kWarp, kBlock}) {
+    for (size_t len : {size_t(1), size_t(15), size_t(16), size_t(17), size_t(1000), size_t(4099), size_t(1) << 20}) {
+      if (scope == kThread && len > 65536) continue;
+      for (auto [so, dofs] : {std::pair<size_t, size_t>{0, 0}, {1, 3}, {4, 16}, {3, 3}}) {
+        ++seed;
+        // Poison everything, then put my random bytes at dofs in the next rank's buffer.
+        SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), kPoison, cap + 64));
+        SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        stream::barrier(b, nullptr);
+        auto mine = random_bytes(len, seed * 131 + me);
+        upload(src.as<char>() + so, mine);
+        put_kernel<<<1, 256>>>(b.handle(), scope, next, dofs, src.as<char>() + so, len);
+        ctx()->synchronize(nullptr, "put");
+        auto got = download(b.ptr(), cap);
+        auto expect = std::vector<uint8_t>(cap, kPoison);
+        auto from_prev = random_bytes(len, seed * 131 + prev);
+        std::copy(from_prev.begin(), from_prev.end(), expect.begin() + dofs);
+        ASSERT_EQ(first_diff(got, expect), -1) << "put, scope " << scope_name(scope) << " len " << len << " src+" << so << " dst+" << dofs;
+
+        // get: read the next rank's buffer (it holds my data at dofs) into poisoned local memory.
+        SYMMEM_CUDA_CHECK(cudaMemset(out.p, kPoison, cap));
+        get_kernel<<<1, 256>>>(b.handle(), scope, prev, out.as<char>() + so, dofs, len);
+        ctx()->synchronize(nullptr, "get");
+        auto got2 = download(out.as<char>() + so, len);
+        // prev's buffer holds what prev-1 put; regenerate it.
+        auto expect2 = random_bytes(len, seed * 131 + (prev + n - 1) % n);
+        ASSERT_EQ(first_diff(got2, expect2), -1) << "get, scope " << scope_name(scope) << " len " << len;
+        ASSERT_EQ(download(out.as<char>() + so + len, 1)[0], kPoison) << "get wrote past the end";
+        stream::barrier(b, nullptr);
+        ctx()->synchronize(nullptr);
+      }
+    }
+  }
+  heap().free(b);
+}
+
+TEST(DeviceApi, PutSignalNeverOvertakesItsData) {
+  const int me = heap().team().rank();
+  const size_t len = 64 * 1024 + 48;
+  const int rounds = 20;
+  SymmetricBuffer b = heap().alloc(2 * len);
+  DeviceBuffer src(len * (rounds + 1)), out(len * (rounds + 1));
+  DeviceBuffer ok(sizeof(bool));
+  upload(src.p, random_bytes(len * (rounds + 1), 7000 + me));
+  SYMMEM_CUDA_CHECK(cudaMemset(out.p, kPoison, len * (rounds + 1)));
+  ring_put_signal_kernel<<<1, 512>>>(b.handle(), src.as<char>(), len, rounds, out.as<char>(), ok.as<bool>());
+  ctx()->synchronize(nullptr, "ring put_signal");
+  EXPECT_TRUE(download(ok.p, 1)[0]);
+  const int prev = (me + heap().team().size() - 1) % heap().team().size();
+  auto expect = random_bytes(len * (rounds + 1), 7000 + prev);
+  auto got = download(out.p, len * (rounds + 1));
+  for (int r = 1; r <= rounds; ++r)
+    ASSERT_TRUE(std::equal(got.begin() + r * len, got.begin() + (r + 1) * len, expect.begin() + r * len)) << "round " << r;
+  stream::barrier(b, nullptr);
+  ctx()->synchronize(nullptr);
+  heap().free(b);
+}
+
+TEST(DeviceApi, SignalAddCountsEveryPeer) {
+  SymmetricBuffer b = heap().alloc(64);
+  DeviceBuffer ok(sizeof(bool));
+  signal_add_kernel<<<1, 64>>>(b.handle(), 10, ok.as<bool>());
+  ctx()->synchronize(nullptr, "signal add");
+  EXPECT_TRUE(download(ok.p, 1)[0]);
+  auto pad_words = download(b.signal_pad() + 5, 8);
+  uint64_t v;
+  std::memcpy(&v, pad_words.data(), 8);
+  EXPECT_EQ(v, 10u * heap().team().size());
+  stream::barrier(b, nullptr);
+  ctx()->synchronize(nullptr);
+  heap().free(b);
+}
+
+TEST(DeviceApi, BarriersOnManyChannels) {
+  const int blocks = 8, n = heap().team().size();
+  SymmetricBuffer b = heap().alloc(sizeof(uint64_t) * blocks * n);
+  SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), 0, sizeof(uint64_t) * blocks * n));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  stream::barrier(b, nullptr);
+  DeviceBuffer errors(sizeof(int));
+  SYMMEM_CUDA_CHECK(cudaMemset(errors.p, 0, sizeof(int)));
+  multi_channel_barrier_kernel<<<blocks, 64>>>(b.handle(), 50, errors.as<int>());
+  ctx()->synchronize(nullptr, "multi-channel barrier");
+  int e;
+  SYMMEM_CUDA_CHECK(cudaMemcpy(&e, errors.p, sizeof(int), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(e, 0);
+  heap().free(b);
+}

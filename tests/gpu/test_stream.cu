@@ -1,0 +1,97 @@
+// The stream API, eagerly and captured in a CUDA graph, with both engines.
+#include "gpu_env.hpp"
+
+using namespace symmem;
+using namespace symmem::test;
+
+static const char* engine_name(Engine e) { return e == Engine::kSM ? "SM" : "copy engine"; }
+
+TEST(Stream, PutSignalWaitAndGetWithBothEngines) {
+  const int n = heap().team().size(), me = heap().team().rank();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  const size_t len = (size_t(1) << 20) + 5, off = 3;
+  SymmetricBuffer b = heap().alloc(len + 64);
+  DeviceBuffer src(len), out(len);
+  cudaStream_t s;
+  SYMMEM_CUDA_CHECK(cudaStreamCreate(&s));
+  uint64_t round = 0;
+  for (Engine e : {Engine::kSM, Engine::kCopyEngine}) {
+    ++round;
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(b.ptr(), kPoison, len + 64, s));
+    stream::barrier(b, s);
+    upload(src.p, random_bytes(len, round * 10 + me));
+    stream::put_signal(b, next, off, src.p, len, 0, 1, SignalOp::kAdd, s, e);
+    stream::wait(b, 0, Cmp::kGe, round, s);
+    ctx()->synchronize(s, "put_signal/wait");
+    auto got = download(static_cast<char*>(b.ptr()) + off, len);
+    EXPECT_EQ(first_diff(got, random_bytes(len, round * 10 + prev)), -1) << engine_name(e);
+    EXPECT_EQ(download(b.ptr(), 1)[0], kPoison);
+    // get the next rank's buffer, which holds my bytes.
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(out.p, kPoison, len, s));
+    stream::get(out.p, b, next, off, len, s, e);
+    ctx()->synchronize(s, "get");
+    EXPECT_EQ(first_diff(download(out.p, len), random_bytes(len, round * 10 + me)), -1) << engine_name(e);
+    stream::barrier(b, s);
+    ctx()->synchronize(s);
+  }
+  SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
+  heap().free(b);
+}
+
+TEST(Stream, CapturedInAGraphAndReplayed) {
+  const int n = heap().team().size(), me = heap().team().rank();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  const size_t len = 300 * 1000 + 1;
+  SymmetricBuffer b = heap().alloc(2 * len);
+  DeviceBuffer src(len);
+  cudaStream_t s;
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  stream::barrier(b, s);  // the previous replay's readers are done
+  stream::put(b, next, 0, src.p, len, s, Engine::kSM);
+  stream::put(b, next, len, src.p, len, s, Engine::kCopyEngine);
+  stream::signal(b, next, 3, 1, SignalOp::kAdd, s);
+  stream::barrier(b, s);
+  SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+  SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 1; replay <= 4; ++replay) {
+    upload(src.p, random_bytes(len, 500 + replay * 16 + me));
+    SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), kPoison, 2 * len));
+    SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    heap().team().barrier("poisoned");
+    SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    ctx()->synchronize(s, "graph replay");
+    auto expect = random_bytes(len, 500 + replay * 16 + prev);
+    auto got = download(b.ptr(), 2 * len);
+    EXPECT_TRUE(std::equal(expect.begin(), expect.end(), got.begin())) << "SM part, replay " << replay;
+    EXPECT_TRUE(std::equal(expect.begin(), expect.end(), got.begin() + len)) << "copy-engine part, replay " << replay;
+    uint64_t count;
+    SYMMEM_CUDA_CHECK(cudaMemcpy(&count, b.signal_pad() + 3, 8, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(count, static_cast<uint64_t>(replay));
+    heap().team().barrier("checked");
+  }
+  SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  SYMMEM_CUDA_CHECK(cudaGraphDestroy(graph));
+  SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
+  heap().free(b);
+}
+
+TEST(Stream, ArgumentsAreCheckedBeforeLaunch) {
+  SymmetricBuffer b = heap().alloc(1024);
+  DeviceBuffer src(4096);
+  const int n = heap().team().size();
+  try {
+    stream::put(b, 0, 1000, src.p, 100, nullptr);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("dst_offset + bytes = 1000 + 100 runs past the symmetric buffer's 1024 bytes"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(stream::put(b, n, 0, src.p, 16, nullptr), InvalidArgument);
+  EXPECT_THROW(stream::put(b, 0, 0, nullptr, 16, nullptr), InvalidArgument);
+  EXPECT_THROW(stream::get(src.p, b, 0, 1024, 1, nullptr), InvalidArgument);
+  EXPECT_THROW(stream::signal(b, 0, pad::kUserSlots, 1, SignalOp::kSet, nullptr), InvalidArgument);
+  EXPECT_THROW(stream::wait(b, -1, Cmp::kEq, 1, nullptr), InvalidArgument);
+  heap().free(b);
+}

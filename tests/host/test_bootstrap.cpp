@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "fork_ranks.hpp"
+#include "symmem/bootstrap.hpp"
+#include "symmem/error.hpp"
+
+using namespace symmem;
+using symmem::test::config;
+using symmem::test::free_port;
+using symmem::test::run_ranks;
+
+TEST(Bootstrap, SingleRankNeedsNoPort) {
+  BootstrapConfig c;  // rank 0 of 1, port 0: picks a free one
+  Bootstrap b(c);
+  EXPECT_GT(b.port(), 0);
+  auto v = b.all_gather("k", {0}, "mine", "test");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0], "mine");
+}
+
+TEST(Bootstrap, AllGatherAcrossFourProcesses) {
+  int port = free_port();
+  auto res = run_ranks(4, [&](int r) {
+    Bootstrap b(config(r, 4, port));
+    std::string out;
+    for (int round = 0; round < 3; ++round) {
+      auto v = b.all_gather("ag" + std::to_string(round), {0, 1, 2, 3}, "r" + std::to_string(r * 10 + round), "test");
+      for (int i = 0; i < 4; ++i)
+        if (v[i] != "r" + std::to_string(i * 10 + round)) return std::string("bad value from rank ") + std::to_string(i);
+    }
+    // A subset gathers among itself.
+    if (r % 2 == 0) {
+      auto v = b.all_gather("even", {0, 2}, std::string(1000, static_cast<char>('a' + r)), "test");
+      if (v[1] != std::string(1000, 'c')) return std::string("bad subset value");
+    }
+    b.set("key" + std::to_string(r), "value" + std::to_string(r));
+    if (b.get("key" + std::to_string((r + 1) % 4), "test") != "value" + std::to_string((r + 1) % 4))
+      return std::string("bad get");
+    return std::string("ok");
+  });
+  ASSERT_EQ(res.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(res[r].code, 0) << "rank " << r << ": " << res[r].message;
+    EXPECT_EQ(res[r].message, "ok");
+  }
+}
+
+TEST(Bootstrap, MissingRankIsNamedWithinTimeout) {
+  int port = free_port();
+  auto t0 = std::chrono::steady_clock::now();
+  // World of 3, but rank 2 never starts.
+  auto res = run_ranks(2, [&](int r) {
+    Bootstrap b(config(r, 3, port, 1500));
+    b.all_gather("x", {0, 1, 2}, "", "the test exchange");
+    return std::string("no error");
+  });
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(res[r].code, 1) << res[r].message;
+    EXPECT_NE(res[r].message.find("rank 2 never arrived"), std::string::npos) << res[r].message;
+    EXPECT_NE(res[r].message.find("the test exchange"), std::string::npos) << res[r].message;
+  }
+  EXPECT_LT(secs, 15.0);
+}
+
+TEST(Bootstrap, RankKilledDuringBootstrapFailsTheOthersFast) {
+  int port = free_port();
+  auto t0 = std::chrono::steady_clock::now();
+  auto res = run_ranks(3, [&](int r) {
+    Bootstrap b(config(r, 3, port, 20000));
+    b.all_gather("first", {0, 1, 2}, "", "first exchange");
+    if (r == 2) _exit(9);  // dies without saying goodbye
+    b.all_gather("second", {0, 1, 2}, "", "second exchange");
+    return std::string("no error");
+  });
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(res[2].code, 9);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(res[r].code, 1) << res[r].message;
+    EXPECT_NE(res[r].message.find("rank 2 exited"), std::string::npos) << res[r].message;
+    EXPECT_NE(res[r].message.find("second exchange"), std::string::npos) << res[r].message;
+  }
+  EXPECT_LT(secs, 10.0) << "the others should fail on the lost connection, long before the 20 s timeout";
+}
+
+TEST(Bootstrap, RankZeroUnreachableTimesOut) {
+  int port = free_port();  // nobody listens
+  BootstrapConfig c = config(1, 2, port, 300);
+  try {
+    Bootstrap b(c);
+    FAIL() << "expected Timeout";
+  } catch (const Timeout& e) {
+    EXPECT_NE(std::string(e.what()).find("rendezvous store of rank 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Bootstrap, RejectsBadConfig) {
+  BootstrapConfig c;
+  c.world_size = 2;
+  c.rank = 2;
+  c.master_port = 1234;
+  EXPECT_THROW(Bootstrap b(c), InvalidArgument);
+  c.rank = 1;
+  c.master_port = 0;
+  try {
+    Bootstrap b(c);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("MASTER_PORT"), std::string::npos);
+  }
+}

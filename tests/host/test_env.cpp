@@ -1,0 +1,77 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "symmem/env.hpp"
+#include "symmem/error.hpp"
+
+using namespace symmem;
+
+static EnvGetter env(std::map<std::string, std::string> m) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(m));
+  return [shared](const char* n) -> const char* {
+    auto it = shared->find(n);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+static std::string error_of(const EnvGetter& g) {
+  try {
+    bootstrap_config_from_env(g);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Env, NothingSetIsOneRank) {
+  BootstrapConfig c = bootstrap_config_from_env(env({}));
+  EXPECT_EQ(c.rank, 0);
+  EXPECT_EQ(c.world_size, 1);
+}
+
+TEST(Env, Torchrun) {
+  BootstrapConfig c = bootstrap_config_from_env(env({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
+      {"LOCAL_WORLD_SIZE", "4"}, {"MASTER_ADDR", "10.1.2.3"}, {"MASTER_PORT", "29500"}, {"SYMMEM_RANKS_PER_GPU", "2"}}));
+  EXPECT_EQ(c.rank, 3);
+  EXPECT_EQ(c.world_size, 8);
+  EXPECT_EQ(c.local_rank, 1);
+  EXPECT_EQ(c.local_world_size, 4);
+  EXPECT_EQ(c.master_addr, "10.1.2.3");
+  EXPECT_EQ(c.master_port, 29500);
+  EXPECT_EQ(c.ranks_per_gpu, 2);
+}
+
+TEST(Env, OpenMpiOnOneHostDerivesAPort) {
+  auto g = env({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}, {"OMPI_MCA_ess_base_jobid", "12345"}});
+  BootstrapConfig a = bootstrap_config_from_env(g);
+  EXPECT_EQ(a.rank, 1);
+  EXPECT_EQ(a.world_size, 2);
+  EXPECT_GE(a.master_port, 20000);
+  EXPECT_LT(a.master_port, 40000);
+  EXPECT_EQ(bootstrap_config_from_env(g).master_port, a.master_port);
+}
+
+TEST(Env, ErrorsNameTheVariable) {
+  EXPECT_NE(error_of(env({{"RANK", "1"}})).find("WORLD_SIZE"), std::string::npos);
+  EXPECT_NE(error_of(env({{"WORLD_SIZE", "2"}})).find("RANK"), std::string::npos);
+  EXPECT_NE(error_of(env({{"RANK", "x"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}})).find("RANK='x' is not an integer"), std::string::npos);
+  EXPECT_NE(error_of(env({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}})).find("out of range"), std::string::npos);
+  EXPECT_NE(error_of(env({{"RANK", "0"}, {"WORLD_SIZE", "2"}})).find("MASTER_PORT is not set"), std::string::npos);
+  EXPECT_NE(error_of(env({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}})).find("MASTER_PORT=70000"), std::string::npos);
+}
+
+TEST(Env, Settings) {
+  Settings s = settings_from_env(env({{"SYMMEM_TIMEOUT_MS", "250"}, {"SYMMEM_DEBUG_CHECKS", "1"}}));
+  EXPECT_EQ(s.device_timeout_ms, 250);
+  EXPECT_TRUE(s.debug_checks);
+  EXPECT_THROW(settings_from_env(env({{"SYMMEM_TIMEOUT_MS", "0"}})), InvalidArgument);
+}
+
+TEST(Env, EveryVariableIsDocumented) {
+  for (const EnvVar& v : env_vars()) {
+    EXPECT_NE(v.name, nullptr);
+    EXPECT_GT(std::string(v.doc).size(), 10u) << v.name;
+  }
+}

@@ -1,0 +1,37 @@
+#include <gtest/gtest.h>
+
+#include "fork_ranks.hpp"
+#include "symmem/team.hpp"
+
+using namespace symmem;
+
+TEST(TeamMath, SplitMembersOrdersByKeyThenRank) {
+  std::vector<std::pair<int, int>> ck = {{0, 5}, {1, 0}, {0, 1}, {1, 0}, {-1, 0}, {0, 1}};
+  EXPECT_EQ(detail::split_members(ck, 0), (std::vector<int>{2, 5, 0}));
+  EXPECT_EQ(detail::split_members(ck, 3), (std::vector<int>{1, 3}));
+  EXPECT_TRUE(detail::split_members(ck, 4).empty());
+}
+
+TEST(Team, WorldSplitAndHostTeam) {
+  int port = test::free_port();
+  auto res = test::run_ranks(4, [&](int r) {
+    auto boot = std::make_shared<Bootstrap>(test::config(r, 4, port));
+    Team world = Team::world(boot);
+    if (world.size() != 4 || world.rank() != r) return std::string("bad world");
+    Team odd_even = world.split(r % 2, -r);  // reversed order by key
+    if (odd_even.size() != 2) return std::string("bad split size");
+    int expect_rank = r < 2 ? 1 : 0;
+    if (odd_even.rank() != expect_rank) return "bad split rank " + std::to_string(odd_even.rank());
+    auto v = odd_even.all_gather(std::to_string(r), "test");
+    if (v[expect_rank] != std::to_string(r)) return std::string("bad split gather");
+    Team none = world.split(r == 3 ? -1 : 0, 0);
+    if ((r == 3) == none.valid()) return std::string("bad negative color");
+    if (none.valid() && none.size() != 3) return std::string("bad 3-split");
+    Team host = world.host_team();
+    if (host.size() != 4 || host.rank() != r) return std::string("bad host team");
+    odd_even.barrier("test barrier");
+    world.barrier("test barrier");
+    return std::string("ok");
+  });
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(res[r].message, "ok") << "rank " << r;
+}
