@@ -1,0 +1,98 @@
+#include "harness.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "symmem/error.hpp"
+
+namespace symmem::bench {
+
+#define NCCL_CHECK(expr)                                                                          \
+  do {                                                                                            \
+    ncclResult_t r_ = (expr);                                                                     \
+    if (r_ != ncclSuccess) fail<Error>(std::string("NCCL call failed: ") + #expr + ": " + ncclGetErrorString(r_)); \
+  } while (0)
+
+Harness::Harness(const Options& opt) : opt_(opt) {
+  ctx_ = Context::init();
+  heap_ = std::make_unique<Heap>(ctx_);
+  ncclUniqueId id;
+  if (rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
+  auto ids = team().all_gather(rank() == 0 ? std::string(reinterpret_cast<char*>(&id), sizeof(id)) : std::string(), "NCCL id");
+  std::memcpy(&id, ids[0].data(), sizeof(id));
+  NCCL_CHECK(ncclCommInitRank(&comm_, size(), id, rank()));
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  SYMMEM_CUDA_CHECK(cudaEventCreate(&start_));
+  SYMMEM_CUDA_CHECK(cudaEventCreate(&stop_));
+  sync_ = heap_->alloc(64);
+}
+
+Harness::~Harness() {
+  if (sync_.valid()) heap_->free(sync_);
+  if (comm_) ncclCommDestroy(comm_);
+  if (start_) cudaEventDestroy(start_);
+  if (stop_) cudaEventDestroy(stop_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+std::string Harness::gpu_name() const {
+  cudaDeviceProp p;
+  SYMMEM_CUDA_CHECK(cudaGetDeviceProperties(&p, ctx_->device()));
+  return p.name;
+}
+
+double Harness::time_graph(const std::function<void(cudaStream_t)>& enqueue, int ops) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < ops; ++i) enqueue(stream_);
+  SYMMEM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int w = 0; w < opt_.warmup; ++w) SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+  ctx_->synchronize(stream_, "benchmark warm-up");
+  std::vector<float> ms;
+  for (int r = 0; r < opt_.replays; ++r) {
+    // A device barrier right before the start event lines the ranks up on the GPU, not the host.
+    stream::barrier(sync_, stream_);
+    SYMMEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+    SYMMEM_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    ctx_->synchronize(stream_, "benchmark replay");
+    float t = 0;
+    SYMMEM_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+    ms.push_back(t);
+  }
+  SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  SYMMEM_CUDA_CHECK(cudaGraphDestroy(graph));
+  std::sort(ms.begin(), ms.end());
+  return max_over_ranks(1000.0 * ms[ms.size() / 2] / ops);
+}
+
+double Harness::max_over_ranks(double v) {
+  auto all = team().all_gather(std::string(reinterpret_cast<char*>(&v), sizeof(v)), "benchmark max");
+  double m = v;
+  for (auto& s : all) {
+    double x;
+    std::memcpy(&x, s.data(), sizeof(x));
+    m = std::max(m, x);
+  }
+  return m;
+}
+
+long Harness::sum_over_ranks(long v) {
+  auto all = team().all_gather(std::to_string(v), "benchmark sum");
+  long s = 0;
+  for (auto& x : all) s += std::stol(x);
+  return s;
+}
+
+std::vector<size_t> Harness::sizes() const {
+  std::vector<size_t> out;
+  for (size_t b = opt_.min_bytes; b <= opt_.max_bytes; b = opt_.factor > 1 ? b * opt_.factor : b + 1) {
+    out.push_back(b);
+    if (opt_.factor <= 1) break;
+  }
+  return out;
+}
+
+}  // namespace symmem::bench

@@ -1,0 +1,90 @@
+#pragma once
+// What every benchmark shares: options (nccl-tests flags), the rank's context, heap and NCCL
+// communicator, graph-replay timing (median over replays, maximum over ranks) and result rows.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "symmem/symmem.hpp"
+
+namespace symmem::bench {
+
+struct Options {
+  size_t min_bytes = 8;                 // -b
+  size_t max_bytes = size_t(1) << 30;   // -e
+  size_t factor = 2;                    // -f
+  int iters = 20;                       // -n: ops per timed graph
+  int warmup = 3;                       // -w: untimed replays
+  int replays = 15;                     // timed replays (median)
+  std::string dtype = "bfloat16";       // -d
+  std::string redop = "sum";            // -o
+  std::string json;                     // --json FILE
+  std::string svg;                      // --svg FILE
+  std::string commit = SYMMEM_GIT_COMMIT;
+  std::string device_kind;              // --kind: the lent machine's kind, recorded in the JSON
+  bool check = true;                    // -c 0 turns the #wrong check off
+};
+
+/// One measured row; fields a given op lacks stay negative.
+struct Row {
+  std::string op, dtype, algo;
+  size_t bytes = 0;
+  double symmem_us = -1, nccl_us = -1, nccl_symm_us = -1;
+  double symmem_gbps = -1, nccl_gbps = -1;  // bus bandwidth (p2p: bytes / time each way)
+  long wrong = 0;
+  std::map<std::string, double> extra;
+};
+
+class Harness {
+ public:
+  explicit Harness(const Options& opt);
+  ~Harness();
+  const Options& opt() const { return opt_; }
+  Context& ctx() { return *ctx_; }
+  Heap& heap() { return *heap_; }
+  const Team& team() const { return ctx_->world(); }
+  int rank() const { return ctx_->rank(); }
+  int size() const { return ctx_->size(); }
+  ncclComm_t nccl() const { return comm_; }
+  cudaStream_t stream() const { return stream_; }
+  std::string gpu_name() const;
+
+  /// Captures `ops` calls of `enqueue` in a graph, replays it warmup times, then times opt.replays
+  /// replays with events; returns the median time of one op in us, maximised over ranks.
+  double time_graph(const std::function<void(cudaStream_t)>& enqueue, int ops);
+  /// Times one enqueue (itself a loop, e.g. a ping-pong kernel) the same way; returns us per call.
+  double time_once(const std::function<void(cudaStream_t)>& enqueue) { return time_graph(enqueue, 1); }
+  /// Maximum of a value over ranks; sum of a count over ranks.
+  double max_over_ranks(double v);
+  long sum_over_ranks(long v);
+
+  void add(const Row& r) { rows_.push_back(r); }
+  const std::vector<Row>& rows() const { return rows_; }
+  /// Sizes from -b to -e by -f.
+  std::vector<size_t> sizes() const;
+
+ private:
+  Options opt_;
+  std::shared_ptr<Context> ctx_;
+  std::unique_ptr<Heap> heap_;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::vector<Row> rows_;
+  SymmetricBuffer sync_;  // for the device barrier before each timed replay
+};
+
+/// Writes the rows as JSON (device, gpus, commit, NCCL version, date) and an SVG plot.
+void write_json(const Harness& h, const std::string& suite, const std::string& path);
+void write_svg(const std::vector<Row>& rows, const std::string& title, const std::string& path);
+std::string human_bytes(size_t b);
+
+/// Benchmarks: each runs collectively on every rank and adds rows.
+void run_p2p(Harness& h);
+
+}  // namespace symmem::bench

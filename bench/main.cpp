@@ -1,0 +1,112 @@
+// symmem-bench: symmem beside NCCL, in one run, in the nccl-tests format.
+//   symmem-bench                 the main suite on every GPU of this host (launches itself)
+//   symmem-bench p2p [flags]     one suite; under symmem-run/torchrun/mpirun it runs as launched
+// Flags as nccl-tests: -b MIN -e MAX -f FACTOR -n ITERS -w WARMUP -d DTYPE -o OP -c CHECK; plus
+// --json FILE, --svg FILE, --kind DEVICE_KIND, --replays N, --commit SHA.
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "symmem/env.hpp"
+
+using namespace symmem;
+using namespace symmem::bench;
+
+static size_t parse_size(const std::string& s) {
+  size_t mult = 1;
+  std::string t = s;
+  char u = t.empty() ? 0 : static_cast<char>(toupper(t.back()));
+  if (u == 'K' || u == 'M' || u == 'G') {
+    mult = u == 'K' ? 1024 : u == 'M' ? 1024 * 1024 : size_t(1) << 30;
+    t.pop_back();
+  }
+  return static_cast<size_t>(detail::parse_int(t.c_str(), ("size '" + s + "'").c_str(), 1, 1L << 40)) * mult;
+}
+
+static const char* kUsage =
+    "usage: symmem-bench [p2p|all] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-d DTYPE] [-o REDOP]\n"
+    "                    [--replays N] [--json FILE] [--svg FILE] [--kind DEVICE_KIND] [--commit SHA]";
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  Options o;
+  std::string suite = "all";
+  try {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      auto next = [&]() -> std::string {
+        if (i + 1 >= args.size()) fail(a + " needs a value\n" + kUsage);
+        return args[++i];
+      };
+      if (a == "-b") o.min_bytes = parse_size(next());
+      else if (a == "-e") o.max_bytes = parse_size(next());
+      else if (a == "-f") o.factor = parse_size(next());
+      else if (a == "-n") o.iters = static_cast<int>(detail::parse_int(next().c_str(), "-n", 1, 100000));
+      else if (a == "-w") o.warmup = static_cast<int>(detail::parse_int(next().c_str(), "-w", 0, 100000));
+      else if (a == "-c") o.check = detail::parse_int(next().c_str(), "-c", 0, 1) == 1;
+      else if (a == "-d") o.dtype = next();
+      else if (a == "-o") o.redop = next();
+      else if (a == "--replays") o.replays = static_cast<int>(detail::parse_int(next().c_str(), "--replays", 1, 100000));
+      else if (a == "--json") o.json = next();
+      else if (a == "--svg") o.svg = next();
+      else if (a == "--kind") o.device_kind = next();
+      else if (a == "--commit") o.commit = next();
+      else if (a == "-h" || a == "--help") { std::puts(kUsage); return 0; }
+      else if (a == "p2p" || a == "all") suite = a;
+      else fail("unknown argument '" + a + "'\n" + kUsage);
+    }
+    require(o.min_bytes <= o.max_bytes, "-b must not exceed -e");
+  } catch (const Error& e) {
+    std::fprintf(stderr, "symmem-bench: %s\n", e.what());
+    return 2;
+  }
+
+  if (!launched()) {
+    // Not started by a launcher: start one rank per GPU of this host.
+    int n = 0;
+    cudaError_t rc = cudaGetDeviceCount(&n);
+    if (rc != cudaSuccess || n == 0) {
+      std::fprintf(stderr, "symmem-bench: no CUDA GPU found (%s). It compares symmem with NCCL across the GPUs of one "
+                           "host: run it on a machine with 2 or more NVIDIA GPUs.\n",
+                   rc == cudaSuccess ? "0 devices" : cudaGetErrorString(rc));
+      return 3;
+    }
+    if (n < 2) {
+      std::fprintf(stderr, "symmem-bench: 1 GPU found; the benchmark compares GPU-to-GPU paths and needs 2 or more.\n");
+      return 3;
+    }
+    LaunchOptions lo;
+    lo.nranks = n;
+    lo.prefix_output = false;
+    char self[4096];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[k > 0 ? k : 0] = 0;
+    std::vector<std::string> cmd = {self};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    std::fprintf(stderr, "symmem-bench: launching %d ranks, one per GPU\n", n);
+    return launch(lo, cmd);
+  }
+
+  try {
+    Harness h(o);
+    if (suite == "p2p" || suite == "all") run_p2p(h);
+    if (h.rank() == 0) {
+      std::string json = o.json.empty() ? "symmem-bench-" + suite + ".json" : o.json;
+      std::string svg = o.svg.empty() ? json.substr(0, json.rfind('.')) + ".svg" : o.svg;
+      write_json(h, suite, json);
+      write_svg(h.rows(), "symmem vs NCCL (" + suite + "), " + std::to_string(h.size()) + " x " + h.gpu_name(), svg);
+      std::printf("# wrote %s and %s\n", json.c_str(), svg.c_str());
+    }
+    long wrong = 0;
+    for (const Row& r : h.rows()) wrong += r.wrong;
+    return wrong == 0 ? 0 : 1;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "symmem-bench: %s\n", e.what());
+    return 1;
+  }
+}

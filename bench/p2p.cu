@@ -1,0 +1,191 @@
+// symmem-bench p2p: one-way latency of device-initiated put-with-signal (ping-pong / 2) and put/get
+// bandwidth (SM-driven and copy engine, one direction and both) between ranks 0 and 1, beside NCCL
+// send/recv measured in the same run.
+#include <cstdio>
+#include <cstdlib>
+
+#include "harness.hpp"
+#include "pattern.cuh"
+#include "symmem/device.cuh"
+
+namespace symmem::bench {
+namespace {
+
+constexpr int kPingSlot = 10;      // ping-pong signal
+constexpr int kPingEpochSlot = 11; // local: rounds completed so far (graph replays continue the count)
+
+// Ranks 0 and 1 bounce n bytes `iters` times: put-with-signal, then wait for the answer.
+__global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const char* src, size_t n, int iters) {
+  uint64_t base = h.local_signals[kPingEpochSlot];
+  char* dst = static_cast<char*>(h.local);
+  const bool warp = n <= 1024;
+  if (warp && threadIdx.x >= 32) return;
+  for (int i = 1; i <= iters; ++i) {
+    const uint64_t v = base + i;
+    if (!initiator) {
+      if (!device::wait_signal(h, kPingSlot, Cmp::kGe, v, peer)) return;
+      if (!warp) __syncthreads();
+    }
+    if (warp) device::put_signal<device::WarpScope>(h, peer, dst, src, n, kPingSlot, v);
+    else device::put_signal<device::BlockScope>(h, peer, dst, src, n, kPingSlot, v);
+    if (initiator) {
+      if (!device::wait_signal(h, kPingSlot, Cmp::kGe, v, peer)) return;
+      if (!warp) __syncthreads();
+    }
+  }
+  if (threadIdx.x == 0) h.local_signals[kPingEpochSlot] = base + iters;
+}
+
+// SM put with an explicit grid (for the block-count sweep).
+__global__ void put_grid_kernel(DeviceHandle h, int peer, const void* src, size_t n) {
+  device::copy_bytes(device::peer_ptr(h, peer, h.local), src, n, device::grid_index(), device::grid_size());
+}
+
+struct Buffers {
+  SymmetricBuffer dst, sym_src;  // put lands in dst; get reads sym_src
+  void* src = nullptr;           // local source
+  void* out = nullptr;           // local destination (get, NCCL recv)
+  unsigned long long* wrong = nullptr;
+};
+
+long count_wrong(Harness& h, const void* p, size_t n, uint64_t seed) {
+  unsigned long long* w;
+  SYMMEM_CUDA_CHECK(cudaMallocAsync(&w, sizeof(*w), h.stream()));
+  SYMMEM_CUDA_CHECK(cudaMemsetAsync(w, 0, sizeof(*w), h.stream()));
+  count_wrong_kernel<<<264, 512, 0, h.stream()>>>(static_cast<const uint8_t*>(p), n, seed, w);
+  unsigned long long host = 0;
+  SYMMEM_CUDA_CHECK(cudaMemcpyAsync(&host, w, sizeof(host), cudaMemcpyDeviceToHost, h.stream()));
+  SYMMEM_CUDA_CHECK(cudaFreeAsync(w, h.stream()));
+  h.ctx().synchronize(h.stream(), "check");
+  return static_cast<long>(host);
+}
+
+void poison(Harness& h, void* p, size_t n) {
+  SYMMEM_CUDA_CHECK(cudaMemsetAsync(p, 0xCD, n, h.stream()));
+  h.ctx().synchronize(h.stream());
+  h.team().barrier("poison");
+}
+
+}  // namespace
+
+void run_p2p(Harness& h) {
+  const Options& o = h.opt();
+  require(h.size() >= 2, "p2p needs at least 2 ranks (it measures rank 0 <-> rank 1)");
+  const int me = h.rank();
+  const bool active = me < 2;
+  const int peer = me == 0 ? 1 : 0;
+  const size_t cap = o.max_bytes;
+  Buffers b;
+  b.dst = h.heap().alloc(cap);
+  b.sym_src = h.heap().alloc(cap);
+  SYMMEM_CUDA_CHECK(cudaMalloc(&b.src, cap));
+  SYMMEM_CUDA_CHECK(cudaMalloc(&b.out, cap));
+  fill_pattern_kernel<<<264, 512, 0, h.stream()>>>(static_cast<uint8_t*>(b.src), cap, me);
+  fill_pattern_kernel<<<264, 512, 0, h.stream()>>>(static_cast<uint8_t*>(b.sym_src.ptr()), cap, me);
+  h.ctx().synchronize(h.stream());
+  h.team().barrier("p2p setup");
+  ncclComm_t comm = h.nccl();
+
+  if (me == 0) {
+    std::printf("# symmem-bench p2p: ranks 0 <-> 1 of %d, %s, NCCL %d\n", h.size(), h.gpu_name().c_str(), NCCL_VERSION_CODE);
+    std::printf("# latency: one-way, ping-pong / 2 (us); bandwidth: GB/s each way; uni = rank 0 -> 1, bi = both at once\n");
+    std::printf("%12s %9s %9s | %8s %8s %8s %8s %8s | %8s %8s %8s | %6s\n", "size", "lat_put", "lat_nccl", "put_sm", "put_ce",
+                "get_sm", "get_ce", "nccl", "putsm_bi", "putce_bi", "nccl_bi", "#wrong");
+  }
+  for (size_t n : h.sizes()) {
+    Row lat{"p2p_latency", "int8", "put_signal", n};
+    const int pp_iters = n <= (64 << 10) ? 200 : 20;
+    if (n <= (size_t(1) << 20)) {
+      lat.symmem_us = h.time_once([&](cudaStream_t s) {
+        if (active) pingpong_kernel<<<1, 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), n, pp_iters);
+      }) / (2.0 * pp_iters);
+      lat.nccl_us = h.time_once([&](cudaStream_t s) {
+        for (int i = 0; active && i < pp_iters; ++i) {
+          if (me == 0) { ncclSend(b.src, n, ncclInt8, peer, comm, s); ncclRecv(b.out, n, ncclInt8, peer, comm, s); }
+          else { ncclRecv(b.out, n, ncclInt8, peer, comm, s); ncclSend(b.src, n, ncclInt8, peer, comm, s); }
+        }
+      }) / (2.0 * pp_iters);
+    }
+    const int ops = n >= (size_t(256) << 20) ? 3 : n >= (size_t(16) << 20) ? 5 : o.iters;
+    auto gbps = [&](double us) { return us > 0 ? n / us / 1000.0 : -1.0; };
+    long wrong = 0;
+    auto measure_put = [&](Engine e, bool bidir) {
+      poison(h, b.dst.ptr(), n);
+      double us = h.time_graph([&](cudaStream_t s) {
+        if (me == 0 || (bidir && me == 1)) stream::put(b.dst, peer, 0, b.src, n, s, e);
+      }, ops);
+      if (me == 1 || (bidir && me == 0)) wrong += count_wrong(h, b.dst.ptr(), n, peer);
+      return us;
+    };
+    auto measure_get = [&](Engine e) {
+      poison(h, b.out, n);
+      double us = h.time_graph([&](cudaStream_t s) {
+        if (me == 0) stream::get(b.out, b.sym_src, peer, 0, n, s, e);
+      }, ops);
+      if (me == 0) wrong += count_wrong(h, b.out, n, peer);
+      return us;
+    };
+    auto measure_nccl = [&](bool bidir) {
+      poison(h, b.out, n);
+      double us = h.time_graph([&](cudaStream_t s) {
+        if (!active) return;
+        ncclGroupStart();
+        if (me == 0 || bidir) ncclSend(b.src, n, ncclInt8, peer, comm, s);
+        if (me == 1 || bidir) ncclRecv(b.out, n, ncclInt8, peer, comm, s);
+        ncclGroupEnd();
+      }, ops);
+      if (me == 1 || (bidir && me == 0)) wrong += count_wrong(h, b.out, n, peer);
+      return us;
+    };
+    double put_sm = measure_put(Engine::kSM, false), put_ce = measure_put(Engine::kCopyEngine, false);
+    double get_sm = measure_get(Engine::kSM), get_ce = measure_get(Engine::kCopyEngine);
+    double nccl_uni = measure_nccl(false);
+    double put_sm_bi = measure_put(Engine::kSM, true), put_ce_bi = measure_put(Engine::kCopyEngine, true);
+    double nccl_bi = measure_nccl(true);
+    wrong = h.sum_over_ranks(wrong);
+    auto row = [&](const char* op, const char* algo, double us, double nccl_us) {
+      Row r{op, "int8", algo, n};
+      r.symmem_us = us;
+      r.nccl_us = nccl_us;
+      r.symmem_gbps = gbps(us);
+      r.nccl_gbps = gbps(nccl_us);
+      r.wrong = wrong;
+      h.add(r);
+    };
+    if (lat.symmem_us > 0) { lat.wrong = wrong; h.add(lat); }
+    row("p2p_put", "sm", put_sm, nccl_uni);
+    row("p2p_put", "copy_engine", put_ce, nccl_uni);
+    row("p2p_get", "sm", get_sm, nccl_uni);
+    row("p2p_get", "copy_engine", get_ce, nccl_uni);
+    row("p2p_put_bidir", "sm", put_sm_bi, nccl_bi);
+    row("p2p_put_bidir", "copy_engine", put_ce_bi, nccl_bi);
+    if (me == 0) {
+      std::printf("%12zu %9.2f %9.2f | %8.1f %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %6ld\n", n, lat.symmem_us, lat.nccl_us,
+                  gbps(put_sm), gbps(put_ce), gbps(get_sm), gbps(get_ce), gbps(nccl_uni), gbps(put_sm_bi), gbps(put_ce_bi),
+                  gbps(nccl_bi), wrong);
+      std::fflush(stdout);
+    }
+  }
+
+  // Block-count sweep of the SM put at the largest size (what the default grid should be).
+  if (std::getenv("SYMMEM_BENCH_SWEEP")) {
+    const size_t n = cap;
+    for (int threads : {512, 1024})
+      for (int blocks : {8, 16, 24, 32, 48, 64, 96, 132, 264}) {
+        double us = h.time_graph([&](cudaStream_t s) {
+          if (me == 0) put_grid_kernel<<<blocks, threads, 0, s>>>(b.dst.handle(), peer, b.src, n);
+        }, 3);
+        Row r{"p2p_put_sweep", "int8", "sm_b" + std::to_string(blocks) + "_t" + std::to_string(threads), n};
+        r.symmem_us = us;
+        r.symmem_gbps = n / us / 1000.0;
+        h.add(r);
+        if (me == 0) std::printf("# sweep: %zu bytes, %3d blocks x %4d threads: %8.1f GB/s\n", n, blocks, threads, r.symmem_gbps);
+      }
+  }
+  h.heap().free(b.dst);
+  h.heap().free(b.sym_src);
+  cudaFree(b.src);
+  cudaFree(b.out);
+}
+
+}  // namespace symmem::bench

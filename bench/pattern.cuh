@@ -1,0 +1,31 @@
+#pragma once
+// Data the benchmarks move and check: byte i of rank r's data is a hash of (r, i), so any rank can
+// verify any other rank's bytes on the GPU without copying them around.
+#include <cstddef>
+#include <cstdint>
+
+namespace symmem::bench {
+
+__host__ __device__ inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+__host__ __device__ inline uint8_t pattern_byte(uint64_t seed, size_t i) {
+  return static_cast<uint8_t>(mix64((i >> 3) * 0x9E3779B97F4A7C15ull + seed * 0xD1B54A32D192ED03ull + 1) >> (8 * (i & 7)));
+}
+
+__global__ void fill_pattern_kernel(uint8_t* p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    p[i] = pattern_byte(seed, i);
+}
+__global__ void count_wrong_kernel(const uint8_t* p, size_t n, uint64_t seed, unsigned long long* wrong) {
+  unsigned long long bad = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    bad += p[i] != pattern_byte(seed, i);
+  if (bad) atomicAdd(wrong, bad);
+}
+
+}  // namespace symmem::bench
