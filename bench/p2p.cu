@@ -7,6 +7,7 @@
 #include "harness.hpp"
 #include "pattern.cuh"
 #include "symmem/device.cuh"
+#include "symmem/device/bulk.cuh"
 
 namespace symmem::bench {
 namespace {
@@ -15,25 +16,68 @@ constexpr int kPingSlot = 10;      // ping-pong signal
 constexpr int kPingEpochSlot = 11; // local: rounds completed so far (graph replays continue the count)
 
 // Ranks 0 and 1 bounce n bytes `iters` times: put-with-signal, then wait for the answer.
+// Mode 0: device::put_signal (the library's path). The others are measured for comparison:
+// 1: put, then a release store of the signal with no full fence; 2: the signal alone (no data);
+// 3: 8 bytes of data and the flag in one 16-byte store (flag-in-data, n ignored).
+template <int Mode>
 __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const char* src, size_t n, int iters) {
   uint64_t base = h.local_signals[kPingEpochSlot];
   char* dst = static_cast<char*>(h.local);
-  const bool warp = n <= 1024;
+  const bool warp = Mode == 3 || n <= 1024;
   if (warp && threadIdx.x >= 32) return;
+  auto send = [&](uint64_t v) {
+    if (Mode == 0) {
+      if (warp) device::put_signal<device::WarpScope>(h, peer, dst, src, n, kPingSlot, v);
+      else device::put_signal<device::BlockScope>(h, peer, dst, src, n, kPingSlot, v);
+    } else if (Mode == 1) {
+      if (warp) device::put<device::WarpScope>(h, peer, dst, src, n);
+      else device::put<device::BlockScope>(h, peer, dst, src, n);
+      if (warp) __syncwarp(); else __syncthreads();
+      if (threadIdx.x == 0) device::signal(h, peer, kPingSlot, v);
+    } else if (Mode == 2) {
+      if (threadIdx.x == 0) device::signal(h, peer, kPingSlot, v);
+    } else if (threadIdx.x == 0) {
+      const uint32_t d0 = *reinterpret_cast<const uint32_t*>(src), d1 = *reinterpret_cast<const uint32_t*>(src + 4);
+      uint32_t* line = reinterpret_cast<uint32_t*>(device::peer_ptr(h, peer, dst));
+      asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(line), "r"(d0), "r"(uint32_t(v)), "r"(d1), "r"(uint32_t(v)) : "memory");
+    }
+  };
+  auto recv = [&](uint64_t v) -> bool {
+    if (Mode != 3) {
+      bool ok = true;
+      if (threadIdx.x == 0) ok = device::wait_signal(h, kPingSlot, Cmp::kGe, v, peer);
+      if (warp) return __shfl_sync(0xffffffffu, ok, 0);
+      return __syncthreads_and(ok);
+    }
+    bool ok = true;
+    if (threadIdx.x == 0) {
+      const uint32_t* line = reinterpret_cast<const uint32_t*>(dst);
+      const uint64_t t0 = device::global_timer_ns();
+      for (;;) {
+        uint32_t a, f1, b, f2;
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(f1), "=r"(b), "=r"(f2) : "l"(line) : "memory");
+        if (f1 == uint32_t(v) && f2 == uint32_t(v)) break;
+        if (device::global_timer_ns() - t0 > h.timeout_ns) { ok = false; break; }
+      }
+    }
+    return __shfl_sync(0xffffffffu, ok, 0);
+  };
   for (int i = 1; i <= iters; ++i) {
     const uint64_t v = base + i;
-    if (!initiator) {
-      if (!device::wait_signal(h, kPingSlot, Cmp::kGe, v, peer)) return;
-      if (!warp) __syncthreads();
-    }
-    if (warp) device::put_signal<device::WarpScope>(h, peer, dst, src, n, kPingSlot, v);
-    else device::put_signal<device::BlockScope>(h, peer, dst, src, n, kPingSlot, v);
-    if (initiator) {
-      if (!device::wait_signal(h, kPingSlot, Cmp::kGe, v, peer)) return;
-      if (!warp) __syncthreads();
-    }
+    if (!initiator && !recv(v)) return;
+    send(v);
+    if (initiator && !recv(v)) return;
   }
   if (threadIdx.x == 0) h.local_signals[kPingEpochSlot] = base + iters;
+}
+
+// Bulk-copy put with an explicit grid and stage size (for the sweep).
+__global__ void put_bulk_kernel(DeviceHandle h, int peer, const void* src, size_t n, size_t chunk) {
+  extern __shared__ __align__(128) char stages[];
+  __shared__ uint64_t bars[device::kBulkStages];
+  if (threadIdx.x == 0)
+    device::bulk_copy_chunks(device::peer_ptr(h, peer, static_cast<char*>(h.local)), static_cast<const char*>(src), n, chunk,
+                             blockIdx.x, gridDim.x, stages, bars);
 }
 
 // SM put with an explicit grid (for the block-count sweep).
@@ -96,9 +140,20 @@ void run_p2p(Harness& h) {
     Row lat{"p2p_latency", "int8", "put_signal", n};
     const int pp_iters = n <= (64 << 10) ? 200 : 20;
     if (n <= (size_t(1) << 20)) {
-      lat.symmem_us = h.time_once([&](cudaStream_t s) {
-        if (active) pingpong_kernel<<<1, 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), n, pp_iters);
-      }) / (2.0 * pp_iters);
+      auto pp = [&](auto kernel) {
+        return h.time_once([&](cudaStream_t s) {
+          if (active) kernel<<<1, 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), n, pp_iters);
+        }) / (2.0 * pp_iters);
+      };
+      lat.symmem_us = pp(pingpong_kernel<0>);
+      lat.extra["put_then_release_us"] = pp(pingpong_kernel<1>);
+      if (n == o.min_bytes) {
+        lat.extra["signal_only_us"] = pp(pingpong_kernel<2>);
+        lat.extra["flag_in_data_8B_us"] = pp(pingpong_kernel<3>);
+        if (me == 0)
+          std::printf("# latency variants at %zu B: put_signal %.2f us, put+release %.2f us, signal only %.2f us, flag-in-data 8 B %.2f us\n", n,
+                      lat.symmem_us, lat.extra["put_then_release_us"], lat.extra["signal_only_us"], lat.extra["flag_in_data_8B_us"]);
+      }
       lat.nccl_us = h.time_once([&](cudaStream_t s) {
         for (int i = 0; active && i < pp_iters; ++i) {
           if (me == 0) { ncclSend(b.src, n, ncclInt8, peer, comm, s); ncclRecv(b.out, n, ncclInt8, peer, comm, s); }
@@ -171,7 +226,7 @@ void run_p2p(Harness& h) {
   if (std::getenv("SYMMEM_BENCH_SWEEP")) {
     const size_t n = cap;
     for (int threads : {512, 1024})
-      for (int blocks : {8, 16, 24, 32, 48, 64, 96, 132, 264}) {
+      for (int blocks : {32, 66, 132, 264}) {
         double us = h.time_graph([&](cudaStream_t s) {
           if (me == 0) put_grid_kernel<<<blocks, threads, 0, s>>>(b.dst.handle(), peer, b.src, n);
         }, 3);
@@ -180,6 +235,18 @@ void run_p2p(Harness& h) {
         r.symmem_gbps = n / us / 1000.0;
         h.add(r);
         if (me == 0) std::printf("# sweep: %zu bytes, %3d blocks x %4d threads: %8.1f GB/s\n", n, blocks, threads, r.symmem_gbps);
+      }
+    for (size_t chunk : {size_t(8) << 10, size_t(16) << 10, size_t(32) << 10, size_t(48) << 10})
+      for (int blocks : {16, 32, 66, 132}) {
+        cudaFuncSetAttribute(put_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(chunk * device::kBulkStages));
+        double us = h.time_graph([&](cudaStream_t s) {
+          if (me == 0) put_bulk_kernel<<<blocks, 32, chunk * device::kBulkStages, s>>>(b.dst.handle(), peer, b.src, n, chunk);
+        }, 3);
+        Row r{"p2p_put_sweep", "int8", "bulk_b" + std::to_string(blocks) + "_c" + std::to_string(chunk), n};
+        r.symmem_us = us;
+        r.symmem_gbps = n / us / 1000.0;
+        h.add(r);
+        if (me == 0) std::printf("# sweep: %zu bytes, bulk %3d blocks x %6zu-byte stages: %8.1f GB/s\n", n, blocks, chunk, r.symmem_gbps);
       }
   }
   h.heap().free(b.dst);

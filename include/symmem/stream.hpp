@@ -40,6 +40,15 @@ namespace detail {
 /// Grid for an SM copy of `bytes`: blocks of `threads`, at most `max_blocks`, enough that each
 /// thread moves at least `min_bytes_per_thread`.
 SYMMEM_API int copy_grid_blocks(size_t bytes, int threads, int max_blocks, size_t min_bytes_per_thread = 64);
+/// How an SM put runs: the bulk-copy unit for large 16-byte-aligned messages, else a copy kernel.
+constexpr size_t kBulkChunk = 32 * 1024;        // bytes per shared-memory stage
+constexpr size_t kBulkMinBytes = 1 << 20;       // below this the plain copy kernel wins
+struct SmPutPlan {
+  int blocks = 1;
+  int threads = 512;
+  size_t bulk_chunk = 0;  // 0: plain copy kernel
+};
+SYMMEM_API SmPutPlan plan_sm_put(size_t bytes, uintptr_t dst, uintptr_t src, int sms, bool bulk_copy);
 /// Throws InvalidArgument unless [offset, offset+bytes) fits a buffer of `size` bytes.
 SYMMEM_API void check_range(const char* op, const char* arg, size_t offset, size_t bytes, size_t size);
 SYMMEM_API void check_slot(const char* op, int slot);

@@ -1,4 +1,5 @@
 #include "symmem/device.cuh"
+#include "symmem/device/bulk.cuh"
 #include "symmem/error.hpp"
 #include "symmem/stream.hpp"
 
@@ -11,6 +12,19 @@ int copy_grid_blocks(size_t bytes, int threads, int max_blocks, size_t min_bytes
   if (blocks < 1) blocks = 1;
   if (blocks > static_cast<size_t>(max_blocks)) blocks = static_cast<size_t>(max_blocks);
   return static_cast<int>(blocks);
+}
+SmPutPlan plan_sm_put(size_t bytes, uintptr_t dst, uintptr_t src, int sms, bool bulk) {
+  SmPutPlan p;
+  if (bulk && bytes >= kBulkMinBytes && ((dst | src) & 15u) == 0) {
+    p.bulk_chunk = kBulkChunk;
+    p.threads = 32;
+    size_t chunks = (bytes + kBulkChunk - 1) / kBulkChunk;
+    p.blocks = static_cast<int>(chunks < static_cast<size_t>(sms) ? chunks : static_cast<size_t>(sms));
+  } else {
+    p.threads = 512;
+    p.blocks = copy_grid_blocks(bytes, p.threads, sms);
+  }
+  return p;
 }
 void check_range(const char* op, const char* arg, size_t offset, size_t bytes, size_t size) {
   if (offset > size || bytes > size - offset)
@@ -31,20 +45,31 @@ void check_peer(const char* op, int peer, int nranks) {
 namespace {
 constexpr int kCopyThreads = 512;
 
+// SM put: a plain copy over the grid, or (bulk_chunk > 0) the bulk-copy unit fed by one thread per
+// block, the sub-16-byte tail copied by block 0. With slot >= 0 the last block to finish signals.
 __global__ void put_kernel(DeviceHandle h, int peer, size_t dst_offset, const void* src, size_t bytes, int slot,
-                           uint64_t value, int op) {
-  char* dst = static_cast<char*>(h.local) + dst_offset;
-  device::copy_bytes(device::peer_ptr(h, peer, dst), src, bytes, device::grid_index(), device::grid_size());
+                           uint64_t value, int op, size_t bulk_chunk) {
+  char* dst = device::peer_ptr(h, peer, static_cast<char*>(h.local) + dst_offset);
+#if defined(SYMMEM_HAS_BULK_COPY)
+  if (bulk_chunk > 0) {
+    extern __shared__ __align__(128) char stages[];
+    __shared__ uint64_t bars[device::kBulkStages];
+    const size_t body = bytes & ~size_t(15);
+    if (threadIdx.x == 0)
+      device::bulk_copy_chunks(dst, static_cast<const char*>(src), body, bulk_chunk, blockIdx.x, gridDim.x, stages, bars);
+    if (blockIdx.x == 0) device::copy_bytes(dst + body, static_cast<const char*>(src) + body, bytes - body, threadIdx.x, blockDim.x);
+  } else
+#endif
+  {
+    device::copy_bytes(dst, src, bytes, device::grid_index(), device::grid_size());
+  }
   if (slot < 0) return;
-  // Signal after every block's stores: the last block to finish signals.
-  __shared__ bool last;
   __syncthreads();
   if (threadIdx.x == 0) {
     device::fence_system();  // this block's stores are visible system-wide before it counts itself done
     // One completion counter per (buffer, peer): one put_signal per buffer and peer in flight at a time.
     unsigned long long* done = reinterpret_cast<unsigned long long*>(h.local_signals + pad::kOpBase + peer);
-    last = atomicAdd(done, 1ull) == gridDim.x - 1;
-    if (last) {
+    if (atomicAdd(done, 1ull) == gridDim.x - 1) {
       *done = 0;
       device::signal(h, peer, slot, value, static_cast<SignalOp>(op));
     }
@@ -76,6 +101,15 @@ int sm_count() {
   }();
   return n;
 }
+bool has_bulk_copy() {
+  static bool yes = [] {
+    int dev = 0, major = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    return major >= 9;
+  }();
+  return yes;
+}
 
 void launch_put(const SymmetricBuffer& dst, int peer, size_t off, const void* src, size_t bytes, int slot,
                 uint64_t value, SignalOp op, cudaStream_t s, Engine engine) {
@@ -92,8 +126,17 @@ void launch_put(const SymmetricBuffer& dst, int peer, size_t off, const void* sr
     return;
   }
   if (bytes == 0 && slot < 0) return;
-  int blocks = detail::copy_grid_blocks(bytes, kCopyThreads, sm_count());
-  put_kernel<<<blocks, kCopyThreads, 0, s>>>(dst.handle(), peer, off, src, bytes, slot, value, static_cast<int>(op));
+  const char* dst_addr = static_cast<const char*>(dst.ptr()) + off;
+  const detail::SmPutPlan plan = detail::plan_sm_put(bytes, reinterpret_cast<uintptr_t>(dst_addr), reinterpret_cast<uintptr_t>(src), sm_count(), has_bulk_copy());
+  if (plan.bulk_chunk > 0) {
+    static bool attr = [] {
+      return cudaFuncSetAttribute(put_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(device::kBulkStages * detail::kBulkChunk)) == cudaSuccess;
+    }();
+    (void)attr;
+  }
+  put_kernel<<<plan.blocks, plan.threads, plan.bulk_chunk * device::kBulkStages, s>>>(
+      dst.handle(), peer, off, src, bytes, slot, value, static_cast<int>(op), plan.bulk_chunk);
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }
 }  // namespace

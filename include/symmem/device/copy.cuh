@@ -52,7 +52,13 @@ __device__ inline void copy_bytes(void* dst_v, const void* src_v, size_t n, size
       dv[i + 3 * stride] = e;
     }
     for (; i < nv; i += stride) dv[i] = sv[i];
-    for (size_t t = nv * 16 + idx; t < n; t += stride) dst[t] = src[t];
+    // Tail under 16 bytes, 16-byte aligned: one thread, widest stores first.
+    if (idx == 0) {
+      size_t t = nv * 16;
+      if (n - t >= 8) { *reinterpret_cast<uint64_t*>(dst + t) = *reinterpret_cast<const uint64_t*>(src + t); t += 8; }
+      if (n - t >= 4) { *reinterpret_cast<uint32_t*>(dst + t) = *reinterpret_cast<const uint32_t*>(src + t); t += 4; }
+      for (; t < n; ++t) dst[t] = src[t];
+    }
   } else if (((d ^ s) & 3u) == 0) {
     size_t head = (4u - (d & 3u)) & 3u;
     if (head > n) head = n;
