@@ -7,29 +7,18 @@
 
 namespace symmem::bench {
 
-#define NCCL_CHECK(expr)                                                                          \
-  do {                                                                                            \
-    ncclResult_t r_ = (expr);                                                                     \
-    if (r_ != ncclSuccess) fail<Error>(std::string("NCCL call failed: ") + #expr + ": " + ncclGetErrorString(r_)); \
-  } while (0)
-
 Harness::Harness(const Options& opt) : opt_(opt) {
   ctx_ = Context::init();
-  heap_ = std::make_unique<Heap>(ctx_);
-  ncclUniqueId id;
-  if (rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
-  auto ids = team().all_gather(rank() == 0 ? std::string(reinterpret_cast<char*>(&id), sizeof(id)) : std::string(), "NCCL id");
-  std::memcpy(&id, ids[0].data(), sizeof(id));
-  NCCL_CHECK(ncclCommInitRank(&comm_, size(), id, rank()));
+  comm_ = std::make_unique<Communicator>(ctx_);
+  require(comm_->nccl() != nullptr, "symmem-bench needs one GPU per rank (NCCL cannot share a GPU between ranks)");
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   SYMMEM_CUDA_CHECK(cudaEventCreate(&start_));
   SYMMEM_CUDA_CHECK(cudaEventCreate(&stop_));
-  sync_ = heap_->alloc(64);
+  sync_ = heap().alloc(64);
 }
 
 Harness::~Harness() {
-  if (sync_.valid()) heap_->free(sync_);
-  if (comm_) ncclCommDestroy(comm_);
+  if (sync_.valid()) heap().free(sync_);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
   if (stream_) cudaStreamDestroy(stream_);

@@ -45,12 +45,14 @@ class Harness {
   explicit Harness(const Options& opt);
   ~Harness();
   const Options& opt() const { return opt_; }
+  void set_opt(const Options& o) { opt_ = o; }
   Context& ctx() { return *ctx_; }
-  Heap& heap() { return *heap_; }
+  Communicator& comm() { return *comm_; }
+  Heap& heap() { return comm_->heap(); }
   const Team& team() const { return ctx_->world(); }
   int rank() const { return ctx_->rank(); }
   int size() const { return ctx_->size(); }
-  ncclComm_t nccl() const { return comm_; }
+  ncclComm_t nccl() const { return comm_->nccl(); }
   cudaStream_t stream() const { return stream_; }
   std::string gpu_name() const;
 
@@ -71,8 +73,7 @@ class Harness {
  private:
   Options opt_;
   std::shared_ptr<Context> ctx_;
-  std::unique_ptr<Heap> heap_;
-  ncclComm_t comm_ = nullptr;
+  std::unique_ptr<Communicator> comm_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::vector<Row> rows_;
@@ -86,5 +87,9 @@ std::string human_bytes(size_t b);
 
 /// Benchmarks: each runs collectively on every rank and adds rows.
 void run_p2p(Harness& h);
+/// One collective at every size: symmem (each algorithm that fits, and the one the table picks)
+/// beside NCCL on plain buffers and on NCCL symmetric windows. With `tune`, the fastest algorithm
+/// per size goes into `table`.
+void run_collective(Harness& h, CollOp op, TuningTable* table = nullptr);
 
 }  // namespace symmem::bench

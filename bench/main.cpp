@@ -29,13 +29,15 @@ static size_t parse_size(const std::string& s) {
 }
 
 static const char* kUsage =
-    "usage: symmem-bench [p2p|all] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-d DTYPE] [-o REDOP]\n"
-    "                    [--replays N] [--json FILE] [--svg FILE] [--kind DEVICE_KIND] [--commit SHA]";
+    "usage: symmem-bench [all|p2p|collectives|tune|all_reduce|all_gather|reduce_scatter|broadcast|all_to_all|all_to_all_v]\n"
+    "                    [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-d DTYPE] [-o REDOP]\n"
+    "                    [--replays N] [--json FILE] [--svg FILE] [--kind DEVICE_KIND] [--commit SHA] [--table FILE]";
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   Options o;
   std::string suite = "all";
+  std::string table_path = "symmem-tuning.txt";
   try {
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -57,7 +59,10 @@ int main(int argc, char** argv) {
       else if (a == "--kind") o.device_kind = next();
       else if (a == "--commit") o.commit = next();
       else if (a == "-h" || a == "--help") { std::puts(kUsage); return 0; }
-      else if (a == "p2p" || a == "all") suite = a;
+      else if (a == "p2p" || a == "all" || a == "tune" || a == "collectives") suite = a;
+      else if (a == "all_reduce" || a == "reduce_scatter" || a == "all_gather" || a == "broadcast" || a == "all_to_all" ||
+               a == "all_to_all_v") suite = a;
+      else if (a == "--table") table_path = next();
       else fail("unknown argument '" + a + "'\n" + kUsage);
     }
     require(o.min_bytes <= o.max_bytes, "-b must not exceed -e");
@@ -94,7 +99,30 @@ int main(int argc, char** argv) {
 
   try {
     Harness h(o);
+    const std::vector<CollOp> colls = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
+                                       CollOp::kAllToAll, CollOp::kAllToAllV};
     if (suite == "p2p" || suite == "all") run_p2p(h);
+    if (suite == "all" || suite == "collectives") {
+      Options co = o;
+      if (suite == "all" && o.min_bytes == 8) co.min_bytes = 1024, co.factor = 4;  // collectives: 1 KiB .. -e by 4
+      Harness* hp = &h;
+      const Options saved = h.opt();
+      h.set_opt(co);
+      for (CollOp op : colls) run_collective(*hp, op);
+      h.set_opt(saved);
+    } else if (suite == "tune") {
+      TuningTable t;
+      for (CollOp op : colls) run_collective(h, op, &t);
+      if (h.rank() == 0) {
+        std::FILE* f = std::fopen(table_path.c_str(), "w");
+        if (!f) fail("cannot write the tuning table '" + table_path + "'");
+        std::fputs(t.to_text().c_str(), f);
+        std::fclose(f);
+        std::printf("# wrote %s: use it with SYMMEM_TUNING_FILE=%s\n", table_path.c_str(), table_path.c_str());
+      }
+    } else if (suite != "p2p" && suite != "all") {
+      run_collective(h, parse_coll(suite));
+    }
     if (h.rank() == 0) {
       std::string json = o.json.empty() ? "symmem-bench-" + suite + ".json" : o.json;
       std::string svg = o.svg.empty() ? json.substr(0, json.rfind('.')) + ".svg" : o.svg;

@@ -1,6 +1,7 @@
 #pragma once
 // symmem: GPU-to-GPU communication over symmetric memory.
 #include "symmem/bootstrap.hpp"
+#include "symmem/collectives.hpp"
 #include "symmem/context.hpp"
 #include "symmem/env.hpp"
 #include "symmem/error.hpp"
@@ -8,3 +9,4 @@
 #include "symmem/launcher.hpp"
 #include "symmem/stream.hpp"
 #include "symmem/team.hpp"
+#include "symmem/types.hpp"

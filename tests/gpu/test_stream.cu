@@ -9,15 +9,17 @@ static const char* engine_name(Engine e) { return e == Engine::kSM ? "SM" : "cop
 TEST(Stream, PutSignalWaitAndGetWithBothEngines) {
   const int n = heap().team().size(), me = heap().team().rank();
   const int next = (me + 1) % n, prev = (me + n - 1) % n;
-  const size_t len = (size_t(1) << 20) + 5, off = 3;
-  SymmetricBuffer b = heap().alloc(len + 64);
-  DeviceBuffer src(len), out(len);
+  const size_t cap = (size_t(4) << 20) + 64;
+  SymmetricBuffer b = heap().alloc(cap + 64);
+  DeviceBuffer src(cap), out(cap);
   cudaStream_t s;
   SYMMEM_CUDA_CHECK(cudaStreamCreate(&s));
   uint64_t round = 0;
+  // Unaligned (plain copy kernel) and 16-byte aligned with a 7-byte tail (bulk-copy path).
+  for (auto [len, off] : {std::pair<size_t, size_t>{(size_t(1) << 20) + 5, 3}, {(size_t(4) << 20) + 7, 0}})
   for (Engine e : {Engine::kSM, Engine::kCopyEngine}) {
     ++round;
-    SYMMEM_CUDA_CHECK(cudaMemsetAsync(b.ptr(), kPoison, len + 64, s));
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(b.ptr(), kPoison, cap + 64, s));
     stream::barrier(b, s);
     upload(src.p, random_bytes(len, round * 10 + me));
     stream::put_signal(b, next, off, src.p, len, 0, 1, SignalOp::kAdd, s, e);
@@ -25,7 +27,8 @@ TEST(Stream, PutSignalWaitAndGetWithBothEngines) {
     ctx()->synchronize(s, "put_signal/wait");
     auto got = download(static_cast<char*>(b.ptr()) + off, len);
     EXPECT_EQ(first_diff(got, random_bytes(len, round * 10 + prev)), -1) << engine_name(e);
-    EXPECT_EQ(download(b.ptr(), 1)[0], kPoison);
+    if (off > 0) EXPECT_EQ(download(b.ptr(), 1)[0], kPoison);
+    EXPECT_EQ(download(static_cast<char*>(b.ptr()) + off + len, 1)[0], kPoison) << "wrote past the end";
     // get the next rank's buffer, which holds my bytes.
     SYMMEM_CUDA_CHECK(cudaMemsetAsync(out.p, kPoison, len, s));
     stream::get(out.p, b, next, off, len, s, e);

@@ -24,7 +24,8 @@ TEST(Math, CopyGrid) {
 TEST(Math, SignalPadLayout) {
   EXPECT_EQ(pad::barrier_slot(0, 0), pad::kBarrierBase);
   EXPECT_LT(pad::barrier_slot(pad::kBarrierChannels - 1, pad::kMaxTeam - 1), pad::kCounterBase);
-  EXPECT_LE(pad::counter_slot(pad::kBarrierChannels - 1), pad::kOpBase);
+  EXPECT_LT(pad::counter_slot(pad::kBarrierChannels - 1), pad::kOpBase);
+  EXPECT_LE(pad::kOpBase + pad::kOpSlots, pad::kSlots);
   EXPECT_GE(pad::kBarrierBase, static_cast<size_t>(pad::kUserSlots));
   EXPECT_EQ(pad::kSlots * 8, pad::kBytes);
 }

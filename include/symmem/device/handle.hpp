@@ -33,19 +33,20 @@ struct DeviceErrorRecord {
 
 /// Layout of the signal pad (uint64 slots) that every symmetric buffer carries.
 namespace pad {
-constexpr size_t kBytes = 64 * 1024;
+constexpr size_t kBytes = 256 * 1024;
 constexpr size_t kSlots = kBytes / 8;
 constexpr int kUserSlots = 1024;               // [0, 1024): free for the user
 constexpr int kMaxTeam = 64;                   // ranks a symmetric team may hold
-constexpr int kBarrierChannels = 32;           // independent block-level barriers
-constexpr size_t kBarrierBase = 1024;          // [1024, 3072): arrival slot per (channel, peer)
-constexpr size_t kCounterBase = kBarrierBase + kBarrierChannels * kMaxTeam;  // local epochs
-constexpr size_t kOpBase = 4096;               // [4096, 8192): reserved for symmem's operations
+constexpr int kBarrierChannels = 256;          // independent block-level barriers (one per block)
+constexpr size_t kBarrierBase = 1024;          // arrival slot per (channel, peer)
+constexpr size_t kCounterBase = kBarrierBase + static_cast<size_t>(kBarrierChannels) * kMaxTeam;  // local epochs
+constexpr size_t kOpBase = kCounterBase + kBarrierChannels;  // reserved for symmem's operations
+constexpr size_t kOpSlots = 1024;
 SYMMEM_HOST_DEVICE constexpr size_t barrier_slot(int channel, int peer) {
   return kBarrierBase + static_cast<size_t>(channel) * kMaxTeam + static_cast<size_t>(peer);
 }
 SYMMEM_HOST_DEVICE constexpr size_t counter_slot(int channel) { return kCounterBase + static_cast<size_t>(channel); }
-static_assert(kCounterBase + kBarrierChannels <= kOpBase, "signal pad regions overlap");
+static_assert(kOpBase + kOpSlots <= kSlots, "signal pad regions overflow the pad");
 }  // namespace pad
 
 /// A symmetric buffer as kernels see it: this rank's pointer, every peer's pointer as mapped in

@@ -1,0 +1,71 @@
+// Zero-copy all-reduce over symmetric inputs. Each block synchronises with the same block on every
+// peer (its own barrier channel) at the start (inputs are ready) and the end (peers are done
+// reading this rank's input, and every shard of the output has arrived).
+//   one_shot: every rank reduces the whole message from all inputs into its own output.
+//   two_shot: rank r reduces shard r and stores it into every rank's output.
+#include "kernels.hpp"
+#include "reduce_common.cuh"
+#include "symmem/error.hpp"
+
+namespace symmem::coll {
+namespace {
+
+__device__ __forceinline__ bool aligned16(const void* a, const void* b) {
+  return ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) & 15u) == 0;
+}
+
+template <DataType D, ReduceOp R>
+__global__ void __launch_bounds__(kThreads) one_shot_kernel(DirectArgs a) {
+  if (!device::barrier_block(a.ws, blockIdx.x)) return;
+  const size_t idx = device::grid_index(), stride = device::grid_size();
+  const size_t esize = sizeof(typename device::Elem<D>::Raw), count = a.bytes / esize;
+  char* dsts[1] = {a.out};
+  size_t done = 0;
+  if (aligned16(a.in, a.out)) {
+    const size_t words = a.bytes / 16;
+    for (size_t w = idx; w < words; w += stride)
+      reinterpret_cast<int4*>(a.out)[w] = reduce_word<D, R, int4>(a.in_h, a.in, w);
+    done = words * 16 / esize;
+  }
+  reduce_elements<D, R>(a.in_h, a.in, dsts, 1, done, count, idx, stride);
+  device::barrier_block(a.ws, blockIdx.x);
+}
+
+template <DataType D, ReduceOp R>
+__global__ void __launch_bounds__(kThreads) two_shot_kernel(DirectArgs a) {
+  if (!device::barrier_block(a.ws, blockIdx.x)) return;
+  const int n = a.in_h.nranks, me = a.in_h.rank;
+  const size_t idx = device::grid_index(), stride = device::grid_size();
+  const size_t esize = sizeof(typename device::Elem<D>::Raw), count = a.bytes / esize;
+  __shared__ char* dsts[pad::kMaxTeam];
+  for (int p = threadIdx.x; p < n; p += blockDim.x) dsts[p] = at_rank(a.out_h, p, a.out);
+  __syncthreads();
+  size_t done = 0;
+  if (aligned16(a.in, a.out)) {
+    const size_t words = a.bytes / 16;
+    const size_t first = words * me / n, last = words * (me + 1) / n;
+    for (size_t w = first + idx; w < last; w += stride) {
+      const int4 v = reduce_word<D, R, int4>(a.in_h, a.in, w);
+      for (int k = 0; k < n; ++k) {
+        const int p = (me + k) % n;  // stagger the destinations across ranks
+        reinterpret_cast<int4*>(dsts[p])[w] = v;
+      }
+    }
+    done = words * 16 / esize;
+  }
+  // Elements past the last whole word (or all, when unaligned): rank n-1's shard.
+  if (me == n - 1) reduce_elements<D, R>(a.in_h, a.in, dsts, n, done, count, idx, stride);
+  device::barrier_block(a.ws, blockIdx.x);
+}
+
+}  // namespace
+
+void launch_all_reduce(Algo algo, const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
+  if (algo == Algo::kOneShot)
+    dispatch_reduce(d, r, [&](auto D, auto R) { one_shot_kernel<D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+  else
+    dispatch_reduce(d, r, [&](auto D, auto R) { two_shot_kernel<D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+  SYMMEM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace symmem::coll

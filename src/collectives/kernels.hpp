@@ -1,0 +1,70 @@
+#pragma once
+// Internal: arguments and launchers of the collective kernels.
+#include <cuda_runtime_api.h>
+
+#include <type_traits>
+
+#include "symmem/collectives.hpp"
+#include "symmem/device/handle.hpp"
+#include "symmem/types.hpp"
+
+namespace symmem::coll {
+
+// Slots of the workspace's signal pad that the collectives own.
+constexpr size_t kLLEpochSlot = pad::kOpBase + 0;  // local: LL operations completed
+constexpr size_t kLLDoneSlot = pad::kOpBase + 1;   // local: blocks of the running LL kernel done
+constexpr int kThreads = 512;
+constexpr int kMaxBlocks = 256;                    // <= pad::kBarrierChannels
+static_assert(kMaxBlocks <= pad::kBarrierChannels, "each block needs its own barrier channel");
+
+struct LLArgs {
+  DeviceHandle ws;       // the workspace; LL slots at its start
+  const char* in;
+  char* out;
+  size_t bytes;          // payload per peer: AR, AG, broadcast: the message; RS, A2A: one rank's chunk
+  size_t slot_lines;     // lines per (parity, source) slot
+  int root;
+};
+
+struct DirectArgs {
+  DeviceHandle ws;       // barrier channels
+  DeviceHandle in_h;     // the symmetric buffer that holds `in`
+  DeviceHandle out_h;    // the symmetric buffer that holds `out` (two_shot)
+  DeviceHandle counts_h; // the symmetric buffer that holds `counts` (all_to_all_v)
+  const char* in;
+  char* out;
+  size_t bytes;          // AR, broadcast: the message; RS, AG, A2A: one rank's chunk; A2AV: element size
+  int root;
+  const int64_t* counts;
+  int64_t* recv_counts;
+};
+
+void launch_ll(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
+void launch_all_reduce(Algo algo, const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
+void launch_reduce_scatter(const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
+void launch_movement(CollOp op, const DirectArgs& a, int blocks, cudaStream_t s);
+
+/// Calls f(integral_constant<DataType>, integral_constant<ReduceOp>) for the runtime pair.
+template <class F>
+void dispatch_reduce(DataType d, ReduceOp r, F&& f) {
+  auto with_op = [&](auto dt) {
+    switch (r) {
+      case ReduceOp::kSum: f(dt, std::integral_constant<ReduceOp, ReduceOp::kSum>{}); break;
+      case ReduceOp::kMax: f(dt, std::integral_constant<ReduceOp, ReduceOp::kMax>{}); break;
+      case ReduceOp::kMin: f(dt, std::integral_constant<ReduceOp, ReduceOp::kMin>{}); break;
+      case ReduceOp::kProd: f(dt, std::integral_constant<ReduceOp, ReduceOp::kProd>{}); break;
+      case ReduceOp::kAvg: f(dt, std::integral_constant<ReduceOp, ReduceOp::kAvg>{}); break;
+    }
+  };
+  switch (d) {
+    case DataType::kFloat32: with_op(std::integral_constant<DataType, DataType::kFloat32>{}); break;
+    case DataType::kFloat16: with_op(std::integral_constant<DataType, DataType::kFloat16>{}); break;
+    case DataType::kBFloat16: with_op(std::integral_constant<DataType, DataType::kBFloat16>{}); break;
+    case DataType::kFp8E4M3: with_op(std::integral_constant<DataType, DataType::kFp8E4M3>{}); break;
+    case DataType::kFp8E5M2: with_op(std::integral_constant<DataType, DataType::kFp8E5M2>{}); break;
+    case DataType::kInt32: with_op(std::integral_constant<DataType, DataType::kInt32>{}); break;
+    case DataType::kUInt8: break;  // not reducible: rejected before launch
+  }
+}
+
+}  // namespace symmem::coll

@@ -1,0 +1,109 @@
+// LL collectives: every rank pushes its payload as flag-in-data lines into each peer's workspace
+// slot, then waits for its peers' lines and combines them. No barrier: the flag is the operation's
+// epoch (counted on the GPU, so graph replays continue it), and slots alternate by epoch parity.
+// Why two slots suffice: a rank can write epoch e+2 into a peer's slot only after finishing e+1,
+// which needed that peer's e+1 lines, which the peer sends only after finishing e. Every LL
+// operation therefore has each rank receive from every peer (broadcast roots get a token line).
+#include "kernels.hpp"
+#include "reduce_common.cuh"
+#include "symmem/device/ll.cuh"
+#include "symmem/error.hpp"
+
+namespace symmem::coll {
+namespace {
+
+using device::LLLine;
+
+enum Kind { kAR, kRS, kAG, kBC, kA2A };
+
+template <int K, DataType D, ReduceOp R>
+__global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
+  const DeviceHandle& h = a.ws;
+  const int n = h.nranks, me = h.rank;
+  const uint64_t epoch = h.local_signals[kLLEpochSlot] + 1;
+  const uint32_t flag = static_cast<uint32_t>(epoch);
+  const size_t par = epoch & 1;
+  auto slot = [&](void* base, int src) {
+    return static_cast<LLLine*>(base) + (par * n + static_cast<size_t>(src)) * a.slot_lines;
+  };
+  const size_t lines = device::ll_lines(a.bytes);
+  const size_t idx = device::grid_index(), stride = device::grid_size();
+
+  // Send.
+  for (int k = 1; k < n; ++k) {
+    const int p = (me + k) % n;
+    LLLine* dst = slot(h.peers[p], me);
+    if (K == kBC && me != a.root) {
+      if (p == a.root && idx == 0) device::ll_store(dst, 0, flag);  // token: "my previous slot is free"
+      continue;
+    }
+    const char* src = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
+    device::ll_put(dst, src, a.bytes, flag, idx, stride);
+  }
+
+  // Receive and combine.
+  bool ok = true;
+  uint64_t v = 0;
+  if constexpr (K == kAR || K == kRS) {
+    const char* mine = K == kRS ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
+    for (size_t i = idx; i < lines && ok; i += stride) {
+      device::Pack<D, uint64_t> acc;
+      for (int p = 0; p < n && ok; ++p) {  // rank order: every rank computes the same bits
+        if (p == me) v = device::ll_payload(mine, a.bytes, i);
+        else ok = device::ll_wait(h, slot(h.local, p) + i, flag, p, &v);
+        if (p == 0) acc.load(v);
+        else acc.template reduce<R>(v);
+      }
+      if (ok) device::ll_unpack(a.out, a.bytes, i, acc.template store<R>(n));
+    }
+  } else if constexpr (K == kAG || K == kA2A) {
+    const char* own = K == kA2A ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
+    char* own_out = a.out + static_cast<size_t>(me) * a.bytes;
+    if (own != own_out) device::copy_bytes(own_out, own, a.bytes, idx, stride);
+    for (int k = 1; k < n && ok; ++k) {
+      const int p = (me + n - k) % n;
+      for (size_t i = idx; i < lines && ok; i += stride)
+        if ((ok = device::ll_wait(h, slot(h.local, p) + i, flag, p, &v))) device::ll_unpack(a.out + static_cast<size_t>(p) * a.bytes, a.bytes, i, v);
+    }
+  } else {  // broadcast
+    if (me == a.root) {
+      if (a.in != a.out) device::copy_bytes(a.out, a.in, a.bytes, idx, stride);
+      if (idx == 0)
+        for (int p = 0; p < n && ok; ++p)
+          if (p != me) ok = device::ll_wait(h, slot(h.local, p), flag, p, &v);
+    } else {
+      for (size_t i = idx; i < lines && ok; i += stride)
+        if ((ok = device::ll_wait(h, slot(h.local, a.root) + i, flag, a.root, &v))) device::ll_unpack(a.out, a.bytes, i, v);
+    }
+  }
+
+  // The last block to finish advances the epoch for the next LL operation.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long* done = reinterpret_cast<unsigned long long*>(h.local_signals + kLLDoneSlot);
+    if (atomicAdd(done, 1ull) == gridDim.x - 1) {
+      *done = 0;
+      h.local_signals[kLLEpochSlot] = epoch;
+    }
+  }
+}
+
+}  // namespace
+
+void launch_ll(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
+  switch (op) {
+    case CollOp::kAllReduce:
+      dispatch_reduce(d, r, [&](auto D, auto R) { ll_kernel<kAR, D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+      break;
+    case CollOp::kReduceScatter:
+      dispatch_reduce(d, r, [&](auto D, auto R) { ll_kernel<kRS, D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+      break;
+    case CollOp::kAllGather: ll_kernel<kAG, DataType::kUInt8, ReduceOp::kSum><<<blocks, kThreads, 0, s>>>(a); break;
+    case CollOp::kBroadcast: ll_kernel<kBC, DataType::kUInt8, ReduceOp::kSum><<<blocks, kThreads, 0, s>>>(a); break;
+    case CollOp::kAllToAll: ll_kernel<kA2A, DataType::kUInt8, ReduceOp::kSum><<<blocks, kThreads, 0, s>>>(a); break;
+    default: fail("launch_ll: no LL kernel for " + std::string(coll_name(op)));
+  }
+  SYMMEM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace symmem::coll

@@ -1,0 +1,68 @@
+// Zero-copy data movement: all-gather, broadcast, all-to-all and all-to-all-v, each rank pulling
+// from its peers' symmetric inputs into its own output (which may be any device memory).
+#include "kernels.hpp"
+#include "reduce_common.cuh"
+#include "symmem/error.hpp"
+
+namespace symmem::coll {
+namespace {
+
+enum Kind { kAG, kBC, kA2A, kA2AV };
+
+template <int K>
+__global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
+  if (!device::barrier_block(a.ws, blockIdx.x)) return;
+  const DeviceHandle& h = a.in_h;
+  const int n = h.nranks, me = h.rank;
+  const size_t idx = device::grid_index(), stride = device::grid_size();
+  if constexpr (K == kBC) {
+    const char* src = at_rank(h, a.root, a.in);
+    if (src != a.out) device::copy_bytes(a.out, src, a.bytes, idx, stride);
+  } else if constexpr (K == kAG || K == kA2A) {
+    for (int k = 0; k < n; ++k) {
+      const int p = (me + k) % n;
+      const char* src = at_rank(h, p, a.in) + (K == kA2A ? static_cast<size_t>(me) * a.bytes : 0);
+      char* dst = a.out + static_cast<size_t>(p) * a.bytes;
+      if (src != dst) device::copy_bytes(dst, src, a.bytes, idx, stride);
+    }
+  } else {
+    // all-to-all-v: peer p sends counts_p[me] elements starting at sum(counts_p[q], q < me).
+    __shared__ long long recv_off[pad::kMaxTeam + 1], send_off[pad::kMaxTeam], cnt[pad::kMaxTeam];
+    for (int p = threadIdx.x; p < n; p += blockDim.x) {
+      const int64_t* pc = at_rank(a.counts_h, p, a.counts);
+      long long off = 0;
+      for (int q = 0; q < me; ++q) off += pc[q];
+      send_off[p] = off;
+      cnt[p] = pc[me];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      recv_off[0] = 0;
+      for (int p = 0; p < n; ++p) recv_off[p + 1] = recv_off[p] + cnt[p];
+    }
+    __syncthreads();
+    if (blockIdx.x == 0 && a.recv_counts != nullptr)
+      for (int p = threadIdx.x; p < n; p += blockDim.x) a.recv_counts[p] = cnt[p];
+    const size_t es = a.bytes;
+    for (int k = 0; k < n; ++k) {
+      const int p = (me + k) % n;
+      device::copy_bytes(a.out + recv_off[p] * es, at_rank(h, p, a.in) + send_off[p] * es, cnt[p] * es, idx, stride);
+    }
+  }
+  device::barrier_block(a.ws, blockIdx.x);
+}
+
+}  // namespace
+
+void launch_movement(CollOp op, const DirectArgs& a, int blocks, cudaStream_t s) {
+  switch (op) {
+    case CollOp::kAllGather: movement_kernel<kAG><<<blocks, kThreads, 0, s>>>(a); break;
+    case CollOp::kBroadcast: movement_kernel<kBC><<<blocks, kThreads, 0, s>>>(a); break;
+    case CollOp::kAllToAll: movement_kernel<kA2A><<<blocks, kThreads, 0, s>>>(a); break;
+    case CollOp::kAllToAllV: movement_kernel<kA2AV><<<blocks, kThreads, 0, s>>>(a); break;
+    default: fail("launch_movement: not a data-movement collective: " + std::string(coll_name(op)));
+  }
+  SYMMEM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace symmem::coll

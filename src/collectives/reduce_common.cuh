@@ -1,0 +1,49 @@
+#pragma once
+// Device helpers shared by the reducing kernels: reduce word w of every rank's copy, in rank order
+// (so every rank computes bit-identical results).
+#include "kernels.hpp"
+#include "symmem/device.cuh"
+#include "symmem/device/reduce.cuh"
+
+namespace symmem::coll {
+
+/// Address of `p` (inside the buffer of h, on this rank) as rank r maps it.
+template <class T>
+__device__ __forceinline__ T* at_rank(const DeviceHandle& h, int r, T* p) {
+  return r == h.rank ? p : device::peer_ptr(h, r, p);
+}
+
+/// Reduces word index i of `src` over all ranks (rank order) and returns the packed result.
+template <DataType D, ReduceOp R, class Word>
+__device__ __forceinline__ Word reduce_word(const DeviceHandle& h, const char* src, size_t i) {
+  Word w[pad::kMaxTeam < 8 ? pad::kMaxTeam : 8];
+  device::Pack<D, Word> acc;
+  const int n = h.nranks;
+  // Issue up to 8 loads before the first use, then fold them in rank order.
+  for (int base = 0; base < n; base += 8) {
+    const int m = n - base < 8 ? n - base : 8;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < m) w[k] = reinterpret_cast<const Word*>(at_rank(h, base + k, src))[i];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      if (k >= m) break;
+      if (base + k == 0) acc.load(w[k]);
+      else acc.template reduce<R>(w[k]);
+    }
+  }
+  return acc.template store<R>(n);
+}
+
+/// Element-wise reduction of elements [first, last) of `src` into dst (tails and unaligned data).
+template <DataType D, ReduceOp R>
+__device__ inline void reduce_elements(const DeviceHandle& h, const char* src, char* const* dsts, int ndst, size_t first,
+                                       size_t last, size_t idx, size_t stride) {
+  using Raw = typename device::Elem<D>::Raw;
+  for (size_t e = first + idx; e < last; e += stride) {
+    Raw v = reduce_word<D, R, Raw>(h, src, e);
+    for (int k = 0; k < ndst; ++k) reinterpret_cast<Raw*>(dsts[k])[e] = v;
+  }
+}
+
+}  // namespace symmem::coll

@@ -1,0 +1,169 @@
+// Names, parsing, and the algorithm table.
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "symmem/collectives.hpp"
+#include "symmem/error.hpp"
+#include "symmem/types.hpp"
+
+namespace symmem {
+
+namespace {
+const char* kDtypes[] = {"float", "half", "bfloat16", "fp8_e4m3", "fp8_e5m2", "int32", "uint8"};
+const char* kRedops[] = {"sum", "max", "min", "prod", "avg"};
+const char* kColls[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "all_to_all_v"};
+const char* kAlgos[] = {"auto", "nccl", "ll", "one_shot", "two_shot", "direct"};
+
+template <size_t N>
+int find_name(const char* (&names)[N], const std::string& s) {
+  for (size_t i = 0; i < N; ++i)
+    if (s == names[i]) return static_cast<int>(i);
+  return -1;
+}
+template <size_t N>
+std::string list(const char* (&names)[N]) {
+  std::string out;
+  for (size_t i = 0; i < N; ++i) out += (i ? ", " : "") + std::string(names[i]);
+  return out;
+}
+}  // namespace
+
+const char* dtype_name(DataType t) { return kDtypes[static_cast<int>(t)]; }
+const char* redop_name(ReduceOp op) { return kRedops[static_cast<int>(op)]; }
+const char* coll_name(CollOp op) { return kColls[static_cast<int>(op)]; }
+const char* algo_name(Algo a) { return kAlgos[static_cast<int>(a)]; }
+
+DataType parse_dtype(const std::string& s) {
+  std::string t = s == "float32" || s == "f32" ? "float" : s == "float16" || s == "f16" || s == "fp16" ? "half"
+                : s == "bf16" ? "bfloat16" : s == "e4m3" ? "fp8_e4m3" : s == "e5m2" ? "fp8_e5m2" : s == "int8" ? "uint8" : s;
+  int i = find_name(kDtypes, t);
+  if (i < 0) fail("unknown dtype '" + s + "'; use one of " + list(kDtypes));
+  return static_cast<DataType>(i);
+}
+ReduceOp parse_redop(const std::string& s) {
+  int i = find_name(kRedops, s);
+  if (i < 0) fail("unknown reduction '" + s + "'; use one of " + list(kRedops));
+  return static_cast<ReduceOp>(i);
+}
+CollOp parse_coll(const std::string& s) {
+  int i = find_name(kColls, s);
+  if (i < 0) fail("unknown collective '" + s + "'; use one of " + list(kColls));
+  return static_cast<CollOp>(i);
+}
+Algo parse_algo(const std::string& s) {
+  int i = find_name(kAlgos, s);
+  if (i < 0) fail("unknown algorithm '" + s + "'; use one of " + list(kAlgos));
+  return static_cast<Algo>(i);
+}
+
+TuningTable TuningTable::defaults() {
+  // Measured on 2 x H200 (NV18), bf16 (bench/results); LL below the crossover, then the direct
+  // zero-copy paths. Sizes beyond a direct path's reach fall back as Communicator::select says.
+  static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
+all_reduce      *      *      262144        ll
+all_reduce      *      2      1099511627776 one_shot
+all_reduce      *      *      1099511627776 two_shot
+reduce_scatter  *      *      524288        ll
+reduce_scatter  *      *      1099511627776 direct
+all_gather      *      *      524288        ll
+all_gather      *      *      1099511627776 direct
+broadcast       *      *      262144        ll
+broadcast       *      *      1099511627776 direct
+all_to_all      *      *      524288        ll
+all_to_all      *      *      1099511627776 direct
+all_to_all_v    *      *      1099511627776 direct
+)";
+  return parse(kText, "built-in table");
+}
+
+TuningTable TuningTable::parse(const std::string& text, const std::string& origin) {
+  TuningTable t;
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::istringstream ls(line);
+    std::string op, dtype, ranks, maxb, algo, extra;
+    if (!(ls >> op)) continue;
+    const std::string where = origin + ":" + std::to_string(lineno) + ": ";
+    if (!(ls >> dtype >> ranks >> maxb >> algo) || (ls >> extra))
+      fail(where + "expected 'op dtype nranks max_bytes algo', got '" + line + "'");
+    Entry e{};
+    try {
+      e.op = parse_coll(op);
+      e.dtype = dtype == "*" ? -1 : static_cast<int>(parse_dtype(dtype));
+      e.nranks = ranks == "*" ? 0 : static_cast<int>(detail::parse_int(ranks.c_str(), "nranks", 1, 4096));
+      e.max_bytes = static_cast<size_t>(std::stoull(maxb));
+      e.algo = parse_algo(algo);
+    } catch (const InvalidArgument& err) {
+      fail(where + err.what());
+    } catch (const std::exception&) {
+      fail(where + "max_bytes '" + maxb + "' is not a number");
+    }
+    if (e.algo == Algo::kAuto) fail(where + "'auto' is not an algorithm a table can name");
+    t.entries_.push_back(e);
+  }
+  return t;
+}
+
+TuningTable TuningTable::load(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) fail("cannot read the tuning table '" + path + "' (SYMMEM_TUNING_FILE / CommOptions::tuning_file)");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse(ss.str(), path);
+}
+
+std::string TuningTable::to_text() const {
+  std::ostringstream out;
+  out << "# op dtype nranks max_bytes algo (first match wins)\n";
+  for (const Entry& e : entries_)
+    out << coll_name(e.op) << " " << (e.dtype < 0 ? "*" : dtype_name(static_cast<DataType>(e.dtype))) << " "
+        << (e.nranks == 0 ? "*" : std::to_string(e.nranks)) << " " << e.max_bytes << " " << algo_name(e.algo) << "\n";
+  return out.str();
+}
+
+Algo TuningTable::lookup(CollOp op, DataType dtype, int nranks, size_t bytes) const {
+  for (const Entry& e : entries_)
+    if (e.op == op && (e.dtype < 0 || e.dtype == static_cast<int>(dtype)) && (e.nranks == 0 || e.nranks == nranks) &&
+        bytes <= e.max_bytes)
+      return e.algo;
+  return Algo::kNccl;
+}
+
+namespace detail {
+std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_place, size_t ll_bytes, size_t ll_cap) {
+  const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
+  switch (a) {
+    case Algo::kAuto: return "";
+    case Algo::kNccl: return op == CollOp::kAllToAllV ? "NCCL has no all-to-all-v with counts on the GPU" : "";
+    case Algo::kLL:
+      if (op == CollOp::kAllToAllV) return "ll has no all-to-all-v";
+      if (ll_bytes > ll_cap)
+        return "ll carries at most " + std::to_string(ll_cap) + " bytes per peer (CommOptions::ll_max_bytes); this call needs " +
+               std::to_string(ll_bytes);
+      return "";
+    case Algo::kOneShot:
+      if (op != CollOp::kAllReduce) return "one_shot is an all-reduce algorithm";
+      if (!in_sym) return "one_shot reads peers' inputs directly: pass an input from Communicator::alloc";
+      if (in_place) return "one_shot cannot run in place (peers still read the input it overwrites)";
+      return "";
+    case Algo::kTwoShot:
+      if (op != CollOp::kAllReduce) return "two_shot is an all-reduce algorithm";
+      if (!in_sym || !out_sym) return "two_shot needs input and output from Communicator::alloc";
+      return "";
+    case Algo::kDirect:
+      if (reducing && op == CollOp::kAllReduce) return "all_reduce has one_shot and two_shot, not direct";
+      if (!in_sym) return "direct reads peers' inputs directly: pass an input from Communicator::alloc";
+      if (in_place && op == CollOp::kAllToAll) return "direct all_to_all cannot run in place";
+      return "";
+  }
+  return "unknown algorithm";
+}
+}  // namespace detail
+
+}  // namespace symmem
