@@ -8,6 +8,7 @@
 #include "pattern.cuh"
 #include "symmem/device.cuh"
 #include "symmem/device/bulk.cuh"
+#include "symmem/device/ll.cuh"
 
 namespace symmem::bench {
 namespace {
@@ -17,8 +18,9 @@ constexpr int kPingEpochSlot = 11; // local: rounds completed so far (graph repl
 
 // Ranks 0 and 1 bounce n bytes `iters` times: put-with-signal, then wait for the answer.
 // Mode 0: device::put_signal (the library's path). The others are measured for comparison:
-// 1: put, then a release store of the signal with no full fence; 2: the signal alone (no data);
-// 3: 8 bytes of data and the flag in one 16-byte store (flag-in-data, n ignored).
+// 1: put, then a release store of the signal (the same as 0 since put_signal dropped its extra
+// fence); 2: the signal alone (no data); 3: an LL put: 8 bytes of data and the flag in one 16-byte
+// store (device::ll_store / ll_wait; n ignored).
 template <int Mode>
 __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const char* src, size_t n, int iters) {
   uint64_t base = h.local_signals[kPingEpochSlot];
@@ -37,9 +39,8 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
     } else if (Mode == 2) {
       if (threadIdx.x == 0) device::signal(h, peer, kPingSlot, v);
     } else if (threadIdx.x == 0) {
-      const uint32_t d0 = *reinterpret_cast<const uint32_t*>(src), d1 = *reinterpret_cast<const uint32_t*>(src + 4);
-      uint32_t* line = reinterpret_cast<uint32_t*>(device::peer_ptr(h, peer, dst));
-      asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(line), "r"(d0), "r"(uint32_t(v)), "r"(d1), "r"(uint32_t(v)) : "memory");
+      device::ll_store(reinterpret_cast<device::LLLine*>(device::peer_ptr(h, peer, dst)), *reinterpret_cast<const uint64_t*>(src),
+                       static_cast<uint32_t>(v));
     }
   };
   auto recv = [&](uint64_t v) -> bool {
@@ -50,16 +51,8 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
       return __syncthreads_and(ok);
     }
     bool ok = true;
-    if (threadIdx.x == 0) {
-      const uint32_t* line = reinterpret_cast<const uint32_t*>(dst);
-      const uint64_t t0 = device::global_timer_ns();
-      for (;;) {
-        uint32_t a, f1, b, f2;
-        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(f1), "=r"(b), "=r"(f2) : "l"(line) : "memory");
-        if (f1 == uint32_t(v) && f2 == uint32_t(v)) break;
-        if (device::global_timer_ns() - t0 > h.timeout_ns) { ok = false; break; }
-      }
-    }
+    uint64_t data;
+    if (threadIdx.x == 0) ok = device::ll_wait(h, reinterpret_cast<const device::LLLine*>(dst), static_cast<uint32_t>(v), peer, &data);
     return __shfl_sync(0xffffffffu, ok, 0);
   };
   for (int i = 1; i <= iters; ++i) {
@@ -149,10 +142,10 @@ void run_p2p(Harness& h) {
       lat.extra["put_then_release_us"] = pp(pingpong_kernel<1>);
       if (n == o.min_bytes) {
         lat.extra["signal_only_us"] = pp(pingpong_kernel<2>);
-        lat.extra["flag_in_data_8B_us"] = pp(pingpong_kernel<3>);
+        lat.extra["ll_put_8B_us"] = pp(pingpong_kernel<3>);
         if (me == 0)
-          std::printf("# latency variants at %zu B: put_signal %.2f us, put+release %.2f us, signal only %.2f us, flag-in-data 8 B %.2f us\n", n,
-                      lat.symmem_us, lat.extra["put_then_release_us"], lat.extra["signal_only_us"], lat.extra["flag_in_data_8B_us"]);
+          std::printf("# latency variants at %zu B: put_signal %.2f us, put+release %.2f us, signal only %.2f us, LL put 8 B %.2f us\n", n,
+                      lat.symmem_us, lat.extra["put_then_release_us"], lat.extra["signal_only_us"], lat.extra["ll_put_8B_us"]);
       }
       lat.nccl_us = h.time_once([&](cudaStream_t s) {
         for (int i = 0; active && i < pp_iters; ++i) {

@@ -7,6 +7,8 @@
 //   one_shot  every rank reads every peer's input directly (input symmetric, output any).
 //   two_shot  each rank reduces its shard and pushes it to every peer (input and output symmetric).
 //   direct    the pull form of the data-movement collectives (input symmetric, output any).
+//   push      all-reduce / reduce-scatter: each block pushes its part into the peers' workspace
+//             and raises a flag; no barrier; any buffers, up to 2 x ll_max_bytes per peer.
 //   nccl      NCCL, for what symmem has no faster path for, and for ordinary buffers at large sizes.
 // "Symmetric" means the pointer lies in a buffer of this communicator's heap (Communicator::alloc)
 // at the same offset on every rank: those paths are zero-copy.
@@ -26,7 +28,7 @@
 namespace symmem {
 
 enum class CollOp : int { kAllReduce = 0, kReduceScatter, kAllGather, kBroadcast, kAllToAll, kAllToAllV };
-enum class Algo : int { kAuto = 0, kNccl, kLL, kOneShot, kTwoShot, kDirect };
+enum class Algo : int { kAuto = 0, kNccl, kLL, kOneShot, kTwoShot, kDirect, kPush };
 
 SYMMEM_API const char* coll_name(CollOp op);
 SYMMEM_API const char* algo_name(Algo a);

@@ -23,8 +23,14 @@ __global__ void __launch_bounds__(kThreads) one_shot_kernel(DirectArgs a) {
   size_t done = 0;
   if (aligned16(a.in, a.out)) {
     const size_t words = a.bytes / 16;
-    for (size_t w = idx; w < words; w += stride)
-      reinterpret_cast<int4*>(a.out)[w] = reduce_word<D, R, int4>(a.in_h, a.in, w);
+    constexpr int U = 4;
+    for (size_t w = idx; w < words; w += U * stride) {
+      int4 res[U];
+      reduce_words<D, R, U>(a.in_h, a.in, w, stride, words, res);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (w + u * stride < words) reinterpret_cast<int4*>(a.out)[w + u * stride] = res[u];
+    }
     done = words * 16 / esize;
   }
   reduce_elements<D, R>(a.in_h, a.in, dsts, 1, done, count, idx, stride);
@@ -44,11 +50,15 @@ __global__ void __launch_bounds__(kThreads) two_shot_kernel(DirectArgs a) {
   if (aligned16(a.in, a.out)) {
     const size_t words = a.bytes / 16;
     const size_t first = words * me / n, last = words * (me + 1) / n;
-    for (size_t w = first + idx; w < last; w += stride) {
-      const int4 v = reduce_word<D, R, int4>(a.in_h, a.in, w);
+    constexpr int U = 4;
+    for (size_t w = first + idx; w < last; w += U * stride) {
+      int4 res[U];
+      reduce_words<D, R, U>(a.in_h, a.in, w, stride, last, res);
       for (int k = 0; k < n; ++k) {
         const int p = (me + k) % n;  // stagger the destinations across ranks
-        reinterpret_cast<int4*>(dsts[p])[w] = v;
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (w + u * stride < last) reinterpret_cast<int4*>(dsts[p])[w + u * stride] = res[u];
       }
     }
     done = words * 16 / esize;

@@ -84,10 +84,10 @@ Algo Communicator::select(CollOp op, DataType dtype, size_t bytes, bool in_sym, 
     if (a != Algo::kNccl || nccl_ != nullptr) return a;
   }
   // The table's choice cannot run with these buffers: the zero-copy paths in order, LL, then NCCL.
-  for (Algo b : {Algo::kTwoShot, Algo::kDirect, Algo::kLL})
+  for (Algo b : {Algo::kTwoShot, Algo::kDirect, Algo::kPush, Algo::kLL})
     if (detail::algo_unfit(op, b, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes).empty()) {
-      if (b == Algo::kTwoShot || b == Algo::kDirect) {
-        if (a == Algo::kOneShot || a == Algo::kTwoShot || a == Algo::kDirect) return b;
+      if (b == Algo::kTwoShot || b == Algo::kDirect || b == Algo::kPush) {
+        if (a == Algo::kOneShot || a == Algo::kTwoShot || a == Algo::kDirect || a == Algo::kPush) return b;
         continue;  // the table chose LL or NCCL for this size: keep to that family
       }
       return b;
@@ -118,8 +118,11 @@ Algo Communicator::resolve(CollOp op, Algo asked, DataType dtype, size_t bytes, 
 
 static int ll_blocks(size_t bytes, int sms) {
   const size_t lines = (bytes + 7) / 8;
-  const size_t b = (lines + coll::kThreads - 1) / coll::kThreads;
+  const size_t b = (lines + 127) / 128;  // ~128 lines a block: more SMs polling at once
   return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 64))));
+}
+static int push_blocks(size_t bytes) {
+  return static_cast<int>(std::clamp<size_t>((bytes + 16383) / 16384, 1, coll::kPushMaxBlocks));
 }
 static int direct_blocks(size_t bytes, int sms) {
   const size_t b = (bytes + coll::kThreads * 32 - 1) / (coll::kThreads * 32);
@@ -147,6 +150,9 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
   } else if (a == Algo::kLL) {
     coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), bytes, 2 * opt_.ll_max_bytes / 16, 0};
     coll::launch_ll(CollOp::kAllReduce, args, dtype, op, ll_blocks(bytes, sms_), s);
+  } else if (a == Algo::kPush) {
+    coll::PushArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), bytes, 2 * opt_.ll_max_bytes};
+    coll::launch_push(CollOp::kAllReduce, args, dtype, op, push_blocks(bytes), s);
   } else {
     coll::DirectArgs args{};
     args.ws = ws_.handle();
@@ -171,6 +177,9 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
   } else if (a == Algo::kLL) {
     coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), chunk, 2 * opt_.ll_max_bytes / 16, 0};
     coll::launch_ll(CollOp::kReduceScatter, args, dtype, op, ll_blocks(chunk, sms_), s);
+  } else if (a == Algo::kPush) {
+    coll::PushArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), chunk, 2 * opt_.ll_max_bytes};
+    coll::launch_push(CollOp::kReduceScatter, args, dtype, op, push_blocks(chunk), s);
   } else {
     coll::DirectArgs args{};
     args.ws = ws_.handle();
@@ -220,7 +229,9 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
   } else {
     coll::DirectArgs args{};
     args.ws = ws_.handle();
-    args.in_h = heap_->find(in, bytes).handle();
+    SymmetricBuffer ib = heap_->find(in, bytes), ob = heap_->find(out, bytes);
+    if (ob.valid()) args.out_h = ob.handle();  // the root pushes
+    else args.in_h = ib.handle();              // every rank pulls from the root
     args.in = static_cast<const char*>(in);
     args.out = static_cast<char*>(out);
     args.bytes = bytes;

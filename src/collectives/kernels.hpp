@@ -13,6 +13,9 @@ namespace symmem::coll {
 // Slots of the workspace's signal pad that the collectives own.
 constexpr size_t kLLEpochSlot = pad::kOpBase + 0;  // local: LL operations completed
 constexpr size_t kLLDoneSlot = pad::kOpBase + 1;   // local: blocks of the running LL kernel done
+constexpr size_t kPushFlagSlot = pad::kOpBase + 64;  // + src * kPushMaxBlocks + block: push arrivals
+constexpr int kPushMaxBlocks = 128;
+static_assert(kPushFlagSlot + pad::kMaxTeam * kPushMaxBlocks <= pad::kOpBase + pad::kOpSlots, "push flags overflow the pad");
 constexpr int kThreads = 512;
 constexpr int kMaxBlocks = 256;                    // <= pad::kBarrierChannels
 static_assert(kMaxBlocks <= pad::kBarrierChannels, "each block needs its own barrier channel");
@@ -39,6 +42,15 @@ struct DirectArgs {
   int64_t* recv_counts;
 };
 
+struct PushArgs {
+  DeviceHandle ws;       // staging at its start, shared with LL: (parity, source) slots of slot_bytes
+  const char* in;
+  char* out;
+  size_t bytes;          // payload per peer: AR the message, RS one rank's chunk
+  size_t slot_bytes;
+};
+
+void launch_push(CollOp op, const PushArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
 void launch_ll(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
 void launch_all_reduce(Algo algo, const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
 void launch_reduce_scatter(const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);

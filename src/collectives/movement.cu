@@ -13,17 +13,35 @@ template <int K>
 __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
   if (!device::barrier_block(a.ws, blockIdx.x)) return;
   const DeviceHandle& h = a.in_h;
-  const int n = h.nranks, me = h.rank;
+  const int n = a.ws.nranks, me = a.ws.rank;  // (in_h is empty when a broadcast root pushes)
   const size_t idx = device::grid_index(), stride = device::grid_size();
   if constexpr (K == kBC) {
-    const char* src = at_rank(h, a.root, a.in);
-    if (src != a.out) device::copy_bytes(a.out, src, a.bytes, idx, stride);
+    if (a.out_h.local != nullptr) {
+      // Output symmetric: the root pushes into every rank's output; the others only synchronise.
+      if (me == a.root)
+        for (int k = 0; k < n; ++k) {
+          char* dst = at_rank(a.out_h, (me + k) % n, a.out);
+          if (dst != a.in) device::copy_bytes(dst, a.in, a.bytes, idx, stride);
+        }
+    } else {
+      const char* src = at_rank(h, a.root, a.in);
+      if (src != a.out) device::copy_bytes(a.out, src, a.bytes, idx, stride);
+    }
   } else if constexpr (K == kAG || K == kA2A) {
-    for (int k = 0; k < n; ++k) {
+    // A quarter of the blocks copy this rank's own chunk (local memory) while the rest pull the
+    // peers' chunks over the links, so the two run at once rather than one after the other.
+    // (One block, or one rank: a single group does everything.)
+    const bool split = n > 1 && gridDim.x >= 2;
+    const unsigned local_blocks = split ? (gridDim.x >= 8 ? gridDim.x / 4 : 1) : gridDim.x;
+    const bool local = blockIdx.x < local_blocks;
+    const size_t gidx = local ? idx : idx - local_blocks * size_t(blockDim.x);
+    const size_t gstride = (local ? local_blocks : gridDim.x - local_blocks) * size_t(blockDim.x);
+    const int k_first = local ? 0 : 1, k_last = split && local ? 1 : n;
+    for (int k = k_first; k < k_last; ++k) {
       const int p = (me + k) % n;
       const char* src = at_rank(h, p, a.in) + (K == kA2A ? static_cast<size_t>(me) * a.bytes : 0);
       char* dst = a.out + static_cast<size_t>(p) * a.bytes;
-      if (src != dst) device::copy_bytes(dst, src, a.bytes, idx, stride);
+      if (src != dst) device::copy_bytes(dst, src, a.bytes, gidx, gstride);
     }
   } else {
     // all-to-all-v: peer p sends counts_p[me] elements starting at sum(counts_p[q], q < me).

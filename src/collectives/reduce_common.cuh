@@ -35,6 +35,30 @@ __device__ __forceinline__ Word reduce_word(const DeviceHandle& h, const char* s
   return acc.template store<R>(n);
 }
 
+/// Reduces U words (w0, w0 + stride, ...; those past `words` skipped) over all ranks, U loads in
+/// flight per rank, folding in rank order.
+template <DataType D, ReduceOp R, int U>
+__device__ __forceinline__ void reduce_words(const DeviceHandle& h, const char* src, size_t w0, size_t stride, size_t words,
+                                             int4 (&res)[U]) {
+  device::Pack<D, int4> acc[U];
+  for (int r = 0; r < h.nranks; ++r) {
+    const int4* p = reinterpret_cast<const int4*>(at_rank(h, r, src));
+    int4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (w0 + u * stride < words) v[u] = p[w0 + u * stride];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (w0 + u * stride >= words) continue;
+      if (r == 0) acc[u].load(v[u]);
+      else acc[u].template reduce<R>(v[u]);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    if (w0 + u * stride < words) res[u] = acc[u].template store<R>(h.nranks);
+}
+
 /// Element-wise reduction of elements [first, last) of `src` into dst (tails and unaligned data).
 template <DataType D, ReduceOp R>
 __device__ inline void reduce_elements(const DeviceHandle& h, const char* src, char* const* dsts, int ndst, size_t first,

@@ -17,8 +17,14 @@ __global__ void __launch_bounds__(kThreads) reduce_scatter_kernel(DirectArgs a) 
   size_t done = 0;
   if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(a.out)) & 15u) == 0) {
     const size_t words = a.bytes / 16;
-    for (size_t w = idx; w < words; w += stride)
-      reinterpret_cast<int4*>(a.out)[w] = reduce_word<D, R, int4>(a.in_h, src, w);
+    constexpr int U = 4;
+    for (size_t w = idx; w < words; w += U * stride) {
+      int4 res[U];
+      reduce_words<D, R, U>(a.in_h, src, w, stride, words, res);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (w + u * stride < words) reinterpret_cast<int4*>(a.out)[w + u * stride] = res[u];
+    }
     done = words * 16 / esize;
   }
   reduce_elements<D, R>(a.in_h, src, dsts, 1, done, count, idx, stride);

@@ -13,7 +13,7 @@ namespace {
 const char* kDtypes[] = {"float", "half", "bfloat16", "fp8_e4m3", "fp8_e5m2", "int32", "uint8"};
 const char* kRedops[] = {"sum", "max", "min", "prod", "avg"};
 const char* kColls[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "all_to_all_v"};
-const char* kAlgos[] = {"auto", "nccl", "ll", "one_shot", "two_shot", "direct"};
+const char* kAlgos[] = {"auto", "nccl", "ll", "one_shot", "two_shot", "direct", "push"};
 
 template <size_t N>
 int find_name(const char* (&names)[N], const std::string& s) {
@@ -61,14 +61,16 @@ TuningTable TuningTable::defaults() {
   // Measured on 2 x H200 (NV18), bf16 (bench/results); LL below the crossover, then the direct
   // zero-copy paths. Sizes beyond a direct path's reach fall back as Communicator::select says.
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
-all_reduce      *      *      262144        ll
+all_reduce      *      *      131072        ll
+all_reduce      *      *      2097152       push
 all_reduce      *      2      1099511627776 one_shot
 all_reduce      *      *      1099511627776 two_shot
 reduce_scatter  *      *      524288        ll
+reduce_scatter  *      *      2097152       push
 reduce_scatter  *      *      1099511627776 direct
 all_gather      *      *      524288        ll
 all_gather      *      *      1099511627776 direct
-broadcast       *      *      262144        ll
+broadcast       *      *      524288        ll
 broadcast       *      *      1099511627776 direct
 all_to_all      *      *      524288        ll
 all_to_all      *      *      1099511627776 direct
@@ -156,8 +158,15 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
       if (op != CollOp::kAllReduce) return "two_shot is an all-reduce algorithm";
       if (!in_sym || !out_sym) return "two_shot needs input and output from Communicator::alloc";
       return "";
+    case Algo::kPush:
+      if (!reducing) return "push is an all-reduce and reduce-scatter algorithm";
+      if (ll_bytes > 2 * ll_cap)
+        return "push carries at most " + std::to_string(2 * ll_cap) + " bytes per peer (2 x CommOptions::ll_max_bytes); this call needs " +
+               std::to_string(ll_bytes);
+      return "";
     case Algo::kDirect:
       if (reducing && op == CollOp::kAllReduce) return "all_reduce has one_shot and two_shot, not direct";
+      if (op == CollOp::kBroadcast && (in_sym || out_sym)) return "";  // pull from the root, or the root pushes
       if (!in_sym) return "direct reads peers' inputs directly: pass an input from Communicator::alloc";
       if (in_place && op == CollOp::kAllToAll) return "direct all_to_all cannot run in place";
       return "";

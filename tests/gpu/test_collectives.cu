@@ -130,8 +130,10 @@ TEST(Collectives, AllReduceEveryTypeOpAlgorithmAndTail) {
         const size_t bytes = count * dtype_size(d);
         std::vector<std::vector<uint8_t>> ins;
         for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, count, seed * 64 + r, op));
-        std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kOneShot, true}, {Algo::kTwoShot, true}, {Algo::kAuto, true}};
-        if (have_nccl()) runs.push_back({Algo::kNccl, false});
+        std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kPush, false}, {Algo::kOneShot, true},
+                                                   {Algo::kTwoShot, true}, {Algo::kAuto, true}};
+        // NCCL (the fallback's wiring) where NCCL supports the pair.
+        if (have_nccl() && op == ReduceOp::kSum && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
         for (auto [algo, sym] : runs) {
           void* ip = sym ? in.ptr() : plain_in.p;
           void* op_ = sym ? out.ptr() : plain_out.p;
@@ -168,7 +170,8 @@ TEST(Collectives, AllReduceLargeAndInPlace) {
     EXPECT_EQ(check_reduced(d, ReduceOp::kSum, ins, 0, download(out.ptr(), count * 2), count, n, &why), 0) << algo_name(algo) << ": " << why;
   }
   // In place: two_shot and LL (small) may; one_shot may not.
-  for (auto [algo, cnt] : {std::pair<Algo, size_t>{Algo::kTwoShot, count}, {Algo::kLL, size_t(30001)}, {Algo::kAuto, count}}) {
+  for (auto [algo, cnt] : {std::pair<Algo, size_t>{Algo::kTwoShot, count}, {Algo::kLL, size_t(30001)}, {Algo::kPush, size_t(500001)},
+                           {Algo::kAuto, count}}) {
     upload(buf.ptr(), std::vector<uint8_t>(ins[me].begin(), ins[me].begin() + cnt * 2));
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
     c.all_reduce(buf.ptr(), buf.ptr(), cnt, d, ReduceOp::kSum, nullptr, algo);
@@ -193,8 +196,8 @@ TEST(Collectives, ReduceScatterEveryTypeOp) {
         ++seed;
         std::vector<std::vector<uint8_t>> ins;
         for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, rc * n, seed * 64 + r, op));
-        std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kDirect, true}, {Algo::kAuto, true}};
-        if (have_nccl()) runs.push_back({Algo::kNccl, false});
+        std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kPush, false}, {Algo::kDirect, true}, {Algo::kAuto, true}};
+        if (have_nccl() && op == ReduceOp::kSum && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
         for (auto [algo, sym] : runs) {
           void* ip = sym ? in.ptr() : plain_in.p;
           upload(ip, ins[me]);
@@ -269,7 +272,13 @@ TEST(Collectives, AllToAllVWithCountsOnTheGpu) {
   auto cnt = [](int r, int p) { return int64_t((r + 1) * 1000 + 7 * p + 3); };
   int64_t send_total = 0, recv_total = 0;
   for (int p = 0; p < n; ++p) { send_total += cnt(me, p); recv_total += cnt(p, me); }
-  SymmetricBuffer in = c.alloc(send_total * 2), counts = c.alloc(sizeof(int64_t) * n);
+  int64_t most = 0;  // every rank allocates the same size: the largest send total
+  for (int r = 0; r < n; ++r) {
+    int64_t t = 0;
+    for (int p = 0; p < n; ++p) t += cnt(r, p);
+    most = std::max(most, t);
+  }
+  SymmetricBuffer in = c.alloc(most * 2), counts = c.alloc(sizeof(int64_t) * n);
   DeviceBuffer out(recv_total * 2 + 16), recv_counts(sizeof(int64_t) * n);
   std::vector<std::vector<uint8_t>> ins;
   for (int r = 0; r < n; ++r) {
@@ -317,6 +326,7 @@ TEST(Collectives, GraphCaptureReplaysWithNewData) {
   c.all_reduce(plain_in.p, plain_out.p, small, DataType::kFloat32, ReduceOp::kSum, s, Algo::kLL);
   c.all_reduce(in.ptr(), out.ptr(), large, DataType::kFloat32, ReduceOp::kSum, s, Algo::kTwoShot);
   c.all_gather(plain_in.p, ag_out.p, small, DataType::kFloat32, s, Algo::kLL);
+  c.all_reduce(plain_in.p, plain_in.p, small, DataType::kFloat32, ReduceOp::kMax, s, Algo::kPush);  // in place
   SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
   SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
   for (int rep = 0; rep < 3; ++rep) {
@@ -335,6 +345,9 @@ TEST(Collectives, GraphCaptureReplaysWithNewData) {
     ctx()->synchronize(s, "graph replay");
     std::string why;
     EXPECT_EQ(check_reduced(DataType::kFloat32, ReduceOp::kSum, a, 0, download(plain_out.p, small * 4), small, n, &why), 0) << rep << why;
+    // plain_in now holds max over ranks of my input (push, in place), the same on every rank.
+    std::vector<std::vector<uint8_t>> maxed(n, download(plain_in.p, small * 4));
+    EXPECT_EQ(check_reduced(DataType::kFloat32, ReduceOp::kMax, a, 0, maxed[0], small, n, &why), 0) << rep << why;
     EXPECT_EQ(check_reduced(DataType::kFloat32, ReduceOp::kSum, b, 0, download(out.ptr(), large * 4), large, n, &why), 0) << rep << why;
     auto got = download(ag_out.p, small * 4 * n);
     for (int r = 0; r < n; ++r) EXPECT_TRUE(std::equal(a[r].begin(), a[r].end(), got.begin() + r * small * 4)) << rep;

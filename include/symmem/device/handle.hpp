@@ -41,7 +41,7 @@ constexpr int kBarrierChannels = 256;          // independent block-level barrie
 constexpr size_t kBarrierBase = 1024;          // arrival slot per (channel, peer)
 constexpr size_t kCounterBase = kBarrierBase + static_cast<size_t>(kBarrierChannels) * kMaxTeam;  // local epochs
 constexpr size_t kOpBase = kCounterBase + kBarrierChannels;  // reserved for symmem's operations
-constexpr size_t kOpSlots = 1024;
+constexpr size_t kOpSlots = 8192 + 64;
 SYMMEM_HOST_DEVICE constexpr size_t barrier_slot(int channel, int peer) {
   return kBarrierBase + static_cast<size_t>(channel) * kMaxTeam + static_cast<size_t>(peer);
 }

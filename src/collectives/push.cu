@@ -1,0 +1,97 @@
+// Push all-reduce and reduce-scatter: no barrier. Block b of each rank writes its part of the
+// payload into every peer's workspace slot (plain 16-byte stores), then raises a flag per peer
+// (fence + release); block b of the peer waits for those flags (acquire) and reduces its part from
+// local memory only. Slots alternate by the same epoch parity as LL, with the same argument for why
+// two suffice (every rank hears from every peer in every operation).
+#include "kernels.hpp"
+#include "reduce_common.cuh"
+#include "symmem/error.hpp"
+
+namespace symmem::coll {
+namespace {
+
+template <bool RS, DataType D, ReduceOp R>
+__global__ void __launch_bounds__(kThreads) push_kernel(PushArgs a) {
+  const DeviceHandle& h = a.ws;
+  const int n = h.nranks, me = h.rank;
+  const uint64_t epoch = h.local_signals[kLLEpochSlot] + 1;
+  const size_t par = epoch & 1;
+  auto stage = [&](void* base, int src) { return static_cast<char*>(base) + (par * n + static_cast<size_t>(src)) * a.slot_bytes; };
+  auto flag_slot = [&](int src) { return kPushFlagSlot + static_cast<size_t>(src) * kPushMaxBlocks + blockIdx.x; };
+  // This block's part: [lo, hi), 16-byte aligned but for the message's end.
+  const size_t words = (a.bytes + 15) / 16;
+  const size_t lo = min(a.bytes, words * blockIdx.x / gridDim.x * 16), hi = min(a.bytes, words * (blockIdx.x + 1) / gridDim.x * 16);
+
+  for (int k = 1; k < n; ++k) {
+    const int p = (me + k) % n;
+    const char* src = RS ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
+    device::copy_bytes(stage(h.peers[p], me) + lo, src + lo, hi - lo, threadIdx.x, blockDim.x);
+  }
+  __syncthreads();  // the block's stores precede the flags in the block's order...
+  const int t = threadIdx.x;
+  bool ok = true;
+  if (t < n && t != me) {
+    device::fence_system();  // ...and in the order peer t observes them
+    device::st_release(h.signals[t] + flag_slot(me), epoch);
+    // Acquire: peer t's part of this epoch is in this rank's slot once its flag shows the epoch.
+    ok = device::wait_until(h, h.local_signals + flag_slot(t), Cmp::kGe, epoch, WaitKind::kCollective, t);
+  }
+  if (__syncthreads_and(ok)) {
+    const char* mine = RS ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
+    const size_t esize = sizeof(typename device::Elem<D>::Raw);
+    const bool aligned = ((reinterpret_cast<uintptr_t>(mine) | reinterpret_cast<uintptr_t>(a.out)) & 15u) == 0;
+    const size_t vec_end = aligned ? hi / 16 * 16 : lo;
+    constexpr int U = 4;
+    for (size_t w = lo / 16 + t; w < vec_end / 16; w += U * blockDim.x) {
+      device::Pack<D, int4> acc[U];
+      for (int r = 0; r < n; ++r) {
+        const int4* src = reinterpret_cast<const int4*>(r == me ? mine : stage(h.local, r));
+        int4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (w + u * blockDim.x < vec_end / 16) v[u] = src[w + u * blockDim.x];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          if (w + u * blockDim.x >= vec_end / 16) continue;
+          if (r == 0) acc[u].load(v[u]);
+          else acc[u].template reduce<R>(v[u]);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (w + u * blockDim.x < vec_end / 16) reinterpret_cast<int4*>(a.out)[w + u * blockDim.x] = acc[u].template store<R>(n);
+    }
+    using Raw = typename device::Elem<D>::Raw;
+    for (size_t e = vec_end / esize + t; e < hi / esize; e += blockDim.x) {
+      device::Pack<D, Raw> acc;
+      for (int r = 0; r < n; ++r) {
+        const Raw v = reinterpret_cast<const Raw*>(r == me ? mine : stage(h.local, r))[e];
+        if (r == 0) acc.load(v);
+        else acc.template reduce<R>(v);
+      }
+      reinterpret_cast<Raw*>(a.out)[e] = acc.template store<R>(n);
+    }
+  }
+  // The last block to finish advances the epoch shared with LL.
+  __syncthreads();
+  if (t == 0) {
+    unsigned long long* done = reinterpret_cast<unsigned long long*>(h.local_signals + kLLDoneSlot);
+    if (atomicAdd(done, 1ull) == gridDim.x - 1) {
+      *done = 0;
+      h.local_signals[kLLEpochSlot] = epoch;
+    }
+  }
+}
+
+}  // namespace
+
+void launch_push(CollOp op, const PushArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
+  require(blocks <= kPushMaxBlocks, "launch_push: too many blocks");
+  if (op == CollOp::kAllReduce)
+    dispatch_reduce(d, r, [&](auto D, auto R) { push_kernel<false, D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+  else
+    dispatch_reduce(d, r, [&](auto D, auto R) { push_kernel<true, D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+  SYMMEM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace symmem::coll
