@@ -4,6 +4,7 @@
 //   one_shot: every rank reduces the whole message from all inputs into its own output.
 //   two_shot: rank r reduces shard r and stores it into every rank's output.
 #include "kernels.hpp"
+#include "launch.cuh"
 #include "reduce_common.cuh"
 #include "symmem/error.hpp"
 
@@ -16,6 +17,7 @@ __device__ __forceinline__ bool aligned16(const void* a, const void* b) {
 
 template <DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) one_shot_kernel(DirectArgs a) {
+  pdl_wait();
   if (!device::barrier_block(a.ws, blockIdx.x)) return;
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t esize = sizeof(typename device::Elem<D>::Raw), count = a.bytes / esize;
@@ -23,7 +25,7 @@ __global__ void __launch_bounds__(kThreads) one_shot_kernel(DirectArgs a) {
   size_t done = 0;
   if (aligned16(a.in, a.out)) {
     const size_t words = a.bytes / 16;
-    constexpr int U = 4;
+    constexpr int U = kUnroll<D>;
     for (size_t w = idx; w < words; w += U * stride) {
       int4 res[U];
       reduce_words<D, R, U>(a.in_h, a.in, w, stride, words, res);
@@ -39,6 +41,7 @@ __global__ void __launch_bounds__(kThreads) one_shot_kernel(DirectArgs a) {
 
 template <DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) two_shot_kernel(DirectArgs a) {
+  pdl_wait();
   if (!device::barrier_block(a.ws, blockIdx.x)) return;
   const int n = a.in_h.nranks, me = a.in_h.rank;
   const size_t idx = device::grid_index(), stride = device::grid_size();
@@ -50,7 +53,7 @@ __global__ void __launch_bounds__(kThreads) two_shot_kernel(DirectArgs a) {
   if (aligned16(a.in, a.out)) {
     const size_t words = a.bytes / 16;
     const size_t first = words * me / n, last = words * (me + 1) / n;
-    constexpr int U = 4;
+    constexpr int U = kUnroll<D>;
     for (size_t w = first + idx; w < last; w += U * stride) {
       int4 res[U];
       reduce_words<D, R, U>(a.in_h, a.in, w, stride, last, res);
@@ -72,9 +75,9 @@ __global__ void __launch_bounds__(kThreads) two_shot_kernel(DirectArgs a) {
 
 void launch_all_reduce(Algo algo, const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
   if (algo == Algo::kOneShot)
-    dispatch_reduce(d, r, [&](auto D, auto R) { one_shot_kernel<D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+    dispatch_reduce(d, r, [&](auto D, auto R) { launch(one_shot_kernel<D.value, R.value>, blocks, kThreads, s, a); });
   else
-    dispatch_reduce(d, r, [&](auto D, auto R) { two_shot_kernel<D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+    dispatch_reduce(d, r, [&](auto D, auto R) { launch(two_shot_kernel<D.value, R.value>, blocks, kThreads, s, a); });
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -122,7 +122,7 @@ static int ll_blocks(size_t bytes, int sms) {
   return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 64))));
 }
 static int push_blocks(size_t bytes) {
-  return static_cast<int>(std::clamp<size_t>((bytes + 16383) / 16384, 1, coll::kPushMaxBlocks));
+  return static_cast<int>(std::clamp<size_t>((bytes + 8191) / 8192, 1, coll::kPushMaxBlocks));
 }
 static int direct_blocks(size_t bytes, int sms) {
   const size_t b = (bytes + coll::kThreads * 32 - 1) / (coll::kThreads * 32);
@@ -229,9 +229,7 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
   } else {
     coll::DirectArgs args{};
     args.ws = ws_.handle();
-    SymmetricBuffer ib = heap_->find(in, bytes), ob = heap_->find(out, bytes);
-    if (ob.valid()) args.out_h = ob.handle();  // the root pushes
-    else args.in_h = ib.handle();              // every rank pulls from the root
+    args.in_h = heap_->find(in, bytes).handle();
     args.in = static_cast<const char*>(in);
     args.out = static_cast<char*>(out);
     args.bytes = bytes;

@@ -5,6 +5,7 @@
 // which needed that peer's e+1 lines, which the peer sends only after finishing e. Every LL
 // operation therefore has each rank receive from every peer (broadcast roots get a token line).
 #include "kernels.hpp"
+#include "launch.cuh"
 #include "reduce_common.cuh"
 #include "symmem/device/ll.cuh"
 #include "symmem/error.hpp"
@@ -18,6 +19,7 @@ enum Kind { kAR, kRS, kAG, kBC, kA2A };
 
 template <int K, DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
+  pdl_wait();
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
   const uint64_t epoch = h.local_signals[kLLEpochSlot] + 1;
@@ -93,14 +95,14 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
 void launch_ll(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
   switch (op) {
     case CollOp::kAllReduce:
-      dispatch_reduce(d, r, [&](auto D, auto R) { ll_kernel<kAR, D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+      dispatch_reduce(d, r, [&](auto D, auto R) { launch(ll_kernel<kAR, D.value, R.value>, blocks, kThreads, s, a); });
       break;
     case CollOp::kReduceScatter:
-      dispatch_reduce(d, r, [&](auto D, auto R) { ll_kernel<kRS, D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+      dispatch_reduce(d, r, [&](auto D, auto R) { launch(ll_kernel<kRS, D.value, R.value>, blocks, kThreads, s, a); });
       break;
-    case CollOp::kAllGather: ll_kernel<kAG, DataType::kUInt8, ReduceOp::kSum><<<blocks, kThreads, 0, s>>>(a); break;
-    case CollOp::kBroadcast: ll_kernel<kBC, DataType::kUInt8, ReduceOp::kSum><<<blocks, kThreads, 0, s>>>(a); break;
-    case CollOp::kAllToAll: ll_kernel<kA2A, DataType::kUInt8, ReduceOp::kSum><<<blocks, kThreads, 0, s>>>(a); break;
+    case CollOp::kAllGather: launch(ll_kernel<kAG, DataType::kUInt8, ReduceOp::kSum>, blocks, kThreads, s, a); break;
+    case CollOp::kBroadcast: launch(ll_kernel<kBC, DataType::kUInt8, ReduceOp::kSum>, blocks, kThreads, s, a); break;
+    case CollOp::kAllToAll: launch(ll_kernel<kA2A, DataType::kUInt8, ReduceOp::kSum>, blocks, kThreads, s, a); break;
     default: fail("launch_ll: no LL kernel for " + std::string(coll_name(op)));
   }
   SYMMEM_CUDA_CHECK(cudaGetLastError());

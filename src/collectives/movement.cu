@@ -1,6 +1,7 @@
 // Zero-copy data movement: all-gather, broadcast, all-to-all and all-to-all-v, each rank pulling
 // from its peers' symmetric inputs into its own output (which may be any device memory).
 #include "kernels.hpp"
+#include "launch.cuh"
 #include "reduce_common.cuh"
 #include "symmem/error.hpp"
 
@@ -11,28 +12,30 @@ enum Kind { kAG, kBC, kA2A, kA2AV };
 
 template <int K>
 __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
+  pdl_wait();
   if (!device::barrier_block(a.ws, blockIdx.x)) return;
   const DeviceHandle& h = a.in_h;
-  const int n = a.ws.nranks, me = a.ws.rank;  // (in_h is empty when a broadcast root pushes)
+  const int n = a.ws.nranks, me = a.ws.rank;
   const size_t idx = device::grid_index(), stride = device::grid_size();
   if constexpr (K == kBC) {
-    if (a.out_h.local != nullptr) {
-      // Output symmetric: the root pushes into every rank's output; the others only synchronise.
-      if (me == a.root)
-        for (int k = 0; k < n; ++k) {
-          char* dst = at_rank(a.out_h, (me + k) % n, a.out);
-          if (dst != a.in) device::copy_bytes(dst, a.in, a.bytes, idx, stride);
-        }
-    } else {
-      const char* src = at_rank(h, a.root, a.in);
-      if (src != a.out) device::copy_bytes(a.out, src, a.bytes, idx, stride);
+    // Every rank pulls from the root. The root's own copy starts halfway through, so it does not
+    // read the same lines as the peers pulling from the start (that contention cost up to 2x).
+    const char* src = at_rank(h, a.root, a.in);
+    if (src != a.out) {
+      if (me == a.root) {
+        const size_t half = a.bytes / 2 / 16 * 16;
+        device::copy_bytes(a.out + half, src + half, a.bytes - half, idx, stride);
+        device::copy_bytes(a.out, src, half, idx, stride);
+      } else {
+        device::copy_bytes(a.out, src, a.bytes, idx, stride);
+      }
     }
   } else if constexpr (K == kAG || K == kA2A) {
-    // A quarter of the blocks copy this rank's own chunk (local memory) while the rest pull the
+    // A third of the blocks copy this rank's own chunk (local memory) while the rest pull the
     // peers' chunks over the links, so the two run at once rather than one after the other.
     // (One block, or one rank: a single group does everything.)
     const bool split = n > 1 && gridDim.x >= 2;
-    const unsigned local_blocks = split ? (gridDim.x >= 8 ? gridDim.x / 4 : 1) : gridDim.x;
+    const unsigned local_blocks = split ? (gridDim.x >= 6 ? gridDim.x / 3 : 1) : gridDim.x;
     const bool local = blockIdx.x < local_blocks;
     const size_t gidx = local ? idx : idx - local_blocks * size_t(blockDim.x);
     const size_t gstride = (local ? local_blocks : gridDim.x - local_blocks) * size_t(blockDim.x);
@@ -62,9 +65,14 @@ __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
     if (blockIdx.x == 0 && a.recv_counts != nullptr)
       for (int p = threadIdx.x; p < n; p += blockDim.x) a.recv_counts[p] = cnt[p];
     const size_t es = a.bytes;
-    for (int k = 0; k < n; ++k) {
+    const bool split = n > 1 && gridDim.x >= 2;  // as above: local and remote copies at once
+    const unsigned local_blocks = split ? (gridDim.x >= 6 ? gridDim.x / 3 : 1) : gridDim.x;
+    const bool local = blockIdx.x < local_blocks;
+    const size_t gidx = local ? idx : idx - local_blocks * size_t(blockDim.x);
+    const size_t gstride = (local ? local_blocks : gridDim.x - local_blocks) * size_t(blockDim.x);
+    for (int k = local ? 0 : 1; k < (split && local ? 1 : n); ++k) {
       const int p = (me + k) % n;
-      device::copy_bytes(a.out + recv_off[p] * es, at_rank(h, p, a.in) + send_off[p] * es, cnt[p] * es, idx, stride);
+      device::copy_bytes(a.out + recv_off[p] * es, at_rank(h, p, a.in) + send_off[p] * es, cnt[p] * es, gidx, gstride);
     }
   }
   device::barrier_block(a.ws, blockIdx.x);
@@ -74,10 +82,10 @@ __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
 
 void launch_movement(CollOp op, const DirectArgs& a, int blocks, cudaStream_t s) {
   switch (op) {
-    case CollOp::kAllGather: movement_kernel<kAG><<<blocks, kThreads, 0, s>>>(a); break;
-    case CollOp::kBroadcast: movement_kernel<kBC><<<blocks, kThreads, 0, s>>>(a); break;
-    case CollOp::kAllToAll: movement_kernel<kA2A><<<blocks, kThreads, 0, s>>>(a); break;
-    case CollOp::kAllToAllV: movement_kernel<kA2AV><<<blocks, kThreads, 0, s>>>(a); break;
+    case CollOp::kAllGather: launch(movement_kernel<kAG>, blocks, kThreads, s, a); break;
+    case CollOp::kBroadcast: launch(movement_kernel<kBC>, blocks, kThreads, s, a); break;
+    case CollOp::kAllToAll: launch(movement_kernel<kA2A>, blocks, kThreads, s, a); break;
+    case CollOp::kAllToAllV: launch(movement_kernel<kA2AV>, blocks, kThreads, s, a); break;
     default: fail("launch_movement: not a data-movement collective: " + std::string(coll_name(op)));
   }
   SYMMEM_CUDA_CHECK(cudaGetLastError());

@@ -4,6 +4,7 @@
 // local memory only. Slots alternate by the same epoch parity as LL, with the same argument for why
 // two suffice (every rank hears from every peer in every operation).
 #include "kernels.hpp"
+#include "launch.cuh"
 #include "reduce_common.cuh"
 #include "symmem/error.hpp"
 
@@ -12,6 +13,7 @@ namespace {
 
 template <bool RS, DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) push_kernel(PushArgs a) {
+  pdl_wait();
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
   const uint64_t epoch = h.local_signals[kLLEpochSlot] + 1;
@@ -31,7 +33,7 @@ __global__ void __launch_bounds__(kThreads) push_kernel(PushArgs a) {
   const int t = threadIdx.x;
   bool ok = true;
   if (t < n && t != me) {
-    device::fence_system();  // ...and in the order peer t observes them
+    // ...and the release (cumulative over what the barrier made visible) orders them for peer t.
     device::st_release(h.signals[t] + flag_slot(me), epoch);
     // Acquire: peer t's part of this epoch is in this rank's slot once its flag shows the epoch.
     ok = device::wait_until(h, h.local_signals + flag_slot(t), Cmp::kGe, epoch, WaitKind::kCollective, t);
@@ -41,7 +43,7 @@ __global__ void __launch_bounds__(kThreads) push_kernel(PushArgs a) {
     const size_t esize = sizeof(typename device::Elem<D>::Raw);
     const bool aligned = ((reinterpret_cast<uintptr_t>(mine) | reinterpret_cast<uintptr_t>(a.out)) & 15u) == 0;
     const size_t vec_end = aligned ? hi / 16 * 16 : lo;
-    constexpr int U = 4;
+    constexpr int U = kUnroll<D>;
     for (size_t w = lo / 16 + t; w < vec_end / 16; w += U * blockDim.x) {
       device::Pack<D, int4> acc[U];
       for (int r = 0; r < n; ++r) {
@@ -88,9 +90,9 @@ __global__ void __launch_bounds__(kThreads) push_kernel(PushArgs a) {
 void launch_push(CollOp op, const PushArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
   require(blocks <= kPushMaxBlocks, "launch_push: too many blocks");
   if (op == CollOp::kAllReduce)
-    dispatch_reduce(d, r, [&](auto D, auto R) { push_kernel<false, D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+    dispatch_reduce(d, r, [&](auto D, auto R) { launch(push_kernel<false, D.value, R.value>, blocks, kThreads, s, a); });
   else
-    dispatch_reduce(d, r, [&](auto D, auto R) { push_kernel<true, D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+    dispatch_reduce(d, r, [&](auto D, auto R) { launch(push_kernel<true, D.value, R.value>, blocks, kThreads, s, a); });
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }
 

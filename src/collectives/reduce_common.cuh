@@ -35,23 +35,38 @@ __device__ __forceinline__ Word reduce_word(const DeviceHandle& h, const char* s
   return acc.template store<R>(n);
 }
 
+/// Words per thread per step of the reducing loops (register budget of 512-thread blocks).
+template <DataType D>
+constexpr int kUnroll = 16 / sizeof(typename device::Elem<D>::Raw) <= 8 ? 4 : 2;
+
 /// Reduces U words (w0, w0 + stride, ...; those past `words` skipped) over all ranks, U loads in
 /// flight per rank, folding in rank order.
 template <DataType D, ReduceOp R, int U>
 __device__ __forceinline__ void reduce_words(const DeviceHandle& h, const char* src, size_t w0, size_t stride, size_t words,
                                              int4 (&res)[U]) {
+  // Ranks whose loads are all issued before the first fold: fewer for the narrow types, whose
+  // accumulators take more registers per word.
+  constexpr int B = 16 / sizeof(typename device::Elem<D>::Raw) <= 4 ? 4 : 2;
   device::Pack<D, int4> acc[U];
-  for (int r = 0; r < h.nranks; ++r) {
-    const int4* p = reinterpret_cast<const int4*>(at_rank(h, r, src));
-    int4 v[U];
+  for (int r0 = 0; r0 < h.nranks; r0 += B) {
+    int4 v[B][U];
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (w0 + u * stride < words) v[u] = p[w0 + u * stride];
+    for (int b = 0; b < B; ++b) {
+      if (r0 + b >= h.nranks) break;
+      const int4* p = reinterpret_cast<const int4*>(at_rank(h, r0 + b, src));
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (w0 + u * stride >= words) continue;
-      if (r == 0) acc[u].load(v[u]);
-      else acc[u].template reduce<R>(v[u]);
+      for (int u = 0; u < U; ++u)
+        if (w0 + u * stride < words) v[b][u] = p[w0 + u * stride];
+    }
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+      if (r0 + b >= h.nranks) break;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (w0 + u * stride >= words) continue;
+        if (r0 + b == 0) acc[u].load(v[b][u]);
+        else acc[u].template reduce<R>(v[b][u]);
+      }
     }
   }
 #pragma unroll

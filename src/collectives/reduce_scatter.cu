@@ -1,6 +1,7 @@
 // Zero-copy reduce-scatter over a symmetric input: rank r reduces chunk r of every rank's input
 // into its own output. Barriers as in all_reduce.cu.
 #include "kernels.hpp"
+#include "launch.cuh"
 #include "reduce_common.cuh"
 #include "symmem/error.hpp"
 
@@ -9,6 +10,7 @@ namespace {
 
 template <DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) reduce_scatter_kernel(DirectArgs a) {
+  pdl_wait();
   if (!device::barrier_block(a.ws, blockIdx.x)) return;
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t esize = sizeof(typename device::Elem<D>::Raw), count = a.bytes / esize;
@@ -17,7 +19,7 @@ __global__ void __launch_bounds__(kThreads) reduce_scatter_kernel(DirectArgs a) 
   size_t done = 0;
   if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(a.out)) & 15u) == 0) {
     const size_t words = a.bytes / 16;
-    constexpr int U = 4;
+    constexpr int U = kUnroll<D>;
     for (size_t w = idx; w < words; w += U * stride) {
       int4 res[U];
       reduce_words<D, R, U>(a.in_h, src, w, stride, words, res);
@@ -34,7 +36,7 @@ __global__ void __launch_bounds__(kThreads) reduce_scatter_kernel(DirectArgs a) 
 }  // namespace
 
 void launch_reduce_scatter(const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
-  dispatch_reduce(d, r, [&](auto D, auto R) { reduce_scatter_kernel<D.value, R.value><<<blocks, kThreads, 0, s>>>(a); });
+  dispatch_reduce(d, r, [&](auto D, auto R) { launch(reduce_scatter_kernel<D.value, R.value>, blocks, kThreads, s, a); });
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }
 

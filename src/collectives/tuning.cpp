@@ -61,18 +61,17 @@ TuningTable TuningTable::defaults() {
   // Measured on 2 x H200 (NV18), bf16 (bench/results); LL below the crossover, then the direct
   // zero-copy paths. Sizes beyond a direct path's reach fall back as Communicator::select says.
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
-all_reduce      *      *      131072        ll
-all_reduce      *      *      2097152       push
-all_reduce      *      2      1099511627776 one_shot
+all_reduce      *      *      262144        ll
+all_reduce      *      *      1048576       push
 all_reduce      *      *      1099511627776 two_shot
-reduce_scatter  *      *      524288        ll
+reduce_scatter  *      *      1048576       ll
 reduce_scatter  *      *      2097152       push
 reduce_scatter  *      *      1099511627776 direct
-all_gather      *      *      524288        ll
+all_gather      *      *      1048576       ll
 all_gather      *      *      1099511627776 direct
-broadcast       *      *      524288        ll
+broadcast       *      *      1048576       ll
 broadcast       *      *      1099511627776 direct
-all_to_all      *      *      524288        ll
+all_to_all      *      *      1048576       ll
 all_to_all      *      *      1099511627776 direct
 all_to_all_v    *      *      1099511627776 direct
 )";
@@ -166,7 +165,6 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
       return "";
     case Algo::kDirect:
       if (reducing && op == CollOp::kAllReduce) return "all_reduce has one_shot and two_shot, not direct";
-      if (op == CollOp::kBroadcast && (in_sym || out_sym)) return "";  // pull from the root, or the root pushes
       if (!in_sym) return "direct reads peers' inputs directly: pass an input from Communicator::alloc";
       if (in_place && op == CollOp::kAllToAll) return "direct all_to_all cannot run in place";
       return "";

@@ -1,0 +1,52 @@
+#pragma once
+// Kernel launch for the collectives: programmatic dependent launch (PDL) where the GPU has it, so
+// a collective's launch overlaps the tail of the kernel before it in the stream (graphs keep the
+// edge). Every collective kernel starts with pdl_wait(), which returns once the previous kernel in
+// the stream has completed and its memory is visible: the semantics of plain stream order.
+// SYMMEM_PDL=0 turns it off.
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "symmem/error.hpp"
+
+namespace symmem::coll {
+
+/// First statement of every collective kernel.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");  // all our blocks run: the next may launch
+#endif
+}
+
+inline bool pdl_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("SYMMEM_PDL");
+    if (e != nullptr && std::strcmp(e, "0") == 0) return false;
+    int dev = 0, major = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    return major >= 9;
+  }();
+  return on;
+}
+
+template <class... KArgs, class... Args>
+void launch(void (*kernel)(KArgs...), int blocks, int threads, cudaStream_t s, Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(threads);
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  if (pdl_enabled()) {
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+
+}  // namespace symmem::coll
