@@ -9,6 +9,11 @@
 //   direct    the pull form of the data-movement collectives (input symmetric, output any).
 //   push      all-reduce / reduce-scatter: each block pushes its part into the peers' workspace
 //             and raises a flag; no barrier; any buffers, up to 2 x ll_max_bytes per peer.
+//             all-gather / all-to-all / broadcast: each rank writes into the peers' (symmetric)
+//             outputs; links carry only writes, which run faster than reads when both directions
+//             are busy.
+//   two_shot_push  2-rank all-reduce with writes only: each rank sends the peer its half into the
+//             peer's (symmetric) output, reduces its own half, and writes the result to both.
 //   nccl      NCCL, for what symmem has no faster path for, and for ordinary buffers at large sizes.
 // "Symmetric" means the pointer lies in a buffer of this communicator's heap (Communicator::alloc)
 // at the same offset on every rank: those paths are zero-copy.
@@ -28,7 +33,7 @@
 namespace symmem {
 
 enum class CollOp : int { kAllReduce = 0, kReduceScatter, kAllGather, kBroadcast, kAllToAll, kAllToAllV };
-enum class Algo : int { kAuto = 0, kNccl, kLL, kOneShot, kTwoShot, kDirect, kPush };
+enum class Algo : int { kAuto = 0, kNccl, kLL, kOneShot, kTwoShot, kDirect, kPush, kTwoShotPush };
 
 SYMMEM_API const char* coll_name(CollOp op);
 SYMMEM_API const char* algo_name(Algo a);
@@ -126,7 +131,7 @@ class SYMMEM_API Communicator {
 namespace detail {
 /// Whether an algorithm can run with these buffers ("" if so, else why not).
 SYMMEM_API std::string algo_unfit(CollOp op, Algo a, bool in_symmetric, bool out_symmetric, bool in_place,
-                                  size_t ll_bytes, size_t ll_capacity);
+                                  size_t ll_bytes, size_t ll_capacity, int nranks = 0);
 }  // namespace detail
 
 }  // namespace symmem

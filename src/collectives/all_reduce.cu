@@ -71,11 +71,68 @@ __global__ void __launch_bounds__(kThreads) two_shot_kernel(DirectArgs a) {
   device::barrier_block(a.ws, blockIdx.x);
 }
 
+// Two ranks, writes only. Shard s of the message: [0, half) for rank 0, [half, bytes) for rank 1.
+// 1) each rank writes the peer's shard of its input into the peer's output (scratch until step 2);
+// 2) after a barrier each rank reduces its shard (its input + what arrived, in rank order) and
+//    writes the result into its own output and the peer's.
+template <DataType D, ReduceOp R>
+__global__ void __launch_bounds__(kThreads) two_shot_push_kernel(DirectArgs a) {
+  pdl_wait();
+  if (!device::barrier_block(a.ws, blockIdx.x)) return;  // the peer's output is free
+  const int me = a.ws.rank, peer = 1 - me;
+  using Raw = typename device::Elem<D>::Raw;
+  const size_t half = a.bytes / 32 * 16;
+  auto part = [&](int s, size_t* lo, size_t* hi) {  // this block's piece of shard s, 16-byte aligned
+    const size_t slo = s ? half : 0, shi = s ? a.bytes : half, w = (shi - slo + 15) / 16;
+    *lo = slo + min(shi - slo, w * blockIdx.x / gridDim.x * 16);
+    *hi = slo + min(shi - slo, w * (blockIdx.x + 1) / gridDim.x * 16);
+  };
+  char* peer_out = device::peer_ptr(a.out_h, peer, a.out);
+  size_t lo, hi;
+  part(peer, &lo, &hi);
+  device::copy_bytes(peer_out + lo, a.in + lo, hi - lo, threadIdx.x, blockDim.x);
+  if (!device::barrier_block(a.ws, blockIdx.x)) return;  // the peer's half of my shard has landed
+  part(me, &lo, &hi);
+  const bool aligned = ((reinterpret_cast<uintptr_t>(a.in) | reinterpret_cast<uintptr_t>(a.out)) & 15u) == 0;
+  const size_t vec_hi = aligned ? lo + (hi - lo) / 16 * 16 : lo;
+  const char* srcs[2] = {me == 0 ? a.in : a.out, me == 0 ? a.out : a.in};  // rank order: rank 0's data first
+  constexpr int U = kUnroll<D>;
+  for (size_t w = lo / 16 + threadIdx.x; w < vec_hi / 16; w += U * blockDim.x) {
+    int4 v[2][U];
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (w + u * blockDim.x < vec_hi / 16) v[r][u] = reinterpret_cast<const int4*>(srcs[r])[w + u * blockDim.x];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (w + u * blockDim.x >= vec_hi / 16) continue;
+      device::Pack<D, int4> acc;
+      acc.load(v[0][u]);
+      acc.template reduce<R>(v[1][u]);
+      const int4 res = acc.template store<R>(2);
+      reinterpret_cast<int4*>(a.out)[w + u * blockDim.x] = res;
+      reinterpret_cast<int4*>(peer_out)[w + u * blockDim.x] = res;
+    }
+  }
+  for (size_t e = vec_hi / sizeof(Raw) + threadIdx.x; e < hi / sizeof(Raw); e += blockDim.x) {
+    device::Pack<D, Raw> acc;
+    acc.load(reinterpret_cast<const Raw*>(srcs[0])[e]);
+    acc.template reduce<R>(reinterpret_cast<const Raw*>(srcs[1])[e]);
+    const Raw res = acc.template store<R>(2);
+    reinterpret_cast<Raw*>(a.out)[e] = res;
+    reinterpret_cast<Raw*>(peer_out)[e] = res;
+  }
+  device::barrier_block(a.ws, blockIdx.x);  // both halves of the result are in both outputs
+}
+
 }  // namespace
 
 void launch_all_reduce(Algo algo, const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
   if (algo == Algo::kOneShot)
     dispatch_reduce(d, r, [&](auto D, auto R) { launch(one_shot_kernel<D.value, R.value>, blocks, kThreads, s, a); });
+  else if (algo == Algo::kTwoShotPush)
+    dispatch_reduce(d, r, [&](auto D, auto R) { launch(two_shot_push_kernel<D.value, R.value>, blocks, kThreads, s, a); });
   else
     dispatch_reduce(d, r, [&](auto D, auto R) { launch(two_shot_kernel<D.value, R.value>, blocks, kThreads, s, a); });
   SYMMEM_CUDA_CHECK(cudaGetLastError());

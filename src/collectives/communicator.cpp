@@ -80,14 +80,14 @@ int Communicator::size() const { return heap_->team().size(); }
 Algo Communicator::select(CollOp op, DataType dtype, size_t bytes, bool in_sym, bool out_sym, bool in_place) const {
   const size_t ll = op == CollOp::kReduceScatter || op == CollOp::kAllToAll ? bytes / size() : bytes;
   Algo a = table_.lookup(op, dtype, size(), bytes);
-  if (detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes).empty()) {
+  if (detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes, size()).empty()) {
     if (a != Algo::kNccl || nccl_ != nullptr) return a;
   }
   // The table's choice cannot run with these buffers: the zero-copy paths in order, LL, then NCCL.
   for (Algo b : {Algo::kTwoShot, Algo::kDirect, Algo::kPush, Algo::kLL})
-    if (detail::algo_unfit(op, b, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes).empty()) {
+    if (detail::algo_unfit(op, b, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes, size()).empty()) {
       if (b == Algo::kTwoShot || b == Algo::kDirect || b == Algo::kPush) {
-        if (a == Algo::kOneShot || a == Algo::kTwoShot || a == Algo::kDirect || a == Algo::kPush) return b;
+        if (a == Algo::kOneShot || a == Algo::kTwoShot || a == Algo::kDirect || a == Algo::kPush || a == Algo::kTwoShotPush) return b;
         continue;  // the table chose LL or NCCL for this size: keep to that family
       }
       return b;
@@ -101,7 +101,7 @@ Algo Communicator::resolve(CollOp op, Algo asked, DataType dtype, size_t bytes, 
   const bool out_sym = out != nullptr && heap_->find(out, out_bytes).valid();
   const bool in_place = in != nullptr && overlap(in, in_bytes, out, out_bytes);
   Algo a = asked == Algo::kAuto ? select(op, dtype, bytes, in_sym, out_sym, in_place) : asked;
-  std::string why = detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes);
+  std::string why = detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size());
   if (why.empty() && a == Algo::kNccl && nccl_ == nullptr) why = "no NCCL communicator (ranks share a GPU)";
   if (!why.empty()) fail(std::string(coll_name(op)) + " with algo=" + algo_name(a) + ": " + why);
   if (ctx_->settings().debug_checks) {
@@ -156,8 +156,8 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
   } else {
     coll::DirectArgs args{};
     args.ws = ws_.handle();
-    args.in_h = heap_->find(in, bytes).handle();
-    if (a == Algo::kTwoShot) args.out_h = heap_->find(out, bytes).handle();
+    if (a != Algo::kTwoShotPush) args.in_h = heap_->find(in, bytes).handle();
+    if (a == Algo::kTwoShot || a == Algo::kTwoShotPush) args.out_h = heap_->find(out, bytes).handle();
     args.in = static_cast<const char*>(in);
     args.out = static_cast<char*>(out);
     args.bytes = bytes;
@@ -205,7 +205,9 @@ void Communicator::all_gather(const void* in, void* out, size_t send_count, Data
   } else {
     coll::DirectArgs args{};
     args.ws = ws_.handle();
-    args.in_h = heap_->find(in, chunk).handle();
+    args.push = a == Algo::kPush;
+    if (args.push) args.out_h = heap_->find(out, total).handle();
+    else args.in_h = heap_->find(in, chunk).handle();
     args.in = static_cast<const char*>(in);
     args.out = static_cast<char*>(out);
     args.bytes = chunk;
@@ -229,7 +231,9 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
   } else {
     coll::DirectArgs args{};
     args.ws = ws_.handle();
-    args.in_h = heap_->find(in, bytes).handle();
+    args.push = a == Algo::kPush;
+    if (args.push) args.out_h = heap_->find(out, bytes).handle();
+    else args.in_h = heap_->find(in, bytes).handle();
     args.in = static_cast<const char*>(in);
     args.out = static_cast<char*>(out);
     args.bytes = bytes;
@@ -257,7 +261,9 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
   } else {
     coll::DirectArgs args{};
     args.ws = ws_.handle();
-    args.in_h = heap_->find(in, total).handle();
+    args.push = a == Algo::kPush;
+    if (args.push) args.out_h = heap_->find(out, total).handle();
+    else args.in_h = heap_->find(in, total).handle();
     args.in = static_cast<const char*>(in);
     args.out = static_cast<char*>(out);
     args.bytes = chunk;

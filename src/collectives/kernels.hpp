@@ -40,6 +40,7 @@ struct DirectArgs {
   int root;
   const int64_t* counts;
   int64_t* recv_counts;
+  bool push;             // AG, A2A, broadcast: write into the peers' outputs (out_h) instead of pulling
 };
 
 struct PushArgs {

@@ -13,7 +13,7 @@ namespace {
 const char* kDtypes[] = {"float", "half", "bfloat16", "fp8_e4m3", "fp8_e5m2", "int32", "uint8"};
 const char* kRedops[] = {"sum", "max", "min", "prod", "avg"};
 const char* kColls[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "all_to_all_v"};
-const char* kAlgos[] = {"auto", "nccl", "ll", "one_shot", "two_shot", "direct", "push"};
+const char* kAlgos[] = {"auto", "nccl", "ll", "one_shot", "two_shot", "direct", "push", "two_shot_push"};
 
 template <size_t N>
 int find_name(const char* (&names)[N], const std::string& s) {
@@ -63,6 +63,8 @@ TuningTable TuningTable::defaults() {
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
 all_reduce      *      *      262144        ll
 all_reduce      *      *      1048576       push
+all_reduce      *      2      16777216      two_shot
+all_reduce      *      2      1099511627776 two_shot_push
 all_reduce      *      *      1099511627776 two_shot
 reduce_scatter  *      *      1048576       ll
 reduce_scatter  *      *      2097152       push
@@ -70,9 +72,11 @@ reduce_scatter  *      *      1099511627776 direct
 all_gather      *      *      1048576       ll
 all_gather      *      *      1099511627776 direct
 broadcast       *      *      1048576       ll
-broadcast       *      *      1099511627776 direct
+broadcast       *      *      16777216      direct
+broadcast       *      *      1099511627776 push
 all_to_all      *      *      1048576       ll
-all_to_all      *      *      1099511627776 direct
+all_to_all      *      *      16777216      direct
+all_to_all      *      *      1099511627776 push
 all_to_all_v    *      *      1099511627776 direct
 )";
   return parse(kText, "built-in table");
@@ -137,7 +141,7 @@ Algo TuningTable::lookup(CollOp op, DataType dtype, int nranks, size_t bytes) co
 }
 
 namespace detail {
-std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_place, size_t ll_bytes, size_t ll_cap) {
+std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_place, size_t ll_bytes, size_t ll_cap, int nranks) {
   const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
   switch (a) {
     case Algo::kAuto: return "";
@@ -158,10 +162,21 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
       if (!in_sym || !out_sym) return "two_shot needs input and output from Communicator::alloc";
       return "";
     case Algo::kPush:
-      if (!reducing) return "push is an all-reduce and reduce-scatter algorithm";
+      if (op == CollOp::kAllToAllV) return "all_to_all_v has direct only";
+      if (!reducing) {
+        if (!out_sym) return "push writes into peers' outputs: pass an output from Communicator::alloc";
+        if (in_place && op == CollOp::kAllToAll) return "push all_to_all cannot run in place";
+        return "";
+      }
       if (ll_bytes > 2 * ll_cap)
         return "push carries at most " + std::to_string(2 * ll_cap) + " bytes per peer (2 x CommOptions::ll_max_bytes); this call needs " +
                std::to_string(ll_bytes);
+      return "";
+    case Algo::kTwoShotPush:
+      if (op != CollOp::kAllReduce) return "two_shot_push is an all-reduce algorithm";
+      if (nranks != 0 && nranks != 2) return "two_shot_push is for 2 ranks; use two_shot";
+      if (!out_sym) return "two_shot_push writes into peers' outputs: pass an output from Communicator::alloc";
+      if (in_place) return "two_shot_push cannot run in place (the peer's half lands in the output first)";
       return "";
     case Algo::kDirect:
       if (reducing && op == CollOp::kAllReduce) return "all_reduce has one_shot and two_shot, not direct";

@@ -132,6 +132,7 @@ TEST(Collectives, AllReduceEveryTypeOpAlgorithmAndTail) {
         for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, count, seed * 64 + r, op));
         std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kPush, false}, {Algo::kOneShot, true},
                                                    {Algo::kTwoShot, true}, {Algo::kAuto, true}};
+        if (n == 2) runs.push_back({Algo::kTwoShotPush, true});
         // NCCL (the fallback's wiring) where NCCL supports the pair.
         if (have_nccl() && op == ReduceOp::kSum && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
         for (auto [algo, sym] : runs) {
@@ -160,7 +161,10 @@ TEST(Collectives, AllReduceLargeAndInPlace) {
   SymmetricBuffer buf = c.alloc(count * 2), out = c.alloc(count * 2);
   std::vector<std::vector<uint8_t>> ins;
   for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, count, 9000 + r, ReduceOp::kSum));
-  for (Algo algo : {Algo::kOneShot, Algo::kTwoShot, Algo::kAuto}) {
+  std::vector<Algo> large_algos = {Algo::kOneShot, Algo::kTwoShot, Algo::kAuto};
+  if (n == 2) large_algos.push_back(Algo::kTwoShotPush);
+  else EXPECT_THROW(c.all_reduce(buf.ptr(), out.ptr(), count, d, ReduceOp::kSum, nullptr, Algo::kTwoShotPush), InvalidArgument);
+  for (Algo algo : large_algos) {
     upload(buf.ptr(), ins[me]);
     poison(out.ptr(), count * 2);
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -217,19 +221,21 @@ TEST(Collectives, AllGatherBroadcastAllToAll) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   const size_t cap = size_t(n) * ((size_t(3) << 20) + 64);
-  SymmetricBuffer in = c.alloc(cap);
-  DeviceBuffer plain_in(cap), out(cap);
+  SymmetricBuffer in = c.alloc(cap), sym_out = c.alloc(cap);
+  DeviceBuffer plain_in(cap), plain_out(cap);
   uint64_t seed = 900;
   for (DataType d : {DataType::kBFloat16, DataType::kUInt8, DataType::kFloat32})
     for (size_t count : {size_t(1), size_t(5), size_t(1000), size_t(65537), (size_t(3) << 20) / dtype_size(d) + 1}) {
       const size_t es = dtype_size(d), chunk = count * es;
       std::vector<std::vector<uint8_t>> ins;
       for (int r = 0; r < n; ++r) ins.push_back(random_bytes(chunk * n, ++seed * 64 + r));
-      std::vector<std::pair<Algo, bool>> runs = {{Algo::kDirect, true}, {Algo::kAuto, true}};
+      std::vector<std::pair<Algo, bool>> runs = {{Algo::kDirect, true}, {Algo::kPush, true}, {Algo::kAuto, true}};
       if (chunk <= (size_t(1) << 20)) runs.push_back({Algo::kLL, false});
       if (have_nccl()) runs.push_back({Algo::kNccl, false});
       for (auto [algo, sym] : runs) {
         void* ip = sym ? in.ptr() : plain_in.p;
+        // push writes into the peers' outputs: those must be symmetric too.
+        struct { void* p; } out{algo == Algo::kPush || algo == Algo::kAuto ? sym_out.ptr() : plain_out.p};
         // all_gather: my first chunk.
         upload(ip, ins[me]);
         poison(out.p, chunk * n);
@@ -262,6 +268,7 @@ TEST(Collectives, AllGatherBroadcastAllToAll) {
       }
     }
   c.free(in);
+  c.free(sym_out);
 }
 
 TEST(Collectives, AllToAllVWithCountsOnTheGpu) {
