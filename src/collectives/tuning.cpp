@@ -58,24 +58,23 @@ Algo parse_algo(const std::string& s) {
 }
 
 TuningTable TuningTable::defaults() {
-  // Measured on 2 x H200 (NV18), bf16 (bench/results); LL below the crossover, then the direct
-  // zero-copy paths. Sizes beyond a direct path's reach fall back as Communicator::select says.
+  // Measured on 2 x H200 (NV18), bf16 (bench/results/2026-11-26-h200-*.json): LL below the
+  // crossover, push / direct in the middle, write-only paths for large messages. Where buffers
+  // do not fit the chosen path, Communicator::select falls back (zero-copy, push, LL, NCCL).
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
 all_reduce      *      *      262144        ll
 all_reduce      *      *      1048576       push
 all_reduce      *      2      16777216      two_shot
 all_reduce      *      2      1099511627776 two_shot_push
 all_reduce      *      *      1099511627776 two_shot
-reduce_scatter  *      *      1048576       ll
-reduce_scatter  *      *      2097152       push
+reduce_scatter  *      *      524288        ll
+reduce_scatter  *      *      4194304       push
 reduce_scatter  *      *      1099511627776 direct
 all_gather      *      *      1048576       ll
-all_gather      *      *      1099511627776 direct
+all_gather      *      *      1099511627776 push
 broadcast       *      *      1048576       ll
-broadcast       *      *      16777216      direct
 broadcast       *      *      1099511627776 push
 all_to_all      *      *      1048576       ll
-all_to_all      *      *      16777216      direct
 all_to_all      *      *      1099511627776 push
 all_to_all_v    *      *      1099511627776 direct
 )";

@@ -57,8 +57,10 @@ std::string describe_device_error(const DeviceErrorRecord& r) {
 void Context::check(const std::string& op) const {
   volatile unsigned int* flag = &error_host_->flag;
   if (*flag == 0) return;
-  while (*flag == 1) {
-  }  // the device is still writing the record
+  // The device may still be writing the record; it takes microseconds (bounded, in case the
+  // writer died mid-way).
+  for (int spins = 0; *flag == 1 && spins < 1000000; ++spins) {
+  }
   std::atomic_thread_fence(std::memory_order_acquire);
   fail<Timeout>((op.empty() ? "" : op + ": ") + describe_device_error(*error_host_));
 }

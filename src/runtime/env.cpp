@@ -23,6 +23,8 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_TIMEOUT_MS", "20000", "bound of every device-side wait (signals, barriers)"},
       {"SYMMEM_DEBUG_CHECKS", "0", "1: compare collective arguments across ranks on every call"},
       {"SYMMEM_TUNING_FILE", nullptr, "collective algorithm table written by `symmem-bench tune`"},
+      {"SYMMEM_PDL", "1", "0: launch collective kernels without programmatic dependent launch"},
+      {"SYMMEM_BENCH_SWEEP", nullptr, "symmem-bench p2p: also sweep SM-put grid shapes at the largest size"},
   };
   return vars;
 }

@@ -17,10 +17,11 @@ namespace detail {
 struct Allocation {
   size_t bytes = 0;        // as asked
   size_t pad_offset = 0;   // signal pad starts here
-  size_t mapped = 0;       // mapped bytes per member (granularity multiple)
+  size_t size = 0;         // mapped bytes per member (granularity multiple)
   int rank = 0, nranks = 0;
   std::vector<CUmemGenericAllocationHandle> handles;  // per member; 0 where not held
-  std::vector<CUdeviceptr> bases;                      // per member mapping; 0 where not mapped
+  std::vector<CUdeviceptr> bases;                      // per member reservation; 0 where none
+  std::vector<char> mapped;                            // per member: cuMemMap succeeded
   std::vector<void*> peers;
   std::vector<uint64_t*> signals;
   void** peers_dev = nullptr;
@@ -173,9 +174,10 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
   a->rank = team_.rank();
   a->nranks = team_.size();
   a->pad_offset = detail::round_up(bytes, 256);
-  a->mapped = detail::round_up(a->pad_offset + pad::kBytes, granularity_);
+  a->size = detail::round_up(a->pad_offset + pad::kBytes, granularity_);
   a->handles.assign(a->nranks, 0);
   a->bases.assign(a->nranks, 0);
+  a->mapped.assign(a->nranks, 0);
   a->peers.assign(a->nranks, nullptr);
   a->signals.assign(a->nranks, nullptr);
 
@@ -183,13 +185,13 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
   CUmemAllocationProp prop = alloc_prop(dev);
   int fd = -1;
   std::string status;
-  CUresult rc = d.cuMemCreate(&a->handles[a->rank], a->mapped, &prop, 0);
+  CUresult rc = d.cuMemCreate(&a->handles[a->rank], a->size, &prop, 0);
   if (rc == CUDA_SUCCESS) {
     rc = d.cuMemExportToShareableHandle(&fd, a->handles[a->rank], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
     if (rc != CUDA_SUCCESS) status = "cuMemExportToShareableHandle failed (" + std::to_string(rc) + ")";
   } else {
     a->handles[a->rank] = 0;
-    status = rc == CUDA_ERROR_OUT_OF_MEMORY ? "out of device memory for " + std::to_string(a->mapped) + " bytes on GPU " + std::to_string(dev)
+    status = rc == CUDA_ERROR_OUT_OF_MEMORY ? "out of device memory for " + std::to_string(a->size) + " bytes on GPU " + std::to_string(dev)
                                             : "cuMemCreate failed (" + std::to_string(rc) + ")";
   }
   auto statuses = team_.all_gather(status, what + ": create");
@@ -225,10 +227,14 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
       fds[j] = -1;
       if (r != CUDA_SUCCESS) { a->handles[j] = 0; status = "importing rank " + std::to_string(team_.global_rank(j)) + "'s memory failed (" + std::to_string(r) + ")"; break; }
     }
-    r = d.cuMemAddressReserve(&a->bases[j], a->mapped, granularity_, 0, 0);
-    if (r == CUDA_SUCCESS) r = d.cuMemMap(a->bases[j], a->mapped, 0, a->handles[j], 0);
-    else a->bases[j] = 0;
-    if (r == CUDA_SUCCESS) r = d.cuMemSetAccess(a->bases[j], a->mapped, &access, 1);
+    r = d.cuMemAddressReserve(&a->bases[j], a->size, granularity_, 0, 0);
+    if (r == CUDA_SUCCESS) {
+      r = d.cuMemMap(a->bases[j], a->size, 0, a->handles[j], 0);
+      a->mapped[j] = r == CUDA_SUCCESS;
+    } else {
+      a->bases[j] = 0;
+    }
+    if (r == CUDA_SUCCESS) r = d.cuMemSetAccess(a->bases[j], a->size, &access, 1);
     if (r != CUDA_SUCCESS) {
       status = "mapping rank " + std::to_string(team_.global_rank(j)) + "'s memory for GPU " + std::to_string(dev) + " failed (" + std::to_string(r) + ")";
       break;
@@ -284,8 +290,8 @@ void Heap::release(Allocation& a) {
   const detail::Driver& d = driver();
   for (int j = 0; j < a.nranks; ++j) {
     if (a.bases[j]) {
-      if (a.peers[j]) d.cuMemUnmap(a.bases[j], a.mapped);
-      d.cuMemAddressFree(a.bases[j], a.mapped);
+      if (a.mapped[j]) d.cuMemUnmap(a.bases[j], a.size);
+      d.cuMemAddressFree(a.bases[j], a.size);
     }
     if (a.handles[j]) d.cuMemRelease(a.handles[j]);
   }
