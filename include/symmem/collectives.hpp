@@ -32,6 +32,10 @@
 
 namespace symmem {
 
+namespace coll {
+struct DirectArgs;
+}  // namespace coll
+
 enum class CollOp : int { kAllReduce = 0, kReduceScatter, kAllGather, kBroadcast, kAllToAll, kAllToAllV };
 enum class Algo : int { kAuto = 0, kNccl, kLL, kOneShot, kTwoShot, kDirect, kPush, kTwoShotPush };
 
@@ -58,6 +62,10 @@ class SYMMEM_API TuningTable {
   static TuningTable load(const std::string& path);
   std::string to_text() const;
   void add(const Entry& e) { entries_.push_back(e); }
+  /// Raises the last entry's max_bytes (a measured table's largest size covers all above it).
+  void extend_last(size_t max_bytes) {
+    if (!entries_.empty()) entries_.back().max_bytes = max_bytes;
+  }
   /// The first entry (in file order) that matches; kNccl when none does.
   Algo lookup(CollOp op, DataType dtype, int nranks, size_t bytes) const;
   const std::vector<Entry>& entries() const { return entries_; }
@@ -117,6 +125,8 @@ class SYMMEM_API Communicator {
 
  private:
   struct Workspace;
+  coll::DirectArgs direct_args(const void* in, size_t in_bytes, bool need_in, void* out, size_t out_bytes, bool need_out,
+                              size_t bytes) const;
   Algo resolve(CollOp op, Algo asked, DataType dtype, size_t bytes, size_t ll_bytes, const void* in, size_t in_bytes,
                const void* out, size_t out_bytes) const;
   std::shared_ptr<Context> ctx_;

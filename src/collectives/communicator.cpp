@@ -129,6 +129,20 @@ static int direct_blocks(size_t bytes, int sms) {
   return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, coll::kMaxBlocks))));
 }
 
+// Arguments of the zero-copy kernels: the workspace (barriers), and the heap buffers that hold the
+// input (peers read it) or the output (peers write it), as the algorithm needs.
+coll::DirectArgs Communicator::direct_args(const void* in, size_t in_bytes, bool need_in, void* out, size_t out_bytes,
+                                           bool need_out, size_t bytes) const {
+  coll::DirectArgs args{};
+  args.ws = ws_.handle();
+  if (need_in) args.in_h = heap_->find(in, in_bytes).handle();
+  if (need_out) args.out_h = heap_->find(out, out_bytes).handle();
+  args.in = static_cast<const char*>(in);
+  args.out = static_cast<char*>(out);
+  args.bytes = bytes;
+  return args;
+}
+
 static void check_common(const char* op, const void* in, const void* out, size_t count, DataType dtype, bool reduce) {
   require(static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) <= static_cast<int>(DataType::kUInt8),
           std::string(op) + ": dtype is not a symmem::DataType");
@@ -154,13 +168,8 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
     coll::PushArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), bytes, 2 * opt_.ll_max_bytes};
     coll::launch_push(CollOp::kAllReduce, args, dtype, op, push_blocks(bytes), s);
   } else {
-    coll::DirectArgs args{};
-    args.ws = ws_.handle();
-    if (a != Algo::kTwoShotPush) args.in_h = heap_->find(in, bytes).handle();
-    if (a == Algo::kTwoShot || a == Algo::kTwoShotPush) args.out_h = heap_->find(out, bytes).handle();
-    args.in = static_cast<const char*>(in);
-    args.out = static_cast<char*>(out);
-    args.bytes = bytes;
+    coll::DirectArgs args = direct_args(in, bytes, a != Algo::kTwoShotPush, out, bytes,
+                                        a == Algo::kTwoShot || a == Algo::kTwoShotPush, bytes);
     coll::launch_all_reduce(a, args, dtype, op, direct_blocks(bytes, sms_), s);
   }
 }
@@ -181,12 +190,7 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
     coll::PushArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), chunk, 2 * opt_.ll_max_bytes};
     coll::launch_push(CollOp::kReduceScatter, args, dtype, op, push_blocks(chunk), s);
   } else {
-    coll::DirectArgs args{};
-    args.ws = ws_.handle();
-    args.in_h = heap_->find(in, total).handle();
-    args.in = static_cast<const char*>(in);
-    args.out = static_cast<char*>(out);
-    args.bytes = chunk;
+    coll::DirectArgs args = direct_args(in, total, true, out, chunk, false, chunk);
     coll::launch_reduce_scatter(args, dtype, op, direct_blocks(chunk, sms_), s);
   }
 }
@@ -203,14 +207,8 @@ void Communicator::all_gather(const void* in, void* out, size_t send_count, Data
     coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), chunk, 2 * opt_.ll_max_bytes / 16, 0};
     coll::launch_ll(CollOp::kAllGather, args, dtype, ReduceOp::kSum, ll_blocks(chunk, sms_), s);
   } else {
-    coll::DirectArgs args{};
-    args.ws = ws_.handle();
+    coll::DirectArgs args = direct_args(in, chunk, a != Algo::kPush, out, total, a == Algo::kPush, chunk);
     args.push = a == Algo::kPush;
-    if (args.push) args.out_h = heap_->find(out, total).handle();
-    else args.in_h = heap_->find(in, chunk).handle();
-    args.in = static_cast<const char*>(in);
-    args.out = static_cast<char*>(out);
-    args.bytes = chunk;
     coll::launch_movement(CollOp::kAllGather, args, direct_blocks(total, sms_), s);
   }
 }
@@ -229,14 +227,8 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
     coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), bytes, 2 * opt_.ll_max_bytes / 16, root};
     coll::launch_ll(CollOp::kBroadcast, args, dtype, ReduceOp::kSum, ll_blocks(bytes, sms_), s);
   } else {
-    coll::DirectArgs args{};
-    args.ws = ws_.handle();
+    coll::DirectArgs args = direct_args(in, bytes, a != Algo::kPush, out, bytes, a == Algo::kPush, bytes);
     args.push = a == Algo::kPush;
-    if (args.push) args.out_h = heap_->find(out, bytes).handle();
-    else args.in_h = heap_->find(in, bytes).handle();
-    args.in = static_cast<const char*>(in);
-    args.out = static_cast<char*>(out);
-    args.bytes = bytes;
     args.root = root;
     coll::launch_movement(CollOp::kBroadcast, args, direct_blocks(bytes, sms_), s);
   }
@@ -259,14 +251,8 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
     coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), chunk, 2 * opt_.ll_max_bytes / 16, 0};
     coll::launch_ll(CollOp::kAllToAll, args, dtype, ReduceOp::kSum, ll_blocks(chunk, sms_), s);
   } else {
-    coll::DirectArgs args{};
-    args.ws = ws_.handle();
+    coll::DirectArgs args = direct_args(in, total, a != Algo::kPush, out, total, a == Algo::kPush, chunk);
     args.push = a == Algo::kPush;
-    if (args.push) args.out_h = heap_->find(out, total).handle();
-    else args.in_h = heap_->find(in, total).handle();
-    args.in = static_cast<const char*>(in);
-    args.out = static_cast<char*>(out);
-    args.bytes = chunk;
     coll::launch_movement(CollOp::kAllToAll, args, direct_blocks(total, sms_), s);
   }
 }
@@ -282,13 +268,8 @@ void Communicator::all_to_all_v(const void* in, void* out, const int64_t* send_c
   require(counts_buf.valid(), "all_to_all_v: send_counts must be an int64 array [nranks] in a buffer from Communicator::alloc");
   require((reinterpret_cast<uintptr_t>(send_counts) & 7u) == 0, "all_to_all_v: send_counts must be 8-byte aligned");
   resolve(CollOp::kAllToAllV, Algo::kDirect, dtype, 0, 0, in, 1, out, 1);
-  coll::DirectArgs args{};
-  args.ws = ws_.handle();
-  args.in_h = in_buf.handle();
+  coll::DirectArgs args = direct_args(in, 1, true, out, 0, false, dtype_size(dtype));
   args.counts_h = counts_buf.handle();
-  args.in = static_cast<const char*>(in);
-  args.out = static_cast<char*>(out);
-  args.bytes = dtype_size(dtype);
   args.counts = send_counts;
   args.recv_counts = recv_counts;
   coll::launch_movement(CollOp::kAllToAllV, args, std::min(sms_, coll::kMaxBlocks), s);

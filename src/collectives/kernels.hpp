@@ -6,6 +6,7 @@
 
 #include "symmem/collectives.hpp"
 #include "symmem/device/handle.hpp"
+#include "symmem/device/reduce.cuh"
 #include "symmem/types.hpp"
 
 namespace symmem::coll {
@@ -69,15 +70,7 @@ void dispatch_reduce(DataType d, ReduceOp r, F&& f) {
       case ReduceOp::kAvg: f(dt, std::integral_constant<ReduceOp, ReduceOp::kAvg>{}); break;
     }
   };
-  switch (d) {
-    case DataType::kFloat32: with_op(std::integral_constant<DataType, DataType::kFloat32>{}); break;
-    case DataType::kFloat16: with_op(std::integral_constant<DataType, DataType::kFloat16>{}); break;
-    case DataType::kBFloat16: with_op(std::integral_constant<DataType, DataType::kBFloat16>{}); break;
-    case DataType::kFp8E4M3: with_op(std::integral_constant<DataType, DataType::kFp8E4M3>{}); break;
-    case DataType::kFp8E5M2: with_op(std::integral_constant<DataType, DataType::kFp8E5M2>{}); break;
-    case DataType::kInt32: with_op(std::integral_constant<DataType, DataType::kInt32>{}); break;
-    case DataType::kUInt8: break;  // not reducible: rejected before launch
-  }
+  dispatch_dtype(d, with_op);  // uint8 is not reducible: rejected before launch
 }
 
 }  // namespace symmem::coll

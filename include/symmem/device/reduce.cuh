@@ -6,8 +6,27 @@
 #include <cuda_fp8.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "symmem/types.hpp"
+
+namespace symmem {
+/// Calls f(std::integral_constant<DataType, D>) for the runtime dtype d of a reducible type (host
+/// code that launches a kernel templated on the type). Returns false for uint8.
+template <class F>
+bool dispatch_dtype(DataType d, F&& f) {
+  switch (d) {
+    case DataType::kFloat32: f(std::integral_constant<DataType, DataType::kFloat32>{}); return true;
+    case DataType::kFloat16: f(std::integral_constant<DataType, DataType::kFloat16>{}); return true;
+    case DataType::kBFloat16: f(std::integral_constant<DataType, DataType::kBFloat16>{}); return true;
+    case DataType::kFp8E4M3: f(std::integral_constant<DataType, DataType::kFp8E4M3>{}); return true;
+    case DataType::kFp8E5M2: f(std::integral_constant<DataType, DataType::kFp8E5M2>{}); return true;
+    case DataType::kInt32: f(std::integral_constant<DataType, DataType::kInt32>{}); return true;
+    case DataType::kUInt8: return false;
+  }
+  return false;
+}
+}  // namespace symmem
 
 #if defined(SYMMEM_DEVICE_COMPILE)
 namespace symmem::device {
