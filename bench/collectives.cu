@@ -209,8 +209,10 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
     }
     h.add(row);
     if (table && best_algo != Algo::kNccl) {
+      // NCCL where it is faster and can do the operation (it has no all-to-all-v with GPU counts).
       const double nccl_best = std::min(row.nccl_us, row.nccl_symm_us);
-      table->add({op, -1, n, total, best < nccl_best ? best_algo : Algo::kNccl});
+      const bool nccl_can = detail::algo_unfit(op, Algo::kNccl, true, true, false, 0, 0, n).empty();
+      table->add({op, -1, n, total, best < nccl_best || !nccl_can ? best_algo : Algo::kNccl});
     }
     if (me == 0) {
       std::printf("%12zu %11zu %6s | %9s %9.2f %8.1f %6ld | %9.2f %8.1f | %9.2f %8.1f | %6.2f", total, count,
