@@ -33,11 +33,22 @@ static const char* kUsage =
     "                    [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-d DTYPE] [-o REDOP]\n"
     "                    [--replays N] [--json FILE] [--svg FILE] [--kind DEVICE_KIND] [--commit SHA] [--table FILE]";
 
+// The fastest algorithm per size, measured in this run, as a table SYMMEM_TUNING_FILE loads.
+static void write_table(Harness& h, const TuningTable& t, const std::string& path) {
+  if (h.rank() != 0) return;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) fail("cannot write the tuning table '" + path + "'");
+  std::fprintf(f, "# measured by symmem-bench on %d x %s, commit %s\n", h.size(), h.gpu_name().c_str(), h.opt().commit.c_str());
+  std::fputs(t.to_text().c_str(), f);
+  std::fclose(f);
+  std::printf("# wrote %s: use it with SYMMEM_TUNING_FILE=%s\n", path.c_str(), path.c_str());
+}
+
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   Options o;
   std::string suite = "all";
-  std::string table_path = "symmem-tuning.txt";
+  std::string table_path;  // tune: symmem-tuning.txt unless --table names one; all/collectives: only with --table
   try {
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -105,21 +116,16 @@ int main(int argc, char** argv) {
     if (suite == "all" || suite == "collectives") {
       Options co = o;
       if (suite == "all" && o.min_bytes == 8) co.min_bytes = 1024, co.factor = 4;  // collectives: 1 KiB .. -e by 4
-      Harness* hp = &h;
       const Options saved = h.opt();
       h.set_opt(co);
-      for (CollOp op : colls) run_collective(*hp, op);
+      TuningTable t;
+      for (CollOp op : colls) run_collective(h, op, &t);
       h.set_opt(saved);
+      if (!table_path.empty()) write_table(h, t, table_path);
     } else if (suite == "tune") {
       TuningTable t;
       for (CollOp op : colls) run_collective(h, op, &t);
-      if (h.rank() == 0) {
-        std::FILE* f = std::fopen(table_path.c_str(), "w");
-        if (!f) fail("cannot write the tuning table '" + table_path + "'");
-        std::fputs(t.to_text().c_str(), f);
-        std::fclose(f);
-        std::printf("# wrote %s: use it with SYMMEM_TUNING_FILE=%s\n", table_path.c_str(), table_path.c_str());
-      }
+      write_table(h, t, table_path.empty() ? "symmem-tuning.txt" : table_path);
     } else if (suite != "p2p" && suite != "all") {
       run_collective(h, parse_coll(suite));
     }

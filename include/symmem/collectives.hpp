@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -75,23 +76,48 @@ class SYMMEM_API TuningTable {
 };
 
 struct CommOptions {
-  /// Largest LL payload per peer (the workspace holds 2 x 2 x nranks x this).
+  /// Largest LL payload per peer; push carries twice this. The workspace holds 8 x nranks x this.
   size_t ll_max_bytes = size_t(1) << 20;
   /// Algorithm table; empty: SYMMEM_TUNING_FILE if set, else the built-in defaults.
   std::string tuning_file;
 };
 
+/// Collectives over a team of one host. Calls are collective: every member makes the same calls
+/// in the same order, with the same op, count, dtype, reduction, root and algorithm, and buffers
+/// of the same kind (from Communicator::alloc at the same offset on every rank, or ordinary device
+/// memory; in place or not). The algorithm and grid are chosen from those arguments, the team
+/// size, the tuning table and the smallest SM count of the team, so ranks that keep this contract
+/// agree without talking. SYMMEM_DEBUG_CHECKS=1 compares every argument across ranks on every call
+/// and raises InvalidArgument on every rank where they differ. A rank that breaks the contract
+/// without the checks never hangs the others forever: every symmem wait is bounded (Timeout), and
+/// a call routed to NCCL that stays unfinished past the bound is aborted by a watchdog.
+///
+/// Per operation: count 0 is a no-op (on every rank together). In place: all_reduce in == out;
+/// reduce_scatter out == in + rank * recv_count; all_gather in == out + rank * send_count;
+/// broadcast in == out; all_to_all and all_to_all_v never. Any other overlap of in and out is
+/// rejected. Pointers must be aligned to the dtype's size. Operations of one communicator must be
+/// ordered on the GPU (one stream, or streams joined by events).
+///
+/// Failure: after a Timeout (or abort()) the communicator is failed: every later call raises
+/// symmem::Error saying so, and the only way on is a new communicator.
 class SYMMEM_API Communicator {
  public:
-  /// Collective over the context's world, which must share one host. Also creates an NCCL
-  /// communicator (the fallback) over the same ranks.
+  /// Over the context's world, which must share one host.
   explicit Communicator(std::shared_ptr<Context> ctx, CommOptions opt = {});
+  /// Over any team of one host (from Team::split, say): its own heap, workspace and NCCL
+  /// communicator. Collective over the team.
+  Communicator(std::shared_ptr<Context> ctx, Team team, CommOptions opt = {});
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
+  /// A communicator over the members of this one with the same color, ordered by (key, rank);
+  /// nullptr for a negative color. Collective over this communicator's team.
+  std::unique_ptr<Communicator> split(int color, int key) const;
+
   int rank() const;
   int size() const;
+  const Team& team() const;
   Heap& heap() { return *heap_; }
   Context& context() { return *ctx_; }
   ncclComm_t nccl() const { return nccl_; }
@@ -101,7 +127,17 @@ class SYMMEM_API Communicator {
   SymmetricBuffer alloc(size_t bytes) { return heap_->alloc(bytes); }
   void free(SymmetricBuffer& b) { heap_->free(b); }
 
-  /// out[i] = op over ranks of in[i], for i < count. In place when in == out.
+  /// The bound of every device wait (and of NCCL calls, through the watchdog), from now on, for
+  /// operations already enqueued too. The setting belongs to the context: it applies to every
+  /// communicator of this process.
+  void set_timeout_ms(int ms);
+  /// Marks the communicator failed, makes every symmem wait of this process that is still
+  /// running give up, aborts NCCL, and releases the heap without talking to peers. Never hangs.
+  void abort();
+  /// Why the communicator failed ("" while it works).
+  std::string failure() const;
+
+  /// out[i] = op over ranks of in[i], for i < count.
   void all_reduce(const void* in, void* out, size_t count, DataType dtype, ReduceOp op, cudaStream_t stream,
                   Algo algo = Algo::kAuto);
   /// out[i] = op over ranks of in[rank * recv_count + i], for i < recv_count.
@@ -109,33 +145,45 @@ class SYMMEM_API Communicator {
                       Algo algo = Algo::kAuto);
   /// out[r * send_count + i] = in of rank r [i].
   void all_gather(const void* in, void* out, size_t send_count, DataType dtype, cudaStream_t stream, Algo algo = Algo::kAuto);
-  /// out = root's in (in is read on the root only).
+  /// out = root's in (in is read on the root only; other ranks may pass nullptr).
   void broadcast(const void* in, void* out, size_t count, DataType dtype, int root, cudaStream_t stream, Algo algo = Algo::kAuto);
   /// out[r * count + i] = in of rank r [me * count + i].
   void all_to_all(const void* in, void* out, size_t count, DataType dtype, cudaStream_t stream, Algo algo = Algo::kAuto);
   /// Variable splits with counts on the GPU (no host synchronisation): send_counts is a symmetric
   /// int64 array [nranks] (elements this rank sends to each peer, packed in rank order in `in`,
-  /// which must be symmetric). Received data is packed in rank order in `out`; recv_counts (device
-  /// int64 [nranks], may be null) receives what came from each peer. `out` must hold the total.
-  void all_to_all_v(const void* in, void* out, const int64_t* send_counts, int64_t* recv_counts, DataType dtype,
-                    cudaStream_t stream);
+  /// which must be symmetric). Received data is packed in rank order in `out`, which holds
+  /// out_count elements; recv_counts (device int64 [nranks], may be null) receives what came from
+  /// each peer. The counts are checked on the GPU before anything moves: a negative count, a rank
+  /// that sends more than its input holds, or one that would receive more than its out_count
+  /// moves nothing on any rank and raises InvalidArgument (naming rank, peer and count) on every
+  /// rank at the next call or Context::synchronize.
+  void all_to_all_v(const void* in, void* out, size_t out_count, const int64_t* send_counts, int64_t* recv_counts,
+                    DataType dtype, cudaStream_t stream);
 
   /// The algorithm kAuto picks for these arguments (after the buffer checks).
   Algo select(CollOp op, DataType dtype, size_t bytes, bool in_symmetric, bool out_symmetric, bool in_place) const;
 
  private:
-  struct Workspace;
+  struct Prepared;
+  struct Watchdog;
+  void init(Team team);
+  void usable(const char* op) const;
+  void set_failed(const std::string& why) const;
+  Prepared prepare(CollOp op, Algo asked, DataType dtype, ReduceOp redop, int root, size_t count, const void* in,
+                   size_t in_bytes, const void* out, size_t out_bytes, size_t ll_bytes) const;
   coll::DirectArgs direct_args(const void* in, size_t in_bytes, bool need_in, void* out, size_t out_bytes, bool need_out,
                               size_t bytes) const;
-  Algo resolve(CollOp op, Algo asked, DataType dtype, size_t bytes, size_t ll_bytes, const void* in, size_t in_bytes,
-               const void* out, size_t out_bytes) const;
+  void nccl_started(cudaStream_t s, const char* what);
   std::shared_ptr<Context> ctx_;
+  CommOptions opt_;
   std::unique_ptr<Heap> heap_;
   ncclComm_t nccl_ = nullptr;
   TuningTable table_;
-  CommOptions opt_;
-  SymmetricBuffer ws_;  // LL region + barrier channels
-  int sms_ = 132;
+  SymmetricBuffer ws_;  // the sequenced workspace (LL slots, push stages) + barrier channels
+  int sms_ = 132;       // smallest SM count of the team
+  mutable std::mutex fail_mu_;
+  mutable std::string failed_;
+  std::unique_ptr<Watchdog> watchdog_;
 };
 
 namespace detail {

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "symmem/bootstrap.hpp"
@@ -30,15 +31,21 @@ class SYMMEM_API Context {
   int size() const { return world_.size(); }
   int device() const { return device_; }
   const Settings& settings() const { return settings_; }
-  /// Device pointer of the timeout record, for DeviceHandle.
+  /// Device pointer of the error record (wait bound, abort flag, errors), for DeviceHandle.
   DeviceErrorRecord* device_error_record() const { return error_dev_; }
   unsigned long long timeout_ns() const { return static_cast<unsigned long long>(settings_.device_timeout_ms) * 1000000ull; }
-  /// Sets the bound of every device wait launched from now on.
+  /// Sets the bound of every device wait: of waits already enqueued or running too (they read it
+  /// from the context's record once they have spun a while).
   void set_device_timeout_ms(int ms);
 
-  /// Throws Timeout if a device wait expired since the last reset; `op` names the operation.
+  /// Throws if device code reported an error since the last reset: Timeout for an expired wait or
+  /// an abort (the record stays: every later check throws again), InvalidArgument for a bad
+  /// argument found on the GPU (reported once). `op` names the operation.
   void check(const std::string& op = "") const;
-  /// Clears a reported timeout (tests).
+  /// Host-side failure (an NCCL call past its bound, an abort): every symmem wait of this process
+  /// gives up at once, and check() throws Timeout with `why` from now on.
+  void fail_waits(const std::string& why);
+  /// Clears a reported error and the abort (tests; a new communicator after a failure).
   void reset_error();
   /// cudaStreamSynchronize, then check().
   void synchronize(cudaStream_t stream, const std::string& op = "") const;
@@ -50,6 +57,8 @@ class SYMMEM_API Context {
   int device_ = -1;
   DeviceErrorRecord* error_host_ = nullptr;
   DeviceErrorRecord* error_dev_ = nullptr;
+  mutable std::mutex host_error_mu_;
+  std::string host_error_;
 };
 
 /// Formats a device timeout record as the message of symmem::Timeout.

@@ -65,6 +65,9 @@ class SYMMEM_API Heap {
   SymmetricBuffer alloc(size_t bytes);
   /// Collective: releases the buffer after every member has arrived.
   void free(SymmetricBuffer& buf);
+  /// Releases every buffer on this rank without talking to the peers (after an abort: a peer may
+  /// be gone). The heap is empty afterwards; peers' own mappings of this rank's memory stay valid.
+  void abandon();
   /// The buffer of this heap that holds [p, p+n), or an invalid buffer.
   SymmetricBuffer find(const void* p, size_t n = 1) const;
 

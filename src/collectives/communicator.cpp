@@ -1,8 +1,22 @@
 // Communicator: argument checks, algorithm choice, and the launch of each collective.
+//
+// What ranks must agree on, and from what they decide it:
+//   algorithm  the tuning table (op, dtype, team size, message size), then a fallback that looks at
+//              the kind of buffers (symmetric, in place): the arguments of the call, which the
+//              contract in collectives.hpp makes the same on every rank (SYMMEM_DEBUG_CHECKS=1
+//              verifies them on every call). Broadcast decides from `out` alone: only the root
+//              passes an input.
+//   grid       the message size and the smallest SM count of the team (agreed at construction).
+//   workspace  the layout from CommOptions and the team size, the same everywhere.
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "kernels.hpp"
 #include "symmem/collectives.hpp"
@@ -38,33 +52,152 @@ void nccl_check(ncclResult_t r, const char* what) {
 }
 bool overlap(const void* a, size_t na, const void* b, size_t nb) {
   auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-  return x < y + nb && y < x + na;
+  return na && nb && x < y + nb && y < x + na;
+}
+int ll_blocks(size_t bytes, int sms) {
+  const size_t lines = (bytes + 7) / 8;
+  const size_t b = (lines + 127) / 128;  // ~128 lines a block: more SMs polling at once
+  return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 64))));
+}
+int push_blocks(size_t bytes) {
+  return static_cast<int>(std::clamp<size_t>((bytes + 8191) / 8192, 1, ws::kMaxBlocks));
+}
+int direct_blocks(size_t bytes, int sms) {
+  const size_t b = (bytes + coll::kThreads * 32 - 1) / (coll::kThreads * 32);
+  return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, coll::kMaxBlocks))));
 }
 }  // namespace
 
+// ---- NCCL watchdog ----------------------------------------------------------------------------
+// NCCL waits without a bound. Each NCCL call made outside graph capture records an event; a thread
+// checks them, and one still unfinished past the context's wait bound fails the context's waits
+// (so symmem kernels give up too) and aborts the NCCL communicator, which ends its kernels. Calls
+// inside a captured graph are not watched (their replays are the graph's).
+struct Communicator::Watchdog {
+  struct Pending {
+    cudaEvent_t ev;
+    std::chrono::steady_clock::time_point start;
+    std::string what;
+  };
+  Communicator* comm;
+  int device;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Pending> pending;
+  std::vector<cudaEvent_t> free_events;
+  bool stop = false;
+  std::thread thread;
+
+  Watchdog(Communicator* c, int dev) : comm(c), device(dev) { thread = std::thread([this] { run(); }); }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    thread.join();
+    for (auto& p : pending) cudaEventDestroy(p.ev);
+    for (auto e : free_events) cudaEventDestroy(e);
+  }
+  void watch(cudaStream_t s, const char* what) {
+    cudaEvent_t ev;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (free_events.empty()) {
+        SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+      } else {
+        ev = free_events.back();
+        free_events.pop_back();
+      }
+    }
+    SYMMEM_CUDA_CHECK(cudaEventRecord(ev, s));
+    std::lock_guard<std::mutex> lock(mu);
+    pending.push_back({ev, std::chrono::steady_clock::now(), what});
+  }
+  void run() {
+    cudaSetDevice(device);
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stop) {
+      cv.wait_for(lock, std::chrono::milliseconds(50));
+      while (!pending.empty() && cudaEventQuery(pending.front().ev) == cudaSuccess) {
+        free_events.push_back(pending.front().ev);
+        pending.pop_front();
+      }
+      (void)cudaGetLastError();
+      if (pending.empty()) continue;
+      const auto bound = std::chrono::milliseconds(comm->ctx_->settings().device_timeout_ms);
+      const auto waited = std::chrono::steady_clock::now() - pending.front().start;
+      if (waited < bound) continue;
+      const std::string why = "NCCL " + pending.front().what + " on team '" + comm->team().name() + "' (rank " +
+                              std::to_string(comm->ctx_->rank()) + ") did not finish within " +
+                              std::to_string(comm->ctx_->settings().device_timeout_ms) +
+                              " ms: a peer may have skipped the call, passed other arguments, or left; NCCL was aborted";
+      comm->set_failed(why);
+      comm->ctx_->fail_waits(why);
+      ncclComm_t nc = comm->nccl_;
+      if (nc != nullptr) ncclCommAbort(nc);
+      comm->nccl_ = nullptr;
+      for (auto& p : pending) free_events.push_back(p.ev);
+      pending.clear();
+    }
+  }
+};
+
+// ---- construction -----------------------------------------------------------------------------
 Communicator::Communicator(std::shared_ptr<Context> ctx, CommOptions opt) : ctx_(std::move(ctx)), opt_(std::move(opt)) {
   require(ctx_ != nullptr, "Communicator: context is null");
+  init(ctx_->world());
+}
+
+Communicator::Communicator(std::shared_ptr<Context> ctx, Team team, CommOptions opt) : ctx_(std::move(ctx)), opt_(std::move(opt)) {
+  require(ctx_ != nullptr, "Communicator: context is null");
+  init(std::move(team));
+}
+
+void Communicator::init(Team team) {
+  require(team.valid(), "Communicator: the team is invalid (a negative split color?)");
   require(opt_.ll_max_bytes >= 4096 && opt_.ll_max_bytes % 8 == 0,
           "CommOptions::ll_max_bytes=" + std::to_string(opt_.ll_max_bytes) + " must be a multiple of 8, at least 4096");
-  heap_ = std::make_unique<Heap>(ctx_);
+  heap_ = std::make_unique<Heap>(ctx_, std::move(team));
   const std::string table = !opt_.tuning_file.empty() ? opt_.tuning_file : ctx_->settings().tuning_file;
   table_ = table.empty() ? TuningTable::defaults() : TuningTable::load(table);
-  // LL slots: 2 parities x nranks sources x (16-byte line per 8 payload bytes).
-  ws_ = heap_->alloc(4 * static_cast<size_t>(size()) * opt_.ll_max_bytes);
-  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, ctx_->device()));
-  // NCCL over the same ranks: the fallback. Ranks that share a GPU cannot form one; then only
-  // symmem's own algorithms run and asking for NCCL fails with that reason.
-  ncclUniqueId id;
-  if (rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  auto ids = heap_->team().all_gather(rank() == 0 ? std::string(reinterpret_cast<char*>(&id), sizeof(id)) : "", "NCCL id");
-  std::memcpy(&id, ids[0].data(), sizeof(id));
-  auto devs = heap_->team().all_gather(std::to_string(ctx_->device()), "device check");
-  std::sort(devs.begin(), devs.end());
-  if (std::adjacent_find(devs.begin(), devs.end()) == devs.end())
+  ws_ = heap_->alloc(ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes).bytes());
+  // Facts every rank must share: the smallest SM count (grids), and which GPUs the ranks are on.
+  int sms = 0;
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx_->device()));
+  char bus[32] = {0};
+  SYMMEM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), ctx_->device()));
+  auto facts = heap_->team().all_gather(std::to_string(sms) + " " + bus, "Communicator: device facts");
+  std::vector<std::string> buses;
+  sms_ = sms;
+  for (auto& f : facts) {
+    const size_t sp = f.find(' ');
+    sms_ = std::min(sms_, std::stoi(f.substr(0, sp)));
+    buses.push_back(f.substr(sp + 1));
+  }
+  // NCCL over the same ranks: the fallback. Ranks that share a GPU (by PCI bus id, which holds
+  // whatever CUDA_VISIBLE_DEVICES each rank has) cannot form one; then only symmem's own
+  // algorithms run and asking for NCCL fails with that reason.
+  std::sort(buses.begin(), buses.end());
+  if (std::adjacent_find(buses.begin(), buses.end()) == buses.end()) {
+    ncclUniqueId id;
+    if (rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    auto ids = heap_->team().all_gather(rank() == 0 ? std::string(reinterpret_cast<char*>(&id), sizeof(id)) : "", "NCCL id");
+    std::memcpy(&id, ids[0].data(), sizeof(id));
     nccl_check(ncclCommInitRank(&nccl_, size(), id, rank()), "ncclCommInitRank");
+    watchdog_ = std::make_unique<Watchdog>(this, ctx_->device());
+  }
 }
 
 Communicator::~Communicator() {
+  watchdog_.reset();
+  if (!failure().empty()) {
+    // A failed communicator's peers may be gone or stuck: release without talking to them.
+    if (nccl_) ncclCommAbort(nccl_);
+    nccl_ = nullptr;
+    if (heap_) heap_->abandon();
+    return;
+  }
   if (ws_.valid()) {
     try {
       heap_->free(ws_);
@@ -74,59 +207,164 @@ Communicator::~Communicator() {
   if (nccl_) ncclCommDestroy(nccl_);
 }
 
+std::unique_ptr<Communicator> Communicator::split(int color, int key) const {
+  usable("split");
+  Team t = heap_->team().split(color, key);
+  if (!t.valid()) return nullptr;
+  return std::make_unique<Communicator>(ctx_, t, opt_);
+}
+
 int Communicator::rank() const { return heap_->team().rank(); }
 int Communicator::size() const { return heap_->team().size(); }
+const Team& Communicator::team() const { return heap_->team(); }
 
-Algo Communicator::select(CollOp op, DataType dtype, size_t bytes, bool in_sym, bool out_sym, bool in_place) const {
-  const size_t ll = op == CollOp::kReduceScatter || op == CollOp::kAllToAll ? bytes / size() : bytes;
-  Algo a = table_.lookup(op, dtype, size(), bytes);
-  if (detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes, size()).empty()) {
-    if (a != Algo::kNccl || nccl_ != nullptr) return a;
-  }
-  // The table's choice cannot run with these buffers: the zero-copy paths in order, LL, then NCCL.
-  for (Algo b : {Algo::kTwoShot, Algo::kDirect, Algo::kPush, Algo::kLL})
-    if (detail::algo_unfit(op, b, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes, size()).empty()) {
-      if (b == Algo::kTwoShot || b == Algo::kDirect || b == Algo::kPush) {
-        if (a == Algo::kOneShot || a == Algo::kTwoShot || a == Algo::kDirect || a == Algo::kPush || a == Algo::kTwoShotPush) return b;
-        continue;  // the table chose LL or NCCL for this size: keep to that family
-      }
-      return b;
-    }
-  return Algo::kNccl;
+void Communicator::set_timeout_ms(int ms) { ctx_->set_device_timeout_ms(ms); }
+
+std::string Communicator::failure() const {
+  std::lock_guard<std::mutex> lock(fail_mu_);
+  return failed_;
 }
 
-Algo Communicator::resolve(CollOp op, Algo asked, DataType dtype, size_t bytes, size_t ll_bytes, const void* in,
-                           size_t in_bytes, const void* out, size_t out_bytes) const {
-  const bool in_sym = in != nullptr && heap_->find(in, in_bytes).valid();
-  const bool out_sym = out != nullptr && heap_->find(out, out_bytes).valid();
-  const bool in_place = in != nullptr && overlap(in, in_bytes, out, out_bytes);
-  Algo a = asked == Algo::kAuto ? select(op, dtype, bytes, in_sym, out_sym, in_place) : asked;
-  std::string why = detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size());
-  if (why.empty() && a == Algo::kNccl && nccl_ == nullptr) why = "no NCCL communicator (ranks share a GPU)";
-  if (!why.empty()) fail(std::string(coll_name(op)) + " with algo=" + algo_name(a) + ": " + why);
+void Communicator::set_failed(const std::string& why) const {
+  std::lock_guard<std::mutex> lock(fail_mu_);
+  if (failed_.empty()) failed_ = why;
+}
+
+void Communicator::abort() {
+  set_failed("aborted by Communicator::abort()");
+  ctx_->fail_waits("aborted by Communicator::abort() on team '" + team().name() + "'");
+  watchdog_.reset();
+  if (nccl_) ncclCommAbort(nccl_);
+  nccl_ = nullptr;
+  ws_ = SymmetricBuffer();
+  heap_->abandon();
+}
+
+void Communicator::usable(const char* op) const {
+  const std::string failed = failure();
+  if (!failed.empty())
+    fail<Error>(std::string(op) + ": this communicator failed earlier (" + failed +
+                "); its state is undefined: destroy it (or call abort()) and make a new one");
+  try {
+    ctx_->check(op);
+  } catch (const Timeout& e) {
+    set_failed(e.what());
+    throw;
+  }
+}
+
+// ---- algorithm choice -------------------------------------------------------------------------
+Algo Communicator::select(CollOp op, DataType dtype, size_t bytes, bool in_sym, bool out_sym, bool in_place) const {
+  const size_t ll = op == CollOp::kReduceScatter || op == CollOp::kAllToAll || op == CollOp::kAllGather ? bytes / size() : bytes;
+  auto fits = [&](Algo a) {
+    if (a == Algo::kNccl) return nccl_ != nullptr && detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes, size()).empty();
+    return detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes, size()).empty();
+  };
+  const Algo a = table_.lookup(op, dtype, size(), bytes);
+  if (fits(a)) return a;
+  // The table's choice cannot run with these buffers. A zero-copy choice falls back to the other
+  // zero-copy paths; then LL; then NCCL; then push (reductions through the workspace).
+  const bool zero_copy = a == Algo::kOneShot || a == Algo::kTwoShot || a == Algo::kDirect || a == Algo::kTwoShotPush ||
+                         (a == Algo::kPush && op != CollOp::kAllReduce && op != CollOp::kReduceScatter);
+  if (zero_copy)
+    for (Algo b : {Algo::kTwoShot, Algo::kDirect, Algo::kPush})
+      if (fits(b)) return b;
+  for (Algo b : {Algo::kLL, Algo::kNccl, Algo::kPush})
+    if (fits(b)) return b;
+  return Algo::kNccl;  // reported by prepare() with the reason
+}
+
+struct Communicator::Prepared {
+  Algo algo = Algo::kNccl;
+  bool skip = false;  // count 0
+};
+
+Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dtype, ReduceOp redop, int root, size_t count,
+                                             const void* in, size_t in_bytes, const void* out, size_t out_bytes,
+                                             size_t ll_bytes) const {
+  const char* name = coll_name(op);
+  usable(name);
+  const std::string n = name;
+  require(static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) <= static_cast<int>(DataType::kUInt8),
+          n + ": dtype=" + std::to_string(static_cast<int>(dtype)) + " is not a symmem::DataType");
+  const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
+  if (reducing) {
+    require(static_cast<int>(redop) >= 0 && static_cast<int>(redop) <= static_cast<int>(ReduceOp::kAvg),
+            n + ": op=" + std::to_string(static_cast<int>(redop)) + " is not a symmem::ReduceOp");
+    require(reducible(dtype), n + ": dtype " + dtype_name(dtype) + " has no reductions; use a numeric type");
+  }
+  require(static_cast<int>(asked) >= 0 && static_cast<int>(asked) <= static_cast<int>(Algo::kTwoShotPush),
+          n + ": algo=" + std::to_string(static_cast<int>(asked)) + " is not a symmem::Algo");
+  require(count <= (size_t(1) << 50) / dtype_size(dtype), n + ": count=" + std::to_string(count) + " is too large");
+  if (op == CollOp::kBroadcast)
+    require(root >= 0 && root < size(), n + ": root=" + std::to_string(root) + " is out of range [0, " + std::to_string(size()) + ")");
+
+  // Broadcast: only the root's input is read; direct (pull) also needs every rank to pass the root's
+  // input's symmetric address, to find it on the root.
+  const bool root_in = op != CollOp::kBroadcast || rank() == root;
+  const bool needs_in = root_in || asked == Algo::kDirect;
+  Prepared p;
+  p.skip = count == 0;
+  bool in_sym = false, out_sym = false, in_place = false;
+  if (!p.skip) {
+    require(out != nullptr, n + ": out is null");
+    if (needs_in) require(in != nullptr, n + (root_in ? ": in is null" : ": in is null (direct broadcast: every rank passes the root's input address)"));
+    const size_t es = dtype_size(dtype);
+    require(reinterpret_cast<uintptr_t>(out) % es == 0, n + ": out is not aligned to its dtype (" + std::to_string(es) + " bytes)");
+    if (in != nullptr && needs_in)
+      require(reinterpret_cast<uintptr_t>(in) % es == 0, n + ": in is not aligned to its dtype (" + std::to_string(es) + " bytes)");
+    // In place: the one form each operation allows (collectives.hpp); any other overlap is an error.
+    if (in != nullptr && root_in && overlap(in, in_bytes, out, out_bytes)) {
+      const char* o = static_cast<const char*>(out);
+      const char* i = static_cast<const char*>(in);
+      if (op == CollOp::kReduceScatter) {
+        require(o == i + static_cast<size_t>(rank()) * out_bytes,
+                n + ": in and out overlap; in place means out == in + rank * recv_count, else pass disjoint buffers");
+      } else if (op == CollOp::kAllGather) {
+        require(i == o + static_cast<size_t>(rank()) * in_bytes,
+                n + ": in and out overlap; in place means in == out + rank * send_count, else pass disjoint buffers");
+      } else if (op == CollOp::kAllReduce || op == CollOp::kBroadcast) {
+        require(i == o, n + ": in and out overlap partially; pass in == out (in place) or disjoint buffers");
+      } else {
+        fail(n + ": cannot run in place (in and out overlap); pass disjoint buffers");
+      }
+      in_place = true;
+    }
+    // Broadcast decides from `out` alone (non-roots have no input to look at).
+    out_sym = heap_->find(out, out_bytes).valid();
+    in_sym = op != CollOp::kBroadcast && in != nullptr && heap_->find(in, in_bytes).valid();
+    if (op == CollOp::kBroadcast && asked == Algo::kDirect) {
+      require(heap_->find(in, in_bytes).valid(), n + " with algo=direct: in must come from Communicator::alloc (the root's input, at the same offset on every rank)");
+      in_sym = true;
+    }
+    p.algo = asked == Algo::kAuto ? select(op, dtype, count * es * (op == CollOp::kReduceScatter || op == CollOp::kAllGather ||
+                                                                         op == CollOp::kAllToAll ? size() : 1), in_sym, out_sym, in_place)
+                                  : asked;
+    std::string why = op == CollOp::kAllToAllV ? "" : detail::algo_unfit(op, p.algo, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size());
+    if (why.empty() && p.algo == Algo::kNccl && nccl_ == nullptr) why = "no NCCL communicator (ranks share a GPU)";
+    if (!why.empty()) fail(n + " with algo=" + algo_name(p.algo) + ": " + why);
+  }
   if (ctx_->settings().debug_checks) {
-    std::string mine = std::string(coll_name(op)) + " bytes=" + std::to_string(bytes) + " dtype=" + dtype_name(dtype) +
-                       " algo=" + algo_name(a);
-    auto all = heap_->team().all_gather(mine, std::string(coll_name(op)) + " argument check");
+    // Everything ranks must agree on, including the kind and heap offset of each buffer.
+    auto where = [&](const void* ptr, size_t bytes) -> std::string {
+      if (ptr == nullptr) return "null";
+      SymmetricBuffer b = heap_->find(ptr, bytes);
+      if (!b.valid()) return "plain";
+      return "symmetric+" + std::to_string(static_cast<const char*>(ptr) - static_cast<const char*>(b.ptr())) + "/" +
+             std::to_string(b.bytes());
+    };
+    std::string mine = n + " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) +
+                       (reducing ? std::string(" op=") + redop_name(redop) : "") +
+                       (op == CollOp::kBroadcast ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) +
+                       " algo=" + algo_name(p.algo) + " in_place=" + (in_place ? "1" : "0") +
+                       " out=" + where(out, out_bytes) + (needs_in ? " in=" + where(in, in_bytes) : "");
+    auto all = heap_->team().all_gather(mine, n + " argument check");
     for (size_t r = 0; r < all.size(); ++r)
       if (all[r] != mine)
-        fail(std::string(coll_name(op)) + ": arguments differ across ranks: this rank has '" + mine + "', rank " +
+        fail(n + ": arguments differ across ranks: this rank has '" + mine + "', rank " +
              std::to_string(heap_->team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
-  return a;
-}
-
-static int ll_blocks(size_t bytes, int sms) {
-  const size_t lines = (bytes + 7) / 8;
-  const size_t b = (lines + 127) / 128;  // ~128 lines a block: more SMs polling at once
-  return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 64))));
-}
-static int push_blocks(size_t bytes) {
-  return static_cast<int>(std::clamp<size_t>((bytes + 8191) / 8192, 1, coll::kPushMaxBlocks));
-}
-static int direct_blocks(size_t bytes, int sms) {
-  const size_t b = (bytes + coll::kThreads * 32 - 1) / (coll::kThreads * 32);
-  return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, coll::kMaxBlocks))));
+  return p;
 }
 
 // Arguments of the zero-copy kernels: the workspace (barriers), and the heap buffers that hold the
@@ -143,51 +381,47 @@ coll::DirectArgs Communicator::direct_args(const void* in, size_t in_bytes, bool
   return args;
 }
 
-static void check_common(const char* op, const void* in, const void* out, size_t count, DataType dtype, bool reduce) {
-  require(static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) <= static_cast<int>(DataType::kUInt8),
-          std::string(op) + ": dtype is not a symmem::DataType");
-  if (reduce) require(reducible(dtype), std::string(op) + ": dtype " + dtype_name(dtype) + " has no reductions; use a numeric type");
-  if (count == 0) return;
-  require(in != nullptr, std::string(op) + ": in is null");
-  require(out != nullptr, std::string(op) + ": out is null");
+void Communicator::nccl_started(cudaStream_t s, const char* what) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(s, &st) != cudaSuccess) (void)cudaGetLastError();
+  if (st == cudaStreamCaptureStatusNone && watchdog_) watchdog_->watch(s, what);
 }
 
+// ---- the collectives --------------------------------------------------------------------------
 void Communicator::all_reduce(const void* in, void* out, size_t count, DataType dtype, ReduceOp op, cudaStream_t s, Algo algo) {
-  check_common("all_reduce", in, out, count, dtype, true);
-  require(static_cast<int>(op) >= 0 && static_cast<int>(op) <= 4, "all_reduce: op is not a symmem::ReduceOp");
-  if (count == 0) return;
-  ctx_->check("all_reduce");
   const size_t bytes = count * dtype_size(dtype);
-  Algo a = resolve(CollOp::kAllReduce, algo, dtype, bytes, bytes, in, bytes, out, bytes);
-  if (a == Algo::kNccl) {
+  Prepared p = prepare(CollOp::kAllReduce, algo, dtype, op, 0, count, in, bytes, out, bytes, bytes);
+  if (p.skip) return;
+  const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+  if (p.algo == Algo::kNccl) {
     nccl_check(ncclAllReduce(in, out, count, nccl_type(dtype), nccl_op(op), nccl_, s), "ncclAllReduce");
-  } else if (a == Algo::kLL) {
-    coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), bytes, 2 * opt_.ll_max_bytes / 16, 0};
+    nccl_started(s, "all_reduce");
+  } else if (p.algo == Algo::kLL) {
+    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes, 0};
     coll::launch_ll(CollOp::kAllReduce, args, dtype, op, ll_blocks(bytes, sms_), s);
-  } else if (a == Algo::kPush) {
-    coll::PushArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), bytes, 2 * opt_.ll_max_bytes};
+  } else if (p.algo == Algo::kPush) {
+    coll::PushArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes};
     coll::launch_push(CollOp::kAllReduce, args, dtype, op, push_blocks(bytes), s);
   } else {
-    coll::DirectArgs args = direct_args(in, bytes, a != Algo::kTwoShotPush, out, bytes,
-                                        a == Algo::kTwoShot || a == Algo::kTwoShotPush, bytes);
-    coll::launch_all_reduce(a, args, dtype, op, direct_blocks(bytes, sms_), s);
+    coll::DirectArgs args = direct_args(in, bytes, p.algo != Algo::kTwoShotPush, out, bytes,
+                                        p.algo == Algo::kTwoShot || p.algo == Algo::kTwoShotPush, bytes);
+    coll::launch_all_reduce(p.algo, args, dtype, op, direct_blocks(bytes, sms_), s);
   }
 }
 
 void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, DataType dtype, ReduceOp op, cudaStream_t s, Algo algo) {
-  check_common("reduce_scatter", in, out, recv_count, dtype, true);
-  require(static_cast<int>(op) >= 0 && static_cast<int>(op) <= 4, "reduce_scatter: op is not a symmem::ReduceOp");
-  if (recv_count == 0) return;
-  ctx_->check("reduce_scatter");
   const size_t chunk = recv_count * dtype_size(dtype), total = chunk * size();
-  Algo a = resolve(CollOp::kReduceScatter, algo, dtype, total, chunk, in, total, out, chunk);
-  if (a == Algo::kNccl) {
+  Prepared p = prepare(CollOp::kReduceScatter, algo, dtype, op, 0, recv_count, in, total, out, chunk, chunk);
+  if (p.skip) return;
+  const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+  if (p.algo == Algo::kNccl) {
     nccl_check(ncclReduceScatter(in, out, recv_count, nccl_type(dtype), nccl_op(op), nccl_, s), "ncclReduceScatter");
-  } else if (a == Algo::kLL) {
-    coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), chunk, 2 * opt_.ll_max_bytes / 16, 0};
+    nccl_started(s, "reduce_scatter");
+  } else if (p.algo == Algo::kLL) {
+    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk, 0};
     coll::launch_ll(CollOp::kReduceScatter, args, dtype, op, ll_blocks(chunk, sms_), s);
-  } else if (a == Algo::kPush) {
-    coll::PushArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), chunk, 2 * opt_.ll_max_bytes};
+  } else if (p.algo == Algo::kPush) {
+    coll::PushArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk};
     coll::launch_push(CollOp::kReduceScatter, args, dtype, op, push_blocks(chunk), s);
   } else {
     coll::DirectArgs args = direct_args(in, total, true, out, chunk, false, chunk);
@@ -196,82 +430,90 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
 }
 
 void Communicator::all_gather(const void* in, void* out, size_t send_count, DataType dtype, cudaStream_t s, Algo algo) {
-  check_common("all_gather", in, out, send_count, dtype, false);
-  if (send_count == 0) return;
-  ctx_->check("all_gather");
   const size_t chunk = send_count * dtype_size(dtype), total = chunk * size();
-  Algo a = resolve(CollOp::kAllGather, algo, dtype, total, chunk, in, chunk, out, total);
-  if (a == Algo::kNccl) {
+  Prepared p = prepare(CollOp::kAllGather, algo, dtype, ReduceOp::kSum, 0, send_count, in, chunk, out, total, chunk);
+  if (p.skip) return;
+  if (p.algo == Algo::kNccl) {
     nccl_check(ncclAllGather(in, out, chunk, ncclUint8, nccl_, s), "ncclAllGather");
-  } else if (a == Algo::kLL) {
-    coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), chunk, 2 * opt_.ll_max_bytes / 16, 0};
+    nccl_started(s, "all_gather");
+  } else if (p.algo == Algo::kLL) {
+    const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk, 0};
     coll::launch_ll(CollOp::kAllGather, args, dtype, ReduceOp::kSum, ll_blocks(chunk, sms_), s);
   } else {
-    coll::DirectArgs args = direct_args(in, chunk, a != Algo::kPush, out, total, a == Algo::kPush, chunk);
-    args.push = a == Algo::kPush;
+    coll::DirectArgs args = direct_args(in, chunk, p.algo != Algo::kPush, out, total, p.algo == Algo::kPush, chunk);
+    args.push = p.algo == Algo::kPush;
     coll::launch_movement(CollOp::kAllGather, args, direct_blocks(total, sms_), s);
   }
 }
 
 void Communicator::broadcast(const void* in, void* out, size_t count, DataType dtype, int root, cudaStream_t s, Algo algo) {
-  require(root >= 0 && root < size(), "broadcast: root=" + std::to_string(root) + " is out of range [0, " + std::to_string(size()) + ")");
-  const void* in_checked = rank() == root ? in : out;  // only the root's input is read
-  check_common("broadcast", in_checked, out, count, dtype, false);
-  if (count == 0) return;
-  ctx_->check("broadcast");
   const size_t bytes = count * dtype_size(dtype);
-  Algo a = resolve(CollOp::kBroadcast, algo, dtype, bytes, bytes, in, bytes, out, bytes);
-  if (a == Algo::kNccl) {
+  Prepared p = prepare(CollOp::kBroadcast, algo, dtype, ReduceOp::kSum, root, count, in, bytes, out, bytes, bytes);
+  if (p.skip) return;
+  if (p.algo == Algo::kNccl) {
     nccl_check(ncclBroadcast(in, out, bytes, ncclUint8, root, nccl_, s), "ncclBroadcast");
-  } else if (a == Algo::kLL) {
-    coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), bytes, 2 * opt_.ll_max_bytes / 16, root};
+    nccl_started(s, "broadcast");
+  } else if (p.algo == Algo::kLL) {
+    const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes, root};
     coll::launch_ll(CollOp::kBroadcast, args, dtype, ReduceOp::kSum, ll_blocks(bytes, sms_), s);
   } else {
-    coll::DirectArgs args = direct_args(in, bytes, a != Algo::kPush, out, bytes, a == Algo::kPush, bytes);
-    args.push = a == Algo::kPush;
+    // direct: every rank pulls from the root's symmetric input (same offset on every rank);
+    // push: the root and then every rank write into the peers' symmetric outputs.
+    const bool pull = p.algo != Algo::kPush;
+    coll::DirectArgs args = direct_args(in, bytes, pull, out, bytes, !pull, bytes);
+    args.push = !pull;
     args.root = root;
     coll::launch_movement(CollOp::kBroadcast, args, direct_blocks(bytes, sms_), s);
   }
 }
 
 void Communicator::all_to_all(const void* in, void* out, size_t count, DataType dtype, cudaStream_t s, Algo algo) {
-  check_common("all_to_all", in, out, count, dtype, false);
-  if (count == 0) return;
-  ctx_->check("all_to_all");
   const size_t chunk = count * dtype_size(dtype), total = chunk * size();
-  Algo a = resolve(CollOp::kAllToAll, algo, dtype, total, chunk, in, total, out, total);
-  if (a == Algo::kNccl) {
+  Prepared p = prepare(CollOp::kAllToAll, algo, dtype, ReduceOp::kSum, 0, count, in, total, out, total, chunk);
+  if (p.skip) return;
+  if (p.algo == Algo::kNccl) {
     nccl_check(ncclGroupStart(), "ncclGroupStart");
-    for (int p = 0; p < size(); ++p) {
-      nccl_check(ncclSend(static_cast<const char*>(in) + p * chunk, chunk, ncclUint8, p, nccl_, s), "ncclSend");
-      nccl_check(ncclRecv(static_cast<char*>(out) + p * chunk, chunk, ncclUint8, p, nccl_, s), "ncclRecv");
+    for (int q = 0; q < size(); ++q) {
+      nccl_check(ncclSend(static_cast<const char*>(in) + q * chunk, chunk, ncclUint8, q, nccl_, s), "ncclSend");
+      nccl_check(ncclRecv(static_cast<char*>(out) + q * chunk, chunk, ncclUint8, q, nccl_, s), "ncclRecv");
     }
     nccl_check(ncclGroupEnd(), "ncclGroupEnd");
-  } else if (a == Algo::kLL) {
-    coll::LLArgs args{ws_.handle(), static_cast<const char*>(in), static_cast<char*>(out), chunk, 2 * opt_.ll_max_bytes / 16, 0};
+    nccl_started(s, "all_to_all");
+  } else if (p.algo == Algo::kLL) {
+    const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk, 0};
     coll::launch_ll(CollOp::kAllToAll, args, dtype, ReduceOp::kSum, ll_blocks(chunk, sms_), s);
   } else {
-    coll::DirectArgs args = direct_args(in, total, a != Algo::kPush, out, total, a == Algo::kPush, chunk);
-    args.push = a == Algo::kPush;
+    coll::DirectArgs args = direct_args(in, total, p.algo != Algo::kPush, out, total, p.algo == Algo::kPush, chunk);
+    args.push = p.algo == Algo::kPush;
     coll::launch_movement(CollOp::kAllToAll, args, direct_blocks(total, sms_), s);
   }
 }
 
-void Communicator::all_to_all_v(const void* in, void* out, const int64_t* send_counts, int64_t* recv_counts, DataType dtype,
-                                cudaStream_t s) {
-  require(in != nullptr && out != nullptr, "all_to_all_v: in and out must not be null");
+void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, const int64_t* send_counts, int64_t* recv_counts,
+                                DataType dtype, cudaStream_t s) {
+  const size_t es = dtype_size(dtype);
   require(send_counts != nullptr, "all_to_all_v: send_counts is null");
-  ctx_->check("all_to_all_v");
+  require(in != nullptr, "all_to_all_v: in is null");
   SymmetricBuffer in_buf = heap_->find(in);
-  SymmetricBuffer counts_buf = heap_->find(send_counts, sizeof(int64_t) * size());
   require(in_buf.valid(), "all_to_all_v: in must lie in a buffer from Communicator::alloc (peers read it directly)");
+  const size_t in_capacity = (in_buf.bytes() - static_cast<size_t>(static_cast<const char*>(in) - static_cast<const char*>(in_buf.ptr()))) / es;
+  // (The overlap check sees the first input element; how far the input reaches is checked on the GPU.)
+  Prepared p = prepare(CollOp::kAllToAllV, Algo::kDirect, dtype, ReduceOp::kSum, 0, 1, in, es, out, out_count * es, 0);
+  SymmetricBuffer counts_buf = heap_->find(send_counts, sizeof(int64_t) * size());
   require(counts_buf.valid(), "all_to_all_v: send_counts must be an int64 array [nranks] in a buffer from Communicator::alloc");
   require((reinterpret_cast<uintptr_t>(send_counts) & 7u) == 0, "all_to_all_v: send_counts must be 8-byte aligned");
-  resolve(CollOp::kAllToAllV, Algo::kDirect, dtype, 0, 0, in, 1, out, 1);
-  coll::DirectArgs args = direct_args(in, 1, true, out, 0, false, dtype_size(dtype));
+  require(recv_counts == nullptr || (reinterpret_cast<uintptr_t>(recv_counts) & 7u) == 0,
+          "all_to_all_v: recv_counts must be 8-byte aligned");
+  (void)p;
+  coll::DirectArgs args = direct_args(in, 1, true, out, 0, false, es);
   args.counts_h = counts_buf.handle();
   args.counts = send_counts;
   args.recv_counts = recv_counts;
+  args.out_capacity = out_count;
+  args.in_capacity = in_capacity;
   coll::launch_movement(CollOp::kAllToAllV, args, std::min(sms_, coll::kMaxBlocks), s);
 }
 

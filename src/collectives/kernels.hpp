@@ -7,26 +7,21 @@
 #include "symmem/collectives.hpp"
 #include "symmem/device/handle.hpp"
 #include "symmem/device/reduce.cuh"
+#include "symmem/device/workspace.hpp"
 #include "symmem/types.hpp"
 
 namespace symmem::coll {
 
-// Slots of the workspace's signal pad that the collectives own.
-constexpr size_t kLLEpochSlot = pad::kOpBase + 0;  // local: LL operations completed
-constexpr size_t kLLDoneSlot = pad::kOpBase + 1;   // local: blocks of the running LL kernel done
-constexpr size_t kPushFlagSlot = pad::kOpBase + 64;  // + src * kPushMaxBlocks + block: push arrivals
-constexpr int kPushMaxBlocks = 128;
-static_assert(kPushFlagSlot + pad::kMaxTeam * kPushMaxBlocks <= pad::kOpBase + pad::kOpSlots, "push flags overflow the pad");
 constexpr int kThreads = 512;
 constexpr int kMaxBlocks = 256;                    // <= pad::kBarrierChannels
 static_assert(kMaxBlocks <= pad::kBarrierChannels, "each block needs its own barrier channel");
 
 struct LLArgs {
-  DeviceHandle ws;       // the workspace; LL slots at its start
+  DeviceHandle ws;       // the sequenced workspace
+  ws::Layout layout;
   const char* in;
   char* out;
   size_t bytes;          // payload per peer: AR, AG, broadcast: the message; RS, A2A: one rank's chunk
-  size_t slot_lines;     // lines per (parity, source) slot
   int root;
 };
 
@@ -41,15 +36,17 @@ struct DirectArgs {
   int root;
   const int64_t* counts;
   int64_t* recv_counts;
+  size_t out_capacity;   // A2AV: elements `out` holds
+  size_t in_capacity;    // A2AV: elements from `in` to the end of its buffer
   bool push;             // AG, A2A, broadcast: write into the peers' outputs (out_h) instead of pulling
 };
 
 struct PushArgs {
-  DeviceHandle ws;       // staging at its start, shared with LL: (parity, source) slots of slot_bytes
+  DeviceHandle ws;       // the sequenced workspace: push stages per (parity, source)
+  ws::Layout layout;
   const char* in;
   char* out;
   size_t bytes;          // payload per peer: AR the message, RS one rank's chunk
-  size_t slot_bytes;
 };
 
 void launch_push(CollOp op, const PushArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);

@@ -1,13 +1,13 @@
 // LL collectives: every rank pushes its payload as flag-in-data lines into each peer's workspace
-// slot, then waits for its peers' lines and combines them. No barrier: the flag is the operation's
-// epoch (counted on the GPU, so graph replays continue it), and slots alternate by epoch parity.
-// Why two slots suffice: a rank can write epoch e+2 into a peer's slot only after finishing e+1,
-// which needed that peer's e+1 lines, which the peer sends only after finishing e. Every LL
-// operation therefore has each rank receive from every peer (broadcast roots get a token line).
+// slot, then waits for its peers' lines and combines them. No barrier: the flow control is the
+// sequenced workspace (include/symmem/device/workspace.hpp), whose rule (R) every kernel here
+// keeps: each rank sends every peer an epoch-e message and waits for one from every peer. In
+// broadcast the root sends data; every other rank sends a one-line token to every peer (the root
+// and the other non-roots), so that a non-root hears from every peer too.
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "reduce_common.cuh"
-#include "symmem/device/ll.cuh"
+#include "symmem/device/workspace.cuh"
 #include "symmem/error.hpp"
 
 namespace symmem::coll {
@@ -22,12 +22,9 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   pdl_wait();
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
-  const uint64_t epoch = h.local_signals[kLLEpochSlot] + 1;
-  const uint32_t flag = static_cast<uint32_t>(epoch);
-  const size_t par = epoch & 1;
-  auto slot = [&](void* base, int src) {
-    return static_cast<LLLine*>(base) + (par * n + static_cast<size_t>(src)) * a.slot_lines;
-  };
+  const device::SeqOp sq = device::seq_begin(h);
+  const uint32_t flag = sq.flag;
+  auto slot = [&](void* base, int src) { return device::ll_slot(base, a.layout, sq, src); };
   const size_t lines = device::ll_lines(a.bytes);
   const size_t idx = device::grid_index(), stride = device::grid_size();
 
@@ -36,7 +33,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
     const int p = (me + k) % n;
     LLLine* dst = slot(h.peers[p], me);
     if (K == kBC && me != a.root) {
-      if (p == a.root && idx == 0) device::ll_store(dst, 0, flag);  // token: "my previous slot is free"
+      if (idx == 0) device::ll_store(dst, 0, flag);  // token: "I have finished the previous operation"
       continue;
     }
     const char* src = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
@@ -70,24 +67,16 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   } else {  // broadcast
     if (me == a.root) {
       if (a.in != a.out) device::copy_bytes(a.out, a.in, a.bytes, idx, stride);
-      if (idx == 0)
-        for (int p = 0; p < n && ok; ++p)
-          if (p != me) ok = device::ll_wait(h, slot(h.local, p), flag, p, &v);
     } else {
       for (size_t i = idx; i < lines && ok; i += stride)
         if ((ok = device::ll_wait(h, slot(h.local, a.root) + i, flag, a.root, &v))) device::ll_unpack(a.out, a.bytes, i, v);
     }
+    // Tokens from every non-root peer.
+    if (idx == 0)
+      for (int p = 0; p < n && ok; ++p)
+        if (p != me && p != a.root) ok = device::ll_wait(h, slot(h.local, p), flag, p, &v);
   }
-
-  // The last block to finish advances the epoch for the next LL operation.
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long* done = reinterpret_cast<unsigned long long*>(h.local_signals + kLLDoneSlot);
-    if (atomicAdd(done, 1ull) == gridDim.x - 1) {
-      *done = 0;
-      h.local_signals[kLLEpochSlot] = epoch;
-    }
-  }
+  device::seq_end(h, a.layout, sq);
 }
 
 }  // namespace

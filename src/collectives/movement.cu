@@ -10,9 +10,112 @@ namespace {
 
 enum Kind { kAG, kBC, kA2A, kA2AV };
 
+// Broadcast with writes only, every link busy: the message is cut into one chunk per non-root
+// rank; the root writes chunk j to non-root j, which writes it on to every other non-root. The
+// chunks go in `steps` sub-chunks, pipelined: in step s the root sends sub-chunk s while the
+// non-roots forward sub-chunk s-1. Block b moves piece b of every sub-chunk in both roles, so the
+// barrier of block b with block b of every peer after each step orders all that a forward needs.
+// steps is a function of the message size and rank count (facts every rank shares).
+__device__ inline void broadcast_push(const DirectArgs& a) {
+  const int n = a.ws.nranks, me = a.ws.rank, root = a.root;
+  const int m = n - 1;
+  const size_t want = a.bytes >> 22;  // one step per 4 MiB, 1 to 16
+  const int steps = m <= 1 || want < 1 ? 1 : want > 16 ? 16 : static_cast<int>(want);
+  const size_t words = (a.bytes + 15) / 16;
+  auto piece = [&](int j, int s, size_t* lo, size_t* hi) {  // block's piece of sub-chunk s of chunk j
+    const size_t clo = words * j / m, chi = words * (j + 1) / m;
+    const size_t slo = clo + (chi - clo) * s / steps, shi = clo + (chi - clo) * (s + 1) / steps;
+    *lo = min(a.bytes, (slo + (shi - slo) * blockIdx.x / gridDim.x) * 16);
+    *hi = min(a.bytes, (slo + (shi - slo) * (blockIdx.x + 1) / gridDim.x) * 16);
+  };
+  if (m == 0) {
+    if (a.in != a.out) device::copy_bytes(a.out, a.in, a.bytes, device::grid_index(), device::grid_size());
+    return;
+  }
+  const int j_me = (me - root - 1 + n) % n;  // this rank's chunk (non-roots)
+  for (int s = 0; s <= steps; ++s) {
+    size_t lo, hi;
+    if (me == root && s < steps) {
+      for (int kk = 1; kk < n; ++kk) {
+        const int k = (me + kk) % n;
+        piece(kk - 1, s, &lo, &hi);
+        device::copy_bytes(at_rank(a.out_h, k, a.out) + lo, a.in + lo, hi - lo, threadIdx.x, blockDim.x);
+        if (a.in != a.out) device::copy_bytes(a.out + lo, a.in + lo, hi - lo, threadIdx.x, blockDim.x);
+      }
+    }
+    if (me != root && s >= 1) {
+      piece(j_me, s - 1, &lo, &hi);
+      for (int kk = 1; kk < n; ++kk) {
+        const int k = (me + kk) % n;
+        if (k != root) device::copy_bytes(at_rank(a.out_h, k, a.out) + lo, a.out + lo, hi - lo, threadIdx.x, blockDim.x);
+      }
+    }
+    if (s < steps && !device::barrier_block(a.ws, blockIdx.x)) return;
+  }
+}
+
+// all_to_all_v: the counts every rank will act on, checked on the GPU before any byte moves. Each
+// rank publishes its input and output capacity (elements) in its workspace pad before the first
+// barrier; after it, every block of every rank reads every rank's counts and capacities and
+// reaches the same verdict, so a bad count is reported on every rank and no rank copies. The
+// capacities are rewritten by the next all_to_all_v only after its writer passed this one's final
+// barrier, which every reader reaches after its reads.
+__device__ inline void a2av_publish(const DirectArgs& a) {
+  if (threadIdx.x == 0) {
+    a.ws.local_signals[ws::kCapSlot] = a.out_capacity;
+    a.ws.local_signals[ws::kInCapSlot] = a.in_capacity;
+  }
+}
+__device__ inline bool a2av_counts_valid(const DirectArgs& a) {
+  const int n = a.ws.nranks;
+  __shared__ unsigned long long worst;  // (rank * 3 + kind) of the first problem, in a fixed order
+  if (threadIdx.x == 0) worst = ~0ull;
+  __syncthreads();
+  for (int t = threadIdx.x; t < n; t += blockDim.x) {
+    // Row t: what rank t sends. Column t: what rank t receives.
+    const int64_t* row = at_rank(a.counts_h, t, a.counts);
+    long long total = 0, in_total = 0;
+    bool negative = false;
+    for (int q = 0; q < n; ++q) {
+      const long long c = row[q];
+      negative |= c < 0;
+      in_total += c < 0 ? 0 : c;
+      const long long r = at_rank(a.counts_h, q, a.counts)[t];
+      total += r < 0 ? 0 : r;
+    }
+    const unsigned long long in_cap = a.ws.signals[t][ws::kInCapSlot], out_cap = a.ws.signals[t][ws::kCapSlot];
+    unsigned long long key = ~0ull;
+    if (negative) key = 3ull * t;
+    else if (static_cast<unsigned long long>(in_total) > in_cap) key = 3ull * t + 1;
+    else if (static_cast<unsigned long long>(total) > out_cap) key = 3ull * t + 2;
+    if (key != ~0ull) atomicMin(&worst, key);
+  }
+  __syncthreads();
+  const unsigned long long w = worst;
+  if (w == ~0ull) return true;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const int t = static_cast<int>(w / 3), kind = static_cast<int>(w % 3);
+    const int64_t* row = at_rank(a.counts_h, t, a.counts);
+    unsigned long long index = 0, seen = 0, limit = 0;
+    if (kind == 0) {
+      for (int q = 0; q < n; ++q)
+        if (row[q] < 0) { index = q; seen = static_cast<unsigned long long>(row[q]); break; }
+    } else if (kind == 1) {
+      for (int q = 0; q < n; ++q) seen += row[q];
+      limit = a.ws.signals[t][ws::kInCapSlot];
+    } else {
+      for (int q = 0; q < n; ++q) seen += at_rank(a.counts_h, q, a.counts)[t];
+      limit = a.ws.signals[t][ws::kCapSlot];
+    }
+    device::record_error(a.ws, WaitKind::kBadCount, t, (static_cast<uint64_t>(kind) << 32) | index, Cmp::kLe, limit, seen, 0);
+  }
+  return false;
+}
+
 template <int K>
 __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
   pdl_wait();
+  if constexpr (K == kA2AV) a2av_publish(a);
   if (!device::barrier_block(a.ws, blockIdx.x)) return;
   const DeviceHandle& h = a.in_h;
   const int n = a.ws.nranks, me = a.ws.rank;
@@ -27,12 +130,7 @@ __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
   const int k_first = local ? 0 : 1, k_last = split && local ? 1 : n;
   if constexpr (K == kBC) {
     if (a.push) {
-      // The root writes into every rank's output; the others only synchronise.
-      if (me == a.root)
-        for (int k = k_first; k < k_last; ++k) {
-          char* dst = at_rank(a.out_h, (me + k) % n, a.out);
-          if (dst != a.in) device::copy_bytes(dst, a.in, a.bytes, gidx, gstride);
-        }
+      broadcast_push(a);
     } else {
       // Every rank pulls from the root. The root's own copy starts halfway through, so it does not
       // read the same lines as the peers pulling from the start (that contention cost up to 2x).
@@ -64,6 +162,10 @@ __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
   } else {
     // all-to-all-v: peer p sends counts_p[me] elements starting at sum(counts_p[q], q < me).
     __shared__ long long recv_off[pad::kMaxTeam + 1], send_off[pad::kMaxTeam], cnt[pad::kMaxTeam];
+    if (!a2av_counts_valid(a)) {
+      device::barrier_block(a.ws, blockIdx.x);
+      return;
+    }
     for (int p = threadIdx.x; p < n; p += blockDim.x) {
       const int64_t* pc = at_rank(a.counts_h, p, a.counts);
       long long off = 0;

@@ -1,11 +1,14 @@
 // Push all-reduce and reduce-scatter: no barrier. Block b of each rank writes its part of the
 // payload into every peer's workspace slot (plain 16-byte stores), then raises a flag per peer
-// (fence + release); block b of the peer waits for those flags (acquire) and reduces its part from
-// local memory only. Slots alternate by the same epoch parity as LL, with the same argument for why
-// two suffice (every rank hears from every peer in every operation).
+// (release); block b of the peer waits for those flags (acquire) and reduces its part from local
+// memory only. Flow control: the sequenced workspace (include/symmem/device/workspace.hpp): every
+// rank flags every peer in every operation and waits for every peer's flags, which is rule (R).
+// The flags are per (source, block), so all ranks must launch the same grid: push_blocks() is a
+// function of the payload size alone, which every rank shares.
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "reduce_common.cuh"
+#include "symmem/device/workspace.cuh"
 #include "symmem/error.hpp"
 
 namespace symmem::coll {
@@ -16,10 +19,10 @@ __global__ void __launch_bounds__(kThreads) push_kernel(PushArgs a) {
   pdl_wait();
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
-  const uint64_t epoch = h.local_signals[kLLEpochSlot] + 1;
-  const size_t par = epoch & 1;
-  auto stage = [&](void* base, int src) { return static_cast<char*>(base) + (par * n + static_cast<size_t>(src)) * a.slot_bytes; };
-  auto flag_slot = [&](int src) { return kPushFlagSlot + static_cast<size_t>(src) * kPushMaxBlocks + blockIdx.x; };
+  const device::SeqOp sq = device::seq_begin(h);
+  const uint64_t epoch = sq.epoch;
+  auto stage = [&](void* base, int src) { return device::push_stage(base, a.layout, sq, src); };
+  auto flag_slot = [&](int src) { return ws::kPushFlagSlot + static_cast<size_t>(src) * ws::kMaxBlocks + blockIdx.x; };
   // This block's part: [lo, hi), 16-byte aligned but for the message's end.
   const size_t words = (a.bytes + 15) / 16;
   const size_t lo = min(a.bytes, words * blockIdx.x / gridDim.x * 16), hi = min(a.bytes, words * (blockIdx.x + 1) / gridDim.x * 16);
@@ -74,21 +77,13 @@ __global__ void __launch_bounds__(kThreads) push_kernel(PushArgs a) {
       reinterpret_cast<Raw*>(a.out)[e] = acc.template store<R>(n);
     }
   }
-  // The last block to finish advances the epoch shared with LL.
-  __syncthreads();
-  if (t == 0) {
-    unsigned long long* done = reinterpret_cast<unsigned long long*>(h.local_signals + kLLDoneSlot);
-    if (atomicAdd(done, 1ull) == gridDim.x - 1) {
-      *done = 0;
-      h.local_signals[kLLEpochSlot] = epoch;
-    }
-  }
+  device::seq_end(h, a.layout, sq);
 }
 
 }  // namespace
 
 void launch_push(CollOp op, const PushArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
-  require(blocks <= kPushMaxBlocks, "launch_push: too many blocks");
+  require(blocks <= ws::kMaxBlocks, "launch_push: too many blocks");
   if (op == CollOp::kAllReduce)
     dispatch_reduce(d, r, [&](auto D, auto R) { launch(push_kernel<false, D.value, R.value>, blocks, kThreads, s, a); });
   else

@@ -30,6 +30,7 @@ Context::Context(std::shared_ptr<Bootstrap> boot, Settings settings)
   SYMMEM_CUDA_CHECK(cudaFree(nullptr));  // create the primary context now, not inside a timed region
   SYMMEM_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&error_host_), sizeof(DeviceErrorRecord), cudaHostAllocMapped));
   std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
+  error_host_->timeout_ns = timeout_ns();
   SYMMEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&error_dev_), error_host_, 0));
 }
 
@@ -40,9 +41,23 @@ Context::~Context() {
 void Context::set_device_timeout_ms(int ms) {
   require(ms > 0, "set_device_timeout_ms: ms=" + std::to_string(ms) + " must be positive");
   settings_.device_timeout_ms = ms;
+  *reinterpret_cast<volatile unsigned long long*>(&error_host_->timeout_ns) = timeout_ns();
 }
 
 std::string describe_device_error(const DeviceErrorRecord& r) {
+  if (r.kind == static_cast<int>(WaitKind::kBadCount)) {
+    const unsigned kind = static_cast<unsigned>(r.slot >> 32), index = static_cast<unsigned>(r.slot & 0xFFFFFFFFu);
+    const std::string who = "team rank " + std::to_string(r.peer);
+    if (kind == 0)
+      return "all_to_all_v: " + who + "'s send_counts[" + std::to_string(index) + "] is " +
+             std::to_string(static_cast<long long>(r.seen)) + "; counts must be >= 0. Nothing was moved on any rank";
+    if (kind == 1)
+      return "all_to_all_v: " + who + "'s send_counts add up to " + std::to_string(r.seen) + " elements, but its input holds " +
+             std::to_string(r.expected) + " (from `in` to the end of its symmetric buffer). Nothing was moved on any rank";
+    return "all_to_all_v: " + who + " would receive " + std::to_string(r.seen) + " elements, but its out_count is " +
+           std::to_string(r.expected) + ". Nothing was moved on any rank; pass a larger output";
+  }
+  if (r.kind == static_cast<int>(WaitKind::kAborted)) return "the operation was aborted (Communicator::abort or a failure before it)";
   static const char* kinds[] = {"?", "a signal", "a barrier arrival", "a collective's flag"};
   static const char* cmps[] = {"==", "!=", ">=", ">", "<=", "<"};
   std::string peer = r.peer >= 0 ? "team rank " + std::to_string(r.peer) : "any peer";
@@ -57,15 +72,46 @@ std::string describe_device_error(const DeviceErrorRecord& r) {
 void Context::check(const std::string& op) const {
   volatile unsigned int* flag = &error_host_->flag;
   if (*flag == 0) return;
+  const std::string prefix = op.empty() ? "" : op + ": ";
+  {
+    std::lock_guard<std::mutex> lock(host_error_mu_);
+    if (!host_error_.empty()) fail<Timeout>(prefix + host_error_);
+  }
   // The device may still be writing the record; it takes microseconds (bounded, in case the
   // writer died mid-way).
   for (int spins = 0; *flag == 1 && spins < 1000000; ++spins) {
   }
   std::atomic_thread_fence(std::memory_order_acquire);
-  fail<Timeout>((op.empty() ? "" : op + ": ") + describe_device_error(*error_host_));
+  const std::string what = prefix + describe_device_error(*error_host_);
+  if (error_host_->kind == static_cast<int>(WaitKind::kBadCount)) {
+    // A bad argument is reported once; nothing waits on it.
+    const_cast<Context*>(this)->reset_error();
+    fail<InvalidArgument>(what);
+  }
+  fail<Timeout>(what);
 }
 
-void Context::reset_error() { std::memset(error_host_, 0, sizeof(DeviceErrorRecord)); }
+void Context::fail_waits(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(host_error_mu_);
+    if (host_error_.empty()) host_error_ = why;
+  }
+  volatile DeviceErrorRecord* r = error_host_;
+  r->abort_waits = 1;
+  if (r->flag == 0) {
+    r->kind = static_cast<int>(WaitKind::kAborted);
+    r->flag = 2;
+  }
+}
+
+void Context::reset_error() {
+  {
+    std::lock_guard<std::mutex> lock(host_error_mu_);
+    host_error_.clear();
+  }
+  std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
+  error_host_->timeout_ns = timeout_ns();
+}
 
 void Context::synchronize(cudaStream_t stream, const std::string& op) const {
   cudaError_t rc = cudaStreamSynchronize(stream);

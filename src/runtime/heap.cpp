@@ -261,7 +261,7 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
     fail<CudaError>(what + " failed: " + msg);
   }
   a->handle = DeviceHandle{a->peers[a->rank], a->peers_dev, a->signals_dev, a->signals[a->rank], bytes,
-                           a->rank, a->nranks, ctx_->rank(), ctx_->device_error_record(), ctx_->timeout_ns()};
+                           a->rank, a->nranks, ctx_->rank(), ctx_->device_error_record()};
   live_.push_back(a);
   return SymmetricBuffer(a);
 }
@@ -275,6 +275,13 @@ void Heap::free(SymmetricBuffer& buf) {
   release(**it);
   live_.erase(it);
   buf.a_.reset();
+}
+
+void Heap::abandon() {
+  (void)cudaDeviceSynchronize();  // every symmem wait has been told to give up; NCCL was aborted
+  (void)cudaGetLastError();
+  for (auto& a : live_) release(*a);
+  live_.clear();
 }
 
 SymmetricBuffer Heap::find(const void* p, size_t n) const {

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "symmem/symmem.hpp"
@@ -15,6 +17,11 @@ namespace symmem::test {
 
 std::shared_ptr<Context>& ctx();
 Heap& heap();
+/// One communicator over the world for the collective tests (made on first use).
+Communicator& comm();
+inline bool have_nccl() { return comm().nccl() != nullptr; }
+/// Rounding steps the references allow for an algorithm: NCCL rounds at every ring step.
+inline int steps_of(Algo a, int n) { return a == Algo::kNccl ? n - 1 : 1; }
 
 /// Deterministic random bytes: any rank can regenerate any other rank's data.
 inline std::vector<uint8_t> random_bytes(size_t n, uint64_t seed) {
@@ -45,6 +52,40 @@ inline std::vector<uint8_t> download(const void* src, size_t n) {
   return v;
 }
 constexpr uint8_t kPoison = 0xCD;
+
+/// Ranks agree on pass/fail before any of them asserts, so that one rank's failure never leaves
+/// the others in a different operation. `msg` is this rank's reason ("" when it passed). Collective
+/// over the world: every rank calls it at the same point. Returns "" when every rank passed, else a
+/// report naming each failing rank and its reason.
+inline std::string agree(const std::string& msg) {
+  auto all = ctx()->world().all_gather(msg, "test verdict");
+  std::string report;
+  for (size_t r = 0; r < all.size(); ++r)
+    if (!all[r].empty()) report += "\n  rank " + std::to_string(r) + ": " + all[r];
+  return report;
+}
+/// Runs f, returning "" or what it threw.
+template <class F>
+std::string attempt(F&& f) {
+  try {
+    f();
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+/// Asserts on every rank at once: fails (and returns) on all ranks when cond is false on any.
+#define ASSERT_ALL(cond, what)                                                                       \
+  do {                                                                                               \
+    const bool symmem_ok_ = static_cast<bool>(cond);                                                 \
+    std::ostringstream symmem_os_;                                                                   \
+    if (!symmem_ok_) symmem_os_ << what;                                                             \
+    std::string symmem_m_ = symmem_os_.str();                                                        \
+    if (!symmem_ok_ && symmem_m_.empty()) symmem_m_ = "failed";                                      \
+    const std::string symmem_v_ = ::symmem::test::agree(symmem_m_);                                  \
+    ASSERT_TRUE(symmem_v_.empty()) << "failed on some ranks:" << symmem_v_;                          \
+  } while (0)
 
 /// Index of the first differing byte, or -1.
 inline long first_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {

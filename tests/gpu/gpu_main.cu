@@ -12,6 +12,11 @@ std::shared_ptr<Context>& ctx() {
 }
 static std::unique_ptr<Heap> g_heap;
 Heap& heap() { return *g_heap; }
+static std::unique_ptr<Communicator> g_comm;
+Communicator& comm() {
+  if (!g_comm) g_comm = std::make_unique<Communicator>(ctx());
+  return *g_comm;
+}
 }  // namespace symmem::test
 
 int main(int argc, char** argv) {
@@ -37,6 +42,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   int result = RUN_ALL_TESTS();
+  symmem::test::g_comm.reset();
   symmem::test::g_heap.reset();
   symmem::test::ctx().reset();
   return result;

@@ -1,5 +1,6 @@
 // Faults: waits that can never be met end in symmem::Timeout naming rank, peer and slot, within the
-// configured bound. Run with 2 ranks (the last test ends rank 1's process).
+// configured bound; a communicator that timed out is failed and says so; abort never hangs; an NCCL
+// call a peer skipped is ended by the watchdog. Run with 2 ranks (the last test ends rank 1).
 #include <unistd.h>
 
 #include <chrono>
@@ -9,9 +10,15 @@
 using namespace symmem;
 using namespace symmem::test;
 
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
 TEST(Fault, UnmetSignalWaitTimesOutWithFacts) {
+  SymmetricBuffer b = heap().alloc(64);  // made before the bound is set: the bound is a run-time setting
   ctx()->set_device_timeout_ms(1500);
-  SymmetricBuffer b = heap().alloc(64);  // handles made now carry the 1.5 s bound
   auto t0 = std::chrono::steady_clock::now();
   stream::wait(b, 9, Cmp::kGe, 1, nullptr);  // nobody signals slot 9
   try {
@@ -22,11 +29,69 @@ TEST(Fault, UnmetSignalWaitTimesOutWithFacts) {
     EXPECT_NE(m.find("waiting on slot 9: device wait timed out: rank " + std::to_string(ctx()->rank())), std::string::npos) << m;
     EXPECT_NE(m.find("signal slot 9 >= 1, last value seen 0"), std::string::npos) << m;
   }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(secs, 8.0);
+  EXPECT_LT(seconds_since(t0), 8.0);
   ctx()->reset_error();
   heap().team().barrier("after unmet wait");
   heap().free(b);
+}
+
+TEST(Fault, CommunicatorFailsAfterTimeoutAndAbortReturns) {
+  if (heap().team().size() != 2) GTEST_SKIP() << "runs with exactly 2 ranks";
+  auto c = std::make_unique<Communicator>(ctx());
+  ctx()->set_device_timeout_ms(1500);
+  DeviceBuffer in(4096), out(4096);
+  SYMMEM_CUDA_CHECK(cudaMemset(in.p, 0, 4096));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const int me = c->rank();
+  if (me == 0) {
+    // Rank 1 skips this call: rank 0 waits for its LL lines until the bound.
+    c->all_reduce(in.p, out.p, 1024, DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kLL);
+    EXPECT_THROW(ctx()->synchronize(nullptr, "all_reduce rank 1 skipped"), Timeout);
+    try {
+      c->all_reduce(in.p, out.p, 1024, DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kLL);
+      FAIL() << "expected the communicator to be failed";
+    } catch (const Timeout& e) {
+      FAIL() << "a failed communicator should say so, got Timeout: " << e.what();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("failed earlier"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(c->failure().empty());
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  c->abort();
+  c.reset();
+  EXPECT_LT(seconds_since(t0), 5.0) << "abort and destruction must not wait for peers";
+  ctx()->reset_error();
+  heap().team().barrier("after abort");
+}
+
+TEST(Fault, NcclCallSkippedByAPeerIsEndedByTheWatchdog) {
+  if (heap().team().size() != 2) GTEST_SKIP() << "runs with exactly 2 ranks";
+  auto c = std::make_unique<Communicator>(ctx());
+  if (c->nccl() == nullptr) {
+    c.reset();
+    GTEST_SKIP() << "ranks share a GPU: no NCCL communicator";
+  }
+  ctx()->set_device_timeout_ms(1500);
+  DeviceBuffer in(4096), out(4096);
+  SYMMEM_CUDA_CHECK(cudaMemset(in.p, 0, 4096));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  auto t0 = std::chrono::steady_clock::now();
+  if (c->rank() == 0) {
+    c->all_reduce(in.p, out.p, 1024, DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kNccl);
+    try {
+      ctx()->synchronize(nullptr, "NCCL all_reduce rank 1 skipped");
+      FAIL() << "expected Timeout";
+    } catch (const Timeout& e) {
+      EXPECT_NE(std::string(e.what()).find("NCCL all_reduce"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(seconds_since(t0), 10.0);
+    EXPECT_FALSE(c->failure().empty());
+  }
+  c->abort();
+  c.reset();
+  ctx()->reset_error();
+  heap().team().barrier("after the NCCL watchdog");
 }
 
 TEST(Fault, PeerKilledWhileWaitedOn) {
@@ -47,8 +112,7 @@ TEST(Fault, PeerKilledWhileWaitedOn) {
     EXPECT_NE(m.find("rank 0 (team rank 0"), std::string::npos) << m;
     EXPECT_NE(m.find("a barrier arrival from team rank 1"), std::string::npos) << m;
   }
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(secs, 10.0);
+  EXPECT_LT(seconds_since(t0), 10.0);
   ctx()->reset_error();
   // Host-side collectives learn at once that rank 1 is gone.
   try {

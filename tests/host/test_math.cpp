@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "symmem/device/workspace.hpp"
+
 #include "symmem/error.hpp"
 #include "symmem/heap.hpp"
 #include "symmem/stream.hpp"
@@ -51,4 +53,36 @@ TEST(Checks, RangeSlotPeer) {
   EXPECT_THROW(detail::check_slot("op", pad::kUserSlots), InvalidArgument);
   EXPECT_NO_THROW(detail::check_slot("op", pad::kUserSlots - 1));
   EXPECT_THROW(detail::check_peer("op", 2, 2), InvalidArgument);
+}
+
+// The sequenced workspace (include/symmem/device/workspace.hpp): flags never 0, a flag repeats in
+// the same parity only after both cleaning operations, and LL and push regions never share bytes.
+TEST(Workspace, FlagsNeverZeroAndCleanBeforeTheyRepeat) {
+  using symmem::ws::cleans;
+  using symmem::ws::flag_of;
+  EXPECT_EQ(flag_of(1), 1u);
+  EXPECT_EQ(flag_of(0xFFFFFFFFull), 0xFFFFFFFFu);
+  EXPECT_EQ(flag_of(0x100000000ull), 1u);  // wraps to 1, never 0
+  for (uint64_t e : {1ull, 2ull, 0xFFFFFFFEull, 0xFFFFFFFFull, 0x100000000ull, 0x1FFFFFFFEull, 0x1FFFFFFFFull})
+    EXPECT_NE(flag_of(e), 0u) << e;
+  // The first epoch e' > e of e's parity with e's flag is e + 2 (2^32 - 1); between them each
+  // parity has an operation that cleans.
+  const uint64_t e = 12345, period = 2 * 0xFFFFFFFFull;
+  EXPECT_EQ(flag_of(e + period), flag_of(e));
+  bool cleaned[2] = {false, false};
+  for (uint64_t x : {0xFFFFFFFEull, 0xFFFFFFFFull})
+    if (cleans(x)) cleaned[x & 1] = true;
+  EXPECT_TRUE(cleaned[0] && cleaned[1]);
+  EXPECT_FALSE(cleans(e));
+  EXPECT_FALSE(cleans(0x100000000ull));
+}
+
+TEST(Workspace, RegionsAreDisjoint) {
+  const auto L = symmem::ws::Layout::make(8, 1 << 20, 2 << 20);
+  EXPECT_EQ(L.ll_slot_lines, size_t(1) << 17);
+  // LL slots tile [0, ll_region), push stages tile [ll_region, bytes).
+  EXPECT_EQ(L.ll_offset(1, 7) + L.ll_slot_lines * 16, L.ll_region());
+  EXPECT_EQ(L.stage_offset(0, 0), L.ll_region());
+  EXPECT_EQ(L.stage_offset(1, 7) + L.stage_bytes, L.bytes());
+  EXPECT_EQ(L.bytes(), size_t(8) * 8 * (1 << 20));
 }

@@ -11,11 +11,14 @@ namespace symmem {
 enum class Cmp : int { kEq = 0, kNe, kGe, kGt, kLe, kLt };
 /// How a signal is written.
 enum class SignalOp : int { kSet = 0, kAdd };
-/// What a device wait was waiting for (reported on timeout).
-enum class WaitKind : int { kNone = 0, kSignal, kBarrier, kCollective };
+/// What a device-side error report is about: a wait that timed out (signal, barrier, collective
+/// flag), an abort, or a bad argument found on the GPU (all_to_all_v counts).
+enum class WaitKind : int { kNone = 0, kSignal, kBarrier, kCollective, kAborted, kBadCount };
 
-/// Where a device wait that timed out leaves its facts (pinned host memory, one per context).
-/// flag: 0 none, 1 being written, 2 complete.
+/// Where device code reports errors (pinned host memory, one per context). flag: 0 none, 1 being
+/// written, 2 complete. `timeout_ns` and `abort_waits` are written by the host: the first is the
+/// bound of every device wait (a run-time setting, read when a wait has spun a while), the second
+/// makes every wait of this context give up at once (set on a timeout and by abort()).
 struct DeviceErrorRecord {
   unsigned int flag;
   int kind;           // WaitKind
@@ -29,7 +32,11 @@ struct DeviceErrorRecord {
   unsigned long long waited_ns;
   unsigned int block;
   unsigned int thread;
+  unsigned long long timeout_ns;  // bound of every device wait (host-written)
+  unsigned int abort_waits;       // nonzero: every wait gives up at once
 };
+/// Wait bound where a handle has no error record.
+SYMMEM_HOST_DEVICE constexpr unsigned long long default_timeout_ns() { return 20ull * 1000 * 1000 * 1000; }
 
 /// Layout of the signal pad (uint64 slots) that every symmetric buffer carries.
 namespace pad {
@@ -60,8 +67,7 @@ struct DeviceHandle {
   int rank;                    // team rank
   int nranks;
   int global_rank;
-  DeviceErrorRecord* error;    // device pointer of the context's record
-  unsigned long long timeout_ns;
+  DeviceErrorRecord* error;    // device pointer of the context's record (wait bound, abort, errors)
 };
 
 }  // namespace symmem

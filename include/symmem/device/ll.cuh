@@ -30,14 +30,17 @@ __device__ __forceinline__ void ll_store(LLLine* dst, uint64_t data, uint32_t fl
 /// Polls one line until both flags equal `flag`; returns false (and records the facts) on timeout.
 __device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_t flag, int peer, uint64_t* data) {
   uint32_t d0, f0, d1, f1;
-  uint64_t start = 0;
+  uint64_t start = 0, bound = 0;
   for (uint32_t it = 0;; ++it) {
     asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1) : "l"(src) : "memory");
     if (f0 == flag && f1 == flag) break;
     if ((it & 1023u) == 0u) {
       const uint64_t now = global_timer_ns();
-      if (it == 0) start = now;
-      else if (now - start > h.timeout_ns || aborted(h)) {
+      if (it == 0) {
+        start = now;
+      } else {
+        if (bound == 0) bound = wait_bound_ns(h);
+        if (now - start <= bound && !aborted(h)) continue;
         record_timeout(h, WaitKind::kCollective, peer, static_cast<uint64_t>(-1), Cmp::kEq, flag, f0 == flag ? f1 : f0, now - start);
         return false;
       }

@@ -19,11 +19,13 @@ __device__ __forceinline__ bool compare(uint64_t v, Cmp cmp, uint64_t x) {
   }
 }
 
-/// Records a timeout (first one wins) for the host to report.
-__device__ inline void record_timeout(const DeviceHandle& h, WaitKind kind, int peer, uint64_t slot, Cmp cmp,
-                                      uint64_t expected, uint64_t seen, uint64_t waited_ns) {
+/// Records an error (first one wins) for the host to report. A timeout also tells every other
+/// wait of this context to give up (abort_waits); a bad argument does not.
+__device__ inline void record_error(const DeviceHandle& h, WaitKind kind, int peer, uint64_t slot, Cmp cmp,
+                                    uint64_t expected, uint64_t seen, uint64_t waited_ns) {
   DeviceErrorRecord* e = h.error;
   if (e == nullptr) return;
+  if (kind != WaitKind::kBadCount) atomicExch_system(&e->abort_waits, 1u);
   if (atomicCAS_system(&e->flag, 0u, 1u) != 0u) return;
   e->kind = static_cast<int>(kind);
   e->rank = h.rank;
@@ -40,9 +42,20 @@ __device__ inline void record_timeout(const DeviceHandle& h, WaitKind kind, int 
   atomicExch_system(&e->flag, 2u);
 }
 
-/// True once another wait of this context has timed out: later waits give up at once.
+__device__ inline void record_timeout(const DeviceHandle& h, WaitKind kind, int peer, uint64_t slot, Cmp cmp,
+                                      uint64_t expected, uint64_t seen, uint64_t waited_ns) {
+  record_error(h, kind, peer, slot, cmp, expected, seen, waited_ns);
+}
+
+/// True once another wait of this context has timed out, or the host aborted: waits give up at once.
 __device__ __forceinline__ bool aborted(const DeviceHandle& h) {
-  return h.error != nullptr && *reinterpret_cast<volatile unsigned int*>(&h.error->flag) != 0u;
+  return h.error != nullptr && *reinterpret_cast<volatile unsigned int*>(&h.error->abort_waits) != 0u;
+}
+
+/// The bound of every wait: the context's run-time setting (read from pinned host memory, so only
+/// once a wait has already spun a while).
+__device__ __forceinline__ uint64_t wait_bound_ns(const DeviceHandle& h) {
+  return h.error != nullptr ? *reinterpret_cast<volatile unsigned long long*>(&h.error->timeout_ns) : default_timeout_ns();
 }
 
 /// Spins until `*addr cmp value` holds (acquire: data the writer released before setting the flag
@@ -52,12 +65,14 @@ __device__ inline bool wait_until(const DeviceHandle& h, const uint64_t* addr, C
   uint64_t v = ld_acquire(addr);
   if (compare(v, cmp, value)) return true;
   const uint64_t start = global_timer_ns();
+  uint64_t bound = 0;
   for (uint32_t it = 1;; ++it) {
     v = ld_acquire(addr);
     if (compare(v, cmp, value)) return true;
     if ((it & 255u) == 0u) {
+      if (bound == 0) bound = wait_bound_ns(h);
       uint64_t waited = global_timer_ns() - start;
-      if (waited > h.timeout_ns || aborted(h)) {
+      if (waited > bound || aborted(h)) {
         record_timeout(h, kind, peer, static_cast<uint64_t>(addr - h.local_signals), cmp, value, v, waited);
         return false;
       }

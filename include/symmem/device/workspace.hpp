@@ -1,0 +1,78 @@
+#pragma once
+// The sequenced workspace: the flow control that every barrier-free symmem operation stands on
+// (LL and push collectives now; MoE dispatch/combine and GEMM overlap later). Its layout is
+// declared here once; its device half is workspace.cuh. g++ parses this header.
+//
+// A workspace is a symmetric buffer whose data holds, per parity (0, 1) and per source rank, one
+// LL slot (16-byte flag-in-data lines) and one push stage (raw bytes), in two separate regions:
+//   [ LL: parity 0: src 0 .. n-1 | parity 1: src 0 .. n-1 ][ push: parity 0: src 0 .. n-1 | parity 1 ]
+// and in its signal pad an operation counter (the epoch), a block-completion counter and per
+// (source, block) push flags (slots below).
+//
+// Protocol. Operations on one workspace are numbered e = 1, 2, ... by a counter in this rank's pad
+// that the last block of operation e raises to e; so the ranks agree on e as long as they run the
+// same sequence of operations (the same sequence of calls, in one stream order). Operation e uses
+// the slots of parity e & 1. Every operation obeys one rule:
+//   (R) in operation e each rank sends every peer at least one epoch-e message (data lines, a
+//       token line, or push flags), only after it has finished operation e-1; and it finishes e
+//       only after it has received an epoch-e message from every peer.
+// Why two slots suffice, for any N and any interleaving of LL and push operations: rank A writes
+// into B's parity-(e & 1) slot for operation e+2 only after finishing e+1 (it is in e+2), which by
+// (R) needed B's e+1 message, which B sent only after finishing e, i.e. after B read everything
+// of parity e & 1. Messages of e+1 go to the other parity. Hence no slot is overwritten while read.
+// LL lines and push data never share bytes (separate regions), so a push payload can never be
+// taken for an LL line.
+//
+// Flags. An LL line carries a 32-bit flag: flag(e) = 1 + (e - 1) mod (2^32 - 1), never 0, which
+// zeroed memory can never match. A stale line could match only if written at an epoch e' < e of
+// the same parity with flag(e') == flag(e), i.e. e - e' a multiple of 2 (2^32 - 1). Before that
+// can happen the flag reaches its last two values (one operation of each parity), and those
+// operations zero this rank's LL slots of their parity after reading them (the last block, before
+// it raises the epoch, so before this rank sends the next message by (R)). Push flags are 64-bit
+// epochs, compared with >=, and never wrap.
+#include <cstddef>
+#include <cstdint>
+
+#include "symmem/device/handle.hpp"
+#include "symmem/export.hpp"
+
+namespace symmem::ws {
+
+// Slots of a workspace's signal pad.
+constexpr size_t kEpochSlot = pad::kOpBase + 0;    // local: operations completed (the epoch)
+constexpr size_t kDoneSlot = pad::kOpBase + 1;     // local: blocks of the running operation done
+constexpr size_t kCapSlot = pad::kOpBase + 2;      // local, read by peers: all_to_all_v output capacity
+constexpr size_t kInCapSlot = pad::kOpBase + 3;    // local, read by peers: all_to_all_v input capacity
+constexpr int kMaxBlocks = 128;                    // blocks of a push operation
+constexpr size_t kPushFlagSlot = pad::kOpBase + 64;  // + src * kMaxBlocks + block: push arrivals
+static_assert(kPushFlagSlot + pad::kMaxTeam * kMaxBlocks <= pad::kOpBase + pad::kOpSlots, "push flags overflow the pad");
+
+/// The LL flag of operation e (e >= 1): never 0.
+SYMMEM_HOST_DEVICE constexpr uint32_t flag_of(uint64_t epoch) {
+  return static_cast<uint32_t>((epoch - 1) % 0xFFFFFFFFull) + 1u;
+}
+/// True for the two operations (one of each parity) that zero their LL slots before the flag wraps.
+SYMMEM_HOST_DEVICE constexpr bool cleans(uint64_t epoch) { return flag_of(epoch) >= 0xFFFFFFFEu; }
+
+/// Where the slots lie in the workspace's data.
+struct Layout {
+  int nranks;
+  size_t ll_slot_lines;  // 16-byte lines per (parity, source) LL slot
+  size_t stage_bytes;    // bytes per (parity, source) push stage
+
+  /// A layout that carries up to ll_bytes of LL payload and stage_bytes of push payload per peer.
+  static SYMMEM_HOST_DEVICE constexpr Layout make(int n, size_t ll_bytes, size_t stage) {
+    return Layout{n, (ll_bytes + 7) / 8, stage};
+  }
+  SYMMEM_HOST_DEVICE constexpr size_t ll_region() const { return 2 * static_cast<size_t>(nranks) * ll_slot_lines * 16; }
+  SYMMEM_HOST_DEVICE constexpr size_t ll_offset(size_t parity, int src) const {
+    return (parity * static_cast<size_t>(nranks) + static_cast<size_t>(src)) * ll_slot_lines * 16;
+  }
+  SYMMEM_HOST_DEVICE constexpr size_t stage_offset(size_t parity, int src) const {
+    return ll_region() + (parity * static_cast<size_t>(nranks) + static_cast<size_t>(src)) * stage_bytes;
+  }
+  /// Bytes of data the workspace needs.
+  SYMMEM_HOST_DEVICE constexpr size_t bytes() const { return ll_region() + 2 * static_cast<size_t>(nranks) * stage_bytes; }
+};
+
+}  // namespace symmem::ws

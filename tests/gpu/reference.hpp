@@ -1,0 +1,108 @@
+#pragma once
+// Host references for the collective tests: conversions that match the device's, random elements,
+// the reduction in rank order (fp32, as the device does), and tolerances per dtype.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpu_env.hpp"
+
+namespace symmem::test {
+
+// Host conversions, matching the device's.
+inline float to_float(DataType d, const uint8_t* p) {
+  switch (d) {
+    case DataType::kFloat32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DataType::kFloat16: { __half_raw r; std::memcpy(&r.x, p, 2); return __half2float(__half(r)); }
+    case DataType::kBFloat16: { uint32_t u = uint32_t(p[0] | (p[1] << 8)) << 16; float f; std::memcpy(&f, &u, 4); return f; }
+    case DataType::kFp8E4M3: { __nv_fp8_e4m3 v; v.__x = p[0]; return float(v); }
+    case DataType::kFp8E5M2: { __nv_fp8_e5m2 v; v.__x = p[0]; return float(v); }
+    case DataType::kInt32: { int32_t i; std::memcpy(&i, p, 4); return float(i); }
+    default: return p[0];
+  }
+}
+inline void from_float(DataType d, float f, uint8_t* p) {
+  switch (d) {
+    case DataType::kFloat32: std::memcpy(p, &f, 4); break;
+    case DataType::kFloat16: { __half h = __float2half_rn(f); std::memcpy(p, &h, 2); break; }
+    case DataType::kBFloat16: { __nv_bfloat16 b = __float2bfloat16_rn(f); std::memcpy(p, &b, 2); break; }
+    case DataType::kFp8E4M3: { __nv_fp8_e4m3 v(f); p[0] = v.__x; break; }
+    case DataType::kFp8E5M2: { __nv_fp8_e5m2 v(f); p[0] = v.__x; break; }
+    case DataType::kInt32: { int32_t i = static_cast<int32_t>(f); std::memcpy(p, &i, 4); break; }
+    default: p[0] = static_cast<uint8_t>(f);
+  }
+}
+/// Random elements of dtype d (ints small enough that products stay exact).
+inline std::vector<uint8_t> random_elems(DataType d, size_t count, uint64_t seed, ReduceOp op) {
+  std::mt19937_64 g(seed * 7919 + 17);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<uint8_t> v(count * dtype_size(d));
+  for (size_t i = 0; i < count; ++i) {
+    float f = d == DataType::kInt32 ? float(int(g() % (op == ReduceOp::kProd ? 5 : 2001)) - (op == ReduceOp::kProd ? 2 : 1000)) : u(g);
+    if (d == DataType::kFp8E4M3 || d == DataType::kFp8E5M2) f *= 4;
+    from_float(d, f, v.data() + i * dtype_size(d));
+  }
+  return v;
+}
+inline float combine(ReduceOp op, float a, float b) {
+  switch (op) {
+    case ReduceOp::kMax: return std::max(a, b);
+    case ReduceOp::kMin: return std::min(a, b);
+    case ReduceOp::kProd: return a * b;
+    default: return a + b;
+  }
+}
+/// Reference of element i over ranks' inputs (fp32, rank order, as the device does).
+inline float reference(DataType d, ReduceOp op, const std::vector<std::vector<uint8_t>>& ins, size_t elem, int n) {
+  const size_t es = dtype_size(d);
+  float acc = to_float(d, ins[0].data() + elem * es);
+  if (d == DataType::kInt32) {
+    int32_t ia = static_cast<int32_t>(acc);
+    for (int r = 1; r < n; ++r) {
+      int32_t b = static_cast<int32_t>(to_float(d, ins[r].data() + elem * es));
+      ia = op == ReduceOp::kMax ? std::max(ia, b) : op == ReduceOp::kMin ? std::min(ia, b)
+         : op == ReduceOp::kProd ? static_cast<int32_t>(uint32_t(ia) * uint32_t(b)) : static_cast<int32_t>(uint32_t(ia) + uint32_t(b));
+    }
+    if (op == ReduceOp::kAvg) ia /= n;
+    return static_cast<float>(ia);
+  }
+  for (int r = 1; r < n; ++r) acc = combine(op, acc, to_float(d, ins[r].data() + elem * es));
+  if (op == ReduceOp::kAvg) acc /= n;
+  uint8_t tmp[4];
+  from_float(d, acc, tmp);  // rounded to the output type
+  return to_float(d, tmp);
+}
+/// Rounding allowed: one rounding to the output type, for symmem (fp32 accumulation). NCCL rounds
+/// to the type at every ring step: pass steps = nranks - 1 for it.
+inline double tolerance(DataType d, float ref, int steps = 1) {
+  const double k = steps < 1 ? 1 : steps;
+  switch (d) {
+    case DataType::kFloat32: return k * 1e-5 * std::max(1.f, std::fabs(ref));
+    case DataType::kFloat16: return k * 2e-3 * std::max(1.f, std::fabs(ref));
+    case DataType::kBFloat16: return k * 1.6e-2 * std::max(1.f, std::fabs(ref));
+    case DataType::kFp8E4M3: return k * 0.13 * std::max(1.f, std::fabs(ref));
+    case DataType::kFp8E5M2: return k * 0.26 * std::max(1.f, std::fabs(ref));
+    default: return 0;
+  }
+}
+/// Counts elements of `got` that miss the reference; reports the first.
+inline long check_reduced(DataType d, ReduceOp op, const std::vector<std::vector<uint8_t>>& ins, size_t first_elem,
+                   const std::vector<uint8_t>& got, size_t count, int n, std::string* first_bad, int steps = 1) {
+  long bad = 0;
+  const size_t es = dtype_size(d);
+  for (size_t i = 0; i < count; ++i) {
+    float ref = reference(d, op, ins, first_elem + i, n);
+    float g = to_float(d, got.data() + i * es);
+    if (!(std::fabs(g - ref) <= tolerance(d, ref, steps))) {  // NaN (poison) fails too
+      if (bad++ == 0) *first_bad = "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(ref);
+    }
+  }
+  return bad;
+}
+
+inline void poison(void* p, size_t bytes) { SYMMEM_CUDA_CHECK(cudaMemset(p, 0xFF, bytes)); }  // NaN for every float type
+
+}  // namespace symmem::test

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One GPU-machine session: build, every ctest tier, then the benchmark beside NCCL (and PyTorch's
+# anchor when .deps/anchors is there). Logs and JSON go to $OUT (default ./gpu-out).
+#   tools/gpu_run.sh [--no-tests] [--no-bench] [--kind KIND] [--bench-args "..."] [--ctest-args "..."]
+# Multicast stays off in every child: NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
+# NVSHMEM_DISABLE_NVLS=1.
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+tests=1 bench=1 kind=unknown bench_args="" ctest_args=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-tests) tests=0 ;;
+    --no-bench) bench=0 ;;
+    --kind) kind=$2; shift ;;
+    --bench-args) bench_args=$2; shift ;;
+    --ctest-args) ctest_args=$2; shift ;;
+    *) echo "gpu_run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit+dirty"
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+echo "== $(date -u +%FT%TZ) commit $commit, $ngpu GPUs, kind $kind"
+nvidia-smi -L
+gtest=""
+[ -d .deps/googletest ] && gtest="-DSYMMEM_GTEST_SOURCE=$PWD/.deps/googletest"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release $gtest > "$OUT/build.log" 2>&1 &&
+  cmake --build build -j "$(nproc)" >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+echo "== built"
+rc=0
+if [ "$tests" = 1 ]; then
+  ctest --test-dir build --output-on-failure $ctest_args > "$OUT/ctest.log" 2>&1
+  rc=$?
+  grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Total Test" "$OUT/ctest.log"
+  [ $rc -ne 0 ] && grep -E "FAILED|failed on some ranks|rank [0-9]+:|Timeout|error" "$OUT/ctest.log" | head -40
+fi
+if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
+  prefix="$OUT/$(date -u +%F)-${kind}"
+  ./build/bench/symmem-bench all --kind "$kind" --commit "$commit" --json "$prefix-all.json" \
+    --table "$prefix-table.txt" $bench_args > "$OUT/bench.log" 2>&1 || rc=1
+  grep -E "^#|all_reduce|wrong" "$OUT/bench.log" | head -5
+  if [ -f .deps/anchors/torch_allreduce.py ]; then
+    torchrun --nproc-per-node="$ngpu" .deps/anchors/torch_allreduce.py --out "$prefix-torch_allreduce.json" \
+      > "$OUT/torch.log" 2>&1 || echo "torch anchor failed (see torch.log)"
+  fi
+fi
+exit $rc
