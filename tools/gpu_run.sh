@@ -20,8 +20,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit+dirty"
+commit=${COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+[ -z "${COMMIT:-}" ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit+dirty"
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 echo "== $(date -u +%FT%TZ) commit $commit, $ngpu GPUs, kind $kind"
 nvidia-smi -L
