@@ -276,7 +276,8 @@ Algo Communicator::select(CollOp op, DataType dtype, size_t bytes, bool in_sym, 
 
 struct Communicator::Prepared {
   Algo algo = Algo::kNccl;
-  bool skip = false;  // count 0
+  bool skip = false;      // count 0
+  bool in_place = false;
 };
 
 Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dtype, ReduceOp redop, int root, size_t count,
@@ -330,6 +331,7 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
       }
       in_place = true;
     }
+    p.in_place = in_place;
     // Broadcast decides from `out` alone (non-roots have no input to look at).
     out_sym = heap_->find(out, out_bytes).valid();
     in_sym = op != CollOp::kBroadcast && in != nullptr && heap_->find(in, in_bytes).valid();
@@ -441,8 +443,9 @@ void Communicator::all_gather(const void* in, void* out, size_t send_count, Data
     coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk, 0};
     coll::launch_ll(CollOp::kAllGather, args, dtype, ReduceOp::kSum, ll_blocks(chunk, sms_), s);
   } else {
-    coll::DirectArgs args = direct_args(in, chunk, p.algo != Algo::kPush, out, total, p.algo == Algo::kPush, chunk);
+    coll::DirectArgs args = direct_args(in, chunk, p.algo != Algo::kPush, out, total, p.algo == Algo::kPush || p.in_place, chunk);
     args.push = p.algo == Algo::kPush;
+    args.in_place = p.in_place;
     coll::launch_movement(CollOp::kAllGather, args, direct_blocks(total, sms_), s);
   }
 }

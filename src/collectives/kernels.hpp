@@ -39,6 +39,7 @@ struct DirectArgs {
   size_t out_capacity;   // A2AV: elements `out` holds
   size_t in_capacity;    // A2AV: elements from `in` to the end of its buffer
   bool push;             // AG, A2A, broadcast: write into the peers' outputs (out_h) instead of pulling
+  bool in_place;         // AG: in == out + rank * chunk, so peer p's input is its out + p * chunk (out_h)
 };
 
 struct PushArgs {

@@ -154,7 +154,10 @@ __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
         char* dst = at_rank(a.out_h, p, a.out) + static_cast<size_t>(me) * a.bytes;
         if (src != dst) device::copy_bytes(dst, src, a.bytes, gidx, gstride);
       } else {
-        const char* src = at_rank(h, p, a.in) + (K == kA2A ? static_cast<size_t>(me) * a.bytes : 0);
+        // In place, each rank's input lies at its own offset (out + rank * chunk): find peer p's
+        // through its output, not at this rank's input offset.
+        const char* src = K == kAG && a.in_place ? at_rank(a.out_h, p, a.out) + static_cast<size_t>(p) * a.bytes
+                                                 : at_rank(h, p, a.in) + (K == kA2A ? static_cast<size_t>(me) * a.bytes : 0);
         char* dst = a.out + static_cast<size_t>(p) * a.bytes;
         if (src != dst) device::copy_bytes(dst, src, a.bytes, gidx, gstride);
       }

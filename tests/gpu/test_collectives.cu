@@ -168,6 +168,10 @@ TEST(Collectives, AllGatherBroadcastAllToAll) {
           for (int r = 0; r < n && why.empty(); ++r)
             if (!std::equal(ins[r].begin(), ins[r].begin() + chunk, got.begin() + r * chunk)) why = "wrong data from rank " + std::to_string(r);
         }
+        // Ordinary buffers past the LL capacity have no path but NCCL: refused (alike on every
+        // rank) where ranks share a GPU.
+        const bool no_path = !have_nccl() && !sym && why.find("no NCCL communicator") != std::string::npos;
+        if (no_path) continue;
         ASSERT_ALL(why.empty(), "all_gather " << what << ": " << why);
         // broadcast from the last rank (non-roots pass no input unless direct needs its address).
         const int root = n - 1;
@@ -307,10 +311,11 @@ TEST(Collectives, AllToAllVWithCountsOnTheGpu) {
   // Bad counts: every rank raises InvalidArgument naming the culprit; nothing is written.
   struct Case { int64_t value; size_t out_count; const char* expect; };
   const int culprit = n - 1;
-  for (Case k : {Case{-5, size_t(recv_total), "is -5; counts must be >= 0"}, Case{most + 1, size_t(1) << 30, "add up to"},
-                 Case{cnt(culprit, 0), size_t(1), "would receive"}}) {
+  // (The culprit's count to itself: only its own receive total and its own send total change.)
+  for (Case k : {Case{-5, size_t(recv_total), "is -5; counts must be >= 0"}, Case{most + 1, size_t(recv_total), "add up to"},
+                 Case{cnt(culprit, culprit), size_t(1), "would receive"}}) {
     std::vector<int64_t> bad = mine;
-    if (me == culprit) bad[0] = k.value;
+    if (me == culprit) bad[culprit] = k.value;
     SYMMEM_CUDA_CHECK(cudaMemcpy(counts.ptr(), bad.data(), sizeof(int64_t) * n, cudaMemcpyHostToDevice));
     poison(out.p, recv_total * 2 + 16);
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -401,7 +406,7 @@ TEST(Collectives, BadArgumentsAreRejectedBeforeLaunch) {
   expect("null out", "out is null", [&] { c.broadcast(pa, nullptr, 16, DataType::kFloat32, 0, nullptr); });
   expect("root range", "root=", [&] { c.broadcast(pa, b.p, 16, DataType::kFloat32, c.size(), nullptr); });
   expect("null counts", "send_counts is null", [&] { c.all_to_all_v(pa, b.p, 16, nullptr, nullptr, DataType::kFloat32, nullptr); });
-  expect("ll capacity", "ll carries at most", [&] { c.all_reduce(pa, b.p, (size_t(4) << 20), DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kLL); });
+  expect("ll capacity", "ll carries at most", [&] { c.all_reduce(pa, pa, (size_t(4) << 20), DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kLL); });
   expect("misaligned", "not aligned to its dtype", [&] { c.all_reduce(pa + 2, b.p, 16, DataType::kFloat32, ReduceOp::kSum, nullptr); });
   expect("algo range", "is not a symmem::Algo", [&] { c.all_reduce(pa, b.p, 16, DataType::kFloat32, ReduceOp::kSum, nullptr, static_cast<Algo>(99)); });
   expect("op range", "is not a symmem::ReduceOp", [&] { c.all_reduce(pa, b.p, 16, DataType::kFloat32, static_cast<ReduceOp>(7), nullptr); });
