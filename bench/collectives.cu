@@ -210,7 +210,9 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
     h.add(row);
     if (table && best_algo != Algo::kNccl) {
       // NCCL where it is faster and can do the operation (it has no all-to-all-v with GPU counts).
-      const double nccl_best = std::min(row.nccl_us, row.nccl_symm_us);
+      // symmem calls NCCL on the caller's buffers, without registered windows: compare with the
+      // plain figure.
+      const double nccl_best = row.nccl_us;
       const bool nccl_can = detail::algo_unfit(op, Algo::kNccl, true, true, false, 0, 0, n).empty();
       table->add({op, -1, n, total, best < nccl_best || !nccl_can ? best_algo : Algo::kNccl});
     }

@@ -249,7 +249,7 @@ void Communicator::usable(const char* op) const {
     ctx_->check(op);
   } catch (const Timeout& e) {
     set_failed(e.what());
-    throw;
+    throw Timeout(std::string(e.what()) + "; this communicator is failed from now on: destroy it (or call abort()) and make a new one");
   }
 }
 
@@ -262,13 +262,13 @@ Algo Communicator::select(CollOp op, DataType dtype, size_t bytes, bool in_sym, 
   };
   const Algo a = table_.lookup(op, dtype, size(), bytes);
   if (fits(a)) return a;
-  // The table's choice cannot run with these buffers. A zero-copy choice falls back to the other
-  // zero-copy paths; then LL; then NCCL; then push (reductions through the workspace).
-  const bool zero_copy = a == Algo::kOneShot || a == Algo::kTwoShot || a == Algo::kDirect || a == Algo::kTwoShotPush ||
-                         (a == Algo::kPush && op != CollOp::kAllReduce && op != CollOp::kReduceScatter);
-  if (zero_copy)
-    for (Algo b : {Algo::kTwoShot, Algo::kDirect, Algo::kPush})
+  // The table's choice cannot run with these buffers (or NCCL is absent: ranks share a GPU). A
+  // choice above LL's range falls back to the zero-copy paths first; then LL; then NCCL; then push
+  // (reductions through the workspace).
+  if (a != Algo::kLL)
+    for (Algo b : {Algo::kTwoShot, Algo::kDirect})
       if (fits(b)) return b;
+  if (a != Algo::kLL && op != CollOp::kAllReduce && op != CollOp::kReduceScatter && fits(Algo::kPush)) return Algo::kPush;
   for (Algo b : {Algo::kLL, Algo::kNccl, Algo::kPush})
     if (fits(b)) return b;
   return Algo::kNccl;  // reported by prepare() with the reason

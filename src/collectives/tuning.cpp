@@ -58,24 +58,43 @@ Algo parse_algo(const std::string& s) {
 }
 
 TuningTable TuningTable::defaults() {
-  // Measured on 2 x H200 (NV18), bf16 (bench/results/2026-11-26-h200-*.json): LL below the
-  // crossover, push / direct in the middle, write-only paths for large messages. Where buffers
-  // do not fit the chosen path, Communicator::select falls back (zero-copy, push, LL, NCCL).
+  // Measured, bf16 sum, graph replays: 2 ranks on 2 x H200 (bench/results/2026-11-26-h200x2-*.json)
+  // and 4 ranks on 4 x H200 (bench/results/2026-11-26-h200x4-*.json); the 4-rank choices also
+  // stand for other team sizes until measured there. "nccl" is chosen only where NCCL on ordinary
+  // buffers (what symmem calls) was faster than every symmem algorithm. Where buffers do not fit
+  // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
-all_reduce      *      *      262144        ll
-all_reduce      *      *      1048576       push
+all_reduce      *      2      262144        ll
+all_reduce      *      2      1048576       push
 all_reduce      *      2      16777216      two_shot
 all_reduce      *      2      1099511627776 two_shot_push
-all_reduce      *      *      1099511627776 two_shot
-reduce_scatter  *      *      524288        ll
+all_reduce      *      *      65536         ll
+all_reduce      *      *      262144        push
+all_reduce      *      *      4194304       two_shot
+all_reduce      *      *      1099511627776 nccl
+reduce_scatter  *      2      524288        ll
+reduce_scatter  *      2      4194304       push
+reduce_scatter  *      2      1099511627776 direct
+reduce_scatter  *      *      262144        ll
 reduce_scatter  *      *      4194304       push
-reduce_scatter  *      *      1099511627776 direct
-all_gather      *      *      1048576       ll
-all_gather      *      *      1099511627776 push
-broadcast       *      *      1048576       ll
-broadcast       *      *      1099511627776 push
-all_to_all      *      *      1048576       ll
-all_to_all      *      *      1099511627776 push
+reduce_scatter  *      *      16777216      nccl
+reduce_scatter  *      *      268435456     direct
+reduce_scatter  *      *      1099511627776 nccl
+all_gather      *      2      1048576       ll
+all_gather      *      2      1099511627776 push
+all_gather      *      *      262144        ll
+all_gather      *      *      67108864      push
+all_gather      *      *      1099511627776 direct
+broadcast       *      2      1048576       ll
+broadcast       *      2      1099511627776 push
+broadcast       *      *      262144        ll
+broadcast       *      *      1099511627776 nccl
+all_to_all      *      2      1048576       ll
+all_to_all      *      2      1099511627776 push
+all_to_all      *      *      262144        ll
+all_to_all      *      *      67108864      push
+all_to_all      *      *      268435456     direct
+all_to_all      *      *      1099511627776 nccl
 all_to_all_v    *      *      1099511627776 direct
 )";
   return parse(kText, "built-in table");

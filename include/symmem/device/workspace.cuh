@@ -33,28 +33,21 @@ __device__ __forceinline__ char* push_stage(void* base, const ws::Layout& L, con
 }
 
 /// Every thread of every block calls it last, after its reads of this operation's slots. The last
-/// block to arrive zeroes this rank's LL slots of this parity when the flag is about to wrap, then
-/// raises the epoch: the next operation on this workspace (the next kernel in stream order) sees it.
+/// block to arrive raises the epoch (the next operation on this workspace, the next kernel in
+/// stream order, sees it), after zeroing this rank's LL slots of this parity when the flag is about
+/// to wrap (one thread: it happens once in 2^32 operations).
 __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, const SeqOp& op) {
-  __shared__ bool last;
   __syncthreads();  // the block's reads are done
-  if (threadIdx.x == 0) {
-    unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
-    last = atomicAdd(done, 1ull) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
+  if (threadIdx.x != 0) return;
+  unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
+  if (atomicAdd(done, 1ull) != gridDim.x - 1) return;
   if (ws::cleans(op.epoch)) {
     int4* lines = reinterpret_cast<int4*>(ll_slot(ws.local, L, op, 0));
     const size_t count = static_cast<size_t>(L.nranks) * L.ll_slot_lines;
-    for (size_t i = threadIdx.x; i < count; i += blockDim.x) lines[i] = make_int4(0, 0, 0, 0);
-    __syncthreads();
+    for (size_t i = 0; i < count; ++i) lines[i] = make_int4(0, 0, 0, 0);
   }
-  if (threadIdx.x == 0) {
-    __threadfence();
-    ws.local_signals[ws::kDoneSlot] = 0;
-    ws.local_signals[ws::kEpochSlot] = op.epoch;
-  }
+  *done = 0;
+  ws.local_signals[ws::kEpochSlot] = op.epoch;
 }
 
 }  // namespace symmem::device
