@@ -146,7 +146,7 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
         case CollOp::kAllGather: c.all_gather(sin.ptr(), sout.ptr(), count, d, s, a); break;
         case CollOp::kBroadcast: c.broadcast(sin.ptr(), sout.ptr(), count, d, root, s, a); break;
         case CollOp::kAllToAll: c.all_to_all(sin.ptr(), sout.ptr(), count, d, s, a); break;
-        case CollOp::kAllToAllV: c.all_to_all_v(sin.ptr(), sout.ptr(), cap / es, counts.as<int64_t>(), nullptr, d, s); break;
+        case CollOp::kAllToAllV: c.all_to_all_v(sin.ptr(), sout.ptr(), cap / es, counts.as<int64_t>(), nullptr, d, s, a); break;
       }
     };
     auto run_nccl = [&](const void* in, void* out, cudaStream_t s) {

@@ -157,8 +157,10 @@ class SYMMEM_API Communicator {
   /// that sends more than its input holds, or one that would receive more than its out_count
   /// moves nothing on any rank and raises InvalidArgument (naming rank, peer and count) on every
   /// rank at the next call or Context::synchronize.
+  /// Algorithms: ll (the default) carries splits up to 256 KiB per peer with the counts, in flag-in-
+  /// data lines, and switches every rank to direct when any split is larger; direct always pulls.
   void all_to_all_v(const void* in, void* out, size_t out_count, const int64_t* send_counts, int64_t* recv_counts,
-                    DataType dtype, cudaStream_t stream);
+                    DataType dtype, cudaStream_t stream, Algo algo = Algo::kAuto);
 
   /// The algorithm kAuto picks for these arguments (after the buffer checks).
   Algo select(CollOp op, DataType dtype, size_t bytes, bool in_symmetric, bool out_symmetric, bool in_place) const;

@@ -342,7 +342,8 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
     p.algo = asked == Algo::kAuto ? select(op, dtype, count * es * (op == CollOp::kReduceScatter || op == CollOp::kAllGather ||
                                                                          op == CollOp::kAllToAll ? size() : 1), in_sym, out_sym, in_place)
                                   : asked;
-    std::string why = op == CollOp::kAllToAllV ? "" : detail::algo_unfit(op, p.algo, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size());
+    std::string why = op == CollOp::kAllToAllV ? (p.algo == Algo::kLL || p.algo == Algo::kDirect ? "" : "all_to_all_v has ll and direct")
+                                               : detail::algo_unfit(op, p.algo, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size());
     if (why.empty() && p.algo == Algo::kNccl && nccl_ == nullptr) why = "no NCCL communicator (ranks share a GPU)";
     if (!why.empty()) fail(n + " with algo=" + algo_name(p.algo) + ": " + why);
   }
@@ -496,28 +497,35 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
 }
 
 void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, const int64_t* send_counts, int64_t* recv_counts,
-                                DataType dtype, cudaStream_t s) {
-  const size_t es = dtype_size(dtype);
+                                DataType dtype, cudaStream_t s, Algo algo) {
+  const size_t es = dtype_size(static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) <= static_cast<int>(DataType::kUInt8) ? dtype : DataType::kUInt8);
   require(send_counts != nullptr, "all_to_all_v: send_counts is null");
   require(in != nullptr, "all_to_all_v: in is null");
   SymmetricBuffer in_buf = heap_->find(in);
   require(in_buf.valid(), "all_to_all_v: in must lie in a buffer from Communicator::alloc (peers read it directly)");
   const size_t in_capacity = (in_buf.bytes() - static_cast<size_t>(static_cast<const char*>(in) - static_cast<const char*>(in_buf.ptr()))) / es;
   // (The overlap check sees the first input element; how far the input reaches is checked on the GPU.)
-  Prepared p = prepare(CollOp::kAllToAllV, Algo::kDirect, dtype, ReduceOp::kSum, 0, 1, in, es, out, out_count * es, 0);
-  SymmetricBuffer counts_buf = heap_->find(send_counts, sizeof(int64_t) * size());
-  require(counts_buf.valid(), "all_to_all_v: send_counts must be an int64 array [nranks] in a buffer from Communicator::alloc");
+  Prepared p = prepare(CollOp::kAllToAllV, algo, dtype, ReduceOp::kSum, 0, 1, in, es, out, out_count * es, 0);
   require((reinterpret_cast<uintptr_t>(send_counts) & 7u) == 0, "all_to_all_v: send_counts must be 8-byte aligned");
   require(recv_counts == nullptr || (reinterpret_cast<uintptr_t>(recv_counts) & 7u) == 0,
           "all_to_all_v: recv_counts must be 8-byte aligned");
-  (void)p;
+  const int blocks = std::min(sms_, coll::kMaxBlocks);
+  if (p.algo == Algo::kLL) {
+    // The counts travel with the data: send_counts may be any device memory.
+    coll::A2AVArgs args{ws_.handle(), ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes), in_buf.handle(),
+                        static_cast<const char*>(in), static_cast<char*>(out), send_counts, recv_counts, in_capacity, out_count, es};
+    coll::launch_ll_a2av(args, blocks, s);
+    return;
+  }
+  SymmetricBuffer counts_buf = heap_->find(send_counts, sizeof(int64_t) * size());
+  require(counts_buf.valid(), "all_to_all_v with algo=direct: send_counts must be an int64 array [nranks] in a buffer from Communicator::alloc");
   coll::DirectArgs args = direct_args(in, 1, true, out, 0, false, es);
   args.counts_h = counts_buf.handle();
   args.counts = send_counts;
   args.recv_counts = recv_counts;
   args.out_capacity = out_count;
   args.in_capacity = in_capacity;
-  coll::launch_movement(CollOp::kAllToAllV, args, std::min(sms_, coll::kMaxBlocks), s);
+  coll::launch_movement(CollOp::kAllToAllV, args, blocks, s);
 }
 
 }  // namespace symmem

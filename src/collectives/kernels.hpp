@@ -50,6 +50,22 @@ struct PushArgs {
   size_t bytes;          // payload per peer: AR the message, RS one rank's chunk
 };
 
+/// all_to_all_v through the workspace (ll_a2av.cu): LL for small splits, direct otherwise.
+struct A2AVArgs {
+  DeviceHandle ws;       // the sequenced workspace + barrier channels
+  ws::Layout layout;
+  DeviceHandle in_h;     // the symmetric buffer that holds `in` (direct branch)
+  const char* in;
+  char* out;
+  const int64_t* counts; // this rank's row (device memory)
+  int64_t* recv_counts;
+  unsigned long long in_capacity, out_capacity;  // elements
+  size_t es;
+};
+/// Largest split (bytes to one peer) that travels as LL lines; larger ones go direct.
+constexpr size_t kLLMaxPairBytes = 256 * 1024;
+void launch_ll_a2av(const A2AVArgs& a, int blocks, cudaStream_t s);
+
 void launch_push(CollOp op, const PushArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
 void launch_ll(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
 void launch_all_reduce(Algo algo, const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);

@@ -95,7 +95,7 @@ all_to_all      *      *      262144        ll
 all_to_all      *      *      67108864      push
 all_to_all      *      *      268435456     direct
 all_to_all      *      *      1099511627776 nccl
-all_to_all_v    *      *      1099511627776 direct
+all_to_all_v    *      *      1099511627776 ll
 )";
   return parse(kText, "built-in table");
 }
@@ -165,7 +165,7 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
     case Algo::kAuto: return "";
     case Algo::kNccl: return op == CollOp::kAllToAllV ? "NCCL has no all-to-all-v with counts on the GPU" : "";
     case Algo::kLL:
-      if (op == CollOp::kAllToAllV) return "ll has no all-to-all-v";
+      if (op == CollOp::kAllToAllV) return "";  // small splits as LL lines, large ones direct, decided on the GPU
       if (ll_bytes > ll_cap)
         return "ll carries at most " + std::to_string(ll_cap) + " bytes per peer (CommOptions::ll_max_bytes); this call needs " +
                std::to_string(ll_bytes);

@@ -256,12 +256,18 @@ TEST(Collectives, InPlaceConventions) {
   c.free(sym);
 }
 
-TEST(Collectives, AllToAllVWithCountsOnTheGpu) {
+// Splits of a few KiB (LL) and of hundreds of KiB (direct, chosen on the GPU by the ll algorithm),
+// through both algorithms; then bad counts.
+class AllToAllV : public ::testing::TestWithParam<std::tuple<Algo, int>> {};
+
+TEST_P(AllToAllV, CountsOnTheGpu) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   const DataType d = DataType::kBFloat16;
-  // Rank r sends (r + 1) * 1000 + 7 * p + 3 elements to rank p.
-  auto cnt = [](int r, int p) { return int64_t((r + 1) * 1000 + 7 * p + 3); };
+  const Algo algo = std::get<0>(GetParam());
+  const int64_t scale = std::get<1>(GetParam());
+  // Rank r sends ((r + 1) * 1000 + 7 * p + 3) * scale elements to rank p.
+  auto cnt = [scale](int r, int p) { return int64_t((r + 1) * 1000 + 7 * p + 3) * scale; };
   int64_t recv_total = 0;
   for (int p = 0; p < n; ++p) recv_total += cnt(p, me);
   int64_t most = 0;  // every rank allocates the same size: the largest send total
@@ -286,7 +292,7 @@ TEST(Collectives, AllToAllVWithCountsOnTheGpu) {
   SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
   std::string why = attempt([&] {
     for (int rep = 0; rep < 3; ++rep) {
-      c.all_to_all_v(in.ptr(), out.p, recv_total, counts.as<int64_t>(), recv_counts.as<int64_t>(), d, nullptr);
+      c.all_to_all_v(in.ptr(), out.p, recv_total, counts.as<int64_t>(), recv_counts.as<int64_t>(), d, nullptr, algo);
       ctx()->synchronize(nullptr, "all_to_all_v");
     }
   });
@@ -306,7 +312,7 @@ TEST(Collectives, AllToAllVWithCountsOnTheGpu) {
     for (int r = 0; r < n && why.empty(); ++r)
       if (rc[r] != cnt(r, me)) why = "recv_counts[" + std::to_string(r) + "] = " + std::to_string(rc[r]);
   }
-  ASSERT_ALL(why.empty(), "all_to_all_v: " << why);
+  ASSERT_ALL(why.empty(), "all_to_all_v " << algo_name(algo) << " scale " << scale << ": " << why);
 
   // Bad counts: every rank raises InvalidArgument naming the culprit; nothing is written.
   struct Case { int64_t value; size_t out_count; const char* expect; };
@@ -321,7 +327,7 @@ TEST(Collectives, AllToAllVWithCountsOnTheGpu) {
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
     heap().team().barrier("bad counts uploaded");
     why = attempt([&] {
-      c.all_to_all_v(in.ptr(), out.p, k.out_count, counts.as<int64_t>(), nullptr, d, nullptr);
+      c.all_to_all_v(in.ptr(), out.p, k.out_count, counts.as<int64_t>(), nullptr, d, nullptr, algo);
       ctx()->synchronize(nullptr, "all_to_all_v");
     });
     const bool untouched = download(out.p, 16) == std::vector<uint8_t>(16, 0xFF);
@@ -332,13 +338,16 @@ TEST(Collectives, AllToAllVWithCountsOnTheGpu) {
   SYMMEM_CUDA_CHECK(cudaMemcpy(counts.ptr(), mine.data(), sizeof(int64_t) * n, cudaMemcpyHostToDevice));
   SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
   why = attempt([&] {
-    c.all_to_all_v(in.ptr(), out.p, recv_total, counts.as<int64_t>(), nullptr, d, nullptr);
+    c.all_to_all_v(in.ptr(), out.p, recv_total, counts.as<int64_t>(), nullptr, d, nullptr, algo);
     ctx()->synchronize(nullptr, "all_to_all_v after bad counts");
   });
   ASSERT_ALL(why.empty(), why);
   c.free(in);
   c.free(counts);
 }
+
+INSTANTIATE_TEST_SUITE_P(Collectives, AllToAllV,
+                         ::testing::Combine(::testing::Values(Algo::kAuto, Algo::kLL, Algo::kDirect), ::testing::Values(1, 100)));
 
 TEST(Collectives, GraphCaptureReplaysWithNewData) {
   Communicator& c = comm();

@@ -9,7 +9,7 @@ TEST(Tuning, DefaultsPickLLSmallAndZeroCopyLarge) {
   TuningTable t = TuningTable::defaults();
   EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 2, 1024), Algo::kLL);
   EXPECT_NE(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 2, size_t(1) << 30), Algo::kLL);
-  EXPECT_EQ(t.lookup(CollOp::kAllToAllV, DataType::kBFloat16, 8, 12345), Algo::kDirect);
+  EXPECT_EQ(t.lookup(CollOp::kAllToAllV, DataType::kBFloat16, 8, 12345), Algo::kLL);
   // Keyed by team size: 2 ranks keep the write-only two-shot; 4 ranks measured NCCL faster there.
   EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 2, size_t(1) << 30), Algo::kTwoShotPush);
   EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(1) << 20), Algo::kTwoShot);

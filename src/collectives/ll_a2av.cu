@@ -1,0 +1,166 @@
+// all_to_all_v without a barrier for small splits, and with one for large ones, in one kernel.
+// Every rank pushes to every peer, as LL lines into the peer's workspace slot: a header (its whole
+// counts row, its input capacity, its output capacity: nranks + 2 lines) and, when the split to
+// that peer is small, the data. Every rank thus learns every rank's counts and capacities and
+// reaches the same verdict without talking further:
+//   - a bad count (negative, a sender's total past its input, a receiver's total past its output)
+//     moves nothing on any rank and is recorded for the host (InvalidArgument on every rank);
+//   - every split at most kLLMaxPairBytes: the data came with the headers (LL, no barrier);
+//   - else: every rank pulls from the peers' symmetric inputs between two barriers (direct).
+// Flow control: the sequenced workspace (include/symmem/device/workspace.hpp). Every rank sends
+// every peer a header and waits for every peer's header in every call: rule (R). The direct branch
+// uses the barrier channels, which nothing else of this operation touches.
+#include "kernels.hpp"
+#include "launch.cuh"
+#include "reduce_common.cuh"
+#include "symmem/device/workspace.cuh"
+#include "symmem/error.hpp"
+
+namespace symmem::coll {
+namespace {
+
+__global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
+  pdl_wait();
+  const DeviceHandle& h = a.ws;
+  const int n = h.nranks, me = h.rank;
+  const device::SeqOp sq = device::seq_begin(h);
+  const size_t hdr = static_cast<size_t>(n) + 2;
+  const size_t cap_bytes = (a.layout.ll_slot_lines - hdr) * 8;
+  const size_t limit = cap_bytes < kLLMaxPairBytes ? cap_bytes : kLLMaxPairBytes;
+  const size_t idx = device::grid_index(), stride = device::grid_size();
+  const size_t es = a.es;
+
+  // This rank's own row, checked before its data is read.
+  __shared__ long long row_off[pad::kMaxTeam + 1];
+  __shared__ bool row_ok;
+  if (threadIdx.x == 0) {
+    long long off = 0;
+    bool ok = true;
+    for (int q = 0; q < n; ++q) {
+      row_off[q] = off;
+      ok &= a.counts[q] >= 0;
+      off += a.counts[q] < 0 ? 0 : a.counts[q];
+    }
+    row_off[n] = off;
+    row_ok = ok && static_cast<unsigned long long>(off) <= a.in_capacity;
+  }
+  __syncthreads();
+
+  // Send: header lines, then the data where the split is small.
+  for (int k = 1; k < n; ++k) {
+    const int p = (me + k) % n;
+    device::LLLine* dst = device::ll_slot(h.peers[p], a.layout, sq, me);
+    for (size_t i = idx; i < hdr; i += stride) {
+      const uint64_t v = i < static_cast<size_t>(n) ? static_cast<uint64_t>(a.counts[i]) : i == static_cast<size_t>(n) ? a.in_capacity : a.out_capacity;
+      device::ll_store(dst + i, v, sq.flag);
+    }
+    const long long c = a.counts[p];
+    if (row_ok && static_cast<size_t>(c) * es <= limit)
+      device::ll_put(dst + hdr, a.in + row_off[p] * es, static_cast<size_t>(c) * es, sq.flag, idx, stride);
+  }
+
+  // Every rank's header, in every block.
+  __shared__ long long cnt[pad::kMaxTeam][pad::kMaxTeam];
+  __shared__ unsigned long long caps[pad::kMaxTeam][2];
+  __shared__ int waited_ok;
+  if (threadIdx.x == 0) waited_ok = 1;
+  __syncthreads();
+  for (size_t j = threadIdx.x; j < static_cast<size_t>(n) * hdr; j += blockDim.x) {
+    const int s = static_cast<int>(j / hdr);
+    const size_t i = j % hdr;
+    uint64_t v;
+    if (s == me) {
+      v = i < static_cast<size_t>(n) ? static_cast<uint64_t>(a.counts[i]) : i == static_cast<size_t>(n) ? a.in_capacity : a.out_capacity;
+    } else if (!device::ll_wait(h, device::ll_slot(h.local, a.layout, sq, s) + i, sq.flag, s, &v)) {
+      atomicAnd(&waited_ok, 0);
+      continue;
+    }
+    if (i < static_cast<size_t>(n)) cnt[s][i] = static_cast<long long>(v);
+    else caps[s][i - n] = v;
+  }
+  __syncthreads();
+  if (!waited_ok) {
+    device::seq_end(h, a.layout, sq);
+    return;
+  }
+  // The verdict, the same on every rank: the first problem in (rank, kind) order.
+  __shared__ unsigned long long worst;
+  __shared__ int all_small;
+  if (threadIdx.x == 0) worst = ~0ull, all_small = 1;
+  __syncthreads();
+  for (int t = threadIdx.x; t < n; t += blockDim.x) {
+    long long sent = 0, got = 0;
+    bool negative = false;
+    for (int q = 0; q < n; ++q) {
+      negative |= cnt[t][q] < 0;
+      sent += cnt[t][q] < 0 ? 0 : cnt[t][q];
+      got += cnt[q][t] < 0 ? 0 : cnt[q][t];
+      if (q != t && cnt[t][q] > 0 && static_cast<size_t>(cnt[t][q]) * es > limit) atomicAnd(&all_small, 0);
+    }
+    unsigned long long key = ~0ull;
+    if (negative) key = 3ull * t;
+    else if (static_cast<unsigned long long>(sent) > caps[t][0]) key = 3ull * t + 1;
+    else if (static_cast<unsigned long long>(got) > caps[t][1]) key = 3ull * t + 2;
+    if (key != ~0ull) atomicMin(&worst, key);
+  }
+  __syncthreads();
+  if (worst != ~0ull) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      const int t = static_cast<int>(worst / 3), kind = static_cast<int>(worst % 3);
+      unsigned long long index = 0, seen = 0, lim = 0;
+      for (int q = 0; q < n; ++q) {
+        if (kind == 0 && cnt[t][q] < 0) { index = q; seen = static_cast<unsigned long long>(cnt[t][q]); break; }
+        if (kind == 1) seen += cnt[t][q];
+        if (kind == 2) seen += cnt[q][t];
+      }
+      lim = kind == 1 ? caps[t][0] : kind == 2 ? caps[t][1] : 0;
+      device::record_error(h, WaitKind::kBadCount, t, (static_cast<uint64_t>(kind) << 32) | index, Cmp::kLe, lim, seen, 0);
+    }
+    device::seq_end(h, a.layout, sq);
+    return;
+  }
+  // Where each source's data goes, and where it starts in the source's input.
+  __shared__ long long recv_off[pad::kMaxTeam + 1], src_off[pad::kMaxTeam];
+  if (threadIdx.x == 0) {
+    recv_off[0] = 0;
+    for (int s = 0; s < n; ++s) {
+      recv_off[s + 1] = recv_off[s] + cnt[s][me];
+      long long off = 0;
+      for (int q = 0; q < me; ++q) off += cnt[s][q];
+      src_off[s] = off;
+    }
+  }
+  __syncthreads();
+  if (blockIdx.x == 0 && a.recv_counts != nullptr)
+    for (int s = threadIdx.x; s < n; s += blockDim.x) a.recv_counts[s] = cnt[s][me];
+  if (all_small) {
+    device::copy_bytes(a.out + recv_off[me] * es, a.in + src_off[me] * es, static_cast<size_t>(cnt[me][me]) * es, idx, stride);
+    uint64_t v;
+    for (int k = 1; k < n; ++k) {
+      const int s = (me + n - k) % n;
+      const size_t bytes = static_cast<size_t>(cnt[s][me]) * es;
+      const device::LLLine* src = device::ll_slot(h.local, a.layout, sq, s) + hdr;
+      for (size_t i = idx; i < device::ll_lines(bytes); i += stride) {
+        if (!device::ll_wait(h, src + i, sq.flag, s, &v)) break;
+        device::ll_unpack(a.out + recv_off[s] * es, bytes, i, v);
+      }
+    }
+  } else if (device::barrier_block(h, blockIdx.x)) {  // peers' inputs are ready
+    for (int k = 0; k < n; ++k) {
+      const int s = (me + k) % n;
+      device::copy_bytes(a.out + recv_off[s] * es, at_rank(a.in_h, s, a.in) + src_off[s] * es,
+                         static_cast<size_t>(cnt[s][me]) * es, idx, stride);
+    }
+    device::barrier_block(h, blockIdx.x);  // peers are done reading this rank's input
+  }
+  device::seq_end(h, a.layout, sq);
+}
+
+}  // namespace
+
+void launch_ll_a2av(const A2AVArgs& a, int blocks, cudaStream_t s) {
+  launch(ll_a2av_kernel, blocks, kThreads, s, a);
+  SYMMEM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace symmem::coll
