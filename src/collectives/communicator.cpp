@@ -185,6 +185,25 @@ void Communicator::init(Team team) {
     auto ids = heap_->team().all_gather(rank() == 0 ? std::string(reinterpret_cast<char*>(&id), sizeof(id)) : "", "NCCL id");
     std::memcpy(&id, ids[0].data(), sizeof(id));
     nccl_check(ncclCommInitRank(&nccl_, size(), id, rank()), "ncclCommInitRank");
+    // NCCL connects peers on the first call that needs them, blocking the host until the peer
+    // makes the same call. Connect now (one tiny all-reduce, one exchange with every peer), while
+    // every rank is known to be here: later calls then block only on the GPU, where the watchdog
+    // below bounds them.
+    cudaStream_t s = nullptr;
+    void* scratch = nullptr;
+    SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    SYMMEM_CUDA_CHECK(cudaMalloc(&scratch, 2 * static_cast<size_t>(size()) + 16));
+    nccl_check(ncclAllReduce(scratch, scratch, 1, ncclFloat32, ncclSum, nccl_, s), "ncclAllReduce (connect)");
+    nccl_check(ncclGroupStart(), "ncclGroupStart");
+    char* b = static_cast<char*>(scratch) + 16;
+    for (int q = 0; q < size(); ++q) {
+      nccl_check(ncclSend(b + q, 1, ncclUint8, q, nccl_, s), "ncclSend (connect)");
+      nccl_check(ncclRecv(b + size() + q, 1, ncclUint8, q, nccl_, s), "ncclRecv (connect)");
+    }
+    nccl_check(ncclGroupEnd(), "ncclGroupEnd (connect)");
+    SYMMEM_CUDA_CHECK(cudaStreamSynchronize(s));
+    SYMMEM_CUDA_CHECK(cudaFree(scratch));
+    SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
     watchdog_ = std::make_unique<Watchdog>(this, ctx_->device());
   }
 }

@@ -78,6 +78,10 @@ TEST(Fault, NcclCallSkippedByAPeerIsEndedByTheWatchdog) {
   DeviceBuffer in(4096), out(4096);
   SYMMEM_CUDA_CHECK(cudaMemset(in.p, 0, 4096));
   SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  // One call both ranks make, then one that rank 1 skips.
+  c->all_reduce(in.p, out.p, 1024, DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kNccl);
+  ctx()->synchronize(nullptr, "NCCL all_reduce on both ranks");
+  heap().team().barrier("before the skipped NCCL call");
   auto t0 = std::chrono::steady_clock::now();
   if (c->rank() == 0) {
     c->all_reduce(in.p, out.p, 1024, DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kNccl);
