@@ -86,7 +86,8 @@ all_gather      *      *      262144        ll
 all_gather      *      *      67108864      push
 all_gather      *      *      1099511627776 direct
 broadcast       *      2      1048576       ll
-broadcast       *      2      1099511627776 push
+broadcast       *      2      16777216      direct
+broadcast       *      2      1099511627776 nccl
 broadcast       *      *      262144        ll
 broadcast       *      *      1099511627776 nccl
 all_to_all      *      2      1048576       ll

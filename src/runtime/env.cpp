@@ -20,7 +20,7 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_RANKS_PER_GPU", "1", "ranks sharing one GPU; the GPU is LOCAL_RANK / this"},
       {"SYMMEM_DEVICE", nullptr, "explicit CUDA device index for this rank (overrides the above)"},
       {"SYMMEM_BOOTSTRAP_TIMEOUT_MS", "120000", "bound of every host rendezvous (store get, barrier)"},
-      {"SYMMEM_TIMEOUT_MS", "20000", "bound of every device-side wait (signals, barriers)"},
+      {"SYMMEM_TIMEOUT_MS", "20000", "bound of every device-side wait (signals, barriers, collectives) and, through the watchdog, of NCCL calls; Context::set_device_timeout_ms changes it at run time"},
       {"SYMMEM_DEBUG_CHECKS", "0", "1: compare collective arguments across ranks on every call"},
       {"SYMMEM_TUNING_FILE", nullptr, "collective algorithm table written by `symmem-bench tune`"},
       {"SYMMEM_PDL", "1", "0: launch collective kernels without programmatic dependent launch"},
