@@ -61,7 +61,8 @@ TuningTable TuningTable::defaults() {
   // Measured, bf16 sum, graph replays: 2 ranks on 2 x H200 (bench/results/2026-11-26-h200x2-*.json)
   // and 4 ranks on 4 x H200 (bench/results/2026-11-26-h200x4-*.json); the 4-rank choices also
   // stand for other team sizes until measured there. "nccl" is chosen only where NCCL on ordinary
-  // buffers (what symmem calls) was faster than every symmem algorithm. Where buffers do not fit
+  // buffers (what symmem calls) was faster than every symmem algorithm. (Broadcast never names
+  // direct: auto decides from `out` alone, since only the root passes an input.) Where buffers do not fit
   // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
 all_reduce      *      2      262144        ll
@@ -86,7 +87,7 @@ all_gather      *      *      262144        ll
 all_gather      *      *      67108864      push
 all_gather      *      *      1099511627776 direct
 broadcast       *      2      1048576       ll
-broadcast       *      2      16777216      direct
+broadcast       *      2      16777216      push
 broadcast       *      2      1099511627776 nccl
 broadcast       *      *      262144        ll
 broadcast       *      *      1099511627776 nccl
