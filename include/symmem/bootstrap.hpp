@@ -46,6 +46,7 @@ class SYMMEM_API Bootstrap {
  private:
   BootstrapConfig config_;
   int port_ = 0;
+  bool failed_ = false;  // an exchange failed: the destructor does not wait for the others
   std::unique_ptr<detail::StoreServer> server_;
   std::unique_ptr<detail::StoreClient> client_;
 };

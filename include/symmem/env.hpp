@@ -28,6 +28,9 @@ struct BootstrapConfig {
   int timeout_ms = 120000;       // every host rendezvous is bounded by this
   int ranks_per_gpu = 1;         // several ranks may share one GPU (tests)
   int device = -1;               // -1: local_rank / ranks_per_gpu
+  std::string job_token;         // a connection to the store must present it ("": derived from
+                                 // master_addr, master_port and world_size)
+  std::string bind_addr;         // where rank 0's store listens ("": master_addr)
 };
 
 /// Runtime settings read once per process.

@@ -1,5 +1,6 @@
 #include "symmem/bootstrap.hpp"
 
+#include <chrono>
 #include <cstdio>
 
 #include "store.hpp"
@@ -16,12 +17,18 @@ Bootstrap::Bootstrap(const BootstrapConfig& config) : config_(config) {
   require(config.timeout_ms > 0, "timeout_ms must be positive");
   detail::error_rank() = config.rank;
   port_ = config.master_port;
+  const std::string token = !config.job_token.empty() ? config.job_token
+                          : "derived=" + config.master_addr + ":" + std::to_string(config.master_port) + ":" +
+                                std::to_string(config.world_size);
+  std::string connect_addr = config.master_addr;
   if (config.rank == 0) {
-    server_ = std::make_unique<detail::StoreServer>(config.master_addr, config.master_port);
+    // Listen where the others will connect: the address MASTER_ADDR names (or SYMMEM_BIND_ADDR).
+    std::string bind = !config.bind_addr.empty() ? config.bind_addr : config.master_addr == "localhost" ? "127.0.0.1" : config.master_addr;
+    server_ = std::make_unique<detail::StoreServer>(bind, config.master_port, config.world_size, token);
     port_ = server_->port();
+    connect_addr = bind == "0.0.0.0" || bind.empty() ? "127.0.0.1" : bind;
   }
-  client_ = std::make_unique<detail::StoreClient>(config.rank == 0 ? "127.0.0.1" : config.master_addr, port_,
-                                                  config.rank, config.timeout_ms);
+  client_ = std::make_unique<detail::StoreClient>(connect_addr, port_, config.rank, token, config.timeout_ms);
 }
 
 std::shared_ptr<Bootstrap> Bootstrap::from_env() {
@@ -32,8 +39,9 @@ Bootstrap::~Bootstrap() {
   std::vector<int> all(config_.world_size);
   for (int i = 0; i < config_.world_size; ++i) all[i] = i;
   try {
-    // Rank 0 must keep the store up until everyone has finished with it.
-    all_gather("__finalize__", all, "", "bootstrap finalize", std::min(config_.timeout_ms, 10000));
+    // Rank 0 must keep the store up until everyone has finished with it. After a failed exchange
+    // the others may never come: leave at once rather than wait out a second timeout.
+    if (!failed_) all_gather("__finalize__", all, "", "bootstrap finalize", std::min(config_.timeout_ms, 10000));
   } catch (const std::exception&) {
     // A peer is gone; leave anyway.
   }
@@ -57,19 +65,28 @@ std::vector<std::string> Bootstrap::all_gather(const std::string& key, const std
                                                const std::string& mine, const std::string& what,
                                                int timeout_ms) {
   if (timeout_ms < 0) timeout_ms = config_.timeout_ms;
-  client_->set(key + "/" + std::to_string(config_.rank), mine);
-  std::vector<std::string> keys;
-  for (int r : ranks) keys.push_back(key + "/" + std::to_string(r));
-  detail::StoreReply rep = client_->get(keys, timeout_ms);
-  if (rep.status == detail::StoreStatus::kTimeout)
-    fail<Timeout>("timed out after " + std::to_string(timeout_ms) + " ms in " + what + ": " +
-                  describe_missing(ranks, rep.missing) +
-                  " never arrived (crashed, hung, or called a different operation?)");
-  if (rep.status == detail::StoreStatus::kLost)
-    fail<PeerLost>(what + " cannot complete: " + rep.message +
-                   " exited (its connection to the rendezvous store closed); still missing: " +
-                   describe_missing(ranks, rep.missing));
-  return rep.values;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+  };
+  try {
+    client_->set(key + "/" + std::to_string(config_.rank), mine);
+    std::vector<std::string> keys;
+    for (int r : ranks) keys.push_back(key + "/" + std::to_string(r));
+    // Every member reads every key once; the store forgets them then.
+    detail::StoreReply rep = client_->get(keys, timeout_ms, static_cast<uint32_t>(ranks.size()));
+    if (rep.status == detail::StoreStatus::kTimeout)
+      fail<Timeout>("timed out after " + elapsed() + " ms (bound " + std::to_string(timeout_ms) + " ms) in " + what + ": " +
+                    describe_missing(ranks, rep.missing) + " never arrived (crashed, hung, or called a different operation?)");
+    if (rep.status != detail::StoreStatus::kOk)
+      fail<PeerLost>(what + " cannot complete after " + elapsed() + " ms: " + rep.message +
+                     (rep.message.rfind("rank ", 0) == 0 ? " exited (its connection to the rendezvous store closed)" : "") +
+                     "; still missing: " + describe_missing(ranks, rep.missing));
+    return rep.values;
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
 }
 
 void Bootstrap::set(const std::string& key, const std::string& value) { client_->set(key, value); }

@@ -20,6 +20,10 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_RANKS_PER_GPU", "1", "ranks sharing one GPU; the GPU is LOCAL_RANK / this"},
       {"SYMMEM_DEVICE", nullptr, "explicit CUDA device index for this rank (overrides the above)"},
       {"SYMMEM_BOOTSTRAP_TIMEOUT_MS", "120000", "bound of every host rendezvous (store get, barrier)"},
+      {"SYMMEM_JOB_TOKEN", nullptr, "token every connection to the rendezvous store presents (symmem-run sets a random "
+                                    "one; else TORCHELASTIC_RUN_ID, the MPI job id, or MASTER_ADDR:MASTER_PORT:WORLD_SIZE)"},
+      {"SYMMEM_BIND_ADDR", nullptr, "address rank 0's store listens on (default: what MASTER_ADDR resolves to; "
+                                    "0.0.0.0 for every interface)"},
       {"SYMMEM_TIMEOUT_MS", "20000", "bound of every device-side wait (signals, barriers, collectives) and, through the watchdog, of NCCL calls; Context::set_device_timeout_ms changes it at run time"},
       {"SYMMEM_DEBUG_CHECKS", "0", "1: compare collective arguments across ranks on every call"},
       {"SYMMEM_TUNING_FILE", nullptr, "collective algorithm table written by `symmem-bench tune`"},
@@ -96,6 +100,10 @@ BootstrapConfig bootstrap_config_from_env(const EnvGetter& getter) {
   if (const char* k = get("SYMMEM_RANKS_PER_GPU"))
     c.ranks_per_gpu = static_cast<int>(parse_int(k, "SYMMEM_RANKS_PER_GPU", 1, 1024));
   if (const char* d = get("SYMMEM_DEVICE")) c.device = static_cast<int>(parse_int(d, "SYMMEM_DEVICE", 0, 1023));
+  const char* tw = nullptr;
+  if (const char* t = first(get, {"SYMMEM_JOB_TOKEN", "TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"}, &tw))
+    c.job_token = std::string(tw) + "=" + t;
+  if (const char* b = get("SYMMEM_BIND_ADDR")) c.bind_addr = b;
   return c;
 }
 

@@ -15,8 +15,17 @@
 
 namespace symmem::detail {
 
-StoreServer::StoreServer(const std::string& addr, int port) {
-  listen_fd_ = tcp_listen(addr == "127.0.0.1" || addr == "localhost" ? addr : "", port);
+namespace {
+void log_store(const std::string& msg) {
+  std::string line = rank_prefix() + "rendezvous store: " + msg + "\n";
+  (void)!write(2, line.data(), line.size());
+}
+void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK); }
+}  // namespace
+
+StoreServer::StoreServer(const std::string& bind_addr, int port, int world_size, const std::string& token)
+    : world_size_(world_size), token_(token) {
+  listen_fd_ = tcp_listen(bind_addr == "0.0.0.0" ? "" : bind_addr, port);
   port_ = bound_port(listen_fd_);
   if (pipe2(wake_, O_CLOEXEC) != 0) throw_system("pipe2()", errno);
   thread_ = std::thread([this] { loop(); });
@@ -38,18 +47,56 @@ void StoreServer::drain(int timeout_ms) {
   while (live_.load() > 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 
+void StoreServer::drop(Conn& c, const std::string& why) {
+  if (c.closing) return;
+  c.closing = true;
+  if (!why.empty()) log_store("closed a connection" + (c.rank >= 0 ? " of rank " + std::to_string(c.rank) : std::string()) + ": " + why);
+}
+
+void StoreServer::fail_all(const std::string& why) {
+  if (lost_.empty()) lost_ = why;
+  for (auto& p : pending_) reply_missing(p, StoreStatus::kLost, lost_);
+  pending_.clear();
+}
+
+void StoreServer::reply(int fd, const std::string& payload) {
+  auto it = std::find_if(conns_.begin(), conns_.end(), [&](const Conn& c) { return c.fd == fd; });
+  if (it == conns_.end() || it->closing) return;
+  uint32_t len = static_cast<uint32_t>(payload.size());
+  it->out.append(reinterpret_cast<const char*>(&len), 4);
+  it->out += payload;
+  flush(*it);
+}
+
+void StoreServer::flush(Conn& c) {
+  // Send what the socket takes now; the rest waits for POLLOUT, so one slow reader never stalls the others.
+  while (!c.out.empty()) {
+    ssize_t k = send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (k > 0) {
+      c.out.erase(0, static_cast<size_t>(k));
+    } else {
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      drop(c, "");  // the peer is gone; the read side would report it too
+      return;
+    }
+  }
+  if (c.out.size() > kMaxPendingOut) drop(c, "it does not read its replies (" + std::to_string(c.out.size()) + " bytes queued)");
+}
+
 void StoreServer::loop() {
   std::vector<pollfd> fds;
   while (!stop_) {
     fds.clear();
     fds.push_back({listen_fd_, POLLIN, 0});
     fds.push_back({wake_[0], POLLIN, 0});
-    for (auto& c : conns_) fds.push_back({c.fd, POLLIN, 0});
+    for (auto& c : conns_) fds.push_back({c.fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
     int wait_ms = 1000;
     for (auto& p : pending_) wait_ms = std::min(wait_ms, ms_left(p.deadline));
     int rc = poll(fds.data(), fds.size(), wait_ms);
     if (rc < 0 && errno != EINTR) break;
     if (stop_) break;
+    const size_t nconns = conns_.size();  // connections accepted below are polled next round
     if (fds[0].revents & POLLIN) {
       int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0) {
@@ -57,57 +104,63 @@ void StoreServer::loop() {
         // held every small reply ~40 ms.
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        set_nonblocking(fd);
         Conn c;
         c.fd = fd;
         conns_.push_back(std::move(c));
       }
     }
-    std::vector<int> closed;
-    for (size_t i = 2; i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Conn& c = conns_[i - 2];
+    for (size_t i = 0; i < nconns; ++i) {
+      const short ev = fds[i + 2].revents;
+      Conn& c = conns_[i];
+      if (c.closing) continue;
+      if ((ev & POLLOUT) && !c.out.empty()) flush(c);
+      if (!(ev & (POLLIN | POLLHUP | POLLERR))) continue;
       char tmp[65536];
       ssize_t k = recv(c.fd, tmp, sizeof(tmp), MSG_DONTWAIT);
       if (k <= 0) {
         if (k < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-        closed.push_back(c.fd);
+        drop(c, "");
         continue;
       }
-      c.buf.append(tmp, static_cast<size_t>(k));
-      while (c.buf.size() >= 4) {
+      c.in.append(tmp, static_cast<size_t>(k));
+      while (c.in.size() >= 4 && !c.closing) {
         uint32_t len;
-        std::memcpy(&len, c.buf.data(), 4);
-        if (c.buf.size() < 4 + static_cast<size_t>(len)) break;
-        std::string frame = c.buf.substr(4, len);
-        c.buf.erase(0, 4 + len);
-        handle(c, frame);
-      }
-    }
-    for (int fd : closed) {
-      auto it = std::find_if(conns_.begin(), conns_.end(), [&](const Conn& c) { return c.fd == fd; });
-      if (it == conns_.end()) continue;
-      if (it->rank >= 0) {
-        live_--;
-        if (!it->bye) {
-          lost_ += (lost_.empty() ? "rank " : ", rank ") + std::to_string(it->rank);
+        std::memcpy(&len, c.in.data(), 4);
+        if (len == 0 || len > kMaxFrame) {
+          drop(c, "a frame of " + std::to_string(len) + " bytes (requests are 1 to " + std::to_string(kMaxFrame) + " bytes)");
+          break;
+        }
+        if (c.in.size() < 4 + static_cast<size_t>(len)) break;
+        std::string frame = c.in.substr(4, len);
+        c.in.erase(0, 4 + len);
+        try {
+          handle(conns_[i], frame);
+        } catch (const std::exception& e) {
+          drop(conns_[i], std::string("malformed message (") + e.what() + ")");
         }
       }
+    }
+    // Close what was dropped; a rank that leaves without goodbye fails every wait at once.
+    for (size_t i = 0; i < conns_.size();) {
+      Conn& c = conns_[i];
+      if (!c.closing) { ++i; continue; }
+      if (c.rank >= 0) {
+        live_--;
+        if (!c.bye) lost_ += (lost_.empty() ? "rank " : ", rank ") + std::to_string(c.rank);
+      }
+      const int fd = c.fd;
       pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.fd == fd; }),
                      pending_.end());
       close(fd);
-      conns_.erase(it);
-      if (!lost_.empty()) {
-        // Every wait that cannot be met any more learns who left, now rather than at its deadline.
-        std::vector<Pending> keep;
-        for (auto& p : pending_) reply_missing(p, static_cast<uint8_t>(StoreStatus::kLost), lost_);
-        pending_.swap(keep);
-      }
+      conns_.erase(conns_.begin() + static_cast<long>(i));
+      if (!lost_.empty()) fail_all(lost_);
     }
     // Deadlines.
     auto now = Clock::now();
     std::vector<Pending> keep;
     for (auto& p : pending_) {
-      if (now >= p.deadline) reply_missing(p, static_cast<uint8_t>(StoreStatus::kTimeout), "");
+      if (now >= p.deadline) reply_missing(p, StoreStatus::kTimeout, "");
       else keep.push_back(std::move(p));
     }
     pending_.swap(keep);
@@ -118,9 +171,31 @@ void StoreServer::handle(Conn& c, const std::string& frame) {
   Reader r{frame};
   uint8_t op = r.u8();
   if (op == 'H') {
-    c.rank = static_cast<int>(r.u32());
+    const uint32_t rank = r.u32();
+    const std::string token = r.str();
+    std::string refuse;
+    if (c.rank >= 0) refuse = "a second hello on one connection";
+    else if (token != token_) refuse = "its job token differs: it belongs to another job (or another launch)";
+    else if (rank >= static_cast<uint32_t>(world_size_))
+      refuse = "rank " + std::to_string(rank) + " is out of range for a job of " + std::to_string(world_size_) + " ranks";
+    else if (std::any_of(conns_.begin(), conns_.end(), [&](const Conn& o) { return o.rank == static_cast<int>(rank) && !o.closing; })) {
+      refuse = "rank " + std::to_string(rank) + " is already connected: two processes were started with RANK=" + std::to_string(rank);
+      fail_all(refuse + "; the job cannot go on");
+    }
+    std::string out(1, static_cast<char>(refuse.empty() ? StoreStatus::kOk : StoreStatus::kRefused));
+    put_str(out, refuse);
+    reply(c.fd, out);
+    if (!refuse.empty()) {
+      drop(c, "refused a hello: " + refuse);
+      return;
+    }
+    c.rank = static_cast<int>(rank);
     live_++;
-  } else if (op == 'B') {
+    ranks_seen_.insert(c.rank);
+    return;
+  }
+  if (c.rank < 0) throw std::runtime_error("a request before the hello");
+  if (op == 'B') {
     c.bye = true;
   } else if (op == 'S') {
     std::string key = r.str();
@@ -130,12 +205,16 @@ void StoreServer::handle(Conn& c, const std::string& frame) {
       if (!try_answer(p)) keep.push_back(std::move(p));
     pending_.swap(keep);
   } else if (op == 'G') {
-    Pending p{c.fd, {}, Clock::now() + std::chrono::milliseconds(r.u32())};
+    const uint32_t timeout_ms = r.u32();
+    Pending p{c.fd, {}, r.u32(), Clock::now() + std::chrono::milliseconds(timeout_ms)};
     uint32_t n = r.u32();
+    if (n > frame.size() / 4) throw std::runtime_error("key count past the frame");
     for (uint32_t i = 0; i < n; ++i) p.keys.push_back(r.str());
     if (try_answer(p)) return;
-    if (!lost_.empty()) reply_missing(p, static_cast<uint8_t>(StoreStatus::kLost), lost_);
+    if (!lost_.empty()) reply_missing(p, StoreStatus::kLost, lost_);
     else pending_.push_back(std::move(p));
+  } else {
+    throw std::runtime_error("unknown request " + std::to_string(op));
   }
 }
 
@@ -145,11 +224,17 @@ bool StoreServer::try_answer(const Pending& p) {
   std::string out(1, static_cast<char>(StoreStatus::kOk));
   put_u32(out, static_cast<uint32_t>(p.keys.size()));
   for (auto& k : p.keys) put_str(out, kv_[k]);
-  send_frame(p.fd, out);
+  reply(p.fd, out);
+  if (p.readers > 0)
+    for (auto& k : p.keys)
+      if (++reads_[k] >= p.readers) {  // every member has read it: forget it
+        kv_.erase(k);
+        reads_.erase(k);
+      }
   return true;
 }
 
-void StoreServer::reply_missing(const Pending& p, uint8_t status, const std::string& msg) {
+void StoreServer::reply_missing(const Pending& p, StoreStatus status, const std::string& msg) {
   std::string out(1, static_cast<char>(status));
   std::vector<uint32_t> missing;
   for (uint32_t i = 0; i < p.keys.size(); ++i)
@@ -157,15 +242,27 @@ void StoreServer::reply_missing(const Pending& p, uint8_t status, const std::str
   put_u32(out, static_cast<uint32_t>(missing.size()));
   for (uint32_t i : missing) put_u32(out, i);
   put_str(out, msg);
-  send_frame(p.fd, out);
+  reply(p.fd, out);
 }
 
-StoreClient::StoreClient(const std::string& addr, int port, int rank, int connect_timeout_ms) {
-  fd_ = tcp_connect(addr, port, Clock::now() + std::chrono::milliseconds(connect_timeout_ms),
-                    "the rendezvous store of rank 0");
+StoreClient::StoreClient(const std::string& addr, int port, int rank, const std::string& token, int connect_timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(connect_timeout_ms);
+  fd_ = tcp_connect(addr, port, deadline, "the rendezvous store of rank 0");
   std::string hello(1, 'H');
   put_u32(hello, static_cast<uint32_t>(rank));
-  if (!send_frame(fd_, hello)) fail<PeerLost>("the rendezvous store at rank 0 closed the connection");
+  put_str(hello, token);
+  std::string frame;
+  if (!send_frame(fd_, hello) || recv_frame(fd_, &frame, deadline) != 1)
+    fail<PeerLost>("the rendezvous store at rank 0 closed the connection or did not answer the hello");
+  Reader r{frame};
+  const auto status = static_cast<StoreStatus>(r.u8());
+  const std::string why = r.str();
+  if (status != StoreStatus::kOk) {
+    close(fd_);
+    fd_ = -1;
+    fail<InvalidArgument>("the rendezvous store refused rank " + std::to_string(rank) + ": " + why +
+                          " (check RANK, WORLD_SIZE, MASTER_ADDR/MASTER_PORT and SYMMEM_JOB_TOKEN)");
+  }
 }
 
 StoreClient::~StoreClient() {
@@ -184,10 +281,11 @@ void StoreClient::bye() {
   if (!broken_) send_frame(fd_, std::string(1, 'B'));
 }
 
-StoreReply StoreClient::get(const std::vector<std::string>& keys, int timeout_ms) {
+StoreReply StoreClient::get(const std::vector<std::string>& keys, int timeout_ms, uint32_t readers) {
   if (broken_) fail<PeerLost>("the rendezvous store connection is unusable after an earlier failure");
   std::string m(1, 'G');
   put_u32(m, static_cast<uint32_t>(timeout_ms));
+  put_u32(m, readers);
   put_u32(m, static_cast<uint32_t>(keys.size()));
   for (auto& k : keys) put_str(m, k);
   if (!send_frame(fd_, m)) {
