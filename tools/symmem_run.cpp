@@ -10,6 +10,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc), program;
   try {
     symmem::LaunchOptions opt = symmem::parse_launch_args(args, &program);
+    if (opt.help) {
+      std::fputs(symmem::launch_help().c_str(), stdout);
+      return 0;
+    }
+    if (opt.env) {
+      std::fputs(symmem::env_help().c_str(), stdout);
+      return 0;
+    }
     return symmem::launch(opt, program);
   } catch (const symmem::Error& e) {
     std::fprintf(stderr, "symmem-run: %s\n", e.what());

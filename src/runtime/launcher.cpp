@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -21,7 +23,8 @@ namespace symmem {
 bool launched() { return std::getenv("RANK") != nullptr || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr; }
 
 static const char* kUsage =
-    "usage: symmem-run -n N [--ranks-per-gpu K] [--port P] [--no-prefix] program [args...]";
+    "usage: symmem-run -n N [--ranks-per-gpu K] [--port P] [--no-prefix] program [args...]\n"
+    "       symmem-run --help | --env";
 
 LaunchOptions parse_launch_args(const std::vector<std::string>& args, std::vector<std::string>* program) {
   LaunchOptions o;
@@ -40,6 +43,12 @@ LaunchOptions parse_launch_args(const std::vector<std::string>& args, std::vecto
       o.port = static_cast<int>(detail::parse_int(value(a), "--port", 1, 65535));
     } else if (a == "--no-prefix") {
       o.prefix_output = false;
+    } else if (a == "-h" || a == "--help") {
+      o.help = true;
+      return o;
+    } else if (a == "--env") {
+      o.env = true;
+      return o;
     } else if (a == "--") {
       ++i;
       break;
@@ -54,7 +63,36 @@ LaunchOptions parse_launch_args(const std::vector<std::string>& args, std::vecto
   return o;
 }
 
+std::string launch_help() {
+  return std::string(kUsage) +
+         "\n\nStarts N processes of `program` on this host, rank r with the environment torchrun would set (RANK,\n"
+         "WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT), a fresh SYMMEM_JOB_TOKEN, and\n"
+         "NVLink multicast off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1).\n"
+         "  -n N               ranks (1 to 4096)\n"
+         "  --ranks-per-gpu K  ranks sharing one GPU (rank r uses GPU r / K)\n"
+         "  --port P           rendezvous port (default: a free one)\n"
+         "  --no-prefix        do not prefix output lines with [rank r]\n"
+         "  --env              list every environment variable symmem reads\n"
+         "Each rank runs in its own process group. The first rank to fail, or a SIGINT/SIGTERM/SIGHUP to\n"
+         "symmem-run, or a closed output pipe, ends every rank's whole group (SIGTERM, then SIGKILL after 3 s);\n"
+         "if symmem-run itself is killed, its ranks get SIGKILL. Exit status: the first failure's (128 + signal\n"
+         "for a signal), or 0.\n";
+}
+
+std::string env_help() {
+  std::string out;
+  for (const EnvVar& v : env_vars())
+    out += std::string(v.name) + (v.default_value ? std::string(" (default ") + v.default_value + ")" : std::string()) + "\n    " +
+           v.doc + "\n";
+  return out;
+}
+
 namespace {
+volatile sig_atomic_t g_signal = 0;
+extern "C" void on_signal(int sig) {
+  if (g_signal == 0) g_signal = sig;
+}
+
 struct Child {
   pid_t pid = -1;
   int out = -1, err = -1;
@@ -63,19 +101,21 @@ struct Child {
   int status = 0;
 };
 
+// Writes the complete lines of buf (all of it with `all`) to fd. A closed output (EPIPE) ends the job.
+void write_out(int fd, const std::string& line) {
+  if (write(fd, line.data(), line.size()) < 0 && errno == EPIPE && g_signal == 0) g_signal = SIGPIPE;
+}
 void flush_lines(std::string& buf, int fd, const std::string& prefix, bool all) {
   size_t start = 0;
   for (;;) {
     size_t nl = buf.find('\n', start);
     if (nl == std::string::npos) break;
-    std::string line = prefix + buf.substr(start, nl - start + 1);
-    (void)!write(fd, line.data(), line.size());
+    write_out(fd, prefix + buf.substr(start, nl - start + 1));
     start = nl + 1;
   }
   buf.erase(0, start);
   if (all && !buf.empty()) {
-    std::string line = prefix + buf + "\n";
-    (void)!write(fd, line.data(), line.size());
+    write_out(fd, prefix + buf + "\n");
     buf.clear();
   }
 }
@@ -96,6 +136,22 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
     port = detail::bound_port(fd);
     close(fd);
   }
+  // Signals to symmem-run end the job instead of orphaning it; a closed output pipe too.
+  g_signal = 0;
+  struct sigaction sa {}, old_int {}, old_term {}, old_hup {}, old_pipe {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGHUP, &sa, &old_hup);
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old_pipe);
+  const pid_t launcher = getpid();
+  char token[64];
+  std::snprintf(token, sizeof(token), "%d-%lld", static_cast<int>(launcher),
+                static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+
   std::vector<Child> kids(opt.nranks);
   for (int r = 0; r < opt.nranks; ++r) {
     int out[2], err[2];
@@ -103,6 +159,14 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
     pid_t pid = fork();
     if (pid < 0) detail::throw_system("fork()", errno);
     if (pid == 0) {
+      // Own process group (the launcher ends it whole); killed if the launcher dies.
+      setpgid(0, 0);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != launcher) _exit(1);
+      sigaction(SIGINT, &old_int, nullptr);
+      sigaction(SIGTERM, &old_term, nullptr);
+      sigaction(SIGHUP, &old_hup, nullptr);
+      sigaction(SIGPIPE, &old_pipe, nullptr);
       dup2(out[1], 1);
       dup2(err[1], 2);
       auto set = [](const char* k, const std::string& v) { setenv(k, v.c_str(), 1); };
@@ -113,6 +177,7 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
       set("GROUP_RANK", "0");
       set("MASTER_ADDR", "127.0.0.1");
       set("MASTER_PORT", std::to_string(port));
+      set("SYMMEM_JOB_TOKEN", token);
       set("SYMMEM_RANKS_PER_GPU", std::to_string(opt.ranks_per_gpu));
       // NVLink multicast stays off in everything a rank may start.
       set("NCCL_NVLS_ENABLE", "0");
@@ -125,6 +190,7 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
       std::fprintf(stderr, "symmem-run: cannot run '%s': %s\n", cargv[0], std::strerror(errno));
       _exit(127);
     }
+    setpgid(pid, pid);  // also here: no window in which a signal to the group misses it
     close(out[1]);
     close(err[1]);
     kids[r].pid = pid;
@@ -135,6 +201,9 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
   int result = 0;
   bool killing = false;
   auto kill_start = detail::Clock::now();
+  auto end_all = [&](int sig) {
+    for (auto& o : kids) kill(-o.pid, sig);  // the whole group: a rank's own children too
+  };
   size_t alive = kids.size();
   while (alive > 0) {
     std::vector<pollfd> fds;
@@ -162,6 +231,15 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
       buf.append(tmp, static_cast<size_t>(k));
       flush_lines(buf, who[i].second == 0 ? 1 : 2, prefix, false);
     }
+    if (g_signal != 0 && !killing) {
+      // Forward SIGINT/SIGTERM/SIGHUP to every group as SIGTERM; a closed pipe ends the job the same way.
+      const int sig = g_signal;
+      if (sig != SIGPIPE) std::fprintf(stderr, "symmem-run: got signal %d; stopping every rank\n", sig);
+      if (result == 0) result = 128 + sig;
+      killing = true;
+      kill_start = detail::Clock::now();
+      end_all(SIGTERM);
+    }
     for (int r = 0; r < opt.nranks; ++r) {
       Child& c = kids[r];
       if (c.done) continue;
@@ -177,20 +255,23 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
             std::fprintf(stderr, "symmem-run: rank %d exited with status %d; stopping the other ranks\n", r, code);
             killing = true;
             kill_start = detail::Clock::now();
-            for (auto& o : kids)
-              if (!o.done) kill(o.pid, SIGTERM);
+            end_all(SIGTERM);
           }
         }
       }
     }
-    if (killing && detail::Clock::now() - kill_start > std::chrono::milliseconds(opt.kill_grace_ms))
-      for (auto& o : kids)
-        if (!o.done) kill(o.pid, SIGKILL);
+    if (killing && detail::Clock::now() - kill_start > std::chrono::milliseconds(opt.kill_grace_ms)) end_all(SIGKILL);
   }
+  // Nothing of the job outlives it: what a rank left running in its group goes too.
+  end_all(SIGKILL);
   for (auto& c : kids) {
     if (c.out >= 0) close(c.out);
     if (c.err >= 0) close(c.err);
   }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  sigaction(SIGPIPE, &old_pipe, nullptr);
   return result;
 }
 

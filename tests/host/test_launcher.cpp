@@ -1,7 +1,15 @@
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "symmem/error.hpp"
 #include "symmem/launcher.hpp"
@@ -18,6 +26,46 @@ static std::string run(const std::string& cmd, int* code) {
   *code = WEXITSTATUS(st);
   return out;
 }
+
+namespace {
+/// Processes whose command line contains `marker` (the tests give their sleeps unique lengths).
+int count_processes(const std::string& marker) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(e.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(marker) != std::string::npos && cmd.find("count_processes") == std::string::npos) ++n;
+  }
+  return n;
+}
+/// Waits up to `secs` for no process with `marker` to be left.
+bool none_left(const std::string& marker, double secs = 5.0) {
+  auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < secs) {
+    if (count_processes(marker) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return count_processes(marker) == 0;
+}
+/// Waits up to 10 s for at least n processes with `marker`.
+int wait_for(const std::string& marker, int n) {
+  for (int i = 0; i < 200 && count_processes(marker) < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return count_processes(marker);
+}
+/// Starts symmem-run with `args` under sh, in its own process group; returns its pid.
+pid_t start_launcher(const std::string& args) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c", (std::string("exec ") + SYMMEM_RUN + " " + args + " > /dev/null 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  return pid;
+}
+}  // namespace
 
 TEST(Launcher, ParsesArguments) {
   std::vector<std::string> prog;
@@ -44,11 +92,12 @@ TEST(Launcher, SetsTorchrunEnvironmentAndPrefixesOutput) {
 TEST(Launcher, FirstFailureEndsTheOthersAndSetsTheExitCode) {
   int code = -1;
   auto t0 = std::chrono::steady_clock::now();
-  std::string out = run(std::string(SYMMEM_RUN) + " -n 3 sh -c 'if [ $RANK = 1 ]; then exit 7; fi; sleep 30'", &code);
+  std::string out = run(std::string(SYMMEM_RUN) + " -n 3 sh -c 'if [ $RANK = 1 ]; then exit 7; fi; sleep 30.2718'", &code);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(code, 7) << out;
   EXPECT_NE(out.find("rank 1 exited with status 7"), std::string::npos) << out;
   EXPECT_LT(secs, 10.0);
+  EXPECT_TRUE(none_left("sleep 30.2718")) << "the other ranks were left running";
 }
 
 TEST(Launcher, MissingProgram) {
@@ -56,4 +105,54 @@ TEST(Launcher, MissingProgram) {
   std::string out = run(std::string(SYMMEM_RUN) + " -n 2 /nonexistent/program", &code);
   EXPECT_EQ(code, 127) << out;
   EXPECT_NE(out.find("cannot run '/nonexistent/program'"), std::string::npos) << out;
+}
+
+TEST(Launcher, FailureEndsTheOtherRanksChildrenToo) {
+  int code = -1;
+  run(std::string(SYMMEM_RUN) + " -n 3 sh -c 'if [ $RANK = 1 ]; then sleep 0.3; exit 3; fi; sleep 31.4161 & wait'", &code);
+  EXPECT_EQ(code, 3);
+  EXPECT_TRUE(none_left("sleep 31.4161")) << "the other ranks' children were left running";
+}
+
+TEST(Launcher, SignalsToTheLauncherEndEveryRank) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    const std::string marker = "sleep 32." + std::to_string(sig);
+    pid_t pid = start_launcher("-n 3 sh -c '" + marker + " & wait'");
+    ASSERT_GE(wait_for(marker, 7), 7) << "signal " << sig;  // the launcher, 3 shells, 3 sleeps
+    kill(pid, sig);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sig) << "signal " << sig << " status " << st;
+    EXPECT_TRUE(none_left(marker)) << "signal " << sig << " left ranks running";
+  }
+}
+
+TEST(Launcher, KilledLauncherTakesItsRanksAlong) {
+  const std::string marker = "sleep 33.777";
+  pid_t pid = start_launcher("-n 2 " + marker);
+  ASSERT_GE(wait_for(marker, 3), 3);  // the launcher and 2 ranks
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  EXPECT_TRUE(none_left(marker)) << "ranks outlived a killed launcher";
+}
+
+TEST(Launcher, ClosedOutputPipeEndsTheJob) {
+  int code = -1;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string out = run("sh -c '" + std::string(SYMMEM_RUN) + " -n 2 sh -c \"while true; do echo line; sleep 0.01; done; sleep 34.55\" | head -1'", &code);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  EXPECT_NE(out.find("line"), std::string::npos) << out;
+  EXPECT_TRUE(none_left("while true; do echo line")) << "ranks kept running after the output closed";
+}
+
+TEST(Launcher, HelpAndEnv) {
+  int code = -1;
+  std::string out = run(std::string(SYMMEM_RUN) + " --help", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(out.find("usage: symmem-run -n N"), std::string::npos) << out;
+  EXPECT_NE(out.find("process group"), std::string::npos) << out;
+  out = run(std::string(SYMMEM_RUN) + " --env", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_NE(out.find("SYMMEM_TIMEOUT_MS (default 20000)"), std::string::npos) << out;
+  EXPECT_NE(out.find("SYMMEM_JOB_TOKEN"), std::string::npos) << out;
 }
