@@ -7,15 +7,19 @@
 #include <utility>
 #include <vector>
 
+#include "symmem/export.hpp"
+
 namespace symmem::detail {
 
-class FdExchange {
+class SYMMEM_API FdExchange {
  public:
-  /// Binds this rank's socket; every member must have bound before the first exchange.
+  /// Binds this rank's socket. Members may bind in any order: sends to one not bound yet are
+  /// retried until the exchange's deadline.
   FdExchange(const std::string& prefix, int rank, int nranks);
   ~FdExchange();
   /// Sends `fd` to every other member and returns theirs by rank (own slot: -1). Received fds are
-  /// owned by the caller. Throws Timeout naming the members that never sent.
+  /// owned by the caller. Any team size: sends and receives interleave. Throws Timeout naming
+  /// the members that never sent; closes every fd it received on every error path.
   std::vector<int> exchange(int fd, uint64_t seq, int timeout_ms);
 
  private:
