@@ -89,8 +89,12 @@ class SYMMEM_API Heap {
 namespace detail {
 /// Size mismatch check for a collective allocation: "" when all equal, else a message naming ranks.
 SYMMEM_API std::string check_same_size(const std::vector<size_t>& sizes, const std::vector<int>& global_ranks);
-/// Rounds up to a multiple of `align` (a power of two or not).
+/// Rounds up to a multiple of `align` (a power of two or not). Unchecked: see checked_round_up.
 SYMMEM_HOST_DEVICE constexpr size_t round_up(size_t x, size_t align) { return align ? (x + align - 1) / align * align : x; }
+/// Host size arithmetic that cannot wrap: throws InvalidArgument naming `what` instead.
+SYMMEM_API size_t checked_round_up(size_t x, size_t align, const char* what);
+SYMMEM_API size_t checked_mul(size_t a, size_t b, const char* what);
+SYMMEM_API size_t checked_add(size_t a, size_t b, const char* what);
 }  // namespace detail
 
 }  // namespace symmem

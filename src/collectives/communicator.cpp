@@ -410,8 +410,15 @@ void Communicator::nccl_started(cudaStream_t s, const char* what) {
 }
 
 // ---- the collectives --------------------------------------------------------------------------
+// Bytes of `count` elements of `d` per rank, times `ranks`: checked, so that no size wraps before
+// prepare() validates the call (an invalid dtype counts as 1 byte; prepare rejects it).
+static size_t bytes_of(size_t count, DataType d, size_t ranks, const char* op) {
+  const size_t es = static_cast<int>(d) >= 0 && static_cast<int>(d) <= static_cast<int>(DataType::kUInt8) ? dtype_size(d) : 1;
+  return detail::checked_mul(detail::checked_mul(count, es, op), ranks, op);
+}
+
 void Communicator::all_reduce(const void* in, void* out, size_t count, DataType dtype, ReduceOp op, cudaStream_t s, Algo algo) {
-  const size_t bytes = count * dtype_size(dtype);
+  const size_t bytes = bytes_of(count, dtype, 1, "all_reduce");
   Prepared p = prepare(CollOp::kAllReduce, algo, dtype, op, 0, count, in, bytes, out, bytes, bytes);
   if (p.skip) return;
   const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
@@ -432,7 +439,7 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
 }
 
 void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, DataType dtype, ReduceOp op, cudaStream_t s, Algo algo) {
-  const size_t chunk = recv_count * dtype_size(dtype), total = chunk * size();
+  const size_t chunk = bytes_of(recv_count, dtype, 1, "reduce_scatter"), total = bytes_of(recv_count, dtype, size(), "reduce_scatter");
   Prepared p = prepare(CollOp::kReduceScatter, algo, dtype, op, 0, recv_count, in, total, out, chunk, chunk);
   if (p.skip) return;
   const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
@@ -452,7 +459,7 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
 }
 
 void Communicator::all_gather(const void* in, void* out, size_t send_count, DataType dtype, cudaStream_t s, Algo algo) {
-  const size_t chunk = send_count * dtype_size(dtype), total = chunk * size();
+  const size_t chunk = bytes_of(send_count, dtype, 1, "all_gather"), total = bytes_of(send_count, dtype, size(), "all_gather");
   Prepared p = prepare(CollOp::kAllGather, algo, dtype, ReduceOp::kSum, 0, send_count, in, chunk, out, total, chunk);
   if (p.skip) return;
   if (p.algo == Algo::kNccl) {
@@ -471,7 +478,7 @@ void Communicator::all_gather(const void* in, void* out, size_t send_count, Data
 }
 
 void Communicator::broadcast(const void* in, void* out, size_t count, DataType dtype, int root, cudaStream_t s, Algo algo) {
-  const size_t bytes = count * dtype_size(dtype);
+  const size_t bytes = bytes_of(count, dtype, 1, "broadcast");
   Prepared p = prepare(CollOp::kBroadcast, algo, dtype, ReduceOp::kSum, root, count, in, bytes, out, bytes, bytes);
   if (p.skip) return;
   if (p.algo == Algo::kNccl) {
@@ -493,7 +500,7 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
 }
 
 void Communicator::all_to_all(const void* in, void* out, size_t count, DataType dtype, cudaStream_t s, Algo algo) {
-  const size_t chunk = count * dtype_size(dtype), total = chunk * size();
+  const size_t chunk = bytes_of(count, dtype, 1, "all_to_all"), total = bytes_of(count, dtype, size(), "all_to_all");
   Prepared p = prepare(CollOp::kAllToAll, algo, dtype, ReduceOp::kSum, 0, count, in, total, out, total, chunk);
   if (p.skip) return;
   if (p.algo == Algo::kNccl) {
@@ -524,7 +531,7 @@ void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, con
   require(in_buf.valid(), "all_to_all_v: in must lie in a buffer from Communicator::alloc (peers read it directly)");
   const size_t in_capacity = (in_buf.bytes() - static_cast<size_t>(static_cast<const char*>(in) - static_cast<const char*>(in_buf.ptr()))) / es;
   // (The overlap check sees the first input element; how far the input reaches is checked on the GPU.)
-  Prepared p = prepare(CollOp::kAllToAllV, algo, dtype, ReduceOp::kSum, 0, 1, in, es, out, out_count * es, 0);
+  Prepared p = prepare(CollOp::kAllToAllV, algo, dtype, ReduceOp::kSum, 0, 1, in, es, out, bytes_of(out_count, dtype, 1, "all_to_all_v"), 0);
   require((reinterpret_cast<uintptr_t>(send_counts) & 7u) == 0, "all_to_all_v: send_counts must be 8-byte aligned");
   require(recv_counts == nullptr || (reinterpret_cast<uintptr_t>(recv_counts) & 7u) == 0,
           "all_to_all_v: recv_counts must be 8-byte aligned");

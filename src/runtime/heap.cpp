@@ -39,6 +39,19 @@ std::string check_same_size(const std::vector<size_t>& sizes, const std::vector<
   return msg + " bytes; every rank must pass the same size";
 }
 
+size_t checked_add(size_t a, size_t b, const char* what) {
+  if (a > SIZE_MAX - b) fail(std::string(what) + ": " + std::to_string(a) + " + " + std::to_string(b) + " overflows a size_t");
+  return a + b;
+}
+size_t checked_mul(size_t a, size_t b, const char* what) {
+  if (a != 0 && b > SIZE_MAX / a) fail(std::string(what) + ": " + std::to_string(a) + " x " + std::to_string(b) + " overflows a size_t");
+  return a * b;
+}
+size_t checked_round_up(size_t x, size_t align, const char* what) {
+  if (align == 0) return x;
+  return checked_add(x, align - 1, what) / align * align;
+}
+
 }  // namespace detail
 
 using detail::Allocation;
@@ -160,6 +173,7 @@ Heap::~Heap() {
 
 SymmetricBuffer Heap::alloc(size_t bytes) {
   require(bytes > 0, "Heap::alloc: bytes is 0; ask for at least 1 byte");
+  require(bytes <= (size_t(1) << 50), "Heap::alloc: bytes=" + std::to_string(bytes) + " is past any GPU's memory (1 PiB)");
   const std::string what = "Heap::alloc(" + std::to_string(bytes) + ")";
   auto sizes_s = team_.all_gather(std::to_string(bytes), what + ": size check");
   std::vector<size_t> sizes;
@@ -173,8 +187,8 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
   a->bytes = bytes;
   a->rank = team_.rank();
   a->nranks = team_.size();
-  a->pad_offset = detail::round_up(bytes, 256);
-  a->size = detail::round_up(a->pad_offset + pad::kBytes, granularity_);
+  a->pad_offset = detail::checked_round_up(bytes, 256, what.c_str());
+  a->size = detail::checked_round_up(detail::checked_add(a->pad_offset, pad::kBytes, what.c_str()), granularity_, what.c_str());
   a->handles.assign(a->nranks, 0);
   a->bases.assign(a->nranks, 0);
   a->mapped.assign(a->nranks, 0);

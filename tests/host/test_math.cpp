@@ -86,3 +86,17 @@ TEST(Workspace, RegionsAreDisjoint) {
   EXPECT_EQ(L.stage_offset(1, 7) + L.stage_bytes, L.bytes());
   EXPECT_EQ(L.bytes(), size_t(8) * 8 * (1 << 20));
 }
+
+TEST(Math, CheckedSizesNameWhatOverflowed) {
+  EXPECT_EQ(detail::checked_round_up(257, 256, "x"), 512u);
+  EXPECT_EQ(detail::checked_mul(size_t(1) << 20, 8, "x"), size_t(8) << 20);
+  try {
+    detail::checked_round_up(SIZE_MAX - 3, 256, "Heap::alloc(huge)");
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("Heap::alloc(huge)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("overflows"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(detail::checked_mul(size_t(1) << 40, size_t(1) << 30, "count x dtype"), InvalidArgument);
+  EXPECT_THROW(detail::checked_add(SIZE_MAX, 1, "sum"), InvalidArgument);
+}
