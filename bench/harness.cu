@@ -10,7 +10,7 @@ namespace symmem::bench {
 Harness::Harness(const Options& opt) : opt_(opt) {
   ctx_ = Context::init();
   comm_ = std::make_unique<Communicator>(ctx_);
-  require(comm_->nccl() != nullptr, "symmem-bench needs one GPU per rank (NCCL cannot share a GPU between ranks)");
+  require(comm_->has_nccl(), "symmem-bench needs one GPU per rank (NCCL cannot share a GPU between ranks)");
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   SYMMEM_CUDA_CHECK(cudaEventCreate(&start_));
   SYMMEM_CUDA_CHECK(cudaEventCreate(&stop_));

@@ -52,7 +52,7 @@ class Harness {
   const Team& team() const { return ctx_->world(); }
   int rank() const { return ctx_->rank(); }
   int size() const { return ctx_->size(); }
-  ncclComm_t nccl() const { return comm_->nccl(); }
+  ncclComm_t nccl() const { return static_cast<ncclComm_t>(comm_->nccl_comm()); }
   cudaStream_t stream() const { return stream_; }
   std::string gpu_name() const;
 

@@ -18,7 +18,6 @@
 // "Symmetric" means the pointer lies in a buffer of this communicator's heap (Communicator::alloc)
 // at the same offset on every rank: those paths are zero-copy.
 #include <cuda_runtime_api.h>
-#include <nccl.h>
 
 #include <cstdint>
 #include <memory>
@@ -30,6 +29,8 @@
 #include "symmem/export.hpp"
 #include "symmem/heap.hpp"
 #include "symmem/types.hpp"
+
+struct ncclComm;  // NCCL's communicator; no NCCL header is needed to use symmem
 
 namespace symmem {
 
@@ -120,7 +121,11 @@ class SYMMEM_API Communicator {
   const Team& team() const;
   Heap& heap() { return *heap_; }
   Context& context() { return *ctx_; }
-  ncclComm_t nccl() const { return nccl_; }
+  /// Whether NCCL serves this team (not where ranks share a GPU).
+  bool has_nccl() const { return nccl_ != nullptr; }
+  /// The NCCL communicator symmem uses (an ncclComm_t), or nullptr: for programs that call NCCL
+  /// on the same ranks themselves.
+  void* nccl_comm() const { return nccl_; }
   const TuningTable& tuning() const { return table_; }
   void set_tuning(TuningTable t) { table_ = std::move(t); }
   /// A symmetric buffer from this communicator's heap (collective).
@@ -179,7 +184,7 @@ class SYMMEM_API Communicator {
   std::shared_ptr<Context> ctx_;
   CommOptions opt_;
   std::unique_ptr<Heap> heap_;
-  ncclComm_t nccl_ = nullptr;
+  ::ncclComm* nccl_ = nullptr;
   TuningTable table_;
   SymmetricBuffer ws_;  // the sequenced workspace (LL slots, push stages) + barrier channels
   int sms_ = 132;       // smallest SM count of the team

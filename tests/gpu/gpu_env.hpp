@@ -19,7 +19,7 @@ std::shared_ptr<Context>& ctx();
 Heap& heap();
 /// One communicator over the world for the collective tests (made on first use).
 Communicator& comm();
-inline bool have_nccl() { return comm().nccl() != nullptr; }
+inline bool have_nccl() { return comm().has_nccl(); }
 /// Rounding steps the references allow for an algorithm: NCCL rounds at every ring step.
 inline int steps_of(Algo a, int n) { return a == Algo::kNccl ? n - 1 : 1; }
 
