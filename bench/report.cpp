@@ -24,13 +24,30 @@ std::string human_bytes(size_t b) {
 }
 
 static std::string num(double v) {
-  if (v < 0) return "null";
+  if (!std::isfinite(v) || v < 0) return "null";  // JSON has no inf or nan
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.4g", v);
   return buf;
 }
 
-static std::string quote(const std::string& s) { return "\"" + s + "\""; }
+// A JSON string: quotes, backslashes and control characters escaped (device names, commits and
+// kinds come from outside).
+static std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
 
 void write_json(const Harness& h, const std::string& suite, const std::string& path) {
   int v = 0;

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../runtime/log.hpp"
 #include "kernels.hpp"
 #include "symmem/collectives.hpp"
 #include "symmem/error.hpp"
@@ -132,6 +133,7 @@ struct Communicator::Watchdog {
                               std::to_string(comm->ctx_->rank()) + ") did not finish within " +
                               std::to_string(comm->ctx_->settings().device_timeout_ms) +
                               " ms: a peer may have skipped the call, passed other arguments, or left; NCCL was aborted";
+      SYMMEM_LOG(kWarn, why);
       comm->set_failed(why);
       comm->ctx_->fail_waits(why);
       ncclComm_t nc = comm->nccl_;
@@ -175,6 +177,15 @@ void Communicator::init(Team team) {
     sms_ = std::min(sms_, std::stoi(f.substr(0, sp)));
     buses.push_back(f.substr(sp + 1));
   }
+  // Every rank must choose from the same table (SYMMEM_TUNING_FILE could differ between ranks).
+  const std::string table_text = table_.to_text();
+  const std::string table_hash = std::to_string(std::hash<std::string>{}(table_text));
+  auto hashes = heap_->team().all_gather(table_hash, "Communicator: tuning table check");
+  for (size_t r = 0; r < hashes.size(); ++r)
+    if (hashes[r] != table_hash)
+      fail("Communicator: ranks use different tuning tables (this rank: " + (table.empty() ? std::string("built-in") : table) +
+           "; rank " + std::to_string(heap_->team().global_rank(static_cast<int>(r))) +
+           " has another): give every rank the same SYMMEM_TUNING_FILE / CommOptions::tuning_file");
   // NCCL over the same ranks: the fallback. Ranks that share a GPU (by PCI bus id, which holds
   // whatever CUDA_VISIBLE_DEVICES each rank has) cannot form one; then only symmem's own
   // algorithms run and asking for NCCL fails with that reason.
@@ -206,6 +217,10 @@ void Communicator::init(Team team) {
     SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
     watchdog_ = std::make_unique<Watchdog>(this, ctx_->device());
   }
+  SYMMEM_LOG(kInfo, "communicator on team '" + heap_->team().name() + "': rank " + std::to_string(rank()) + " of " +
+                        std::to_string(size()) + ", " + std::to_string(sms_) + " SMs, NCCL " + (nccl_ ? "yes" : "no (ranks share a GPU)") +
+                        ", tuning table " + (table.empty() ? std::string("built-in") : table) + " (" + std::to_string(table_.entries().size()) +
+                        " entries), workspace " + std::to_string(ws_.bytes() >> 20) + " MiB");
 }
 
 Communicator::~Communicator() {
@@ -365,6 +380,14 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
                                                : detail::algo_unfit(op, p.algo, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size());
     if (why.empty() && p.algo == Algo::kNccl && nccl_ == nullptr) why = "no NCCL communicator (ranks share a GPU)";
     if (!why.empty()) fail(n + " with algo=" + algo_name(p.algo) + ": " + why);
+    SYMMEM_LOG(kTrace, [&] {
+      const size_t total = count * dtype_size(dtype) * (op == CollOp::kReduceScatter || op == CollOp::kAllGather || op == CollOp::kAllToAll ? size() : 1);
+      const Algo table_algo = table_.lookup(op, dtype, size(), total);
+      std::string reason = asked != Algo::kAuto ? "asked" : table_algo == p.algo ? "the table's choice" : std::string("the table's ") + algo_name(table_algo) + " cannot run with these buffers";
+      return n + " count=" + std::to_string(count) + " " + dtype_name(dtype) + " bytes=" + std::to_string(total) +
+             " in=" + (in_sym ? "symmetric" : "plain") + " out=" + (out_sym ? "symmetric" : "plain") + (in_place ? " in place" : "") +
+             " -> " + algo_name(p.algo) + " (" + reason + ")";
+    }());
   }
   if (ctx_->settings().debug_checks) {
     // Everything ranks must agree on, including the kind and heap offset of each buffer.
@@ -418,6 +441,7 @@ static size_t bytes_of(size_t count, DataType d, size_t ranks, const char* op) {
 }
 
 void Communicator::all_reduce(const void* in, void* out, size_t count, DataType dtype, ReduceOp op, cudaStream_t s, Algo algo) {
+  detail::NvtxRange range("symmem all_reduce");
   const size_t bytes = bytes_of(count, dtype, 1, "all_reduce");
   Prepared p = prepare(CollOp::kAllReduce, algo, dtype, op, 0, count, in, bytes, out, bytes, bytes);
   if (p.skip) return;
@@ -439,6 +463,7 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
 }
 
 void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, DataType dtype, ReduceOp op, cudaStream_t s, Algo algo) {
+  detail::NvtxRange range("symmem reduce_scatter");
   const size_t chunk = bytes_of(recv_count, dtype, 1, "reduce_scatter"), total = bytes_of(recv_count, dtype, size(), "reduce_scatter");
   Prepared p = prepare(CollOp::kReduceScatter, algo, dtype, op, 0, recv_count, in, total, out, chunk, chunk);
   if (p.skip) return;
@@ -459,6 +484,7 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
 }
 
 void Communicator::all_gather(const void* in, void* out, size_t send_count, DataType dtype, cudaStream_t s, Algo algo) {
+  detail::NvtxRange range("symmem all_gather");
   const size_t chunk = bytes_of(send_count, dtype, 1, "all_gather"), total = bytes_of(send_count, dtype, size(), "all_gather");
   Prepared p = prepare(CollOp::kAllGather, algo, dtype, ReduceOp::kSum, 0, send_count, in, chunk, out, total, chunk);
   if (p.skip) return;
@@ -478,6 +504,7 @@ void Communicator::all_gather(const void* in, void* out, size_t send_count, Data
 }
 
 void Communicator::broadcast(const void* in, void* out, size_t count, DataType dtype, int root, cudaStream_t s, Algo algo) {
+  detail::NvtxRange range("symmem broadcast");
   const size_t bytes = bytes_of(count, dtype, 1, "broadcast");
   Prepared p = prepare(CollOp::kBroadcast, algo, dtype, ReduceOp::kSum, root, count, in, bytes, out, bytes, bytes);
   if (p.skip) return;
@@ -500,6 +527,7 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
 }
 
 void Communicator::all_to_all(const void* in, void* out, size_t count, DataType dtype, cudaStream_t s, Algo algo) {
+  detail::NvtxRange range("symmem all_to_all");
   const size_t chunk = bytes_of(count, dtype, 1, "all_to_all"), total = bytes_of(count, dtype, size(), "all_to_all");
   Prepared p = prepare(CollOp::kAllToAll, algo, dtype, ReduceOp::kSum, 0, count, in, total, out, total, chunk);
   if (p.skip) return;
@@ -524,6 +552,7 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
 
 void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, const int64_t* send_counts, int64_t* recv_counts,
                                 DataType dtype, cudaStream_t s, Algo algo) {
+  detail::NvtxRange range("symmem all_to_all_v");
   const size_t es = dtype_size(static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) <= static_cast<int>(DataType::kUInt8) ? dtype : DataType::kUInt8);
   require(send_counts != nullptr, "all_to_all_v: send_counts is null");
   require(in != nullptr, "all_to_all_v: in is null");

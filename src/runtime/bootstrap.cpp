@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "log.hpp"
 #include "store.hpp"
 #include "symmem/error.hpp"
 
@@ -29,6 +30,9 @@ Bootstrap::Bootstrap(const BootstrapConfig& config) : config_(config) {
     connect_addr = bind == "0.0.0.0" || bind.empty() ? "127.0.0.1" : bind;
   }
   client_ = std::make_unique<detail::StoreClient>(connect_addr, port_, config.rank, token, config.timeout_ms);
+  SYMMEM_LOG(kInfo, "joined the job: rank " + std::to_string(config.rank) + " of " + std::to_string(config.world_size) +
+                        ", rendezvous store at " + connect_addr + ":" + std::to_string(port_) + " (job token from " +
+                        (config.job_token.empty() ? std::string("MASTER_ADDR:MASTER_PORT:WORLD_SIZE") : config.job_token.substr(0, config.job_token.find('='))) + ")");
 }
 
 std::shared_ptr<Bootstrap> Bootstrap::from_env() {
@@ -69,6 +73,7 @@ std::vector<std::string> Bootstrap::all_gather(const std::string& key, const std
   auto elapsed = [&] {
     return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
   };
+  SYMMEM_LOG(kTrace, "waiting up to " + std::to_string(timeout_ms) + " ms in " + what + " for " + std::to_string(ranks.size()) + " ranks (key " + key + ")");
   try {
     client_->set(key + "/" + std::to_string(config_.rank), mine);
     std::vector<std::string> keys;

@@ -25,6 +25,8 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_BIND_ADDR", nullptr, "address rank 0's store listens on (default: what MASTER_ADDR resolves to; "
                                     "0.0.0.0 for every interface)"},
       {"SYMMEM_TIMEOUT_MS", "20000", "bound of every device-side wait (signals, barriers, collectives) and, through the watchdog, of NCCL calls; Context::set_device_timeout_ms changes it at run time"},
+      {"SYMMEM_DEBUG", "OFF", "WARN, INFO or TRACE: rank-prefixed log lines on stderr (TRACE: every call, its algorithm "
+                              "and why, and every host rendezvous before it waits)"},
       {"SYMMEM_DEBUG_CHECKS", "0", "1: compare collective arguments across ranks on every call"},
       {"SYMMEM_TUNING_FILE", nullptr, "collective algorithm table written by `symmem-bench tune`"},
       {"SYMMEM_PDL", "1", "0: launch collective kernels without programmatic dependent launch"},

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "driver.hpp"
+#include "log.hpp"
 #include "fd_exchange.hpp"
 #include "symmem/error.hpp"
 
@@ -172,6 +173,7 @@ Heap::~Heap() {
 }
 
 SymmetricBuffer Heap::alloc(size_t bytes) {
+  detail::NvtxRange range("symmem Heap::alloc");
   require(bytes > 0, "Heap::alloc: bytes is 0; ask for at least 1 byte");
   require(bytes <= (size_t(1) << 50), "Heap::alloc: bytes=" + std::to_string(bytes) + " is past any GPU's memory (1 PiB)");
   const std::string what = "Heap::alloc(" + std::to_string(bytes) + ")";
@@ -277,10 +279,13 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
   a->handle = DeviceHandle{a->peers[a->rank], a->peers_dev, a->signals_dev, a->signals[a->rank], bytes,
                            a->rank, a->nranks, ctx_->rank(), ctx_->device_error_record()};
   live_.push_back(a);
+  SYMMEM_LOG(kInfo, "allocated " + std::to_string(bytes) + " symmetric bytes on team '" + team_.name() + "' (" +
+                        std::to_string(a->size) + " mapped per rank, " + std::to_string(live_.size()) + " buffers live)");
   return SymmetricBuffer(a);
 }
 
 void Heap::free(SymmetricBuffer& buf) {
+  detail::NvtxRange range("symmem Heap::free");
   require(buf.a_ != nullptr, "Heap::free: the buffer is empty");
   auto it = std::find(live_.begin(), live_.end(), buf.a_);
   require(it != live_.end(), "Heap::free: the buffer is not live in this heap (freed twice, or from another heap)");

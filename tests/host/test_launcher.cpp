@@ -156,3 +156,19 @@ TEST(Launcher, HelpAndEnv) {
   EXPECT_NE(out.find("SYMMEM_TIMEOUT_MS (default 20000)"), std::string::npos) << out;
   EXPECT_NE(out.find("SYMMEM_JOB_TOKEN"), std::string::npos) << out;
 }
+
+TEST(Logging, DebugLevelsPrintRankPrefixedLines) {
+  char self[4096];
+  ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  ASSERT_GT(k, 0);
+  self[k] = 0;
+  int code = -1;
+  std::string out = run(std::string("SYMMEM_DEBUG=TRACE ") + self + " --gtest_filter=Bootstrap.SingleRankNeedsNoPort", &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("[symmem rank 0] INFO: joined the job: rank 0 of 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("TRACE: waiting up to"), std::string::npos) << out;
+  out = run(std::string("SYMMEM_DEBUG=LOUD ") + self + " --gtest_filter=Bootstrap.SingleRankNeedsNoPort", &code);
+  EXPECT_NE(out.find("SYMMEM_DEBUG='LOUD' is not a log level; use WARN, INFO or TRACE"), std::string::npos) << out;
+  out = run(self + std::string(" --gtest_filter=Bootstrap.SingleRankNeedsNoPort"), &code);
+  EXPECT_EQ(out.find("INFO:"), std::string::npos) << "logging is off by default: " << out;
+}
