@@ -180,7 +180,7 @@ void StoreServer::handle(Conn& c, const std::string& frame) {
       refuse = "rank " + std::to_string(rank) + " is out of range for a job of " + std::to_string(world_size_) + " ranks";
     else if (std::any_of(conns_.begin(), conns_.end(), [&](const Conn& o) { return o.rank == static_cast<int>(rank) && !o.closing; })) {
       refuse = "rank " + std::to_string(rank) + " is already connected: two processes were started with RANK=" + std::to_string(rank);
-      fail_all(refuse + "; the job cannot go on");
+      fail_all("the job cannot go on: " + refuse);
     }
     std::string out(1, static_cast<char>(refuse.empty() ? StoreStatus::kOk : StoreStatus::kRefused));
     put_str(out, refuse);
