@@ -197,6 +197,11 @@ namespace detail {
 /// Whether an algorithm can run with these buffers ("" if so, else why not).
 SYMMEM_API std::string algo_unfit(CollOp op, Algo a, bool in_symmetric, bool out_symmetric, bool in_place,
                                   size_t ll_bytes, size_t ll_capacity, int nranks = 0);
+/// What kAuto runs: the table's choice for (op, dtype, nranks, bytes), or, where it cannot run with
+/// these buffers (or NCCL is absent), the fallback. A function of arguments every rank shares
+/// (given the buffer contract in Communicator's comment); Communicator::select calls it.
+SYMMEM_API Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks, size_t bytes, bool in_symmetric,
+                            bool out_symmetric, bool in_place, bool have_nccl, size_t ll_capacity);
 }  // namespace detail
 
 }  // namespace symmem

@@ -289,23 +289,7 @@ void Communicator::usable(const char* op) const {
 
 // ---- algorithm choice -------------------------------------------------------------------------
 Algo Communicator::select(CollOp op, DataType dtype, size_t bytes, bool in_sym, bool out_sym, bool in_place) const {
-  const size_t ll = op == CollOp::kReduceScatter || op == CollOp::kAllToAll || op == CollOp::kAllGather ? bytes / size() : bytes;
-  auto fits = [&](Algo a) {
-    if (a == Algo::kNccl) return nccl_ != nullptr && detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes, size()).empty();
-    return detail::algo_unfit(op, a, in_sym, out_sym, in_place, ll, opt_.ll_max_bytes, size()).empty();
-  };
-  const Algo a = table_.lookup(op, dtype, size(), bytes);
-  if (fits(a)) return a;
-  // The table's choice cannot run with these buffers (or NCCL is absent: ranks share a GPU). A
-  // choice above LL's range falls back to the zero-copy paths first; then LL; then NCCL; then push
-  // (reductions through the workspace).
-  if (a != Algo::kLL)
-    for (Algo b : {Algo::kTwoShot, Algo::kDirect})
-      if (fits(b)) return b;
-  if (a != Algo::kLL && op != CollOp::kAllReduce && op != CollOp::kReduceScatter && fits(Algo::kPush)) return Algo::kPush;
-  for (Algo b : {Algo::kLL, Algo::kNccl, Algo::kPush})
-    if (fits(b)) return b;
-  return Algo::kNccl;  // reported by prepare() with the reason
+  return detail::choose_algo(table_, op, dtype, size(), bytes, in_sym, out_sym, in_place, nccl_ != nullptr, opt_.ll_max_bytes);
 }
 
 struct Communicator::Prepared {

@@ -206,6 +206,27 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
   }
   return "unknown algorithm";
 }
+Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks, size_t bytes, bool in_sym, bool out_sym,
+                 bool in_place, bool have_nccl, size_t ll_cap) {
+  const size_t ll = op == CollOp::kReduceScatter || op == CollOp::kAllToAll || op == CollOp::kAllGather ? bytes / nranks : bytes;
+  auto fits = [&](Algo a) {
+    if (a == Algo::kNccl && !have_nccl) return false;
+    return algo_unfit(op, a, in_sym, out_sym, in_place, ll, ll_cap, nranks).empty();
+  };
+  const Algo a = table.lookup(op, dtype, nranks, bytes);
+  if (fits(a)) return a;
+  // The table's choice cannot run with these buffers (or NCCL is absent: ranks share a GPU). A
+  // choice above LL's range falls back to the zero-copy paths first; then LL; then NCCL; then push
+  // (reductions through the workspace).
+  if (a != Algo::kLL)
+    for (Algo b : {Algo::kTwoShot, Algo::kDirect})
+      if (fits(b)) return b;
+  if (a != Algo::kLL && op != CollOp::kAllReduce && op != CollOp::kReduceScatter && fits(Algo::kPush)) return Algo::kPush;
+  for (Algo b : {Algo::kLL, Algo::kNccl, Algo::kPush})
+    if (fits(b)) return b;
+  return Algo::kNccl;  // the caller reports why it cannot run
+}
+
 }  // namespace detail
 
 }  // namespace symmem

@@ -62,3 +62,32 @@ TEST(Types, NamesParse) {
   EXPECT_EQ(dtype_size(DataType::kFp8E4M3), 1u);
   EXPECT_EQ(std::string(algo_name(Algo::kTwoShot)), "two_shot");
 }
+
+// kAuto's choice, as every rank computes it: the table first, then the fallbacks.
+TEST(Tuning, AutoChoiceAndFallbacks) {
+  using detail::choose_algo;
+  const TuningTable t = TuningTable::defaults();
+  const DataType bf = DataType::kBFloat16;
+  const size_t ll = size_t(1) << 20, MiB = size_t(1) << 20;
+  // 4 ranks, symmetric buffers: the measured choices.
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 1024, true, true, false, true, ll), Algo::kLL);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, MiB, true, true, false, true, ll), Algo::kTwoShot);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 64 * MiB, true, true, false, true, ll), Algo::kNccl);
+  // NCCL absent (ranks share a GPU): symmetric buffers take the zero-copy path instead.
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 64 * MiB, true, true, false, false, ll), Algo::kTwoShot);
+  // Ordinary buffers past LL's capacity: NCCL; without NCCL, push (up to 2 x ll through the workspace).
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, MiB + MiB / 2, false, false, false, true, ll), Algo::kNccl);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, MiB + MiB / 2, false, false, false, false, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 64 * MiB, false, false, false, true, ll), Algo::kNccl);
+  // One_shot in place is not allowed: the table's choices avoid it, and in place two_shot runs.
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 8 * MiB, true, true, true, true, ll), Algo::kTwoShot);
+  // two_shot_push needs a symmetric output and not in place: 2 ranks fall back to two_shot.
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 256 * MiB, true, true, true, true, ll), Algo::kTwoShot);
+  // Broadcast decides from `out` alone: never direct in auto.
+  EXPECT_EQ(choose_algo(t, CollOp::kBroadcast, bf, 2, 8 * MiB, false, true, false, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kBroadcast, bf, 4, 8 * MiB, false, true, false, true, ll), Algo::kNccl);
+  // all-gather with an ordinary output at 4 ranks, 64 MiB: push cannot (writes peers' outputs), direct pulls.
+  EXPECT_EQ(choose_algo(t, CollOp::kAllGather, bf, 4, 64 * MiB, true, false, false, true, ll), Algo::kDirect);
+  // all_to_all_v: ll (which turns direct on the GPU when a split is large).
+  EXPECT_EQ(choose_algo(t, CollOp::kAllToAllV, bf, 8, 64 * MiB, true, false, false, true, ll), Algo::kLL);
+}
