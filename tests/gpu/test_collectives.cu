@@ -1,6 +1,9 @@
 // Collectives against host references on random data: every dtype and reduction, sizes that hit
 // the tails, every algorithm that can run with the given buffers; outputs poisoned first.
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 
 #include "reference.hpp"
 
@@ -467,4 +470,21 @@ TEST(Collectives, SubTeamCommunicatorsRunAtOnce) {
     }
   }
   SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
+}
+
+// Ranks that load different tuning tables would pick different algorithms for one call: refused
+// when the communicator is made, on every rank.
+TEST(Collectives, DifferentTuningTablesAreRefusedOnEveryRank) {
+  if (ctx()->size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const std::string path = "/tmp/symmem-test-table-" + std::to_string(getpid()) + ".txt";
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs(ctx()->rank() == 0 ? "all_reduce * * 1099511627776 ll\n" : "all_reduce * * 1099511627776 push\n", f);
+    std::fclose(f);
+  }
+  CommOptions opt;
+  opt.tuning_file = path;
+  const std::string why = attempt([&] { Communicator c(ctx(), opt); });
+  std::remove(path.c_str());
+  ASSERT_ALL(why.find("ranks use different tuning tables") != std::string::npos, "got: '" << why << "'");
 }
