@@ -55,6 +55,11 @@ bool overlap(const void* a, size_t na, const void* b, size_t nb) {
   auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
   return na && nb && x < y + nb && y < x + na;
 }
+// The workspace's layout: LL slots carry ll_max_bytes per peer, push stages twice that. One
+// definition for the allocation and every launch.
+ws::Layout workspace_layout(int nranks, const CommOptions& opt) {
+  return ws::Layout::make(nranks, opt.ll_max_bytes, 2 * opt.ll_max_bytes);
+}
 int ll_blocks(size_t bytes, int sms) {
   const size_t lines = (bytes + 7) / 8;
   const size_t b = (lines + 127) / 128;  // ~128 lines a block: more SMs polling at once
@@ -163,7 +168,7 @@ void Communicator::init(Team team) {
   heap_ = std::make_unique<Heap>(ctx_, std::move(team));
   const std::string table = !opt_.tuning_file.empty() ? opt_.tuning_file : ctx_->settings().tuning_file;
   table_ = table.empty() ? TuningTable::defaults() : TuningTable::load(table);
-  ws_ = heap_->alloc(ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes).bytes());
+  ws_ = heap_->alloc(workspace_layout(size(), opt_).bytes());
   // Facts every rank must share: the smallest SM count (grids), and which GPUs the ranks are on.
   int sms = 0;
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx_->device()));
@@ -429,7 +434,7 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
   const size_t bytes = bytes_of(count, dtype, 1, "all_reduce");
   Prepared p = prepare(CollOp::kAllReduce, algo, dtype, op, 0, count, in, bytes, out, bytes, bytes);
   if (p.skip) return;
-  const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+  const ws::Layout L = workspace_layout(size(), opt_);
   if (p.algo == Algo::kNccl) {
     nccl_check(ncclAllReduce(in, out, count, nccl_type(dtype), nccl_op(op), nccl_, s), "ncclAllReduce");
     nccl_started(s, "all_reduce");
@@ -451,7 +456,7 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
   const size_t chunk = bytes_of(recv_count, dtype, 1, "reduce_scatter"), total = bytes_of(recv_count, dtype, size(), "reduce_scatter");
   Prepared p = prepare(CollOp::kReduceScatter, algo, dtype, op, 0, recv_count, in, total, out, chunk, chunk);
   if (p.skip) return;
-  const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+  const ws::Layout L = workspace_layout(size(), opt_);
   if (p.algo == Algo::kNccl) {
     nccl_check(ncclReduceScatter(in, out, recv_count, nccl_type(dtype), nccl_op(op), nccl_, s), "ncclReduceScatter");
     nccl_started(s, "reduce_scatter");
@@ -476,7 +481,7 @@ void Communicator::all_gather(const void* in, void* out, size_t send_count, Data
     nccl_check(ncclAllGather(in, out, chunk, ncclUint8, nccl_, s), "ncclAllGather");
     nccl_started(s, "all_gather");
   } else if (p.algo == Algo::kLL) {
-    const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+    const ws::Layout L = workspace_layout(size(), opt_);
     coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk, 0};
     coll::launch_ll(CollOp::kAllGather, args, dtype, ReduceOp::kSum, ll_blocks(chunk, sms_), s);
   } else {
@@ -496,7 +501,7 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
     nccl_check(ncclBroadcast(in, out, bytes, ncclUint8, root, nccl_, s), "ncclBroadcast");
     nccl_started(s, "broadcast");
   } else if (p.algo == Algo::kLL) {
-    const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+    const ws::Layout L = workspace_layout(size(), opt_);
     coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes, root};
     coll::launch_ll(CollOp::kBroadcast, args, dtype, ReduceOp::kSum, ll_blocks(bytes, sms_), s);
   } else {
@@ -524,7 +529,7 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
     nccl_check(ncclGroupEnd(), "ncclGroupEnd");
     nccl_started(s, "all_to_all");
   } else if (p.algo == Algo::kLL) {
-    const ws::Layout L = ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes);
+    const ws::Layout L = workspace_layout(size(), opt_);
     coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk, 0};
     coll::launch_ll(CollOp::kAllToAll, args, dtype, ReduceOp::kSum, ll_blocks(chunk, sms_), s);
   } else {
@@ -537,7 +542,7 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
 void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, const int64_t* send_counts, int64_t* recv_counts,
                                 DataType dtype, cudaStream_t s, Algo algo) {
   detail::NvtxRange range("symmem all_to_all_v");
-  const size_t es = dtype_size(static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) <= static_cast<int>(DataType::kUInt8) ? dtype : DataType::kUInt8);
+  const size_t es = bytes_of(1, dtype, 1, "all_to_all_v");
   require(send_counts != nullptr, "all_to_all_v: send_counts is null");
   require(in != nullptr, "all_to_all_v: in is null");
   SymmetricBuffer in_buf = heap_->find(in);
@@ -551,7 +556,7 @@ void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, con
   const int blocks = std::min(sms_, coll::kMaxBlocks);
   if (p.algo == Algo::kLL) {
     // The counts travel with the data: send_counts may be any device memory.
-    coll::A2AVArgs args{ws_.handle(), ws::Layout::make(size(), opt_.ll_max_bytes, 2 * opt_.ll_max_bytes), in_buf.handle(),
+    coll::A2AVArgs args{ws_.handle(), workspace_layout(size(), opt_), in_buf.handle(),
                         static_cast<const char*>(in), static_cast<char*>(out), send_counts, recv_counts, in_capacity, out_count, es};
     coll::launch_ll_a2av(args, blocks, s);
     return;
