@@ -16,6 +16,9 @@ namespace {
 constexpr int kPingSlot = 10;      // ping-pong signal
 constexpr int kPingEpochSlot = 11; // local: rounds completed so far (graph replays continue the count)
 
+// Nothing: one replayed launch of it is the floor under every collective kernel's time.
+__global__ void empty_kernel() {}
+
 // Ranks 0 and 1 bounce n bytes `iters` times: put-with-signal, then wait for the answer.
 // Mode 0: device::put_signal (the library's path). The others are measured for comparison:
 // 1: put, then a release store of the signal (the same as 0 since put_signal dropped its extra
@@ -143,9 +146,12 @@ void run_p2p(Harness& h) {
       if (n == o.min_bytes) {
         lat.extra["signal_only_us"] = pp(pingpong_kernel<2>);
         lat.extra["ll_put_8B_us"] = pp(pingpong_kernel<3>);
+        // Back-to-back launches of an empty kernel, timed as the collectives are.
+        lat.extra["empty_kernel_us"] = h.time_graph([](cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); }, o.iters);
         if (me == 0)
-          std::printf("# latency variants at %zu B: put_signal %.2f us, put+release %.2f us, signal only %.2f us, LL put 8 B %.2f us\n", n,
-                      lat.symmem_us, lat.extra["put_then_release_us"], lat.extra["signal_only_us"], lat.extra["ll_put_8B_us"]);
+          std::printf("# latency variants at %zu B: put_signal %.2f us, put+release %.2f us, signal only %.2f us, LL put 8 B %.2f us;"
+                      " an empty kernel in a graph %.2f us\n", n, lat.symmem_us, lat.extra["put_then_release_us"],
+                      lat.extra["signal_only_us"], lat.extra["ll_put_8B_us"], lat.extra["empty_kernel_us"]);
       }
       lat.nccl_us = h.time_once([&](cudaStream_t s) {
         for (int i = 0; active && i < pp_iters; ++i) {
