@@ -1,5 +1,6 @@
 #pragma once
 // Every environment variable symmem reads is declared here once, with its default and meaning.
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ struct Settings {
   int device_timeout_ms = 20000;   // bound of every device-side wait
   bool debug_checks = false;       // cross-rank argument checks through the store on every call
   std::string tuning_file;         // collective algorithm table (empty: built-in)
+  size_t heap_chunk_bytes = size_t(256) << 20;  // the heap maps memory in arenas of this size (member 0's counts)
 };
 
 using EnvGetter = std::function<const char*(const char*)>;

@@ -1,7 +1,7 @@
 #pragma once
 // The symmetric heap: collective allocations that every rank of a (single-host) team maps.
-// Each buffer is cuMem VMM memory, exported as a POSIX fd, passed to the team's processes over Unix
-// sockets, and mapped there; each carries a signal pad (symmem::pad) right after its data.
+// Its memory is cuMem VMM memory, exported as POSIX fds, passed to the team's processes over Unix
+// sockets, and mapped there; each buffer carries a signal pad (symmem::pad) right after its data.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -18,7 +18,7 @@ namespace symmem {
 
 namespace detail {
 struct Allocation;
-class FdExchange;
+struct HeapState;
 }  // namespace detail
 
 /// A symmetric buffer: a cheap handle; the heap owns the memory until Heap::free or ~Heap.
@@ -50,6 +50,11 @@ class SYMMEM_API SymmetricBuffer {
   std::shared_ptr<detail::Allocation> a_;
 };
 
+/// The symmetric heap of a team. It maps memory in large arenas (SYMMEM_HEAP_CHUNK_MB, default
+/// 256 MiB, or one buffer's size when larger: one collective cuMem allocation and fd exchange
+/// each) and hands out buffers from them. An alloc that fits what is mapped takes microseconds:
+/// member 0 places it and the others read its decision from host-shared memory. Every buffer
+/// carries its own signal pad (pad::kBytes), zeroed on every member before alloc returns.
 class SYMMEM_API Heap {
  public:
   /// A heap over `team` (default: the world). Checks, on every rank, that the team shares one host,
@@ -60,30 +65,31 @@ class SYMMEM_API Heap {
   Heap(const Heap&) = delete;
   Heap& operator=(const Heap&) = delete;
 
-  /// Collective: every member asks for the same `bytes`. Errors (sizes that differ, out of device
-  /// memory on any rank) are raised on every rank.
+  /// Collective: every member asks for the same `bytes`, in the same order of calls. Errors (sizes
+  /// that differ, out of device memory on any rank) are raised on every rank.
   SymmetricBuffer alloc(size_t bytes);
-  /// Collective: releases the buffer after every member has arrived.
+  /// Local, no peer is waited for: waits for this device's work, then releases this rank's hold
+  /// on the buffer. Its memory is handed out again once every member has released it.
   void free(SymmetricBuffer& buf);
+  /// Local and non-blocking (safe in a destructor or a garbage collector): releases this rank's
+  /// hold once the work queued on `stream` so far has finished. The handle is invalid at once.
+  void free_async(SymmetricBuffer& buf, cudaStream_t stream);
   /// Releases every buffer on this rank without talking to the peers (after an abort: a peer may
   /// be gone). The heap is empty afterwards; peers' own mappings of this rank's memory stay valid.
   void abandon();
   /// The buffer of this heap that holds [p, p+n), or an invalid buffer.
   SymmetricBuffer find(const void* p, size_t n = 1) const;
+  /// Bytes mapped per member, over every arena.
+  size_t mapped_bytes() const;
 
   const Team& team() const { return team_; }
   Context& context() const { return *ctx_; }
   const std::shared_ptr<Context>& context_ptr() const { return ctx_; }
 
  private:
-  void release(detail::Allocation& a);
   std::shared_ptr<Context> ctx_;
   Team team_;
-  std::unique_ptr<detail::FdExchange> fds_;
-  std::vector<std::shared_ptr<detail::Allocation>> live_;
-  std::vector<int> peer_devices_;  // CUDA device index of each member, in this process's numbering
-  unsigned long seq_ = 0;
-  size_t granularity_ = 0;
+  std::unique_ptr<detail::HeapState> st_;
 };
 
 namespace detail {

@@ -28,6 +28,8 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_DEBUG", "OFF", "WARN, INFO or TRACE: rank-prefixed log lines on stderr (TRACE: every call, its algorithm "
                               "and why, and every host rendezvous before it waits)"},
       {"SYMMEM_DEBUG_CHECKS", "0", "1: compare collective arguments across ranks on every call"},
+      {"SYMMEM_HEAP_CHUNK_MB", "256", "the symmetric heap maps memory in arenas of this many MiB (a larger buffer gets its own); "
+                                      "allocations that fit what is mapped take microseconds"},
       {"SYMMEM_TUNING_FILE", nullptr, "collective algorithm table written by `symmem-bench tune`"},
       {"SYMMEM_PDL", "1", "0: launch collective kernels without programmatic dependent launch"},
       {"SYMMEM_BENCH_SWEEP", nullptr, "symmem-bench p2p: also sweep SM-put grid shapes at the largest size"},
@@ -117,6 +119,8 @@ Settings settings_from_env(const EnvGetter& getter) {
   if (const char* d = get("SYMMEM_DEBUG_CHECKS"))
     s.debug_checks = detail::parse_int(d, "SYMMEM_DEBUG_CHECKS", 0, 1) == 1;
   if (const char* f = get("SYMMEM_TUNING_FILE")) s.tuning_file = f;
+  if (const char* c = get("SYMMEM_HEAP_CHUNK_MB"))
+    s.heap_chunk_bytes = static_cast<size_t>(detail::parse_int(c, "SYMMEM_HEAP_CHUNK_MB", 2, 1 << 20)) << 20;
   return s;
 }
 

@@ -74,3 +74,50 @@ TEST(Heap, BadArguments) {
   SymmetricBuffer empty;
   EXPECT_THROW(empty.ptr(), InvalidArgument);
 }
+
+// Python frees when its garbage collector runs, which differs across ranks: frees in a different
+// order on every rank, then allocations that reuse the space, must stay symmetric (every peer
+// pointer is that peer's block of the same buffer) and never hand out memory a rank still holds.
+TEST(Heap, FreesInAnyOrderStaySymmetricAndReuseSpace) {
+  const int n = heap().team().size(), me = heap().team().rank();
+  std::mt19937 rng(1234 + me);  // a different order on every rank
+  std::string msg;
+  const size_t mapped_before = heap().mapped_bytes();
+  for (int round = 0; round < 6 && msg.empty(); ++round) {
+    std::vector<SymmetricBuffer> v;
+    for (int i = 0; i < 12; ++i) v.push_back(heap().alloc(size_t(1000) << (i % 8)));
+    // Each buffer: this rank writes its own stamp; after a barrier, every peer's block holds that peer's stamp.
+    for (size_t i = 0; i < v.size(); ++i) upload(v[i].ptr(), random_bytes(64, 1000 * round + 10 * i + me));
+    SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    stream::barrier(v[0], nullptr);
+    ctx()->synchronize(nullptr, "barrier");
+    for (size_t i = 0; i < v.size() && msg.empty(); ++i)
+      for (int p = 0; p < n; ++p)
+        if (first_diff(download(v[i].peer_ptr(p), 64), random_bytes(64, 1000 * round + 10 * i + p)) != -1)
+          msg = "round " + std::to_string(round) + " buffer " + std::to_string(i) + ": peer " + std::to_string(p) + "'s block is not its copy";
+    stream::barrier(v[0], nullptr);
+    ctx()->synchronize(nullptr, "barrier");
+    std::shuffle(v.begin(), v.end(), rng);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i % 2) heap().free(v[i]);
+      else heap().free_async(v[i], nullptr);
+    }
+  }
+  if (msg.empty() && heap().mapped_bytes() > mapped_before + (size_t(256) << 20))
+    msg = "the heap grew by " + std::to_string(heap().mapped_bytes() - mapped_before) + " bytes: freed space is not reused";
+  ASSERT_ALL(msg.empty(), msg);
+}
+
+TEST(Heap, ABufferLargerThanAnArenaIsUnmappedOnceEveryRankFreedIt) {
+  const size_t before = heap().mapped_bytes();
+  SymmetricBuffer big = heap().alloc(size_t(600) << 20);
+  const size_t with = heap().mapped_bytes();
+  heap().free(big);
+  SymmetricBuffer small = heap().alloc(4096);  // member 0 sees every release here and drops the arena
+  const size_t after = heap().mapped_bytes();
+  heap().free(small);
+  std::string msg;
+  if (with < before + (size_t(600) << 20)) msg = "the big buffer did not get its own arena";
+  else if (after > before + (size_t(256) << 20)) msg = "the big buffer's arena is still mapped: " + std::to_string(after) + " bytes";
+  ASSERT_ALL(msg.empty(), msg);
+}
