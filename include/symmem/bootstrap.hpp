@@ -15,11 +15,24 @@ class StoreServer;
 class StoreClient;
 }  // namespace detail
 
+/// A key-value store the job already has (torch.distributed's TCPStore, say): a Bootstrap over it
+/// starts no server and opens no port of its own. Keys are never reused.
+class SYMMEM_API ExternalStore {
+ public:
+  virtual ~ExternalStore() = default;
+  virtual void set(const std::string& key, const std::string& value) = 0;
+  /// Waits up to timeout_ms for `key`; false when it never came.
+  virtual bool get(const std::string& key, int timeout_ms, std::string* value) = 0;
+};
+
 class SYMMEM_API Bootstrap {
  public:
   /// Joins the job described by `config` (rank 0 starts the store). Throws Timeout if rank 0
   /// cannot be reached within config.timeout_ms.
   explicit Bootstrap(const BootstrapConfig& config);
+  /// Joins through an existing store: config gives rank, world size, local rank and timeout
+  /// (master_addr and master_port are ignored). Every key symmem writes starts with `prefix`.
+  Bootstrap(const BootstrapConfig& config, std::shared_ptr<ExternalStore> store, const std::string& prefix);
   /// Joins from the environment that torchrun, mpirun or symmem-run set.
   static std::shared_ptr<Bootstrap> from_env();
   /// Leaves cleanly: a final barrier (bounded), then goodbye; rank 0 stops the store last.
@@ -49,6 +62,8 @@ class SYMMEM_API Bootstrap {
   bool failed_ = false;  // an exchange failed: the destructor does not wait for the others
   std::unique_ptr<detail::StoreServer> server_;
   std::unique_ptr<detail::StoreClient> client_;
+  std::shared_ptr<ExternalStore> ext_;
+  std::string prefix_;
 };
 
 }  // namespace symmem

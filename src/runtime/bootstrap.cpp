@@ -1,5 +1,6 @@
 #include "symmem/bootstrap.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -35,6 +36,18 @@ Bootstrap::Bootstrap(const BootstrapConfig& config) : config_(config) {
                         (config.job_token.empty() ? std::string("MASTER_ADDR:MASTER_PORT:WORLD_SIZE") : config.job_token.substr(0, config.job_token.find('='))) + ")");
 }
 
+Bootstrap::Bootstrap(const BootstrapConfig& config, std::shared_ptr<ExternalStore> store, const std::string& prefix)
+    : config_(config), ext_(std::move(store)), prefix_(prefix) {
+  require(ext_ != nullptr, "Bootstrap: the external store is null");
+  require(config.world_size >= 1, "world_size=" + std::to_string(config.world_size) + " must be at least 1");
+  require(config.rank >= 0 && config.rank < config.world_size,
+          "rank=" + std::to_string(config.rank) + " must be in [0, world_size=" + std::to_string(config.world_size) + ")");
+  require(config.timeout_ms > 0, "timeout_ms must be positive");
+  detail::error_rank() = config.rank;
+  SYMMEM_LOG(kInfo, "joined the job through an existing store: rank " + std::to_string(config.rank) + " of " +
+                        std::to_string(config.world_size) + " (keys under '" + prefix + "')");
+}
+
 std::shared_ptr<Bootstrap> Bootstrap::from_env() {
   return std::make_shared<Bootstrap>(bootstrap_config_from_env());
 }
@@ -50,7 +63,7 @@ Bootstrap::~Bootstrap() {
     // A peer is gone; leave anyway.
   }
   try {
-    client_->bye();
+    if (client_) client_->bye();
   } catch (...) {
   }
   client_.reset();
@@ -74,6 +87,30 @@ std::vector<std::string> Bootstrap::all_gather(const std::string& key, const std
     return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
   };
   SYMMEM_LOG(kTrace, "waiting up to " + std::to_string(timeout_ms) + " ms in " + what + " for " + std::to_string(ranks.size()) + " ranks (key " + key + ")");
+  if (ext_) {
+    // Through the job's store: set this rank's key, then read every member's, each with what is
+    // left of the bound.
+    try {
+      ext_->set(prefix_ + key + "/" + std::to_string(config_.rank), mine);
+      std::vector<std::string> values(ranks.size());
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        const auto left = timeout_ms - std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+        if (!ext_->get(prefix_ + key + "/" + std::to_string(ranks[i]), static_cast<int>(std::max<long long>(left, 1)), &values[i])) {
+          std::vector<uint32_t> missing;
+          for (size_t j = i; j < ranks.size(); ++j) {
+            std::string v;
+            if (j == i || !ext_->get(prefix_ + key + "/" + std::to_string(ranks[j]), 1, &v)) missing.push_back(static_cast<uint32_t>(j));
+          }
+          fail<Timeout>("timed out after " + elapsed() + " ms (bound " + std::to_string(timeout_ms) + " ms) in " + what + ": " +
+                        describe_missing(ranks, missing) + " never arrived (crashed, hung, or called a different operation?)");
+        }
+      }
+      return values;
+    } catch (...) {
+      failed_ = true;
+      throw;
+    }
+  }
   try {
     client_->set(key + "/" + std::to_string(config_.rank), mine);
     std::vector<std::string> keys;
@@ -94,10 +131,19 @@ std::vector<std::string> Bootstrap::all_gather(const std::string& key, const std
   }
 }
 
-void Bootstrap::set(const std::string& key, const std::string& value) { client_->set(key, value); }
+void Bootstrap::set(const std::string& key, const std::string& value) {
+  if (ext_) ext_->set(prefix_ + key, value);
+  else client_->set(key, value);
+}
 
 std::string Bootstrap::get(const std::string& key, const std::string& what, int timeout_ms) {
   if (timeout_ms < 0) timeout_ms = config_.timeout_ms;
+  if (ext_) {
+    std::string v;
+    if (!ext_->get(prefix_ + key, timeout_ms, &v))
+      fail<Timeout>("timed out after " + std::to_string(timeout_ms) + " ms in " + what + " waiting for '" + key + "'");
+    return v;
+  }
   detail::StoreReply rep = client_->get({key}, timeout_ms);
   if (rep.status == detail::StoreStatus::kTimeout)
     fail<Timeout>("timed out after " + std::to_string(timeout_ms) + " ms in " + what + " waiting for '" + key + "'");

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <cstring>
 
 #include "fork_ranks.hpp"
@@ -113,5 +117,63 @@ TEST(Bootstrap, RejectsBadConfig) {
     FAIL();
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("MASTER_PORT"), std::string::npos);
+  }
+}
+
+// Joining through a store the job already has (what symmem.init does with torch.distributed's).
+namespace {
+class MemoryStore : public symmem::ExternalStore {
+ public:
+  void set(const std::string& k, const std::string& v) override {
+    std::lock_guard<std::mutex> g(mu_);
+    kv_[k] = v;
+    cv_.notify_all();
+  }
+  bool get(const std::string& k, int timeout_ms, std::string* v) override {
+    std::unique_lock<std::mutex> g(mu_);
+    if (!cv_.wait_for(g, std::chrono::milliseconds(timeout_ms), [&] { return kv_.count(k) > 0; })) return false;
+    *v = kv_[k];
+    return true;
+  }
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::string> kv_;
+};
+}  // namespace
+
+TEST(Bootstrap, ThroughAnExternalStore) {
+  auto store = std::make_shared<MemoryStore>();
+  const int n = 3;
+  std::vector<std::vector<std::string>> got(n);
+  std::vector<std::thread> ts;
+  for (int r = 0; r < n; ++r)
+    ts.emplace_back([&, r] {
+      symmem::BootstrapConfig c;
+      c.rank = r;
+      c.world_size = n;
+      c.timeout_ms = 5000;
+      symmem::Bootstrap b(c, store, "job1/");
+      got[r] = b.all_gather("k", {0, 1, 2}, "v" + std::to_string(r), "test");
+    });
+  for (auto& t : ts) t.join();
+  for (int r = 0; r < n; ++r) EXPECT_EQ(got[r], (std::vector<std::string>{"v0", "v1", "v2"}));
+}
+
+TEST(Bootstrap, ExternalStoreNamesTheMissingRank) {
+  auto store = std::make_shared<MemoryStore>();
+  symmem::BootstrapConfig c;
+  c.rank = 0;
+  c.world_size = 3;
+  c.timeout_ms = 300;
+  symmem::Bootstrap b(c, store, "job2/");
+  store->set("job2/k/2", "here");
+  try {
+    b.all_gather("k", {0, 1, 2}, "v0", "the test exchange");
+    FAIL() << "expected Timeout";
+  } catch (const symmem::Timeout& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("rank 1 never arrived"), std::string::npos) << m;
+    EXPECT_NE(m.find("the test exchange"), std::string::npos) << m;
   }
 }
