@@ -1,0 +1,226 @@
+"""symmem for PyTorch: symmetric tensors, collectives on tensors, one-sided operations.
+
+    import symmem, torch
+    g = symmem.init()                                   # under torchrun, or after dist.init_process_group
+    x = symmem.empty(4096, dtype=torch.bfloat16)        # on the symmetric heap of every rank
+    symmem.all_reduce(x)                                # on the current stream; graph-capturable
+    tp = symmem.new_group([0, 1])                       # a sub-team (every rank calls it)
+
+`import symmem` needs neither a GPU nor torch; calls that need them raise symmem.Unsupported
+with what is missing. Errors of the C++ library arrive as symmem.Error subclasses: Timeout,
+InvalidArgument, PeerLost, Unsupported, CudaError.
+"""
+import os as _os
+
+try:
+    from . import _C
+    _import_error = None
+except ImportError as e:  # the extension was not built for this interpreter
+    _C = None
+    _import_error = e
+
+if _C is not None:
+    Error = _C.Error
+    Timeout = _C.Timeout
+    InvalidArgument = _C.InvalidArgument
+    PeerLost = _C.PeerLost
+    Unsupported = _C.Unsupported
+    CudaError = _C.CudaError
+else:
+    class Error(RuntimeError):
+        pass
+
+    class Timeout(Error):
+        pass
+
+    class InvalidArgument(Error):
+        pass
+
+    class PeerLost(Error):
+        pass
+
+    class Unsupported(Error):
+        pass
+
+    class CudaError(Error):
+        pass
+
+__version__ = "0.1.0"
+
+_world = None
+_groups = {}  # name -> Group
+
+
+def _lib():
+    if _C is None:
+        raise Unsupported(f"symmem's compiled extension is missing ({_import_error}); build it with "
+                          "cmake -DSYMMEM_BUILD_PYTHON=ON, or pip install .")
+    return _C
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        raise Unsupported("this symmem call needs PyTorch, which is not installed") from e
+    return torch
+
+
+class Group:
+    """A communicator over some ranks of one host: collectives and a symmetric heap of its own.
+
+    Calls on a group are collective: every member makes them in the same order with the same
+    arguments (SYMMEM_DEBUG_CHECKS=1 verifies it)."""
+
+    def __init__(self, comm, name, parent=None):
+        self._comm = comm
+        self.name = name
+        self._parent = parent  # keeps the world communicator alive under a sub-team
+        _groups[name] = self
+
+    @property
+    def rank(self):
+        return self._comm.rank
+
+    @property
+    def size(self):
+        return self._comm.size
+
+    @property
+    def global_ranks(self):
+        return list(self._comm.global_ranks)
+
+    @property
+    def has_nccl(self):
+        return self._comm.has_nccl
+
+    def set_timeout_ms(self, ms):
+        """Bound of every device wait of this process (and of NCCL calls, through a watchdog)."""
+        self._comm.set_timeout_ms(ms)
+
+    def abort(self):
+        """Marks the group failed and releases it without waiting for peers (never hangs)."""
+        self._comm.abort()
+
+    def mapped_bytes(self):
+        """Bytes of GPU memory this group's heap has mapped per rank."""
+        return self._comm.mapped_bytes()
+
+    def __repr__(self):
+        return f"symmem.Group({self.name!r}, rank {self.rank} of {self.size})"
+
+
+class _TorchStore:
+    """torch.distributed's Store as the C++ bootstrap sees it: set, and get with a bound."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def set(self, key, value):
+        self._store.set(key, value)
+
+    def get(self, key, timeout_ms):
+        import datetime
+        try:
+            self._store.wait([key], datetime.timedelta(milliseconds=timeout_ms))
+        except Exception:  # DistStoreError / RuntimeError on timeout
+            return None
+        return self._store.get(key)
+
+
+def init(*, timeout_ms=0):
+    """Joins the job once per process and returns the world group.
+
+    After torch.distributed.init_process_group: through its store and ranks (no second rendezvous
+    port); otherwise from the environment torchrun, mpirun or symmem-run set. The GPU is torch's
+    current device where torch has one, else LOCAL_RANK's."""
+    global _world
+    if _world is not None:
+        return _world
+    C = _lib()
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError:
+        torch = dist = None
+    if torch is not None and dist.is_available() and dist.is_initialized():
+        store = dist.distributed_c10d._get_default_store()
+        rank, world = dist.get_rank(), dist.get_world_size()
+        local_rank = int(_os.environ.get("LOCAL_RANK", rank))
+        local_world = int(_os.environ.get("LOCAL_WORLD_SIZE", world))
+        # A fresh key space for each join of this job: every rank adds 1 once.
+        generation = (store.add("symmem/joins", 1) - 1) // world
+        device = torch.cuda.current_device() if torch.cuda.is_available() else -1
+        ctx = C.Context.from_store(_TorchStore(store), rank, world, local_rank, local_world, device, timeout_ms,
+                                   f"symmem/{generation}/")
+    else:
+        ctx = C.Context.from_env()
+        if timeout_ms:
+            ctx.set_device_timeout_ms(timeout_ms)
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.set_device(ctx.device)
+    _world = Group(C.Communicator(ctx), "symmem_world")
+    _world._ctx = ctx
+    return _world
+
+
+def world():
+    """The world group (init() first)."""
+    if _world is None:
+        raise InvalidArgument("symmem.init() has not been called in this process")
+    return _world
+
+
+def _group(group):
+    if group is None:
+        return world()
+    if isinstance(group, str):
+        if group not in _groups:
+            raise InvalidArgument(f"no symmem group named {group!r}")
+        return _groups[group]
+    if isinstance(group, Group):
+        return group
+    raise InvalidArgument(f"group={group!r}: pass a symmem.Group (from init or new_group), its name, or None")
+
+
+def new_group(ranks=None, *, torch_group=None, mesh=None, mesh_dim=None):
+    """A sub-team, collective over the world (every rank calls it, as torch.distributed.new_group).
+
+    ranks: global ranks of one group (others get None back); torch_group: each rank's
+    torch.distributed group (ranks in different groups form different teams); mesh, mesh_dim: a
+    DeviceMesh dimension. Each team gets its own heap, workspace and NCCL communicator."""
+    w = world()
+    me = w.global_ranks[w.rank]
+    if mesh is not None:
+        if mesh_dim is None:
+            raise InvalidArgument("new_group(mesh=...) needs mesh_dim")
+        torch_group = mesh.get_group(mesh_dim)
+    if torch_group is not None:
+        import torch.distributed as dist
+        if torch_group == dist.GroupMember.NON_GROUP_MEMBER:
+            color, key = -1, 0
+        else:
+            members = dist.get_process_group_ranks(torch_group)
+            color, key = min(members), members.index(me)
+    else:
+        if ranks is None:
+            raise InvalidArgument("new_group needs ranks, torch_group or mesh")
+        ranks = [int(r) for r in ranks]
+        if len(set(ranks)) != len(ranks) or any(r < 0 or r >= w.size for r in ranks):
+            raise InvalidArgument(f"new_group(ranks={ranks}): ranks must be distinct, in [0, {w.size})")
+        color, key = (0, ranks.index(me)) if me in ranks else (-1, 0)
+    comm = w._comm.split(color, key)
+    names = sorted(_groups)
+    name = f"symmem_g{len(names)}_c{color}"
+    if comm is None:
+        return None
+    return Group(comm, name, parent=w)
+
+
+def env_vars():
+    """Every environment variable symmem reads: (name, default, meaning)."""
+    return list(_lib().env_vars())
+
+
+from .tensors import empty, peer_tensor, signal_pad, pointer_tables, put, get, put_signal, signal, wait, barrier, free  # noqa: E402,F401
+from .ops import all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, all_to_all_v  # noqa: E402,F401

@@ -1,0 +1,225 @@
+"""Collectives on torch tensors, on the current stream, capturable in CUDA graphs, and registered
+as torch.library operators (namespace `symmem`) with fake implementations, so torch.compile
+traces them without graph breaks.
+
+Buffers: any contiguous CUDA tensors work; symmetric ones (symmem.empty) take the zero-copy
+paths. all_to_all_v needs a symmetric input (peers read it directly)."""
+from . import _group, _torch, InvalidArgument, Unsupported
+
+_DTYPES = None  # torch dtype -> symmem DataType code
+_OPS = {"sum", "max", "min", "prod", "avg"}
+
+
+def _dtype_code(torch, dt):
+    global _DTYPES
+    if _DTYPES is None:
+        _DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.int32: 5, torch.uint8: 6}
+        for name, code in (("float8_e4m3fn", 3), ("float8_e5m2", 4)):
+            if hasattr(torch, name):
+                _DTYPES[getattr(torch, name)] = code
+    if dt not in _DTYPES:
+        raise InvalidArgument(f"dtype {dt} is not supported: use float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, "
+                              "int32 (or uint8 for data movement)")
+    return _DTYPES[dt]
+
+
+def _check(t, what):
+    torch = _torch()
+    if not isinstance(t, torch.Tensor):
+        raise InvalidArgument(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
+    if not t.is_cuda:
+        raise InvalidArgument(f"{what}: the tensor is on {t.device}; symmem works on CUDA tensors")
+    if not t.is_contiguous():
+        raise InvalidArgument(f"{what}: the tensor must be contiguous")
+    return _dtype_code(torch, t.dtype)
+
+
+def _stream(torch):
+    return torch.cuda.current_stream().cuda_stream
+
+
+def _comm(name):
+    return _group(name)._comm
+
+
+# ---- the operators ---------------------------------------------------------------------------
+_registered = False
+
+
+def _register():
+    """Defines the torch.library operators once (import symmem works without torch)."""
+    global _registered
+    if _registered:
+        return
+    torch = _torch()
+    if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
+        raise Unsupported(f"symmem's operators need torch.library.custom_op (PyTorch 2.4 or newer; this is {torch.__version__})")
+    lib = torch.library
+    Tensor = torch.Tensor
+
+    @lib.custom_op("symmem::all_reduce_", mutates_args=("x",))
+    def all_reduce_(x: Tensor, op: str, group: str, algo: str) -> None:
+        _comm(group).all_reduce(x.data_ptr(), x.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, _stream(torch), algo)
+
+    @all_reduce_.register_fake
+    def _(x, op, group, algo):
+        return None
+
+    @lib.custom_op("symmem::all_reduce_out", mutates_args=("out",))
+    def all_reduce_out(x: Tensor, out: Tensor, op: str, group: str, algo: str) -> None:
+        _comm(group).all_reduce(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, _stream(torch), algo)
+
+    @all_reduce_out.register_fake
+    def _(x, out, op, group, algo):
+        return None
+
+    @lib.custom_op("symmem::all_reduce", mutates_args=())
+    def all_reduce(x: Tensor, op: str, group: str, algo: str) -> Tensor:
+        out = torch.empty_like(x)
+        _comm(group).all_reduce(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, _stream(torch), algo)
+        return out
+
+    @all_reduce.register_fake
+    def _(x, op, group, algo):
+        return torch.empty_like(x)
+
+    @lib.custom_op("symmem::reduce_scatter_out", mutates_args=("out",))
+    def reduce_scatter_out(x: Tensor, out: Tensor, op: str, group: str, algo: str) -> None:
+        _comm(group).reduce_scatter(x.data_ptr(), out.data_ptr(), out.numel(), _dtype_code(torch, x.dtype), op, _stream(torch), algo)
+
+    @reduce_scatter_out.register_fake
+    def _(x, out, op, group, algo):
+        return None
+
+    @lib.custom_op("symmem::all_gather_out", mutates_args=("out",))
+    def all_gather_out(x: Tensor, out: Tensor, group: str, algo: str) -> None:
+        _comm(group).all_gather(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), _stream(torch), algo)
+
+    @all_gather_out.register_fake
+    def _(x, out, group, algo):
+        return None
+
+    @lib.custom_op("symmem::broadcast_", mutates_args=("x",))
+    def broadcast_(x: Tensor, root: int, group: str, algo: str) -> None:
+        _comm(group).broadcast(x.data_ptr(), x.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), root, _stream(torch), algo)
+
+    @broadcast_.register_fake
+    def _(x, root, group, algo):
+        return None
+
+    @lib.custom_op("symmem::all_to_all_out", mutates_args=("out",))
+    def all_to_all_out(x: Tensor, out: Tensor, group: str, algo: str) -> None:
+        n = _group(group).size
+        _comm(group).all_to_all(x.data_ptr(), out.data_ptr(), x.numel() // n, _dtype_code(torch, x.dtype), _stream(torch), algo)
+
+    @all_to_all_out.register_fake
+    def _(x, out, group, algo):
+        return None
+
+    @lib.custom_op("symmem::all_to_all_v_out", mutates_args=("out", "recv_counts"))
+    def all_to_all_v_out(x: Tensor, send_counts: Tensor, out: Tensor, recv_counts: Tensor, group: str, algo: str) -> None:
+        _comm(group).all_to_all_v(x.data_ptr(), out.data_ptr(), out.numel(), send_counts.data_ptr(), recv_counts.data_ptr(),
+                                  _dtype_code(torch, x.dtype), _stream(torch), algo)
+
+    @all_to_all_v_out.register_fake
+    def _(x, send_counts, out, recv_counts, group, algo):
+        return None
+
+    _registered = True
+
+
+def _ops():
+    _register()
+    return _torch().ops.symmem
+
+
+def _name(group):
+    return _group(group).name
+
+
+def _redop(op):
+    if op not in _OPS:
+        raise InvalidArgument(f"op={op!r}: use one of {sorted(_OPS)}")
+    return op
+
+
+def all_reduce(tensor, op="sum", group=None, *, out=None, algo="auto"):
+    """Reduces `tensor` over the group: in place (returns tensor), or into `out`."""
+    _check(tensor, "all_reduce")
+    if out is None:
+        _ops().all_reduce_(tensor, _redop(op), _name(group), algo)
+        return tensor
+    _check(out, "all_reduce out")
+    if out.shape != tensor.shape or out.dtype != tensor.dtype:
+        raise InvalidArgument(f"all_reduce: out is {tuple(out.shape)} {out.dtype}, input {tuple(tensor.shape)} {tensor.dtype}")
+    _ops().all_reduce_out(tensor, out, _redop(op), _name(group), algo)
+    return out
+
+
+def reduce_scatter(output, input, op="sum", group=None, *, algo="auto"):
+    """output (numel m) = op over ranks of this rank's m-element share of input (numel m * size)."""
+    _check(input, "reduce_scatter input")
+    _check(output, "reduce_scatter output")
+    n = _group(group).size
+    if input.numel() != output.numel() * n or input.dtype != output.dtype:
+        raise InvalidArgument(f"reduce_scatter: input has {input.numel()} {input.dtype}, output {output.numel()} {output.dtype}; "
+                              f"input must hold output.numel() x {n} of the same dtype")
+    _ops().reduce_scatter_out(input, output, _redop(op), _name(group), algo)
+    return output
+
+
+def all_gather(output, input, group=None, *, algo="auto"):
+    """output (numel m * size) = every rank's input (numel m), in rank order."""
+    _check(input, "all_gather input")
+    _check(output, "all_gather output")
+    n = _group(group).size
+    if output.numel() != input.numel() * n or input.dtype != output.dtype:
+        raise InvalidArgument(f"all_gather: input has {input.numel()} {input.dtype}, output {output.numel()} {output.dtype}; "
+                              f"output must hold input.numel() x {n} of the same dtype")
+    _ops().all_gather_out(input, output, _name(group), algo)
+    return output
+
+
+def broadcast(tensor, src=0, group=None, *, algo="auto"):
+    """tensor = rank `src`'s tensor (src is a rank of the group), in place."""
+    _check(tensor, "broadcast")
+    g = _group(group)
+    if not 0 <= src < g.size:
+        raise InvalidArgument(f"broadcast: src={src} is not a rank of the group (size {g.size})")
+    _ops().broadcast_(tensor, int(src), g.name, algo)
+    return tensor
+
+
+def all_to_all(output, input, group=None, *, algo="auto"):
+    """Equal splits: output's block r = rank r's input block for this rank."""
+    _check(input, "all_to_all input")
+    _check(output, "all_to_all output")
+    n = _group(group).size
+    if input.numel() != output.numel() or input.numel() % n or input.dtype != output.dtype:
+        raise InvalidArgument(f"all_to_all: input and output must have the same dtype and numel, a multiple of {n} "
+                              f"(got {input.numel()} {input.dtype} and {output.numel()} {output.dtype})")
+    _ops().all_to_all_out(input, output, _name(group), algo)
+    return output
+
+
+def all_to_all_v(output, input, send_counts, recv_counts=None, group=None, *, algo="auto"):
+    """Variable splits with counts on the GPU (no host synchronisation).
+
+    input: symmetric (symmem.empty), this rank's rows for every peer packed in rank order;
+    send_counts: symmetric int64 [size] (elements for each peer); output: any tensor, filled in
+    rank order; recv_counts (optional int64 [size]) receives what came from each peer. Bad counts
+    move nothing and raise InvalidArgument on every rank at the next synchronising call."""
+    torch = _torch()
+    _check(input, "all_to_all_v input")
+    _check(output, "all_to_all_v output")
+    g = _group(group)
+    if send_counts.dtype != torch.int64 or send_counts.numel() != g.size or not send_counts.is_cuda:
+        raise InvalidArgument(f"all_to_all_v: send_counts must be a CUDA int64 tensor of {g.size} elements")
+    if recv_counts is None:
+        recv_counts = torch.empty(g.size, dtype=torch.int64, device=output.device)
+    elif recv_counts.dtype != torch.int64 or recv_counts.numel() != g.size:
+        raise InvalidArgument(f"all_to_all_v: recv_counts must be an int64 tensor of {g.size} elements")
+    if input.dtype != output.dtype:
+        raise InvalidArgument(f"all_to_all_v: input is {input.dtype}, output {output.dtype}")
+    _ops().all_to_all_v_out(input, send_counts, output, recv_counts, g.name, algo)
+    return output, recv_counts

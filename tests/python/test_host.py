@@ -1,0 +1,90 @@
+"""Host tier of the Python package: no GPU needed (and none used where one is present)."""
+import os
+import subprocess
+import sys
+
+import symmem
+
+
+def test_import_and_errors():
+    assert symmem.__version__
+    assert symmem._C is not None, f"the extension did not import: {symmem._import_error}"
+    for cls in (symmem.Timeout, symmem.InvalidArgument, symmem.PeerLost, symmem.Unsupported, symmem.CudaError):
+        assert issubclass(cls, symmem.Error)
+    assert issubclass(symmem.Error, RuntimeError)
+
+
+def test_env_vars_are_listed():
+    names = {n for n, _, _ in symmem.env_vars()}
+    assert {"SYMMEM_TIMEOUT_MS", "SYMMEM_HEAP_CHUNK_MB", "SYMMEM_DEBUG_CHECKS"} <= names
+
+
+def test_calls_before_init_name_the_fix():
+    try:
+        symmem.world()
+    except symmem.InvalidArgument as e:
+        assert "symmem.init()" in str(e)
+    else:
+        raise AssertionError("expected InvalidArgument")
+
+
+def test_init_without_a_gpu_is_a_clear_error():
+    # A fresh interpreter with no GPU visible: init must raise Unsupported saying so, not crash.
+    code = ("import symmem\n"
+            "try:\n"
+            "    symmem.init()\n"
+            "except symmem.Unsupported as e:\n"
+            "    print('UNSUPPORTED', e)\n"
+            "except symmem.Error as e:\n"
+            "    print('ERROR', type(e).__name__, e)\n"
+            "else:\n"
+            "    print('OK')\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("UNSUPPORTED"), out.stdout + out.stderr
+    assert "GPU" in out.stdout, out.stdout
+
+
+def test_error_translation_keeps_the_message():
+    # An InvalidArgument from C++ arrives as symmem.InvalidArgument with the C++ text.
+    try:
+        symmem._C.dlpack(0, 1, 0, None)
+    except symmem.InvalidArgument as e:
+        assert "null pointer" in str(e)
+    else:
+        raise AssertionError("expected InvalidArgument")
+
+
+def test_torch_free_paths_say_what_is_missing():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        try:
+            symmem.empty(4)
+        except symmem.Unsupported as e:
+            assert "PyTorch" in str(e)
+        else:
+            raise AssertionError("expected Unsupported without torch")
+        return
+    # With torch but no init: the group lookup fails clearly.
+    try:
+        symmem.empty(4)
+    except symmem.InvalidArgument as e:
+        assert "symmem.init()" in str(e)
+
+
+def test_operators_register_and_trace_on_fake_tensors():
+    try:
+        import torch
+    except ImportError:
+        from runner import skip
+        skip("PyTorch is not installed")
+    from symmem import ops
+    ops._register()
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        x = torch.empty(16, dtype=torch.bfloat16, device="cuda" if torch.cuda.is_available() else "cpu")
+        y = torch.ops.symmem.all_reduce(x, "sum", "symmem_world", "auto")
+        assert y.shape == x.shape and y.dtype == x.dtype
