@@ -2,6 +2,7 @@
 # One GPU-machine session: build, every ctest tier, then the benchmark beside NCCL (and PyTorch's
 # anchor when .deps/anchors is there). Logs and JSON go to $OUT (default ./gpu-out).
 #   tools/gpu_run.sh [--no-tests] [--no-bench] [--kind KIND] [--bench-args "..."] [--ctest-args "..."]
+# (The Python package is built where pybind11 is found; its benchmark runs after symmem-bench.)
 # Multicast stays off in every child: NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
 # NVSHMEM_DISABLE_NVLS=1.
 set -uo pipefail
@@ -45,6 +46,12 @@ if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
   if [ -f .deps/anchors/torch_allreduce.py ]; then
     torchrun --nproc-per-node="$ngpu" .deps/anchors/torch_allreduce.py --out "$prefix-torch_allreduce.json" \
       > "$OUT/torch.log" 2>&1 || echo "torch anchor failed (see torch.log)"
+  fi
+  # symmem from Python beside PyTorch's symmetric memory and NCCL, in the same run.
+  if [ -d build/python/symmem ]; then
+    PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" \
+      --out "$prefix-python.json" > "$OUT/pybench.log" 2>&1 || { echo "python bench failed (see pybench.log)"; rc=1; }
+    grep -E "^#|^ " "$OUT/pybench.log" | head -20
   fi
 fi
 exit $rc

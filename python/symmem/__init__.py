@@ -217,6 +217,43 @@ def new_group(ranks=None, *, torch_group=None, mesh=None, mesh_dim=None):
     return Group(comm, name, parent=w)
 
 
+def finalize():
+    """Leaves symmem (collective over the world): waits for this device's work and for every
+    rank, then releases every group's memory and NCCL communicator. Symmetric tensors must not be
+    used afterwards. Called at exit without the wait for peers (they may be gone)."""
+    global _world
+    if _world is None:
+        return
+    try:
+        import torch
+        torch.cuda.synchronize()
+    except Exception:
+        pass
+    _world._comm.barrier_host("symmem.finalize")
+    _release_all()
+
+
+def _release_all():
+    global _world
+    for g in reversed(list(_groups.values())):
+        try:
+            g._comm.abort()  # local: NCCL aborted, heap released without talking to peers
+        except Exception:
+            pass
+    _groups.clear()
+    _world = None
+
+
+def _at_exit():
+    # Before the interpreter tears modules down (destructors must not call into Python then).
+    if _world is not None:
+        _release_all()
+
+
+import atexit as _atexit  # noqa: E402
+_atexit.register(_at_exit)
+
+
 def env_vars():
     """Every environment variable symmem reads: (name, default, meaning)."""
     return list(_lib().env_vars())

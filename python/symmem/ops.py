@@ -6,6 +6,11 @@ Buffers: any contiguous CUDA tensors work; symmetric ones (symmem.empty) take th
 paths. all_to_all_v needs a symmetric input (peers read it directly)."""
 from . import _group, _torch, InvalidArgument, Unsupported
 
+try:  # at import, so that torch.compile traces these wrappers without meeting an import
+    import torch as _torch_module
+except ImportError:
+    _torch_module = None
+
 _DTYPES = None  # torch dtype -> symmem DataType code
 _OPS = {"sum", "max", "min", "prod", "avg"}
 
@@ -24,7 +29,7 @@ def _dtype_code(torch, dt):
 
 
 def _check(t, what):
-    torch = _torch()
+    torch = _torch_module or _torch()
     if not isinstance(t, torch.Tensor):
         raise InvalidArgument(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
     if not t.is_cuda:
@@ -129,8 +134,9 @@ def _register():
 
 
 def _ops():
-    _register()
-    return _torch().ops.symmem
+    if not _registered:
+        _register()
+    return _torch_module.ops.symmem
 
 
 def _name(group):
@@ -209,7 +215,7 @@ def all_to_all_v(output, input, send_counts, recv_counts=None, group=None, *, al
     send_counts: symmetric int64 [size] (elements for each peer); output: any tensor, filled in
     rank order; recv_counts (optional int64 [size]) receives what came from each peer. Bad counts
     move nothing and raise InvalidArgument on every rank at the next synchronising call."""
-    torch = _torch()
+    torch = _torch_module or _torch()
     _check(input, "all_to_all_v input")
     _check(output, "all_to_all_v output")
     g = _group(group)

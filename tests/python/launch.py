@@ -1,7 +1,9 @@
-"""Runs a multi-rank Python test file under torchrun with N ranks, one per GPU; exits 77 (ctest's
-SKIP) with the reason where torch, symmem's extension or N GPUs are missing.
+"""Runs a multi-rank Python test file (through runner.py) or example script under torchrun with N
+ranks, one per GPU; exits 77 (ctest's SKIP) with the reason where torch, symmem's extension or N
+GPUs are missing.
 
-    python launch.py N test_gpu.py"""
+    python launch.py N test_gpu.py
+    python launch.py N ../../examples/python/tp_mlp.py [args]"""
 import os
 import socket
 import subprocess
@@ -9,7 +11,7 @@ import sys
 
 
 def main():
-    n, test = int(sys.argv[1]), sys.argv[2]
+    n, script, extra = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
     try:
         import torch
     except ImportError:
@@ -29,8 +31,9 @@ def main():
         port = s.getsockname()[1]
     env = dict(os.environ, NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
     here = os.path.dirname(os.path.abspath(__file__))
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={n}", f"--master-port={port}",
-           os.path.join(here, "runner.py"), os.path.join(here, test)]
+    path = os.path.join(here, script)
+    run = [os.path.join(here, "runner.py"), path] if os.path.basename(script).startswith("test_") else [path, *extra]
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={n}", f"--master-port={port}", *run]
     sys.exit(subprocess.call(cmd, env=env))
 
 

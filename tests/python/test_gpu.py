@@ -1,0 +1,385 @@
+"""GPU suite of the Python package, one rank per GPU under torchrun (tests/python/launch.py).
+
+Every collective is compared with torch.distributed over NCCL on random tensors of every dtype,
+odd sizes, symmetric and plain, in place and out, inside a CUDA graph and under
+torch.compile(fullgraph=True). Ranks agree on pass/fail before any of them asserts."""
+import gc
+import os
+import zlib
+
+import torch
+import torch.distributed as dist
+
+import symmem
+
+RANK = int(os.environ["RANK"])
+WORLD = int(os.environ["WORLD_SIZE"])
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+if not dist.is_initialized():
+    dist.init_process_group("nccl", device_id=torch.device("cuda", torch.cuda.current_device()))
+G = symmem.init()
+DEV = torch.device("cuda", torch.cuda.current_device())
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+FP8 = [d for d in (getattr(torch, "float8_e4m3fn", None), getattr(torch, "float8_e5m2", None)) if d is not None]
+SIZES = [1, 7, 1000, 4099, 65537, (1 << 20) + 3]
+# Relative rounding of one step, by dtype; NCCL rounds at every ring step, symmem once.
+EPS = {torch.float32: 2.0 ** -20, torch.float16: 2.0 ** -10, torch.bfloat16: 2.0 ** -7}
+for d in FP8:
+    EPS[d] = 2.0 ** -2 if d == torch.float8_e5m2 else 2.0 ** -3
+
+
+def seed_of(*key):
+    """The same on every rank (Python's own hash of a str is not)."""
+    return zlib.crc32(repr(key).encode()) % (1 << 30)
+
+
+def agreed(body):
+    """Runs body on every rank; every rank fails if any rank failed (with each rank's reason)."""
+    try:
+        msg = body() or ""
+    except Exception as e:  # noqa: BLE001 - reported on every rank below
+        import traceback
+        msg = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
+    torch.cuda.synchronize()
+    all_msgs = [None] * WORLD
+    dist.all_gather_object(all_msgs, msg)
+    bad = [f"rank {r}: {m}" for r, m in enumerate(all_msgs) if m]
+    assert not bad, "\n".join(bad)
+
+
+def rand(n, dtype, seed):
+    g = torch.Generator(device=DEV)
+    g.manual_seed(seed)
+    if dtype == torch.int32:
+        return torch.randint(-1000, 1000, (n,), generator=g, device=DEV, dtype=torch.int32)
+    return torch.randn(n, generator=g, device=DEV, dtype=torch.float32).to(dtype)
+
+
+def gathered(x):
+    """Every rank's x (exact: NCCL moves bytes), as [WORLD, n] in x's dtype."""
+    raw = x.contiguous().view(torch.uint8)
+    out = torch.empty(WORLD * raw.numel(), dtype=torch.uint8, device=DEV)
+    dist.all_gather_into_tensor(out, raw)
+    return out.view(x.dtype).view(WORLD, -1)
+
+
+def reduce_ref(stack, op):
+    s = stack.double()
+    if op == "sum":
+        return s.sum(0)
+    if op == "avg":
+        return s.sum(0) / WORLD
+    if op == "max":
+        return s.max(0).values
+    if op == "min":
+        return s.min(0).values
+    raise ValueError(op)
+
+
+def close(got, ref, dtype, steps):
+    """'' or what differs: float types within steps roundings of the dtype, int32 exact."""
+    g, r = got.double(), ref.double()
+    if dtype == torch.int32:
+        bad = (g != r)
+    else:
+        tol = EPS[dtype] * steps * (r.abs() + 1.0)
+        bad = ~((g - r).abs() <= tol)
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0])
+        return f"{int(bad.sum())} of {got.numel()} elements differ; first at {i}: got {g.view(-1)[i].item()}, want {r.view(-1)[i].item()}"
+    return ""
+
+
+def poison(t):
+    t.view(torch.uint8).fill_(0xCD)
+    return t
+
+
+def make(n, dtype, symmetric):
+    return symmem.empty(n, dtype=dtype) if symmetric else torch.empty(n, dtype=dtype, device=DEV)
+
+
+# ---- tests -------------------------------------------------------------------------------------
+def test_symmetric_tensors_and_peers():
+    def body():
+        x = symmem.empty(4099, dtype=torch.bfloat16)
+        x.copy_(rand(4099, torch.bfloat16, 100 + RANK))
+        torch.cuda.synchronize()
+        dist.barrier()
+        for p in range(WORLD):
+            want = rand(4099, torch.bfloat16, 100 + p)
+            if not torch.equal(symmem.peer_tensor(x, p), want):
+                return f"peer {p}'s tensor is not its data"
+            if int(symmem.signal_pad(x, p)[:1024].abs().sum()) != 0:
+                return f"peer {p}'s signal pad is not zero"
+        peers, pads = symmem.pointer_tables(x)
+        if peers[RANK].item() != x.data_ptr():
+            return "the pointer table's own entry is not the tensor's address"
+        dist.barrier()
+        return ""
+    agreed(body)
+
+
+def test_all_reduce_matches_nccl():
+    def body():
+        errs = []
+        for dtype in FLOATS + FP8 + [torch.int32]:
+            ops = ["sum", "avg", "max", "min"] if dtype != torch.int32 else ["sum", "max", "min"]
+            for n in SIZES:
+                for op in ops:
+                    for symmetric in (True, False):
+                        for inplace in (True, False):
+                            seed = seed_of(str(dtype), n, op, symmetric, inplace)
+                            x = make(n, dtype, symmetric)
+                            x.copy_(rand(n, dtype, seed + RANK))
+                            ref = reduce_ref(gathered(x), op)
+                            steps = 2 if op in ("max", "min") else WORLD  # NCCL's ring rounds n-1 times
+                            if inplace:
+                                symmem.all_reduce(x, op)
+                                got = x
+                            else:
+                                got = poison(torch.empty_like(x))
+                                symmem.all_reduce(x, op, out=got)
+                            e = close(got, ref, dtype, steps)
+                            if not e and dtype in FLOATS + [torch.int32] and op in ("sum", "max", "min"):
+                                # beside torch.distributed's own all-reduce over NCCL
+                                y = rand(n, dtype, seed + RANK)
+                                dist.all_reduce(y, {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}[op])
+                                e = close(got, y, dtype, 2 * WORLD)
+                                e = e and "against dist.all_reduce: " + e
+                            if e:
+                                errs.append(f"{dtype} n={n} {op} symmetric={symmetric} inplace={inplace}: {e}")
+        return "\n".join(errs[:10])
+    agreed(body)
+
+
+def test_reduce_scatter_all_gather_broadcast_all_to_all_match_nccl():
+    def body():
+        errs = []
+        for dtype in FLOATS + FP8 + [torch.int32]:
+            for m in (1, 7, 1000, 65537):
+                for symmetric in (True, False):
+                    seed = seed_of(str(dtype), m, symmetric)
+                    # reduce_scatter
+                    x = make(m * WORLD, dtype, symmetric)
+                    x.copy_(rand(m * WORLD, dtype, seed + RANK))
+                    ref = reduce_ref(gathered(x), "sum").view(WORLD, m)[RANK]
+                    out = poison(make(m, dtype, symmetric))
+                    symmem.reduce_scatter(out, x)
+                    e = close(out, ref, dtype, WORLD)
+                    if e:
+                        errs.append(f"reduce_scatter {dtype} m={m} symmetric={symmetric}: {e}")
+                    # all_gather, against dist.all_gather_into_tensor
+                    x = make(m, dtype, symmetric)
+                    x.copy_(rand(m, dtype, seed + 7 + RANK))
+                    out = poison(make(m * WORLD, dtype, symmetric))
+                    symmem.all_gather(out, x)
+                    if not torch.equal(out.view(torch.uint8), gathered(x).view(-1).view(torch.uint8)):
+                        errs.append(f"all_gather {dtype} m={m} symmetric={symmetric}: differs from NCCL's")
+                    # broadcast from the last rank
+                    x = make(m, dtype, symmetric)
+                    x.copy_(rand(m, dtype, seed + 11 + RANK))
+                    want = rand(m, dtype, seed + 11 + WORLD - 1)
+                    symmem.broadcast(x, src=WORLD - 1)
+                    if not torch.equal(x.view(torch.uint8), want.view(torch.uint8)):
+                        errs.append(f"broadcast {dtype} m={m} symmetric={symmetric}: differs from the root's")
+                    # all_to_all, against dist.all_to_all_single on the bytes
+                    x = make(m * WORLD, dtype, symmetric)
+                    x.copy_(rand(m * WORLD, dtype, seed + 13 + RANK))
+                    out = poison(make(m * WORLD, dtype, symmetric))
+                    symmem.all_to_all(out, x)
+                    ref = torch.empty(m * WORLD * x.element_size(), dtype=torch.uint8, device=DEV)
+                    dist.all_to_all_single(ref, x.view(torch.uint8))
+                    if not torch.equal(out.view(torch.uint8), ref):
+                        errs.append(f"all_to_all {dtype} m={m} symmetric={symmetric}: differs from NCCL's")
+        return "\n".join(errs[:10])
+    agreed(body)
+
+
+def test_all_to_all_v_with_counts_on_the_gpu():
+    def body():
+        errs = []
+        for trial, big in enumerate((False, True)):
+            g = torch.Generator().manual_seed(7 + trial)
+            scale = 300000 if big else 500
+            counts = torch.randint(0, scale, (WORLD, WORLD), generator=g)  # counts[s][d]: s sends d
+            send = counts[RANK]
+            total_in, total_out = int(send.sum()), int(counts[:, RANK].sum())
+            x = symmem.empty(max(total_in, 1), dtype=torch.bfloat16)
+            x.copy_(rand(max(total_in, 1), torch.bfloat16, 50 + RANK))
+            sc = symmem.empty(WORLD, dtype=torch.int64)
+            sc.copy_(send)
+            out = poison(torch.empty(total_out + 5, dtype=torch.bfloat16, device=DEV))
+            rc = torch.full((WORLD,), -1, dtype=torch.int64, device=DEV)
+            symmem.all_to_all_v(out, x, sc, rc)
+            ref = torch.empty(total_out * 2, dtype=torch.uint8, device=DEV)
+            dist.all_to_all_single(ref, x.view(torch.uint8)[: total_in * 2], output_split_sizes=(counts[:, RANK] * 2).tolist(),
+                                   input_split_sizes=(send * 2).tolist())
+            if not torch.equal(out.view(torch.uint8)[: total_out * 2], ref):
+                errs.append(f"trial {trial}: data differs from NCCL's")
+            if rc.cpu().tolist() != counts[:, RANK].tolist():
+                errs.append(f"trial {trial}: recv_counts {rc.cpu().tolist()} != {counts[:, RANK].tolist()}")
+        # A count past the receiver's capacity: InvalidArgument on every rank, nothing written.
+        x = symmem.empty(64, dtype=torch.bfloat16)
+        sc = symmem.empty(WORLD, dtype=torch.int64)
+        sc.fill_(4)
+        if RANK == 0:
+            sc[WORLD - 1] = 60
+        out = poison(torch.empty(4 * WORLD, dtype=torch.bfloat16, device=DEV))
+        try:
+            symmem.all_to_all_v(out, x, sc)
+            G._ctx.synchronize(torch.cuda.current_stream().cuda_stream, "all_to_all_v")
+            errs.append("a receiver's overflow was not reported")
+        except symmem.InvalidArgument as e:
+            if "rank" not in str(e):
+                errs.append(f"the error does not name the rank: {e}")
+        return "\n".join(errs)
+    agreed(body)
+
+
+def test_cuda_graph_replays_with_new_data():
+    def body():
+        n = 65537
+        x = symmem.empty(n, dtype=torch.bfloat16)
+        y = torch.empty(n, dtype=torch.bfloat16, device=DEV)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                symmem.all_reduce(x, out=y)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            symmem.all_reduce(x, out=y)
+            symmem.all_reduce(x)  # in place after
+        errs = []
+        for it in range(3):
+            x.copy_(rand(n, torch.bfloat16, 900 + 10 * it + RANK))
+            ref = reduce_ref(gathered(x), "sum")
+            graph.replay()
+            torch.cuda.synchronize()
+            e = close(y, ref, torch.bfloat16, WORLD) or close(x, ref, torch.bfloat16, WORLD)
+            if e:
+                errs.append(f"replay {it}: {e}")
+        return "\n".join(errs)
+    agreed(body)
+
+
+def test_torch_compile_fullgraph():
+    def body():
+        def step(a, w):
+            h = a @ w
+            h = symmem.all_reduce(h)
+            return torch.relu(h) + 1
+
+        compiled = torch.compile(step, fullgraph=True)
+        a = rand(64 * 32, torch.float32, 5 + RANK).view(64, 32)
+        w = rand(32 * 48, torch.float32, 6).view(32, 48)
+        got = compiled(a.clone(), w)
+        h = a @ w
+        dist.all_reduce(h)
+        want = torch.relu(h) + 1
+        return close(got, want, torch.float32, 64)
+    agreed(body)
+
+
+def test_sub_groups_run_at_once():
+    def body():
+        if WORLD < 2:
+            return ""
+        pairs = [list(range(i, min(i + 2, WORLD))) for i in range(0, WORLD, 2)]
+        mine = next(p for p in pairs if RANK in p)
+        groups = [symmem.new_group(p) for p in pairs]  # every rank calls each new_group
+        g = next(x for x in groups if x is not None)
+        if g.size != len(mine) or g.global_ranks != mine:
+            return f"group {g.global_ranks} is not {mine}"
+        x = symmem.empty(1000, dtype=torch.float32, group=g)
+        x.copy_(rand(1000, torch.float32, 70 + RANK))
+        symmem.all_reduce(x, group=g)
+        ref = sum(rand(1000, torch.float32, 70 + r).double() for r in mine)
+        return close(x, ref, torch.float32, 4)
+    agreed(body)
+
+
+def test_one_sided_put_signal_wait_get():
+    def body():
+        if WORLD < 2:
+            return ""
+        nxt, prv = (RANK + 1) % WORLD, (RANK - 1) % WORLD
+        box = symmem.empty(1000, dtype=torch.float32)
+        box.zero_()
+        torch.cuda.synchronize()
+        dist.barrier()
+        src = rand(1000, torch.float32, 300 + RANK)
+        symmem.put_signal(box, nxt, src, slot=3, value=1)
+        symmem.wait(box, slot=3, value=1)
+        got = box.clone()
+        back = torch.empty(1000, dtype=torch.float32, device=DEV)
+        symmem.barrier(box)
+        symmem.get(back, box, nxt)
+        torch.cuda.synchronize()
+        errs = []
+        if not torch.equal(got, rand(1000, torch.float32, 300 + prv)):
+            errs.append("put_signal's data did not arrive before the signal")
+        if not torch.equal(back, src):
+            errs.append("get from the next rank did not read what this rank put there")
+        symmem.barrier(box)
+        torch.cuda.synchronize()
+        return "\n".join(errs)
+    agreed(body)
+
+
+def test_frees_in_any_order_keep_tensors_symmetric_and_allocation_fast():
+    def body():
+        import random
+        import time
+        before = G.mapped_bytes()
+        rng = random.Random(RANK)  # a different order on every rank
+        for round_ in range(5):
+            ts = [symmem.empty(1000 << (i % 10), dtype=torch.uint8) for i in range(10)]
+            for i, t in enumerate(ts):
+                t.fill_((RANK * 16 + i) % 251)
+            torch.cuda.synchronize()
+            dist.barrier()
+            for i, t in enumerate(ts):
+                for p in range(WORLD):
+                    v = int(symmem.peer_tensor(t, p)[0])
+                    if v != (p * 16 + i) % 251:
+                        return f"round {round_} tensor {i}: peer {p} holds {v}"
+            dist.barrier()
+            rng.shuffle(ts)
+            while ts:
+                ts.pop()
+                if rng.random() < 0.5:
+                    gc.collect()
+        grown = G.mapped_bytes() - before
+        if grown > (256 << 20):
+            return f"the heap grew by {grown} bytes: freed memory is not reused"
+        # Speed once grown (a correctness bound here, the measurement is symmem.bench's).
+        t0 = time.perf_counter()
+        for _ in range(20):
+            t = symmem.empty(1 << 20, dtype=torch.uint8)
+            del t
+        per = (time.perf_counter() - t0) / 20
+        return "" if per < 0.05 else f"empty + free of 1 MiB took {per * 1e3:.1f} ms"
+    agreed(body)
+
+
+def test_bad_arguments_raise_on_every_rank():
+    def body():
+        errs = []
+        x = symmem.empty(16, dtype=torch.float32)
+        for call, kind in ((lambda: symmem.all_reduce(torch.zeros(4, dtype=torch.float64, device=DEV)), symmem.InvalidArgument),
+                           (lambda: symmem.all_reduce(x, "median"), symmem.InvalidArgument),
+                           (lambda: symmem.all_reduce(torch.zeros(8, 2, device=DEV).t()), symmem.InvalidArgument),
+                           (lambda: symmem.all_gather(torch.empty(3, device=DEV), x), symmem.InvalidArgument),
+                           (lambda: symmem.broadcast(x, src=WORLD), symmem.InvalidArgument),
+                           (lambda: symmem.peer_tensor(torch.zeros(4, device=DEV), 0), symmem.InvalidArgument)):
+            try:
+                call()
+                errs.append("accepted a bad call")
+            except kind:
+                pass
+        return "\n".join(errs)
+    agreed(body)
