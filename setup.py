@@ -25,8 +25,8 @@ class CMakeBuild(build_ext):
         subprocess.check_call(cfg)
         subprocess.check_call(["cmake", "--build", build, "--target", "symmem_python", "-j", str(os.cpu_count() or 2)])
         os.makedirs(out, exist_ok=True)
-        # The extension finds libsymmem beside it ($ORIGIN is in its RPATH).
-        for f in glob.glob(os.path.join(build, "python", "symmem", "_C*.so")) + glob.glob(os.path.join(build, "libsymmem.so*")):
+        # The extension carries the library itself (python/CMakeLists.txt says why).
+        for f in glob.glob(os.path.join(build, "python", "symmem", "_C*.so")):
             shutil.copy2(f, out, follow_symlinks=True)
 
 
