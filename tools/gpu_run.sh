@@ -21,6 +21,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# The lent machines' default compiler (/opt/gcc) links libstdc++ statically into every shared
+# object; the Python extension must share the interpreter's libstdc++, so build with the system's.
+if [ -x /usr/bin/g++ ] && [ "${SYMMEM_KEEP_CXX:-0}" != 1 ]; then export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++; fi
 commit=${COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 [ -z "${COMMIT:-}" ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit+dirty"
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)

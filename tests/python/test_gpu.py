@@ -206,8 +206,9 @@ def test_all_to_all_v_with_counts_on_the_gpu():
             counts = torch.randint(0, scale, (WORLD, WORLD), generator=g)  # counts[s][d]: s sends d
             send = counts[RANK]
             total_in, total_out = int(send.sum()), int(counts[:, RANK].sum())
-            x = symmem.empty(max(total_in, 1), dtype=torch.bfloat16)
-            x.copy_(rand(max(total_in, 1), torch.bfloat16, 50 + RANK))
+            cap = max(1, int(counts.sum(1).max()))  # symmetric: the same size on every rank
+            x = symmem.empty(cap, dtype=torch.bfloat16)
+            x.copy_(rand(cap, torch.bfloat16, 50 + RANK))
             sc = symmem.empty(WORLD, dtype=torch.int64)
             sc.copy_(send)
             out = poison(torch.empty(total_out + 5, dtype=torch.bfloat16, device=DEV))
@@ -356,13 +357,15 @@ def test_frees_in_any_order_keep_tensors_symmetric_and_allocation_fast():
         grown = G.mapped_bytes() - before
         if grown > (256 << 20):
             return f"the heap grew by {grown} bytes: freed memory is not reused"
-        # Speed once grown (a correctness bound here, the measurement is symmem.bench's).
-        t0 = time.perf_counter()
-        for _ in range(20):
+        # Speed once grown (a loose bound here; the measurement is symmem.bench's).
+        times = []
+        for _ in range(23):
+            t0 = time.perf_counter()
             t = symmem.empty(1 << 20, dtype=torch.uint8)
             del t
-        per = (time.perf_counter() - t0) / 20
-        return "" if per < 0.05 else f"empty + free of 1 MiB took {per * 1e3:.1f} ms"
+            times.append(time.perf_counter() - t0)
+        per = sorted(times[3:])[10]
+        return "" if per < 0.005 else f"empty + free of 1 MiB took {per * 1e3:.1f} ms (median)"
     agreed(body)
 
 
