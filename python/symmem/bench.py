@@ -3,8 +3,9 @@ NCCL through torch.distributed, on the same machine in one run; and the cost of 
 
     torchrun --nproc-per-node=4 -m symmem.bench --out allreduce.json [--kind nvidia-h200-x4]
 
-Each figure: REPS operations captured in one CUDA graph, replayed; median of the replays' event
-times divided by REPS, maximum over ranks. Allocation: median wall time of symmem.empty + free
+Each figure: REPS operations captured in one CUDA graph, replayed after a GPU-side barrier that
+lines the ranks up (as symmem-bench does); median of the replays' event times divided by REPS,
+maximum over ranks. Allocation: median wall time of symmem.empty + free
 once the heap has grown, maximum over ranks."""
 import argparse
 import datetime
@@ -17,6 +18,9 @@ import torch
 import torch.distributed as dist
 
 import symmem
+
+
+_sync = None  # a small symmetric tensor: its barrier lines the ranks up on the GPU before each replay
 
 
 def graph_us(fn, reps, replays):
@@ -38,6 +42,7 @@ def graph_us(fn, reps, replays):
         dist.barrier()
         torch.cuda.synchronize()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        symmem.barrier(_sync)  # as symmem-bench does: the replay starts together on every GPU
         a.record()
         g.replay()
         b.record()
@@ -92,6 +97,8 @@ def main():
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     dist.init_process_group("nccl", device_id=torch.device("cuda", torch.cuda.current_device()))
     g = symmem.init()
+    global _sync
+    _sync = symmem.empty(64, dtype=torch.uint8)
     symm_mem = None
     if not args.no_torch_symm_mem:
         try:
