@@ -110,7 +110,8 @@ def main():
     nbytes = args.min_bytes
     if rank == 0:
         print(f"# symmem.bench: all_reduce bf16 sum, {world} ranks, {torch.cuda.get_device_name()}; us per op", flush=True)
-        print(f"{'bytes':>12} {'symmem':>9} {'algo':>9} {'nccl':>9} {'t_1shot':>9} {'t_2shot':>9} {'ratio':>6}", flush=True)
+        print(f"{'bytes':>12} {'symmem':>9} {'inplace':>9} {'algo':>9} {'nccl':>9} {'t_1shot':>9} {'t_2shot':>9} {'ratio':>6}",
+              flush=True)
     while nbytes <= args.max_bytes:
         n = nbytes // 2
         x = symmem.empty(n, dtype=torch.bfloat16)
@@ -119,6 +120,8 @@ def main():
         row = {"bytes": nbytes, "world": world}
         row["symmem_algo"] = g._comm.select("all_reduce", 2, nbytes, True, True, False)
         row["symmem_us"] = graph_us(lambda: symmem.all_reduce(x, out=y), args.reps, args.replays)
+        # In place too (tensor-parallel layers reduce in place): both figures, to compare paths.
+        row["symmem_inplace_us"] = graph_us(lambda: symmem.all_reduce(x), args.reps, args.replays)
         plain = torch.randn(n, device="cuda", dtype=torch.bfloat16)
         row["nccl_us"] = graph_us(lambda: dist.all_reduce(plain), args.reps, args.replays)
         if symm_mem is not None:
@@ -135,7 +138,7 @@ def main():
         row["ratio_to_best_peer"] = row["symmem_us"] / min(peers)
         rows.append(row)
         if rank == 0:
-            print(f"{nbytes:>12} {row['symmem_us']:>9.2f} {row['symmem_algo']:>9} {row['nccl_us']:>9.2f} "
+            print(f"{nbytes:>12} {row['symmem_us']:>9.2f} {row['symmem_inplace_us']:>9.2f} {row['symmem_algo']:>9} {row['nccl_us']:>9.2f} "
                   f"{row.get('torch_one_shot_us', float('nan')):>9.2f} {row.get('torch_two_shot_us', float('nan')):>9.2f} "
                   f"{row['ratio_to_best_peer']:>6.2f}", flush=True)
         del x, y, plain
