@@ -169,6 +169,16 @@ struct HeapState {
   }
 };
 
+// Sends `fd` to every member and returns theirs (own slot -1); closes `fd` if the exchange fails.
+std::vector<int> exchange_fd(HeapState& st, int fd) {
+  try {
+    return st.fds->exchange(fd, st.fd_seq++, st.timeout_ms);
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+}
+
 // Spins on a host-shared value with a bound (the bootstrap timeout); names what and whom it waited for.
 template <class Pred>
 void wait_shared(Pred ready, int timeout_ms, const std::string& what) {
@@ -250,13 +260,7 @@ Heap::Heap(std::shared_ptr<Context> ctx, Team team) : ctx_(std::move(ctx)), team
   int fd = memfd_create("symmem-heap", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, sizeof(shared::Region)) != 0)
     fail<Error>(std::string("Heap: memfd_create/ftruncate for the host-shared region failed: ") + std::strerror(errno));
-  std::vector<int> fds;
-  try {
-    fds = st.fds->exchange(fd, st.fd_seq++, st.timeout_ms);
-  } catch (...) {
-    close(fd);
-    throw;
-  }
+  std::vector<int> fds = detail::exchange_fd(st, fd);
   fds[team_.rank()] = fd;
   st.regions.assign(team_.size(), nullptr);
   std::string mstatus;
@@ -315,13 +319,7 @@ static std::unique_ptr<detail::Arena> map_arena(Context& ctx, const Team& team, 
     if (fd >= 0) close(fd);
     fail<CudaError>(what + " failed: " + msg);
   }
-  std::vector<int> fds;
-  try {
-    fds = st.fds->exchange(fd, st.fd_seq++, st.timeout_ms);
-  } catch (...) {
-    close(fd);
-    throw;
-  }
+  std::vector<int> fds = detail::exchange_fd(st, fd);
   close(fd);
 
   // Map every member's memory here, with read/write access for this rank's GPU.
