@@ -57,6 +57,8 @@ struct A2AVArgs {
   DeviceHandle in_h;     // the symmetric buffer that holds `in` (direct branch)
   const char* in;
   char* out;
+  DeviceHandle out_h;    // the symmetric buffer that holds `out`, where push (else unused)
+  bool push;             // `out` is symmetric: the direct branch may write into peers' outputs
   const int64_t* counts; // this rank's row (device memory)
   int64_t* recv_counts;
   unsigned long long in_capacity, out_capacity;  // elements

@@ -1,12 +1,14 @@
 // all_to_all_v without a barrier for small splits, and with one for large ones, in one kernel.
 // Every rank pushes to every peer, as LL lines into the peer's workspace slot: a header (its whole
-// counts row, its input capacity, its output capacity: nranks + 2 lines) and, when the split to
-// that peer is small, the data. Every rank thus learns every rank's counts and capacities and
+// counts row, its input capacity, its output capacity, whether its output is symmetric: nranks + 3
+// lines) and, when the split to that peer is small, the data. Every rank thus learns every rank's counts and capacities and
 // reaches the same verdict without talking further:
 //   - a bad count (negative, a sender's total past its input, a receiver's total past its output)
 //     moves nothing on any rank and is recorded for the host (InvalidArgument on every rank);
 //   - every split at most kLLMaxPairBytes: the data came with the headers (LL, no barrier);
-//   - else: every rank pulls from the peers' symmetric inputs between two barriers (direct).
+//   - else, between two barriers: every rank writes its splits into the peers' outputs where every
+//     rank's output is symmetric (links carry writes only), else pulls from the peers' inputs.
+//     A third of the blocks move this rank's own split while the others cross the links.
 // Flow control: the sequenced workspace (include/symmem/device/workspace.hpp). Every rank sends
 // every peer a header and waits for every peer's header in every call: rule (R). The direct branch
 // uses the barrier channels, which nothing else of this operation touches.
@@ -24,7 +26,7 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
   const device::SeqOp sq = device::seq_begin(h);
-  const size_t hdr = static_cast<size_t>(n) + 2;
+  const size_t hdr = static_cast<size_t>(n) + 3;
   const size_t cap_bytes = (a.layout.ll_slot_lines - hdr) * 8;
   const size_t limit = cap_bytes < kLLMaxPairBytes ? cap_bytes : kLLMaxPairBytes;
   const size_t idx = device::grid_index(), stride = device::grid_size();
@@ -46,13 +48,18 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   }
   __syncthreads();
 
+  // Header line i: counts[i] for i < n, then input capacity, output capacity, output symmetric.
+  auto header = [&](size_t i) -> uint64_t {
+    if (i < static_cast<size_t>(n)) return static_cast<uint64_t>(a.counts[i]);
+    return i == static_cast<size_t>(n) ? a.in_capacity : i == static_cast<size_t>(n) + 1 ? a.out_capacity : (a.push ? 1u : 0u);
+  };
+
   // Send: header lines, then the data where the split is small.
   for (int k = 1; k < n; ++k) {
     const int p = (me + k) % n;
     device::LLLine* dst = device::ll_slot(h.peers[p], a.layout, sq, me);
     for (size_t i = idx; i < hdr; i += stride) {
-      const uint64_t v = i < static_cast<size_t>(n) ? static_cast<uint64_t>(a.counts[i]) : i == static_cast<size_t>(n) ? a.in_capacity : a.out_capacity;
-      device::ll_store(dst + i, v, sq.flag);
+      device::ll_store(dst + i, header(i), sq.flag);
     }
     const long long c = a.counts[p];
     if (row_ok && static_cast<size_t>(c) * es <= limit)
@@ -62,16 +69,18 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   // Block 0 alone reads the headers (the only lines that cross the links), reaches the verdict and
   // publishes the plan to the other blocks as LL lines in this rank's own slot, which no rank
   // otherwise writes (nobody sends itself lines): [0] what to do, [1, n] where each source's data
-  // goes, [n + 1, 2n] where it starts in the source's input. Those lines carry this operation's flag,
-  // so they follow rule (R) like any other line of the slot; 2n + 1 <= ll_slot_lines (the slot holds
-  // at least 512 lines, the team at most pad::kMaxTeam ranks).
-  enum : uint64_t { kStop = 1, kSmall = 2, kDirect = 3 };
-  __shared__ long long recv_off[pad::kMaxTeam + 1], src_off[pad::kMaxTeam];
+  // goes, [n + 1, 2n] where it starts in the source's input, [2n + 1, 3n] where this rank's split for
+  // each peer goes in that peer's output. Those lines carry this operation's flag, so they follow
+  // rule (R) like any other line of the slot; 3n + 1 <= ll_slot_lines (the slot holds at least 512
+  // lines, the team at most pad::kMaxTeam ranks).
+  enum : uint64_t { kStop = 1, kSmall = 2, kPull = 3, kPush = 4 };
+  constexpr int kPlanLines = 3;  // x n, + 1
+  __shared__ long long recv_off[pad::kMaxTeam + 1], src_off[pad::kMaxTeam], dst_off[pad::kMaxTeam];
   __shared__ unsigned long long plan;
   __shared__ long long cnt[pad::kMaxTeam][pad::kMaxTeam];
   device::LLLine* plan_lines = device::ll_slot(h.local, a.layout, sq, me);
   if (blockIdx.x == 0) {
-    __shared__ unsigned long long caps[pad::kMaxTeam][2];
+    __shared__ unsigned long long caps[pad::kMaxTeam][3];
     __shared__ int waited_ok;
     if (threadIdx.x == 0) waited_ok = 1;
     __syncthreads();
@@ -80,7 +89,7 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
       const size_t i = j % hdr;
       uint64_t v;
       if (s == me) {
-        v = i < static_cast<size_t>(n) ? static_cast<uint64_t>(a.counts[i]) : i == static_cast<size_t>(n) ? a.in_capacity : a.out_capacity;
+        v = header(i);
       } else if (!device::ll_wait(h, device::ll_slot(h.local, a.layout, sq, s) + i, sq.flag, s, &v)) {
         atomicAnd(&waited_ok, 0);
         continue;
@@ -90,8 +99,8 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
     }
     // The verdict, the same on every rank: the first problem in (rank, kind) order.
     __shared__ unsigned long long worst;
-    __shared__ int all_small;
-    if (threadIdx.x == 0) worst = ~0ull, all_small = 1;
+    __shared__ int all_small, all_push;
+    if (threadIdx.x == 0) worst = ~0ull, all_small = 1, all_push = 1;
     __syncthreads();
     for (int t = threadIdx.x; t < n && waited_ok; t += blockDim.x) {
       long long sent = 0, got = 0;
@@ -102,6 +111,7 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
         got += cnt[q][t] < 0 ? 0 : cnt[q][t];
         if (q != t && cnt[t][q] > 0 && static_cast<size_t>(cnt[t][q]) * es > limit) atomicAnd(&all_small, 0);
       }
+      if (caps[t][2] == 0) atomicAnd(&all_push, 0);
       unsigned long long key = ~0ull;
       if (negative) key = 3ull * t;
       else if (static_cast<unsigned long long>(sent) > caps[t][0]) key = 3ull * t + 1;
@@ -110,7 +120,7 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-      plan = !waited_ok || worst != ~0ull ? kStop : all_small ? kSmall : kDirect;
+      plan = !waited_ok || worst != ~0ull ? kStop : all_small ? kSmall : all_push ? kPush : kPull;
       if (waited_ok && worst != ~0ull) {
         const int t = static_cast<int>(worst / 3), kind = static_cast<int>(worst % 3);
         unsigned long long index = 0, seen = 0, lim = 0;
@@ -127,28 +137,31 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
         recv_off[0] = 0;
         for (int s = 0; s < n; ++s) {
           recv_off[s + 1] = recv_off[s] + cnt[s][me];
-          long long off = 0;
-          for (int q = 0; q < me; ++q) off += cnt[s][q];
-          src_off[s] = off;
+          long long off = 0, dst = 0;
+          for (int q = 0; q < me; ++q) off += cnt[s][q], dst += cnt[q][s];
+          src_off[s] = off;  // source s's split for this rank, in s's input
+          dst_off[s] = dst;  // this rank's split for s, in s's output
         }
       }
     }
     __syncthreads();
     if (gridDim.x > 1)
-      for (int i = threadIdx.x; i < 2 * n + 1; i += blockDim.x)
-        device::ll_store(plan_lines + i, i == 0 ? plan : i <= n ? recv_off[i] : src_off[i - n - 1], sq.flag);
+      for (int i = threadIdx.x; i < kPlanLines * n + 1; i += blockDim.x)
+        device::ll_store(plan_lines + i, i == 0 ? plan : i <= n ? recv_off[i] : i <= 2 * n ? src_off[i - n - 1] : dst_off[i - 2 * n - 1],
+                         sq.flag);
     if (a.recv_counts != nullptr && plan != kStop)
       for (int s = threadIdx.x; s < n; s += blockDim.x) a.recv_counts[s] = cnt[s][me];
   } else {
     __shared__ int waited_ok;
     if (threadIdx.x == 0) waited_ok = 1;
     __syncthreads();
-    for (int i = threadIdx.x; i < 2 * n + 1; i += blockDim.x) {
+    for (int i = threadIdx.x; i < kPlanLines * n + 1; i += blockDim.x) {
       uint64_t v;
       if (!device::ll_wait(h, plan_lines + i, sq.flag, me, &v)) { atomicAnd(&waited_ok, 0); continue; }
       if (i == 0) plan = v;
       else if (i <= n) recv_off[i] = static_cast<long long>(v);
-      else src_off[i - n - 1] = static_cast<long long>(v);
+      else if (i <= 2 * n) src_off[i - n - 1] = static_cast<long long>(v);
+      else dst_off[i - 2 * n - 1] = static_cast<long long>(v);
     }
     if (threadIdx.x == 0) recv_off[0] = 0;
     __syncthreads();
@@ -172,13 +185,25 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
         device::ll_unpack(a.out + recv_off[s] * es, bytes, i, v);
       }
     }
-  } else if (device::barrier_block(h, blockIdx.x)) {  // peers' inputs are ready
-    for (int k = 0; k < n; ++k) {
-      const int s = (me + k) % n;
-      device::copy_bytes(a.out + recv_off[s] * es, at_rank(a.in_h, s, a.in) + src_off[s] * es,
-                         static_cast<size_t>(from(s)) * es, idx, stride);
+  } else if (device::barrier_block(h, blockIdx.x)) {  // peers' inputs (pull) or outputs (push) are ready
+    // A third of the blocks move this rank's own split while the others cross the links (as in
+    // movement.cu; one block: one group).
+    const bool split = n > 1 && gridDim.x >= 2;
+    const unsigned local_blocks = split ? (gridDim.x >= 6 ? gridDim.x / 3 : 1) : gridDim.x;
+    const bool local = blockIdx.x < local_blocks;
+    const size_t gidx = local ? idx : idx - local_blocks * size_t(blockDim.x);
+    const size_t gstride = (local ? local_blocks : gridDim.x - local_blocks) * size_t(blockDim.x);
+    const int k_first = local ? 0 : 1, k_last = split && local ? 1 : n;
+    for (int k = k_first; k < k_last; ++k) {
+      const int p = (me + k) % n;
+      if (plan == kPush)  // this rank's split for p, into p's output
+        device::copy_bytes(at_rank(a.out_h, p, a.out) + dst_off[p] * es, a.in + row_off[p] * es,
+                           static_cast<size_t>(a.counts[p]) * es, gidx, gstride);
+      else  // p's split for this rank, from p's input
+        device::copy_bytes(a.out + recv_off[p] * es, at_rank(a.in_h, p, a.in) + src_off[p] * es,
+                           static_cast<size_t>(from(p)) * es, gidx, gstride);
     }
-    device::barrier_block(h, blockIdx.x);  // peers are done reading this rank's input
+    device::barrier_block(h, blockIdx.x);  // peers are done reading this rank's input / writing its output
   }
   device::seq_end(h, a.layout, sq);
 }

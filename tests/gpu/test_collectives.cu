@@ -261,7 +261,8 @@ TEST(Collectives, InPlaceConventions) {
 
 // Splits of a few KiB (LL) and of hundreds of KiB (direct, chosen on the GPU by the ll algorithm),
 // through both algorithms; then bad counts.
-class AllToAllV : public ::testing::TestWithParam<std::tuple<Algo, int>> {};
+// (algorithm, count scale, output symmetric: ll then writes into the peers' outputs when splits are large)
+class AllToAllV : public ::testing::TestWithParam<std::tuple<Algo, int, bool>> {};
 
 TEST_P(AllToAllV, CountsOnTheGpu) {
   Communicator& c = comm();
@@ -279,8 +280,17 @@ TEST_P(AllToAllV, CountsOnTheGpu) {
     for (int p = 0; p < n; ++p) t += cnt(r, p);
     most = std::max(most, t);
   }
+  int64_t most_recv = 0;
+  for (int r = 0; r < n; ++r) {
+    int64_t t = 0;
+    for (int p = 0; p < n; ++p) t += cnt(p, r);
+    most_recv = std::max(most_recv, t);
+  }
+  const bool sym_out = std::get<2>(GetParam());
   SymmetricBuffer in = c.alloc(most * 2), counts = c.alloc(sizeof(int64_t) * n);
-  DeviceBuffer out(recv_total * 2 + 16), recv_counts(sizeof(int64_t) * n);
+  SymmetricBuffer sym = sym_out ? c.alloc(most_recv * 2 + 16) : SymmetricBuffer();
+  DeviceBuffer plain_out(sym_out ? 16 : recv_total * 2 + 16), recv_counts(sizeof(int64_t) * n);
+  struct { void* p; } out{sym_out ? sym.ptr() : plain_out.p};
   std::vector<std::vector<uint8_t>> ins;
   for (int r = 0; r < n; ++r) {
     int64_t t = 0;
@@ -315,7 +325,7 @@ TEST_P(AllToAllV, CountsOnTheGpu) {
     for (int r = 0; r < n && why.empty(); ++r)
       if (rc[r] != cnt(r, me)) why = "recv_counts[" + std::to_string(r) + "] = " + std::to_string(rc[r]);
   }
-  ASSERT_ALL(why.empty(), "all_to_all_v " << algo_name(algo) << " scale " << scale << ": " << why);
+  ASSERT_ALL(why.empty(), "all_to_all_v " << algo_name(algo) << " scale " << scale << " symmetric out " << sym_out << ": " << why);
 
   // Bad counts: every rank raises InvalidArgument naming the culprit; nothing is written.
   struct Case { int64_t value; size_t out_count; const char* expect; };
@@ -347,10 +357,12 @@ TEST_P(AllToAllV, CountsOnTheGpu) {
   ASSERT_ALL(why.empty(), why);
   c.free(in);
   c.free(counts);
+  if (sym.valid()) c.free(sym);
 }
 
 INSTANTIATE_TEST_SUITE_P(Collectives, AllToAllV,
-                         ::testing::Combine(::testing::Values(Algo::kAuto, Algo::kLL, Algo::kDirect), ::testing::Values(1, 100)));
+                         ::testing::Combine(::testing::Values(Algo::kAuto, Algo::kLL, Algo::kDirect), ::testing::Values(1, 100),
+                                            ::testing::Bool()));
 
 TEST(Collectives, GraphCaptureReplaysWithNewData) {
   Communicator& c = comm();
