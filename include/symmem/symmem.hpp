@@ -7,6 +7,7 @@
 #include "symmem/error.hpp"
 #include "symmem/heap.hpp"
 #include "symmem/launcher.hpp"
+#include "symmem/moe.hpp"
 #include "symmem/stream.hpp"
 #include "symmem/team.hpp"
 #include "symmem/types.hpp"

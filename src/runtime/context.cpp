@@ -57,6 +57,16 @@ std::string describe_device_error(const DeviceErrorRecord& r) {
     return "all_to_all_v: " + who + " would receive " + std::to_string(r.seen) + " elements, but its out_count is " +
            std::to_string(r.expected) + ". Nothing was moved on any rank; pass a larger output";
   }
+  if (r.kind == static_cast<int>(WaitKind::kMoe)) {
+    const unsigned kind = static_cast<unsigned>(r.slot >> 32), index = static_cast<unsigned>(r.slot & 0xFFFFFFFFu);
+    if (kind == 1)
+      return "moe dispatch: rank " + std::to_string(r.global_rank) + "'s topk_idx holds expert " +
+             std::to_string(static_cast<long long>(r.seen)) + " (token " + std::to_string(index) + "), outside [0, " +
+             std::to_string(r.expected) + ") and not -1; that entry was skipped";
+    return "moe dispatch: local expert " + std::to_string(index) + " of rank " + std::to_string(r.global_rank) + " received " +
+           std::to_string(r.seen) + " tokens, over its capacity of " + std::to_string(r.expected) +
+           "; the first " + std::to_string(r.expected) + " were kept. Raise moe::Config::capacity";
+  }
   if (r.kind == static_cast<int>(WaitKind::kAborted)) return "the operation was aborted (Communicator::abort or a failure before it)";
   static const char* kinds[] = {"?", "a signal", "a barrier arrival", "a collective's flag"};
   static const char* cmps[] = {"==", "!=", ">=", ">", "<=", "<"};
@@ -83,7 +93,7 @@ void Context::check(const std::string& op) const {
   }
   std::atomic_thread_fence(std::memory_order_acquire);
   const std::string what = prefix + describe_device_error(*error_host_);
-  if (error_host_->kind == static_cast<int>(WaitKind::kBadCount)) {
+  if (error_host_->kind == static_cast<int>(WaitKind::kBadCount) || error_host_->kind == static_cast<int>(WaitKind::kMoe)) {
     // A bad argument is reported once; nothing waits on it.
     const_cast<Context*>(this)->reset_error();
     fail<InvalidArgument>(what);

@@ -1,0 +1,141 @@
+// MoE dispatch. Send half: a warp per token finds the ranks its experts live on and, for each,
+// claims the next staging row for this source on that rank (a local counter), stores the row (and
+// its fp8 scales) there, and the routing record (source token, that rank's experts, weights).
+// The grid's last block then raises every peer's dispatch flag with the count of rows sent to it.
+// Receive half: once every peer's flag has arrived, a warp per staged row copies it into each
+// local expert it chose (expert-major), claiming rows with local counters up to the capacity.
+#include "moe_common.cuh"
+#include "symmem/error.hpp"
+
+namespace symmem::moe::kern {
+namespace {
+
+template <class Idx>
+__global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, me = h.rank, K = L.topk;
+  const uint64_t e = h.local_signals[kEpochSlot] + 1;
+  const int parity = static_cast<int>(e & 1);
+  unsigned* send_count = at<unsigned>(h, L.send_count_off);
+  uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
+  const Idx* idx = static_cast<const Idx*>(a.topk_idx);
+  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
+  const int lane = lane_id();
+
+  for (int t = warp_global(); t < a.tokens; t += warps_total()) {
+    int expert = -1, dest = -1;
+    if (lane < K) {
+      const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
+      if (v >= 0 && v < a.num_experts) {
+        expert = static_cast<int>(v);
+        dest = expert / L.experts_local;
+      } else if (v != -1) {
+        device::record_error(h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt,
+                             static_cast<uint64_t>(a.num_experts), static_cast<uint64_t>(v), 0);
+      }
+    }
+    uint64_t mask = dest >= 0 ? 1ull << dest : 0;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+    if (lane == 0) token_ranks[t] = mask;
+    for (uint64_t m = mask; m != 0; m &= m - 1) {
+      const int d = __ffsll(static_cast<long long>(m)) - 1;
+      unsigned slot = 0;
+      if (lane == 0) slot = atomicAdd(&send_count[d], 1u);
+      slot = __shfl_sync(0xffffffffu, slot, 0);
+      const size_t row = (static_cast<size_t>(parity) * n + me) * L.max_tokens + slot;
+      char* dst = at_peer<char>(h, d, L.stage_off + row * L.row);
+      warp_copy16(dst, a.x + static_cast<size_t>(t) * payload, payload);
+      if (L.fp8) warp_copy_floats(reinterpret_cast<float*>(dst + payload), a.scales + static_cast<size_t>(t) * L.groups(), L.groups());
+      Meta* meta = at_peer<Meta>(h, d, L.meta_off + row * sizeof(Meta));
+      if (lane < kMaxTopk) {
+        const bool mine = lane < K && dest == d;
+        meta->expert[lane] = mine ? expert - d * L.experts_local : -1;
+        meta->weight[lane] = mine && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
+      }
+      if (lane == 0) meta->src_token = t;
+    }
+  }
+  __shared__ unsigned* arrive;
+  if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
+  __syncthreads();
+  if (last_block(arrive)) {
+    // Every peer gets a flag, with 0 rows where nothing went to it: rule (R).
+    for (int d = 0; d < n; ++d) {
+      const uint64_t rows = send_count[d];
+      send_count[d] = 0;
+      device::st_release(h.signals[d] + dispatch_flag(parity, me), (e << 32) | rows);
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArgs a) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, El = L.experts_local, C = L.capacity;
+  const uint64_t e = h.local_signals[kEpochSlot] + 1;
+  const int parity = static_cast<int>(e & 1);
+  __shared__ uint64_t seen[pad::kMaxTeam];
+  __shared__ int start[pad::kMaxTeam + 1];
+  // (A wait that gave up leaves this block with nothing to copy; it still arrives below.)
+  const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, e << 32, seen);
+  if (threadIdx.x == 0) {
+    start[0] = 0;
+    for (int s = 0; s < n; ++s) start[s + 1] = start[s] + (ok ? static_cast<int>(seen[s] & 0xFFFFFFFFu) : 0);
+  }
+  __syncthreads();
+  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
+  const int lane = lane_id();
+  for (int j = warp_global(); j < start[n]; j += warps_total()) {
+    int s = 0;
+    while (start[s + 1] <= j) ++s;
+    const size_t row = (static_cast<size_t>(parity) * n + s) * L.max_tokens + (j - start[s]);
+    const char* src = at<char>(h, L.stage_off + row * L.row);
+    Meta* meta = at<Meta>(h, L.meta_off + row * sizeof(Meta));
+    for (int k = 0; k < L.topk; ++k) {
+      const int le = meta->expert[k];
+      if (le < 0 || le >= El) continue;
+      unsigned slot = 0;
+      if (lane == 0) {
+        slot = atomicAdd(&expert_count[le], 1u);
+        meta->slot[k] = slot < static_cast<unsigned>(C) ? static_cast<int>(slot) : -1;
+      }
+      slot = __shfl_sync(0xffffffffu, slot, 0);
+      if (slot >= static_cast<unsigned>(C)) continue;  // over capacity: reported below, never written
+      const size_t out_row = static_cast<size_t>(le) * C + slot;
+      warp_copy16(a.recv_x + out_row * payload, src, payload);
+      if (L.fp8) warp_copy_floats(a.recv_scales + out_row * L.groups(), reinterpret_cast<const float*>(src + payload), L.groups());
+    }
+  }
+  __shared__ unsigned* arrive;
+  if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;
+  __syncthreads();
+  if (last_block(arrive)) {
+    unsigned* recv_count = at<unsigned>(h, L.recv_count_off);
+    for (int s = 0; s < n; ++s) recv_count[s] = ok ? static_cast<unsigned>(seen[s] & 0xFFFFFFFFu) : 0u;
+    for (int le = 0; le < El; ++le) {
+      const unsigned c = expert_count[le];
+      expert_count[le] = 0;
+      a.expert_counts[le] = static_cast<int>(c < static_cast<unsigned>(C) ? c : static_cast<unsigned>(C));
+      if (c > static_cast<unsigned>(C))
+        device::record_error(h, WaitKind::kMoe, -1, (2ull << 32) | static_cast<unsigned>(le), Cmp::kLe, static_cast<uint64_t>(C), c, 0);
+    }
+    h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
+  }
+}
+
+}  // namespace
+
+void launch_dispatch_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
+  if (a.idx_int64) dispatch_send_kernel<long long><<<blocks, kThreads, 0, s>>>(a);
+  else dispatch_send_kernel<int><<<blocks, kThreads, 0, s>>>(a);
+  SYMMEM_CUDA_CHECK(cudaGetLastError());
+}
+void launch_dispatch_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s) {
+  dispatch_recv_kernel<<<blocks, kThreads, 0, s>>>(a);
+  SYMMEM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace symmem::moe::kern

@@ -1,0 +1,164 @@
+// Host side of expert-parallel dispatch/combine: configuration checks (the same on every rank),
+// the buffer layout, argument checks, launches.
+#include "symmem/moe.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "moe_kernels.hpp"
+#include "symmem/error.hpp"
+
+namespace symmem::moe {
+
+namespace detail {
+size_t row_bytes(int hidden, bool fp8) {
+  const size_t payload = static_cast<size_t>(hidden) * (fp8 ? 1 : 2);
+  const size_t scales = fp8 ? sizeof(float) * ((static_cast<size_t>(hidden) + kern::kScaleGroup - 1) / kern::kScaleGroup) : 0;
+  return symmem::detail::checked_round_up(payload + scales, 16, "moe row");
+}
+
+std::string check_config(const Config& c, int n) {
+  std::ostringstream why;
+  if (c.hidden <= 0) why << "hidden=" << c.hidden << " must be positive; ";
+  else if ((static_cast<size_t>(c.hidden) * (c.fp8 ? 1 : 2)) % 16 != 0 || c.hidden % 8 != 0)
+    why << "hidden=" << c.hidden << ": a row must be a multiple of 16 bytes (hidden a multiple of " << (c.fp8 ? 16 : 8) << "); ";
+  if (c.topk < 1 || c.topk > kern::kMaxTopk) why << "topk=" << c.topk << " must be in [1, " << kern::kMaxTopk << "]; ";
+  if (c.num_experts <= 0 || c.num_experts % n != 0)
+    why << "num_experts=" << c.num_experts << " must be a positive multiple of the " << n << " ranks; ";
+  if (c.max_tokens <= 0) why << "max_tokens=" << c.max_tokens << " must be positive; ";
+  if (c.capacity < 0) why << "capacity=" << c.capacity << " must be >= 0 (0: nranks * max_tokens); ";
+  if (n > 64) why << "expert parallelism over more than 64 ranks is not supported (" << n << "); ";
+  std::string s = why.str();
+  if (!s.empty()) s.resize(s.size() - 2);
+  return s;
+}
+}  // namespace detail
+
+namespace kern {
+Layout make_layout(const Config& c, int n) {
+  using symmem::detail::checked_add;
+  using symmem::detail::checked_mul;
+  Layout L;
+  L.n = n;
+  L.hidden = c.hidden;
+  L.topk = c.topk;
+  L.experts_local = c.num_experts / n;
+  L.max_tokens = c.max_tokens;
+  L.capacity = c.capacity;
+  L.fp8 = c.fp8;
+  L.row = moe::detail::row_bytes(c.hidden, c.fp8);
+  const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(c.max_tokens), "moe staging rows");
+  size_t off = 0;
+  auto take = [&](size_t bytes) {
+    const size_t at = off;
+    off = symmem::detail::checked_round_up(checked_add(off, bytes, "moe buffer"), 256, "moe buffer");
+    return at;
+  };
+  L.stage_off = take(checked_mul(slots, L.row, "moe staging"));
+  L.meta_off = take(checked_mul(slots, sizeof(Meta), "moe routing records"));
+  L.comb_off = take(checked_mul(slots, static_cast<size_t>(c.hidden) * 2, "moe combine area"));
+  L.send_count_off = take(sizeof(unsigned) * n);
+  L.token_ranks_off = take(sizeof(uint64_t) * c.max_tokens);
+  L.expert_count_off = take(sizeof(unsigned) * L.experts_local);
+  L.recv_count_off = take(sizeof(unsigned) * n);
+  L.arrive_off = take(sizeof(unsigned) * 4);
+  L.bytes = off;
+  return L;
+}
+}  // namespace kern
+
+struct ExpertParallel::Impl {
+  SymmetricBuffer buf;
+  kern::Layout L;
+  int sms = 132;
+  int last_tokens = 0;
+};
+
+ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(comm), cfg_(cfg), impl_(std::make_unique<Impl>()) {
+  nranks_ = comm.size();
+  rank_ = comm.rank();
+  if (cfg_.capacity == 0) cfg_.capacity = nranks_ * cfg_.max_tokens;
+  const std::string why = detail::check_config(cfg_, nranks_);
+  // The same verdict and the same config everywhere: compare before anyone allocates.
+  std::ostringstream mine;
+  mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8;
+  auto all = comm.team().all_gather(why.empty() ? mine.str() : "invalid: " + why, "moe::ExpertParallel config");
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].rfind("invalid: ", 0) == 0)
+      fail("moe::ExpertParallel: rank " + std::to_string(comm.team().global_rank(static_cast<int>(r))) + "'s config: " + all[r].substr(9));
+    if (all[r] != all[0])
+      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8): rank " +
+           std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
+           std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
+  }
+  impl_->L = kern::make_layout(cfg_, nranks_);
+  impl_->buf = comm.alloc(impl_->L.bytes);
+  int dev = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
+  // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
+  char* base = static_cast<char*>(impl_->buf.ptr());
+  SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  comm.team().barrier("moe::ExpertParallel ready");
+}
+
+ExpertParallel::~ExpertParallel() {
+  if (impl_ && impl_->buf.valid()) {
+    try {
+      comm_.free(impl_->buf);
+    } catch (...) {
+    }
+  }
+}
+
+size_t ExpertParallel::bytes_per_rank() const { return impl_->L.bytes; }
+
+static void require_aligned(const void* p, const char* what) {
+  require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, std::string("moe: ") + what + " must be 16-byte aligned");
+}
+
+static int blocks_for(long long warps_of_work, int sms) {
+  const long long per_block = kern::kThreads / 32;
+  return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, sms));
+}
+
+void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
+  require(in.tokens >= 0 && in.tokens <= cfg_.max_tokens,
+          "moe dispatch: tokens=" + std::to_string(in.tokens) + " must be in [0, max_tokens=" + std::to_string(cfg_.max_tokens) + "]");
+  if (in.tokens > 0) {
+    require(in.x != nullptr && in.topk_idx != nullptr, "moe dispatch: x and topk_idx must be device pointers");
+    require(!cfg_.fp8 || in.scales != nullptr, "moe dispatch: an fp8 dispatch needs scales [T, ceil(H/128)] fp32");
+    require_aligned(in.x, "x");
+  }
+  kern::DispatchArgs a{impl_->buf.handle(), impl_->L, static_cast<const char*>(in.x), in.scales, in.topk_idx, in.idx_int64,
+                       in.topk_weights, in.tokens, cfg_.num_experts};
+  kern::launch_dispatch_send(a, blocks_for(in.tokens, impl_->sms), stream);
+  impl_->last_tokens = in.tokens;
+}
+
+void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) {
+  require(out.recv_x != nullptr && out.expert_counts != nullptr, "moe dispatch: recv_x and expert_counts must be device pointers");
+  require(!cfg_.fp8 || out.recv_scales != nullptr, "moe dispatch: an fp8 dispatch needs recv_scales [E_local, capacity, ceil(H/128)]");
+  require_aligned(out.recv_x, "recv_x");
+  kern::DispatchRecvArgs a{impl_->buf.handle(), impl_->L, static_cast<char*>(out.recv_x), out.recv_scales, out.expert_counts};
+  kern::launch_dispatch_recv(a, blocks_for(static_cast<long long>(nranks_) * cfg_.max_tokens, impl_->sms), stream);
+}
+
+void ExpertParallel::combine_send(const void* expert_out, bool weighted, cudaStream_t stream) {
+  require(expert_out != nullptr, "moe combine: expert_out must be a device pointer [E_local, capacity, H] bf16");
+  require_aligned(expert_out, "expert_out");
+  kern::CombineArgs a{impl_->buf.handle(), impl_->L, static_cast<const char*>(expert_out), weighted, nullptr, 0};
+  kern::launch_combine_send(a, blocks_for(static_cast<long long>(nranks_) * cfg_.max_tokens, impl_->sms), stream);
+}
+
+void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
+  require(out != nullptr || impl_->last_tokens == 0, "moe combine: out must be a device pointer [T, H] bf16");
+  if (out != nullptr) require_aligned(out, "out");
+  kern::CombineArgs a{impl_->buf.handle(), impl_->L, nullptr, false, static_cast<char*>(out), impl_->last_tokens};
+  kern::launch_combine_recv(a, blocks_for(impl_->last_tokens, impl_->sms), stream);
+}
+
+}  // namespace symmem::moe

@@ -1,0 +1,235 @@
+// Expert-parallel dispatch and combine against references built from every rank's routing: each
+// expert's received rows as a multiset (their order is not defined), the counts, and combine as
+// sum_k w_k f_e(x) with a non-identity expert function. Random routing with -1 entries, a hot
+// expert, a rank with zero tokens, bf16 and fp8 (a partial last scale group), a CUDA graph replayed
+// with new data, and an over-capacity dispatch reported on every rank.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "reference.hpp"
+
+using namespace symmem;
+using namespace symmem::test;
+
+namespace {
+
+struct Routing {
+  int tokens = 0;
+  std::vector<uint8_t> x;        // [T, row payload] bf16 or fp8
+  std::vector<float> scales;     // [T, groups] (fp8)
+  std::vector<int32_t> idx;      // [T, K]
+  std::vector<float> w;          // [T, K]
+};
+
+// Rank r's inputs, regenerable on every rank. Rank 1 has no tokens (when there are 2+ ranks); the
+// others' counts depend on r only (a graph replays with new data, not new counts); expert 1 is
+// hot; about one entry in eight is -1; a token's experts are distinct.
+Routing make_routing(int r, int n, const moe::Config& c, uint64_t salt) {
+  std::mt19937_64 g(9001 + 31 * r + salt);
+  Routing R;
+  R.tokens = n >= 2 && r == 1 ? 0 : c.max_tokens - (r * 3) % 5;
+  const size_t es = c.fp8 ? 1 : 2, groups = (c.hidden + 127) / 128;
+  R.x.resize(static_cast<size_t>(R.tokens) * c.hidden * es);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (size_t i = 0; i < R.x.size() / es; ++i) from_float(c.fp8 ? DataType::kFp8E4M3 : DataType::kBFloat16, u(g) * (c.fp8 ? 4 : 1), &R.x[i * es]);
+  R.scales.resize(static_cast<size_t>(R.tokens) * groups);
+  for (auto& s : R.scales) s = 0.5f + 0.01f * static_cast<float>(g() % 100);
+  R.idx.assign(static_cast<size_t>(R.tokens) * c.topk, -1);
+  R.w.assign(R.idx.size(), 0.f);
+  for (int t = 0; t < R.tokens; ++t) {
+    std::vector<int> chosen;
+    for (int k = 0; k < c.topk; ++k) {
+      int e;
+      do e = g() % 3 == 0 ? 1 : static_cast<int>(g() % c.num_experts);
+      while (std::find(chosen.begin(), chosen.end(), e) != chosen.end());
+      chosen.push_back(e);
+      R.idx[t * c.topk + k] = g() % 8 == 0 ? -1 : e;
+      R.w[t * c.topk + k] = 0.1f + 0.05f * k;
+    }
+  }
+  return R;
+}
+
+float bf16_at(const std::vector<uint8_t>& v, size_t i) { return to_float(DataType::kBFloat16, &v[2 * i]); }
+float bf16_round(float f) {
+  uint8_t b[2];
+  from_float(DataType::kBFloat16, f, b);
+  return to_float(DataType::kBFloat16, b);
+}
+// The expert function: a per-expert scale of the (dequantised) row.
+float expert_scale(int global_expert) { return 1.0f + 0.0625f * static_cast<float>(global_expert % 7); }
+
+// One dispatch + combine (optionally captured in a graph and replayed `replays` times with new
+// inputs), checked on this rank.
+std::string run_moe(const moe::Config& cfg, bool graph, int replays) {
+  Communicator& c = comm();
+  const int n = c.size(), me = c.rank();
+  moe::ExpertParallel ep(c, cfg);
+  const int El = ep.local_experts(), C = ep.capacity(), H = cfg.hidden, K = cfg.topk;
+  const size_t es = cfg.fp8 ? 1 : 2, groups = (H + 127) / 128;
+  DeviceBuffer x(std::max<size_t>(1, static_cast<size_t>(cfg.max_tokens) * H * es)), sc(std::max<size_t>(4, cfg.max_tokens * groups * 4)),
+      idx(cfg.max_tokens * K * 4), w(cfg.max_tokens * K * 4), recv_x(static_cast<size_t>(El) * C * H * es),
+      recv_sc(std::max<size_t>(4, static_cast<size_t>(El) * C * groups * 4)), counts(El * 4), y(static_cast<size_t>(El) * C * H * 2),
+      out(std::max<size_t>(16, static_cast<size_t>(cfg.max_tokens) * H * 2));
+  cudaStream_t s;
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraphExec_t exec = nullptr;
+  std::string why;
+  for (int it = 0; it <= replays && why.empty(); ++it) {
+    std::vector<Routing> all;
+    for (int r = 0; r < n; ++r) all.push_back(make_routing(r, n, cfg, 100 * it));
+    const Routing& mine = all[me];
+    if (mine.tokens) {
+      upload(x.p, mine.x);
+      SYMMEM_CUDA_CHECK(cudaMemcpy(idx.p, mine.idx.data(), mine.idx.size() * 4, cudaMemcpyHostToDevice));
+      SYMMEM_CUDA_CHECK(cudaMemcpy(w.p, mine.w.data(), mine.w.size() * 4, cudaMemcpyHostToDevice));
+      if (cfg.fp8) SYMMEM_CUDA_CHECK(cudaMemcpy(sc.p, mine.scales.data(), mine.scales.size() * 4, cudaMemcpyHostToDevice));
+    }
+    SYMMEM_CUDA_CHECK(cudaMemset(recv_x.p, 0xCD, recv_x.n));
+    SYMMEM_CUDA_CHECK(cudaMemset(out.p, 0xCD, out.n));
+    SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    moe::DispatchIn din{x.p, sc.as<float>(), idx.p, false, w.as<float>(), mine.tokens};
+    moe::DispatchOut dout{recv_x.p, recv_sc.as<float>(), counts.as<int>()};
+    // Dispatch (in a graph: captured once; every replay reads the new routing and rows).
+    if (graph && it == 0) {
+      cudaGraph_t gr;
+      SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+      ep.dispatch(din, dout, s);
+      SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
+      SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
+      SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
+    }
+    if (graph) SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    else ep.dispatch(din, dout, s);
+    ctx()->synchronize(s, "moe dispatch");
+    // Reference: what each local expert must hold, as a multiset of rows.
+    std::vector<int> got_counts(El);
+    SYMMEM_CUDA_CHECK(cudaMemcpy(got_counts.data(), counts.p, El * 4, cudaMemcpyDeviceToHost));
+    auto rx = download(recv_x.p, recv_x.n);
+    std::vector<float> rsc(cfg.fp8 ? static_cast<size_t>(El) * C * groups : 0);
+    if (cfg.fp8) SYMMEM_CUDA_CHECK(cudaMemcpy(rsc.data(), recv_sc.p, rsc.size() * 4, cudaMemcpyDeviceToHost));
+    std::vector<uint8_t> yv(y.n);
+    for (int le = 0; le < El && why.empty(); ++le) {
+      const int ge = me * El + le;
+      std::multiset<std::vector<uint8_t>> want, have;
+      auto row_of = [&](const uint8_t* data, const float* scl) {
+        std::vector<uint8_t> r(data, data + H * es);
+        if (cfg.fp8) r.insert(r.end(), reinterpret_cast<const uint8_t*>(scl), reinterpret_cast<const uint8_t*>(scl + groups));
+        return r;
+      };
+      for (int r = 0; r < n; ++r)
+        for (int t = 0; t < all[r].tokens; ++t)
+          for (int k = 0; k < K; ++k)
+            if (all[r].idx[t * K + k] == ge) want.insert(row_of(&all[r].x[static_cast<size_t>(t) * H * es], &all[r].scales[t * groups]));
+      if (got_counts[le] != static_cast<int>(want.size())) {
+        why = "expert " + std::to_string(ge) + " received " + std::to_string(got_counts[le]) + " rows, want " + std::to_string(want.size());
+        break;
+      }
+      for (int i = 0; i < got_counts[le]; ++i) {
+        const size_t row = static_cast<size_t>(le) * C + i;
+        have.insert(row_of(&rx[row * H * es], cfg.fp8 ? &rsc[row * groups] : nullptr));
+        // The expert's output for this row: scale * dequantised row, bf16.
+        for (int h = 0; h < H; ++h) {
+          const float v = cfg.fp8 ? to_float(DataType::kFp8E4M3, &rx[row * H + h]) * rsc[row * groups + h / 128]
+                                  : to_float(DataType::kBFloat16, &rx[row * H * 2 + 2 * h]);
+          from_float(DataType::kBFloat16, v * expert_scale(ge), &yv[row * H * 2 + 2 * h]);
+        }
+      }
+      if (have != want) why = "expert " + std::to_string(ge) + " received a different set of rows";
+    }
+    if (!why.empty()) break;
+    // Combine, weighted: out[t] = sum_k w_k * scale(e_k) * x[t] (dequantised).
+    upload(y.p, yv);
+    SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    ep.combine(y.p, out.p, true, s);
+    ctx()->synchronize(s, "moe combine");
+    if (mine.tokens) {
+      auto o = download(out.p, static_cast<size_t>(mine.tokens) * H * 2);
+      for (int t = 0; t < mine.tokens && why.empty(); ++t)
+        for (int h = 0; h < H; ++h) {
+          float want = 0, mag = 0;
+          const float xv = cfg.fp8 ? to_float(DataType::kFp8E4M3, &mine.x[static_cast<size_t>(t) * H + h]) * mine.scales[t * groups + h / 128]
+                                   : bf16_at(mine.x, static_cast<size_t>(t) * H + h);
+          for (int k = 0; k < K; ++k) {
+            const int e = mine.idx[t * K + k];
+            if (e < 0) continue;
+            const float term = mine.w[t * K + k] * bf16_round(xv * expert_scale(e));
+            want += term;
+            mag += std::fabs(term);
+          }
+          const float g = bf16_at(o, static_cast<size_t>(t) * H + h);
+          if (!(std::fabs(g - want) <= 0.02f * mag + 1e-3f)) {
+            why = "combine: token " + std::to_string(t) + " channel " + std::to_string(h) + ": got " + std::to_string(g) + ", want " +
+                  std::to_string(want);
+            break;
+          }
+        }
+    }
+  }
+  if (exec) cudaGraphExecDestroy(exec);
+  cudaStreamDestroy(s);
+  return why;
+}
+
+void throw_if(const std::string& why) {
+  if (!why.empty()) throw std::runtime_error(why);
+}
+
+}  // namespace
+
+TEST(Moe, DispatchCombineBf16) {
+  moe::Config cfg{256, 4, 4 * comm().size(), 48, 0, false};
+  std::string why = attempt([&] { throw_if(run_moe(cfg, false, 1)); });
+  ASSERT_ALL(why.empty(), "bf16: " << why);
+}
+
+TEST(Moe, DispatchCombineFp8PartialScaleGroup) {
+  moe::Config cfg{320, 8, 8 * comm().size(), 40, 0, true};  // 320 channels: 3 scale groups, the last of 64
+  std::string why = attempt([&] { throw_if(run_moe(cfg, false, 0)); });
+  ASSERT_ALL(why.empty(), "fp8: " << why);
+}
+
+TEST(Moe, ReplayedInACudaGraph) {
+  // Three replays of one captured dispatch, each with new rows and routing in the same buffers.
+  moe::Config cfg{256, 4, 4 * comm().size(), 32, 0, false};
+  std::string why = attempt([&] { throw_if(run_moe(cfg, true, 2)); });
+  ASSERT_ALL(why.empty(), "graph: " << why);
+}
+
+TEST(Moe, OverCapacityIsReportedAndNothingIsWrittenPastTheBuffer) {
+  Communicator& c = comm();
+  const int n = c.size();
+  moe::Config cfg{128, 4, 2 * n, 64, 1, false};  // capacity 1: every expert overflows
+  moe::ExpertParallel ep(c, cfg);
+  const int El = ep.local_experts();
+  std::vector<int32_t> idx(64 * 4);
+  for (int t = 0; t < 64; ++t)
+    for (int k = 0; k < 4; ++k) idx[t * 4 + k] = (t + k) % (2 * n);
+  DeviceBuffer x(64 * 128 * 2), di(idx.size() * 4), recv(El * 1 * 128 * 2 + 64), counts(El * 4);
+  SYMMEM_CUDA_CHECK(cudaMemset(x.p, 0, x.n));
+  SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+  SYMMEM_CUDA_CHECK(cudaMemset(recv.p, 0xAB, recv.n));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::string why = attempt([&] {
+    ep.dispatch({x.p, nullptr, di.p, false, nullptr, 64}, {recv.p, nullptr, counts.as<int>()}, nullptr);
+    ctx()->synchronize(nullptr, "moe dispatch over capacity");
+  });
+  auto tail = download(static_cast<char*>(recv.p) + El * 128 * 2, 64);
+  const bool untouched = tail == std::vector<uint8_t>(64, 0xAB);
+  // Leave the exchange clean for the tests after this one: a combine with zeros.
+  DeviceBuffer y(El * 1 * 128 * 2), out(64 * 128 * 2);
+  SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0, y.n));
+  std::string after = attempt([&] {
+    ep.combine(y.p, out.p, false, nullptr);
+    ctx()->synchronize(nullptr, "moe combine");
+  });
+  ASSERT_ALL(why.find("over its capacity of 1") != std::string::npos && untouched && after.empty(),
+             "got '" << why << "', tail untouched " << untouched << ", combine after: '" << after << "'");
+}
+
+TEST(Moe, BadConfigIsRefusedOnEveryRank) {
+  moe::Config cfg{100, 4, 4 * comm().size(), 16, 0, false};  // 200-byte rows: not a multiple of 16
+  std::string why = attempt([&] { moe::ExpertParallel ep(comm(), cfg); });
+  ASSERT_ALL(why.find("hidden=100") != std::string::npos, "got '" << why << "'");
+}

@@ -1,0 +1,44 @@
+// MoE configuration checks and buffer layout (host side).
+#include <gtest/gtest.h>
+
+#include "../../src/moe/moe_kernels.hpp"
+#include "symmem/moe.hpp"
+
+using namespace symmem::moe;
+
+TEST(MoeConfig, ChecksNameTheField) {
+  Config c{7168, 8, 256, 128, 0, true};
+  EXPECT_EQ(detail::check_config(c, 4), "");
+  Config bad = c;
+  bad.hidden = 7160;  // fp8 row of 7160 bytes: not a multiple of 16
+  EXPECT_NE(detail::check_config(bad, 4).find("hidden=7160"), std::string::npos);
+  bad = c;
+  bad.topk = 17;
+  EXPECT_NE(detail::check_config(bad, 4).find("topk=17"), std::string::npos);
+  bad = c;
+  bad.num_experts = 250;
+  EXPECT_NE(detail::check_config(bad, 4).find("num_experts=250"), std::string::npos);
+  bad = c;
+  bad.max_tokens = 0;
+  EXPECT_NE(detail::check_config(bad, 4).find("max_tokens=0"), std::string::npos);
+  Config bf16{2048, 6, 64, 128, 0, false};
+  EXPECT_EQ(detail::check_config(bf16, 2), "");
+  bf16.hidden = 2052;  // bf16: a multiple of 8 elements
+  EXPECT_NE(detail::check_config(bf16, 2), "");
+}
+
+TEST(MoeConfig, RowsAndLayout) {
+  EXPECT_EQ(detail::row_bytes(7168, true), 7168u + 56 * 4);   // fp8 + one scale per 128 channels
+  EXPECT_EQ(detail::row_bytes(7168, false), 7168u * 2);
+  EXPECT_EQ(detail::row_bytes(7200, true) % 16, 0u);          // a partial last scale group, rounded up
+  Config c{7168, 8, 256, 128, 512, true};
+  kern::Layout L = kern::make_layout(c, 4);
+  EXPECT_EQ(L.experts_local, 64);
+  EXPECT_LT(L.stage_off + 2 * 4 * 128 * L.row, L.meta_off + 1);
+  EXPECT_LT(L.meta_off + 2 * 4 * 128 * sizeof(kern::Meta), L.comb_off + 1);
+  EXPECT_LT(L.comb_off + 2 * 4 * 128 * 7168 * 2, L.send_count_off + 1);
+  EXPECT_LT(L.arrive_off, L.bytes);
+  // The decode shape at 4 ranks needs about 22 MiB (moe.hpp says so).
+  EXPECT_GT(L.bytes, size_t(21) << 20);
+  EXPECT_LT(L.bytes, size_t(24) << 20);
+}
