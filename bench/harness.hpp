@@ -91,5 +91,8 @@ void run_p2p(Harness& h);
 /// beside NCCL on plain buffers and on NCCL symmetric windows. With `tune`, the fastest algorithm
 /// per size goes into `table`.
 void run_collective(Harness& h, CollOp op, TuningTable* table = nullptr);
+/// Expert-parallel dispatch and combine (moe::ExpertParallel) on the MoE issue's shapes, uniform
+/// and skewed routing, beside a worst-case-sized NCCL all-to-all of the same rows.
+void run_moe(Harness& h);
 
 }  // namespace symmem::bench

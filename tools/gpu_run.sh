@@ -50,6 +50,15 @@ if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
     torchrun --nproc-per-node="$ngpu" .deps/anchors/torch_allreduce.py --out "$prefix-torch_allreduce.json" \
       > "$OUT/torch.log" 2>&1 || echo "torch anchor failed (see torch.log)"
   fi
+  # MoE dispatch/combine beside NCCL, and PyTorch's MoE baseline (issue 10).
+  if [ "${SYMMEM_BENCH_MOE:-1}" = 1 ]; then
+    ./build/bench/symmem-bench moe --kind "$kind" --commit "$commit" --json "$prefix-moe.json" > "$OUT/moe.log" 2>&1 || rc=1
+    grep -E "^#|^ " "$OUT/moe.log" | head -16
+    if [ -f .deps/anchors/torch_moe_a2a.py ]; then
+      torchrun --nproc-per-node="$ngpu" .deps/anchors/torch_moe_a2a.py --out "$prefix-torch_moe_a2a.json" \
+        > "$OUT/torch_moe.log" 2>&1 || echo "torch MoE anchor failed (see torch_moe.log)"
+    fi
+  fi
   # symmem from Python beside PyTorch's symmetric memory and NCCL, in the same run.
   if [ -d build/python/symmem ]; then
     PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" \

@@ -1,0 +1,146 @@
+// symmem-bench moe: expert-parallel dispatch and combine, the issue's shapes, uniform and skewed
+// routing. Dispatch is timed alone (graph replays); combine as (dispatch + combine) - dispatch,
+// since a combine belongs to the dispatch before it. Beside them: NCCL moving the same rows as a
+// graph-capturable all-to-all (every rank sends max_tokens rows to every peer: without a host
+// round trip for the counts, the sizes must be the worst case). GB/s: remote bytes (rows sent to
+// other ranks, once per destination rank) per rank over the time.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "harness.hpp"
+#include "symmem/moe.hpp"
+
+namespace symmem::bench {
+namespace {
+
+struct Shape {
+  const char* name;
+  int tokens, hidden, topk, experts;
+  bool fp8;
+};
+
+// Routing of this rank: distinct experts per token; skewed sends 40% of the choices to 8 experts.
+std::vector<int32_t> routing(const Shape& s, int rank, bool skewed) {
+  std::mt19937_64 g(77 + rank * 1009 + (skewed ? 5 : 0));
+  std::vector<int32_t> idx(static_cast<size_t>(s.tokens) * s.topk);
+  for (int t = 0; t < s.tokens; ++t) {
+    std::vector<int> chosen;
+    for (int k = 0; k < s.topk; ++k) {
+      int e;
+      do e = skewed && g() % 10 < 4 ? static_cast<int>(g() % 8) : static_cast<int>(g() % s.experts);
+      while (std::find(chosen.begin(), chosen.end(), e) != chosen.end());
+      chosen.push_back(e);
+      idx[static_cast<size_t>(t) * s.topk + k] = e;
+    }
+  }
+  return idx;
+}
+
+}  // namespace
+
+void run_moe(Harness& h) {
+  const int n = h.size(), me = h.rank();
+  const Shape shapes[] = {
+      {"decode", 128, 7168, 8, 256, true},       {"pplx_64e_1t", 1, 2048, 6, 64, false},
+      {"pplx_64e_128t", 128, 2048, 6, 64, false}, {"pplx_256e_1t", 1, 7168, 8, 256, true},
+      {"prefill", 4096, 7168, 8, 256, true},
+  };
+  if (me == 0) {
+    std::printf("# symmem-bench moe: %d ranks, %s; time in us (dispatch; combine = pair - dispatch), remote GB/s per rank\n", n,
+                h.gpu_name().c_str());
+    std::printf("%16s %7s %6s | %9s %9s %8s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine", "disp_GBs",
+                "nccl_a2a", "nccl_GBs", "#wrong");
+  }
+  for (const Shape& s : shapes) {
+    if (s.experts % n != 0) continue;
+    for (bool skewed : {false, true}) {
+      moe::Config cfg{s.hidden, s.topk, s.experts, s.tokens, 0, s.fp8};
+      moe::ExpertParallel ep(h.comm(), cfg);
+      const int El = ep.local_experts(), C = ep.capacity();
+      const size_t es = s.fp8 ? 1 : 2, groups = (s.hidden + 127) / 128;
+      const size_t row = static_cast<size_t>(s.hidden) * es;
+      auto idx = routing(s, me, skewed);
+      void *x, *sc, *di, *rx, *rsc, *cnt, *y, *out;
+      SYMMEM_CUDA_CHECK(cudaMalloc(&x, s.tokens * row));
+      SYMMEM_CUDA_CHECK(cudaMalloc(&sc, s.tokens * groups * 4));
+      SYMMEM_CUDA_CHECK(cudaMalloc(&di, idx.size() * 4));
+      SYMMEM_CUDA_CHECK(cudaMalloc(&rx, static_cast<size_t>(El) * C * row));
+      SYMMEM_CUDA_CHECK(cudaMalloc(&rsc, static_cast<size_t>(El) * C * groups * 4));
+      SYMMEM_CUDA_CHECK(cudaMalloc(&cnt, El * 4));
+      SYMMEM_CUDA_CHECK(cudaMalloc(&y, static_cast<size_t>(El) * C * s.hidden * 2));
+      SYMMEM_CUDA_CHECK(cudaMalloc(&out, static_cast<size_t>(s.tokens) * s.hidden * 2));
+      SYMMEM_CUDA_CHECK(cudaMemset(x, 0x11, s.tokens * row));
+      SYMMEM_CUDA_CHECK(cudaMemset(sc, 0, s.tokens * groups * 4));
+      SYMMEM_CUDA_CHECK(cudaMemset(y, 0, static_cast<size_t>(El) * C * s.hidden * 2));
+      SYMMEM_CUDA_CHECK(cudaMemcpy(di, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+      moe::DispatchIn din{x, static_cast<float*>(sc), di, false, nullptr, s.tokens};
+      moe::DispatchOut dout{rx, static_cast<float*>(rsc), static_cast<int*>(cnt)};
+      const int ops = std::max(1, std::min(h.opt().iters, s.tokens >= 1024 ? 5 : h.opt().iters));
+      const double disp = h.time_graph([&](cudaStream_t st) { ep.dispatch(din, dout, st); }, ops);
+      const double pair = h.time_graph([&](cudaStream_t st) {
+        ep.dispatch(din, dout, st);
+        ep.combine(y, out, true, st);
+      }, ops);
+      // Check: every rank's expert counts add up to what the routing says it receives.
+      h.ctx().synchronize(h.stream(), "moe bench");
+      std::vector<int> got(El);
+      SYMMEM_CUDA_CHECK(cudaMemcpy(got.data(), cnt, El * 4, cudaMemcpyDeviceToHost));
+      long want = 0, have = 0, remote_rows = 0;
+      for (int r = 0; r < n; ++r) {
+        auto ir = routing(s, r, skewed);
+        for (size_t i = 0; i < ir.size(); ++i) want += ir[i] / El == me;
+        if (r == me)
+          for (int t = 0; t < s.tokens; ++t) {
+            uint64_t mask = 0;
+            for (int k = 0; k < s.topk; ++k) mask |= 1ull << (ir[static_cast<size_t>(t) * s.topk + k] / El);
+            remote_rows += __builtin_popcountll(mask & ~(1ull << me));
+          }
+      }
+      for (int c : got) have += c;
+      const long wrong = h.sum_over_ranks(have == want ? 0 : 1);
+      // NCCL: the same rows as a worst-case-sized all-to-all (max_tokens rows to every peer).
+      double nccl = -1;
+      if (h.nccl() != nullptr) {
+        void *sb, *rb;
+        const size_t per = static_cast<size_t>(s.tokens) * (row + (s.fp8 ? groups * 4 : 0));
+        SYMMEM_CUDA_CHECK(cudaMalloc(&sb, per * n));
+        SYMMEM_CUDA_CHECK(cudaMalloc(&rb, per * n));
+        ncclComm_t nc = h.nccl();
+        nccl = h.time_graph([&](cudaStream_t st) {
+          ncclGroupStart();
+          for (int p = 0; p < n; ++p) {
+            ncclSend(static_cast<char*>(sb) + p * per, per, ncclInt8, p, nc, st);
+            ncclRecv(static_cast<char*>(rb) + p * per, per, ncclInt8, p, nc, st);
+          }
+          ncclGroupEnd();
+        }, ops);
+        cudaFree(sb);
+        cudaFree(rb);
+      }
+      const double rows_max = h.max_over_ranks(static_cast<double>(remote_rows));
+      const double remote_bytes = rows_max * row, combine_bytes = rows_max * s.hidden * 2;  // combine: bf16 rows back
+      Row r{"moe", s.fp8 ? "fp8" : "bfloat16", std::string(s.name) + (skewed ? "/skewed" : "/uniform"), static_cast<size_t>(s.tokens)};
+      r.symmem_us = disp;
+      r.nccl_us = nccl;
+      r.wrong = wrong;
+      r.extra["combine_us"] = pair - disp;
+      r.extra["dispatch_combine_us"] = pair;
+      r.extra["remote_bytes"] = remote_bytes;
+      r.extra["dispatch_gbps"] = remote_bytes / disp / 1000.0;
+      r.extra["combine_gbps"] = pair > disp ? combine_bytes / (pair - disp) / 1000.0 : -1;
+      r.extra["nccl_gbps"] = nccl > 0 ? remote_bytes / nccl / 1000.0 : -1;
+      r.extra["bytes_per_rank"] = static_cast<double>(ep.bytes_per_rank());
+      h.add(r);
+      if (me == 0)
+        std::printf("%16s %7s %6d | %9.2f %9.2f %8.1f | %9.2f %8.1f | %9ld\n", s.name, skewed ? "skewed" : "uniform", s.tokens, disp,
+                    pair - disp, r.extra["dispatch_gbps"], nccl, r.extra["nccl_gbps"], wrong);
+      for (void* p : {x, sc, di, rx, rsc, cnt, y, out}) cudaFree(p);
+    }
+  }
+}
+
+}  // namespace symmem::bench
