@@ -66,4 +66,9 @@ if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
     grep -E "^#|^ " "$OUT/pybench.log" | head -20
   fi
 fi
+# Few files come back from a device run: the logs in one, the results in one archive.
+for f in torch.log moe.log torch_moe.log pybench.log; do
+  [ -f "$OUT/$f" ] && { echo "===== $f"; cat "$OUT/$f"; } >> "$OUT/bench.log" && rm -f "$OUT/$f"
+done
+( cd "$OUT" && ls *.json *.svg *.txt > /dev/null 2>&1 && tar czf results.tgz *.json *.svg *.txt && rm -f *.json *.svg *.txt )
 exit $rc
