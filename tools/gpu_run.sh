@@ -70,5 +70,5 @@ fi
 for f in torch.log moe.log torch_moe.log pybench.log; do
   [ -f "$OUT/$f" ] && { echo "===== $f"; cat "$OUT/$f"; } >> "$OUT/bench.log" && rm -f "$OUT/$f"
 done
-( cd "$OUT" && ls *.json *.svg *.txt > /dev/null 2>&1 && tar czf results.tgz *.json *.svg *.txt && rm -f *.json *.svg *.txt )
+( cd "$OUT" && shopt -s nullglob && files=(*.json *.svg *.txt) && [ ${#files[@]} -gt 0 ] && tar czf results.tgz "${files[@]}" && rm -f "${files[@]}" )
 exit $rc
