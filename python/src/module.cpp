@@ -278,6 +278,41 @@ PYBIND11_MODULE(_C, m) {
            py::arg("inp"), py::arg("out"), py::arg("out_count"), py::arg("send_counts"), py::arg("recv_counts"), py::arg("dtype"),
            py::arg("stream"), py::arg("algo") = "auto");
 
+  // Expert-parallel dispatch / combine (symmem/moe.hpp); the Python layer owns the tensors.
+  py::class_<moe::ExpertParallel>(m, "ExpertParallel")
+      .def(py::init([](Communicator& c, int hidden, int topk, int experts, int max_tokens, int capacity, bool fp8) {
+             moe::Config cfg;
+             cfg.hidden = hidden;
+             cfg.topk = topk;
+             cfg.num_experts = experts;
+             cfg.max_tokens = max_tokens;
+             cfg.capacity = capacity;
+             cfg.fp8 = fp8;
+             return std::make_unique<moe::ExpertParallel>(c, cfg);
+           }),
+           py::arg("comm"), py::arg("hidden"), py::arg("topk"), py::arg("num_experts"), py::arg("max_tokens"),
+           py::arg("capacity") = 0, py::arg("fp8") = false, py::keep_alive<1, 2>())
+      .def_property_readonly("local_experts", &moe::ExpertParallel::local_experts)
+      .def_property_readonly("capacity", &moe::ExpertParallel::capacity)
+      .def_property_readonly("bytes_per_rank", &moe::ExpertParallel::bytes_per_rank)
+      .def("dispatch_send",
+           [](moe::ExpertParallel& ep, uintptr_t x, uintptr_t scales, uintptr_t idx, bool idx64, uintptr_t w, int tokens, uintptr_t s) {
+             ep.dispatch_send({as_ptr<const void>(x), as_ptr<const float>(scales), as_ptr<const void>(idx), idx64, as_ptr<const float>(w), tokens},
+                              as_stream(s));
+           },
+           py::arg("x"), py::arg("scales"), py::arg("topk_idx"), py::arg("idx_int64"), py::arg("topk_weights"), py::arg("tokens"),
+           py::arg("stream"))
+      .def("dispatch_recv",
+           [](moe::ExpertParallel& ep, uintptr_t rx, uintptr_t rsc, uintptr_t counts, uintptr_t s) {
+             ep.dispatch_recv({as_ptr<void>(rx), as_ptr<float>(rsc), as_ptr<int>(counts)}, as_stream(s));
+           },
+           py::arg("recv_x"), py::arg("recv_scales"), py::arg("expert_counts"), py::arg("stream"))
+      .def("combine_send", [](moe::ExpertParallel& ep, uintptr_t y, bool weighted, uintptr_t s) {
+             ep.combine_send(as_ptr<const void>(y), weighted, as_stream(s));
+           }, py::arg("expert_out"), py::arg("weighted"), py::arg("stream"))
+      .def("combine_recv", [](moe::ExpertParallel& ep, uintptr_t out, uintptr_t s) { ep.combine_recv(as_ptr<void>(out), as_stream(s)); },
+           py::arg("out"), py::arg("stream"));
+
   // One-sided operations on a stream (capturable in CUDA graphs).
   auto engine_of = [](const std::string& e) {
     require(e == "sm" || e == "ce", "engine='" + e + "': use 'sm' (a copy kernel) or 'ce' (the copy engines)");

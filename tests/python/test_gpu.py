@@ -386,3 +386,65 @@ def test_bad_arguments_raise_on_every_rank():
                 pass
         return "\n".join(errs)
     agreed(body)
+
+
+def test_moe_dispatch_and_combine_against_a_reference():
+    def body():
+        H, K, E, T = 256, 4, 4 * WORLD, 32
+        ep = symmem.moe.ExpertParallel(H, K, E, T)
+        tokens = 0 if WORLD >= 2 and RANK == 1 else T - RANK % 3  # a rank with no tokens
+
+        def inputs(r):
+            g = torch.Generator(device=DEV).manual_seed(500 + r)
+            n = 0 if WORLD >= 2 and r == 1 else T - r % 3
+            x = torch.randn(n, H, generator=g, device=DEV).to(torch.bfloat16)
+            idx = torch.rand(n, E, generator=g, device=DEV).argsort(dim=1)[:, :K].int()  # distinct experts
+            idx[torch.rand(n, K, generator=g, device=DEV) < 0.125] = -1
+            idx[:, 0] = torch.where(torch.rand(n, generator=g, device=DEV) < 0.3, torch.ones_like(idx[:, 0]), idx[:, 0])  # hot expert 1
+            bad = (idx[:, 1:] == 1).any(dim=1) & (idx[:, 0] == 1)
+            idx[bad, 0] = -1  # keep a token's experts distinct
+            w = torch.rand(n, K, generator=g, device=DEV)
+            return x, idx, w
+
+        x, idx, w = inputs(RANK)
+        recv_x, _, counts = ep.dispatch(x, idx, w)
+        torch.cuda.synchronize()
+        El, C = ep.local_experts, ep.capacity
+        probe = torch.randn(H, generator=torch.Generator(device=DEV).manual_seed(1), device=DEV).double()
+        scale = lambda e: 1.0 + 0.0625 * (e % 7)
+        errs = []
+        y = torch.zeros(El, C, H, dtype=torch.bfloat16, device=DEV)
+        for le in range(El):
+            ge = RANK * El + le
+            want = []
+            for r in range(WORLD):
+                xr, ir, _ = inputs(r)
+                rows = (ir == ge).any(dim=1)
+                want.append(xr[rows])
+            want = torch.cat(want)
+            c = int(counts[le])
+            if c != want.shape[0]:
+                errs.append(f"expert {ge}: {c} rows, want {want.shape[0]}")
+                continue
+            got_fp = (recv_x[le, :c].double() @ probe).sort().values
+            want_fp = (want.double() @ probe).sort().values
+            if not torch.equal(got_fp, want_fp):
+                errs.append(f"expert {ge}: a different set of rows")
+            y[le, :c] = (recv_x[le, :c].float() * scale(ge)).to(torch.bfloat16)
+        out = ep.combine(y)
+        torch.cuda.synchronize()
+        if tokens:
+            ref = torch.zeros(tokens, H, dtype=torch.float32, device=DEV)
+            mag = torch.zeros_like(ref)
+            for k in range(K):
+                e = idx[:, k].long()
+                valid = (e >= 0).float().unsqueeze(1)
+                sc = (1.0 + 0.0625 * (e.clamp(min=0) % 7)).float().unsqueeze(1)
+                term = w[:, k:k + 1] * (x.float() * sc).to(torch.bfloat16).float() * valid
+                ref += term
+                mag += term.abs()
+            bad = ((out.float() - ref).abs() > 0.02 * mag + 1e-3)
+            if bool(bad.any()):
+                errs.append(f"combine: {int(bad.sum())} of {bad.numel()} values off")
+        return "\n".join(errs[:5])
+    agreed(body)

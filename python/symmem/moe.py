@@ -1,0 +1,67 @@
+"""Expert-parallel dispatch and combine on torch tensors (symmem/moe.hpp says how they work).
+
+    ep = symmem.moe.ExpertParallel(hidden=7168, topk=8, num_experts=256, max_tokens=128, fp8=True)
+    recv_x, recv_scales, counts = ep.dispatch(x, topk_idx, topk_weights, scales=scales)
+    y = experts(recv_x, recv_scales, counts)            # [E_local, capacity, H] bf16
+    out = ep.combine(y)                                  # [T, H] bf16, weighted by topk_weights
+
+Outputs live in tensors the object owns and reuses (the same addresses every call: a CUDA graph
+can capture dispatch and combine). Every rank calls dispatch and combine in the same order; the
+token count may differ across ranks (at most max_tokens)."""
+from . import _group, _lib, _torch, InvalidArgument
+
+
+class ExpertParallel:
+    def __init__(self, hidden, topk, num_experts, max_tokens, *, capacity=0, fp8=False, group=None):
+        torch = _torch()
+        g = _group(group)
+        self.group = g
+        self._ep = _lib().ExpertParallel(g._comm, hidden, topk, num_experts, max_tokens, capacity, fp8)
+        self.hidden, self.topk, self.num_experts, self.max_tokens, self.fp8 = hidden, topk, num_experts, max_tokens, fp8
+        self.local_experts, self.capacity = self._ep.local_experts, self._ep.capacity
+        dev = torch.device("cuda", torch.cuda.current_device())
+        el, cap, groups = self.local_experts, self.capacity, (hidden + 127) // 128
+        self.recv_x = torch.empty(el, cap, hidden, dtype=torch.float8_e4m3fn if fp8 else torch.bfloat16, device=dev)
+        self.recv_scales = torch.empty(el, cap, groups, dtype=torch.float32, device=dev) if fp8 else None
+        self.expert_counts = torch.empty(el, dtype=torch.int32, device=dev)
+        self.out = torch.empty(max_tokens, hidden, dtype=torch.bfloat16, device=dev)
+        self._tokens = 0
+
+    def dispatch(self, x, topk_idx, topk_weights=None, *, scales=None):
+        """x: [T, H] bf16 (or float8_e4m3fn with scales [T, ceil(H/128)] fp32); topk_idx: [T, K]
+        int32/int64, -1 for none; topk_weights: [T, K] fp32. Returns (recv_x, recv_scales or None,
+        expert_counts)."""
+        torch = _torch()
+        T = x.shape[0]
+        if x.dim() != 2 or x.shape[1] != self.hidden or not x.is_contiguous():
+            raise InvalidArgument(f"moe dispatch: x must be a contiguous [T, {self.hidden}] tensor, got {tuple(x.shape)}")
+        want = torch.float8_e4m3fn if self.fp8 else torch.bfloat16
+        if x.dtype != want:
+            raise InvalidArgument(f"moe dispatch: x is {x.dtype}; this ExpertParallel was made for {want}")
+        if tuple(topk_idx.shape) != (T, self.topk) or topk_idx.dtype not in (torch.int32, torch.int64) or not topk_idx.is_contiguous():
+            raise InvalidArgument(f"moe dispatch: topk_idx must be a contiguous int32/int64 [{T}, {self.topk}] tensor")
+        if topk_weights is not None and (tuple(topk_weights.shape) != (T, self.topk) or topk_weights.dtype != torch.float32):
+            raise InvalidArgument(f"moe dispatch: topk_weights must be fp32 [{T}, {self.topk}]")
+        if self.fp8 and (scales is None or scales.dtype != torch.float32 or scales.shape[0] != T):
+            raise InvalidArgument("moe dispatch: an fp8 dispatch needs scales [T, ceil(H/128)] fp32")
+        s = torch.cuda.current_stream().cuda_stream
+        self._ep.dispatch_send(x.data_ptr() if T else 0, scales.data_ptr() if scales is not None and T else 0,
+                               topk_idx.data_ptr() if T else 0, topk_idx.dtype == torch.int64,
+                               topk_weights.data_ptr() if topk_weights is not None and T else 0, T, s)
+        self._ep.dispatch_recv(self.recv_x.data_ptr(), self.recv_scales.data_ptr() if self.fp8 else 0,
+                               self.expert_counts.data_ptr(), s)
+        self._tokens = T
+        return self.recv_x, self.recv_scales, self.expert_counts
+
+    def combine(self, expert_out, weighted=True):
+        """expert_out: [E_local, capacity, H] bf16 (row r of expert e answers recv_x[e, r]).
+        Returns [T, H] bf16 for this rank's tokens of the last dispatch."""
+        torch = _torch()
+        if tuple(expert_out.shape) != (self.local_experts, self.capacity, self.hidden) or expert_out.dtype != torch.bfloat16 \
+                or not expert_out.is_contiguous():
+            raise InvalidArgument(f"moe combine: expert_out must be a contiguous bf16 "
+                                  f"[{self.local_experts}, {self.capacity}, {self.hidden}] tensor")
+        s = torch.cuda.current_stream().cuda_stream
+        self._ep.combine_send(expert_out.data_ptr(), bool(weighted), s)
+        self._ep.combine_recv(self.out.data_ptr(), s)
+        return self.out[: self._tokens]
