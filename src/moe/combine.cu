@@ -35,6 +35,13 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
   const int n = L.n, me = h.rank, C = L.capacity;
   const uint64_t e = h.local_signals[kEpochSlot];  // the last dispatch's
   const int parity = static_cast<int>(e & 1);
+  if (h.local_signals[kCombinedSlot] >= e) {
+    // A second combine of one dispatch would find its peers' flags already raised and read
+    // landing rows that may be rewritten under it: refuse (reported once, on this rank).
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      device::record_error(h, WaitKind::kMoe, -1, 3ull << 32, Cmp::kGt, e, h.local_signals[kCombinedSlot], 0);
+    return;
+  }
   const unsigned* recv_count = at<unsigned>(h, L.recv_count_off);
   __shared__ int start[pad::kMaxTeam + 1];
   if (threadIdx.x == 0) {
@@ -65,8 +72,10 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
-  if (last_block(arrive))
+  if (last_block(arrive)) {
+    h.local_signals[kCombinedSlot] = e;
     for (int d = 0; d < n; ++d) device::st_release(h.signals[d] + combine_flag(parity, me), e);  // every peer: rule (R)
+  }
 }
 
 __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {

@@ -40,7 +40,8 @@ struct Meta {
 static_assert(sizeof(Meta) % 16 == 0, "Meta rows stay 16-byte aligned");
 
 // Signal pad slots.
-constexpr int kEpochSlot = 0;
+constexpr int kEpochSlot = 0;     // the last dispatch's epoch (local)
+constexpr int kCombinedSlot = 1;  // the epoch of the last combine (local): one combine per dispatch
 inline constexpr int dispatch_flag(int parity, int src) { return 8 + parity * pad::kMaxTeam + src; }
 inline constexpr int combine_flag(int parity, int src) { return 8 + 2 * pad::kMaxTeam + parity * pad::kMaxTeam + src; }
 static_assert(8 + 4 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user slots");

@@ -63,6 +63,9 @@ std::string describe_device_error(const DeviceErrorRecord& r) {
       return "moe dispatch: rank " + std::to_string(r.global_rank) + "'s topk_idx holds expert " +
              std::to_string(static_cast<long long>(r.seen)) + " (token " + std::to_string(index) + "), outside [0, " +
              std::to_string(r.expected) + ") and not -1; that entry was skipped";
+    if (kind == 3)
+      return "moe combine: called a second time for one dispatch on rank " + std::to_string(r.global_rank) +
+             " (every combine follows its own dispatch); nothing was sent";
     return "moe dispatch: local expert " + std::to_string(index) + " of rank " + std::to_string(r.global_rank) + " received " +
            std::to_string(r.seen) + " tokens, over its capacity of " + std::to_string(r.expected) +
            "; the first " + std::to_string(r.expected) + " were kept. Raise moe::Config::capacity";
