@@ -186,15 +186,9 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
       }
     }
   } else if (device::barrier_block(h, blockIdx.x)) {  // peers' inputs (pull) or outputs (push) are ready
-    // A third of the blocks move this rank's own split while the others cross the links (as in
-    // movement.cu; one block: one group).
-    const bool split = n > 1 && gridDim.x >= 2;
-    const unsigned local_blocks = split ? (gridDim.x >= 6 ? gridDim.x / 3 : 1) : gridDim.x;
-    const bool local = blockIdx.x < local_blocks;
-    const size_t gidx = local ? idx : idx - local_blocks * size_t(blockDim.x);
-    const size_t gstride = (local ? local_blocks : gridDim.x - local_blocks) * size_t(blockDim.x);
-    const int k_first = local ? 0 : 1, k_last = split && local ? 1 : n;
-    for (int k = k_first; k < k_last; ++k) {
+    const LocalRemoteSplit grp = local_remote_split(n);
+    const size_t gidx = grp.idx, gstride = grp.stride;
+    for (int k = grp.k_first; k < grp.k_last; ++k) {
       const int p = (me + k) % n;
       if (plan == kPush)  // this rank's split for p, into p's output
         device::copy_bytes(at_rank(a.out_h, p, a.out) + dst_off[p] * es, a.in + row_off[p] * es,

@@ -120,14 +120,9 @@ __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
   const DeviceHandle& h = a.in_h;
   const int n = a.ws.nranks, me = a.ws.rank;
   const size_t idx = device::grid_index(), stride = device::grid_size();
-  // Blocks split into a local group (a third) and a remote group, so this rank's own chunk is
-  // copied while the peers' chunks cross the links. (One block, or one rank: one group.)
-  const bool split = n > 1 && gridDim.x >= 2;
-  const unsigned local_blocks = split ? (gridDim.x >= 6 ? gridDim.x / 3 : 1) : gridDim.x;
-  const bool local = blockIdx.x < local_blocks;
-  const size_t gidx = local ? idx : idx - local_blocks * size_t(blockDim.x);
-  const size_t gstride = (local ? local_blocks : gridDim.x - local_blocks) * size_t(blockDim.x);
-  const int k_first = local ? 0 : 1, k_last = split && local ? 1 : n;
+  const LocalRemoteSplit grp = local_remote_split(n);
+  const size_t gidx = grp.idx, gstride = grp.stride;
+  const int k_first = grp.k_first, k_last = grp.k_last;
   if constexpr (K == kBC) {
     if (a.push) {
       broadcast_push(a);

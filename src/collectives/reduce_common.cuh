@@ -13,6 +13,27 @@ __device__ __forceinline__ T* at_rank(const DeviceHandle& h, int r, T* p) {
   return r == h.rank ? p : device::peer_ptr(h, r, p);
 }
 
+/// Data movement over n ranks, blocks split into a local group (a third) and a remote group, so
+/// this rank's own chunk is copied while the peers' chunks cross the links (one block, or one
+/// rank: one group). A block moves the chunks of peers (me + k) % n for k in [k_first, k_last),
+/// thread index `idx` of `stride` within its group.
+struct LocalRemoteSplit {
+  size_t idx, stride;
+  int k_first, k_last;
+};
+__device__ inline LocalRemoteSplit local_remote_split(int n) {
+  const bool split = n > 1 && gridDim.x >= 2;
+  const unsigned local_blocks = split ? (gridDim.x >= 6 ? gridDim.x / 3 : 1) : gridDim.x;
+  const bool local = blockIdx.x < local_blocks;
+  const size_t idx = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  LocalRemoteSplit s;
+  s.idx = local ? idx : idx - local_blocks * size_t(blockDim.x);
+  s.stride = (local ? local_blocks : gridDim.x - local_blocks) * size_t(blockDim.x);
+  s.k_first = local ? 0 : 1;
+  s.k_last = split && local ? 1 : n;
+  return s;
+}
+
 /// Reduces word index i of `src` over all ranks (rank order) and returns the packed result.
 template <DataType D, ReduceOp R, class Word>
 __device__ __forceinline__ Word reduce_word(const DeviceHandle& h, const char* src, size_t i) {
