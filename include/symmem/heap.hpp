@@ -43,6 +43,9 @@ class SYMMEM_API SymmetricBuffer {
   const DeviceHandle& handle() const;
   /// True when [p, p+n) lies inside this rank's buffer.
   bool contains(const void* p, size_t n = 1) const;
+  /// Where the buffer lies in its heap (nonzero): the same on every rank for one symmetric buffer,
+  /// different for two live buffers. Lets ranks check on the GPU that they hold the same buffer.
+  uint64_t placement() const;
 
  private:
   friend class Heap;

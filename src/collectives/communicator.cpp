@@ -557,11 +557,15 @@ void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, con
   if (p.algo == Algo::kLL) {
     // The counts travel with the data: send_counts may be any device memory.
     // A symmetric output lets the direct branch write instead of read; the kernel does so only
-    // where every rank's output is symmetric (each says so in its header).
+    // where every rank's output lies at the same place of the same buffer (each says where in its
+    // header).
     SymmetricBuffer out_buf = out_count ? heap_->find(out, bytes_of(out_count, dtype, 1, "all_to_all_v")) : SymmetricBuffer();
+    const uint64_t out_place = out_buf.valid() ? out_buf.placement() + static_cast<uint64_t>(static_cast<char*>(out) -
+                                                                                           static_cast<char*>(out_buf.ptr()))
+                                               : 0;
     coll::A2AVArgs args{ws_.handle(), workspace_layout(size(), opt_), in_buf.handle(),
                         static_cast<const char*>(in), static_cast<char*>(out), out_buf.valid() ? out_buf.handle() : DeviceHandle{},
-                        out_buf.valid(), send_counts, recv_counts, in_capacity, out_count, es};
+                        out_place, send_counts, recv_counts, in_capacity, out_count, es};
     coll::launch_ll_a2av(args, blocks, s);
     return;
   }

@@ -58,7 +58,8 @@ struct A2AVArgs {
   const char* in;
   char* out;
   DeviceHandle out_h;    // the symmetric buffer that holds `out`, where push (else unused)
-  bool push;             // `out` is symmetric: the direct branch may write into peers' outputs
+  uint64_t out_place;    // where `out` lies in the heap (placement + offset), 0 when not symmetric:
+                         // the direct branch writes into the peers' outputs where all ranks' agree
   const int64_t* counts; // this rank's row (device memory)
   int64_t* recv_counts;
   unsigned long long in_capacity, out_capacity;  // elements

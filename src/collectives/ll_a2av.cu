@@ -1,13 +1,14 @@
 // all_to_all_v without a barrier for small splits, and with one for large ones, in one kernel.
 // Every rank pushes to every peer, as LL lines into the peer's workspace slot: a header (its whole
-// counts row, its input capacity, its output capacity, whether its output is symmetric: nranks + 3
-// lines) and, when the split to that peer is small, the data. Every rank thus learns every rank's counts and capacities and
+// counts row, its input capacity, its output capacity, where its output lies in the heap (0: not
+// symmetric): nranks + 3 lines) and, when the split to that peer is small, the data. Every rank thus learns every rank's counts and capacities and
 // reaches the same verdict without talking further:
 //   - a bad count (negative, a sender's total past its input, a receiver's total past its output)
 //     moves nothing on any rank and is recorded for the host (InvalidArgument on every rank);
 //   - every split at most kLLMaxPairBytes: the data came with the headers (LL, no barrier);
 //   - else, between two barriers: every rank writes its splits into the peers' outputs where every
-//     rank's output is symmetric (links carry writes only), else pulls from the peers' inputs.
+//     rank's output lies at the same place of one symmetric buffer (links carry writes only), else
+//     pulls from the peers' inputs.
 //     A third of the blocks move this rank's own split while the others cross the links.
 // Flow control: the sequenced workspace (include/symmem/device/workspace.hpp). Every rank sends
 // every peer a header and waits for every peer's header in every call: rule (R). The direct branch
@@ -48,10 +49,10 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   }
   __syncthreads();
 
-  // Header line i: counts[i] for i < n, then input capacity, output capacity, output symmetric.
+  // Header line i: counts[i] for i < n, then input capacity, output capacity, output placement.
   auto header = [&](size_t i) -> uint64_t {
     if (i < static_cast<size_t>(n)) return static_cast<uint64_t>(a.counts[i]);
-    return i == static_cast<size_t>(n) ? a.in_capacity : i == static_cast<size_t>(n) + 1 ? a.out_capacity : (a.push ? 1u : 0u);
+    return i == static_cast<size_t>(n) ? a.in_capacity : i == static_cast<size_t>(n) + 1 ? a.out_capacity : a.out_place;
   };
 
   // Send: header lines, then the data where the split is small.
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
         got += cnt[q][t] < 0 ? 0 : cnt[q][t];
         if (q != t && cnt[t][q] > 0 && static_cast<size_t>(cnt[t][q]) * es > limit) atomicAnd(&all_small, 0);
       }
-      if (caps[t][2] == 0) atomicAnd(&all_push, 0);
+      if (caps[t][2] == 0 || caps[t][2] != caps[0][2]) atomicAnd(&all_push, 0);  // the same place on every rank
       unsigned long long key = ~0ull;
       if (negative) key = 3ull * t;
       else if (static_cast<unsigned long long>(sent) > caps[t][0]) key = 3ull * t + 1;

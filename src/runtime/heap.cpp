@@ -97,6 +97,10 @@ uint64_t* SymmetricBuffer::peer_signal_pad(int peer) const {
 int SymmetricBuffer::rank() const { return alive(a_).rank; }
 int SymmetricBuffer::nranks() const { return alive(a_).nranks; }
 const DeviceHandle& SymmetricBuffer::handle() const { return alive(a_).handle; }
+uint64_t SymmetricBuffer::placement() const {
+  const Allocation& a = alive(a_);
+  return (static_cast<uint64_t>(a.arena) + 1) << 44 | a.offset;  // arenas < 2^20, offsets < 2^44
+}
 bool SymmetricBuffer::contains(const void* p, size_t n) const {
   if (!a_ || a_->released) return false;
   auto b = reinterpret_cast<uintptr_t>(a_->peers[a_->rank]);
