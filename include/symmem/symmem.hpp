@@ -8,6 +8,7 @@
 #include "symmem/heap.hpp"
 #include "symmem/launcher.hpp"
 #include "symmem/moe.hpp"
+#include "symmem/overlap.hpp"
 #include "symmem/stream.hpp"
 #include "symmem/team.hpp"
 #include "symmem/types.hpp"

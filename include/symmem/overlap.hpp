@@ -1,0 +1,55 @@
+#pragma once
+// Tensor-parallel GEMMs with their communication hidden (bf16, row-major, fp32 accumulation by
+// cuBLASLt):
+//   all_gather_matmul:      C [M, Nc] = all_gather(A_shard) [M, K] x B [K, Nc]
+//   matmul_reduce_scatter:  C_shard [M/N, Nc] = this rank's rows of sum over ranks (A [M, K] x B [K, Nc])
+//
+// Overlap, all-gather: after a barrier, each rank's shard goes to every peer by the copy engine
+// (one put with a signal per peer, on a side stream, nearest peer first) while the GEMM of the
+// local rows runs; then each peer's rows are multiplied as soon as their signal has arrived.
+// Overlap, reduce-scatter: after a barrier, the GEMM of each peer's rows writes its result straight
+// into that peer's landing slot (the epilogue stores over NVLink) and signals it; the local rows go
+// last; once every peer's slot has arrived, one kernel sums the N slots (fp32) into C_shard.
+// Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
+// Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
+// Nc and the team size, which every rank shares.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "symmem/collectives.hpp"
+#include "symmem/export.hpp"
+
+namespace symmem::overlap {
+
+enum class Mode : int { kAuto = 0, kOverlap, kSequential };
+
+class SYMMEM_API TensorParallel {
+ public:
+  /// Collective over comm's team. Buffers are sized for M <= max_m (the full row count), K <=
+  /// max_k and Nc <= max_n: a gathered A [max_m, max_k] and reduce-scatter landing slots
+  /// [max_m, max_n], both bf16 and symmetric, plus a 32 MiB cuBLASLt workspace.
+  TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n);
+  ~TensorParallel();
+  TensorParallel(const TensorParallel&) = delete;
+  TensorParallel& operator=(const TensorParallel&) = delete;
+
+  /// a_shard: this rank's M/N rows [M/N, K] (any device memory); b: [K, Nc]; c: [M, Nc];
+  /// a_out (may be null): receives the gathered A [M, K]. M must be a multiple of the team size.
+  void all_gather_matmul(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, void* a_out,
+                         cudaStream_t stream, Mode mode = Mode::kAuto);
+  /// a: [M, K]; b: [K, Nc]; c_shard: [M/N, Nc]; op: sum or avg.
+  void matmul_reduce_scatter(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, ReduceOp op,
+                             cudaStream_t stream, Mode mode = Mode::kAuto);
+
+  /// What auto runs for these sizes (the same on every rank).
+  Mode choose(int64_t m, int64_t k, int64_t n) const;
+
+ private:
+  struct Impl;
+  Communicator& comm_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace symmem::overlap

@@ -1,0 +1,32 @@
+#pragma once
+// Internal: row-major bf16 GEMM with fp32 accumulation through cuBLASLt.
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+namespace symmem::overlap {
+
+class Gemm {
+ public:
+  explicit Gemm(size_t workspace_bytes);
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+  /// C [m, n] (ldc elements per row) = A [m, k] (lda) x B [k, n] (ldb), bf16 row-major; C may be
+  /// peer memory (the epilogue then stores over NVLink).
+  void run(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
+           cudaStream_t stream);
+
+ private:
+  struct Plan;
+  const Plan& plan(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>, Plan*> plans_;
+};
+
+}  // namespace symmem::overlap

@@ -1,0 +1,165 @@
+// Overlapped tensor-parallel GEMMs (symmem/overlap.hpp says what each does).
+//
+// Why the signals need no epochs (they are set to 1, waited for, and zeroed in every call), for
+// any N and any interleaving: every call starts with a barrier on the compute stream. A rank
+// zeroes its slots at the end of call k, on its compute stream, after its waits; a peer sets a slot
+// of call k + 1 only after that call's barrier, which this rank reaches after the zeroing. The same
+// barrier orders the data: a peer writes this rank's gathered rows / landing slots of call k + 1
+// only after this rank has passed call k's GEMMs / sum, which precede the barrier in its stream.
+#include "symmem/overlap.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "gemm.hpp"
+#include "overlap_kernels.hpp"
+#include "symmem/error.hpp"
+#include "symmem/stream.hpp"
+
+namespace symmem::overlap {
+
+struct TensorParallel::Impl {
+  explicit Impl() : gemm(size_t(32) << 20) {}
+  Gemm gemm;
+  SymmetricBuffer gathered, recv;
+  int64_t max_m = 0, max_k = 0, max_n = 0;
+  cudaStream_t side = nullptr;
+  cudaEvent_t start = nullptr, done = nullptr;
+  int sms = 132;
+};
+
+TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n)
+    : comm_(comm), impl_(std::make_unique<Impl>()) {
+  require(max_m > 0 && max_k > 0 && max_n > 0, "overlap::TensorParallel: max_m, max_k and max_n must be positive");
+  require(comm.size() <= pad::kUserSlots, "overlap::TensorParallel: too many ranks for the signal slots");
+  Impl& d = *impl_;
+  d.max_m = max_m;
+  d.max_k = max_k;
+  d.max_n = max_n;
+  d.gathered = comm.alloc(detail::checked_mul(detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
+                                              "gathered A bytes"));
+  d.recv = comm.alloc(detail::checked_mul(detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
+                                          "landing slot bytes"));
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&d.side, cudaStreamNonBlocking));
+  SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&d.start, cudaEventDisableTiming));
+  SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&d.done, cudaEventDisableTiming));
+  int dev = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
+}
+
+TensorParallel::~TensorParallel() {
+  if (!impl_) return;
+  cudaDeviceSynchronize();
+  if (impl_->start) cudaEventDestroy(impl_->start);
+  if (impl_->done) cudaEventDestroy(impl_->done);
+  if (impl_->side) cudaStreamDestroy(impl_->side);
+  try {
+    if (impl_->gathered.valid()) comm_.free(impl_->gathered);
+    if (impl_->recv.valid()) comm_.free(impl_->recv);
+  } catch (...) {
+  }
+}
+
+Mode TensorParallel::choose(int64_t m, int64_t /*k*/, int64_t /*n*/) const {
+  // Overlap needs a few shards' worth of GEMM to hide a transfer behind; tiny shards go
+  // sequential. (A first rule, from the sizes only; to be tuned by `symmem-bench overlap`.)
+  const int n = comm_.size();
+  return n > 1 && m / n >= 128 ? Mode::kOverlap : Mode::kSequential;
+}
+
+static void check_shapes(const char* op, int64_t m, int64_t k, int64_t n, int nranks, int64_t max_m, int64_t max_k, int64_t max_n) {
+  const std::string o = std::string("overlap::") + op;
+  require(m > 0 && k > 0 && n > 0, o + ": M, K and Nc must be positive");
+  require(m % nranks == 0, o + ": M=" + std::to_string(m) + " is not a multiple of the " + std::to_string(nranks) +
+                               " ranks; pad M or split it unevenly yourself");
+  require(k % 8 == 0 && n % 8 == 0, o + ": K=" + std::to_string(k) + " and Nc=" + std::to_string(n) +
+                                        " must be multiples of 8 (16-byte bf16 rows)");
+  require(m <= max_m && k <= max_k && n <= max_n, o + ": M, K, Nc = " + std::to_string(m) + ", " + std::to_string(k) + ", " +
+                                                      std::to_string(n) + " exceed the sizes this TensorParallel was made for (" +
+                                                      std::to_string(max_m) + ", " + std::to_string(max_k) + ", " + std::to_string(max_n) + ")");
+}
+static void check_ptr(const char* op, const char* what, const void* p) {
+  require(p != nullptr, std::string("overlap::") + op + ": " + what + " is null");
+  require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, std::string("overlap::") + op + ": " + what + " must be 16-byte aligned");
+}
+
+void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, void* a_out,
+                                       cudaStream_t s, Mode mode) {
+  Impl& d = *impl_;
+  const int N = comm_.size(), me = comm_.rank();
+  check_shapes("all_gather_matmul", m, k, n, N, d.max_m, d.max_k, d.max_n);
+  check_ptr("all_gather_matmul", "a_shard", a_shard);
+  check_ptr("all_gather_matmul", "b", b);
+  check_ptr("all_gather_matmul", "c", c);
+  if (a_out) check_ptr("all_gather_matmul", "a_out", a_out);
+  const int64_t rows = m / N;
+  const size_t shard_bytes = static_cast<size_t>(rows) * k * 2;
+  char* gathered = d.gathered.as<char>();
+  char* cc = static_cast<char*>(c);
+  if (mode == Mode::kAuto) mode = choose(m, k, n);
+  if (mode == Mode::kSequential || N == 1) {
+    comm_.all_gather(a_shard, gathered, static_cast<size_t>(rows) * k, DataType::kBFloat16, s);
+    d.gemm.run(m, n, k, gathered, k, b, n, c, n, s);
+  } else {
+    stream::barrier(d.gathered, s);  // every peer is done with the previous call's rows and signals
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
+    // Side stream: this rank's shard to every peer (nearest first), and to its own gathered copy.
+    for (int j = 1; j < N; ++j) {
+      const int p = (me + j) % N;
+      stream::put_signal(d.gathered, p, static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, me, 1, SignalOp::kSet, d.side,
+                         Engine::kCopyEngine);
+    }
+    SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
+    // Compute stream: the local rows at once, then each peer's as its signal arrives (peer me - j
+    // sends to this rank j-th).
+    d.gemm.run(rows, n, k, a_shard, k, b, n, cc + static_cast<size_t>(me) * rows * n * 2, n, s);
+    for (int j = 1; j < N; ++j) {
+      const int p = (me - j + N) % N;
+      stream::wait(d.gathered, p, Cmp::kGe, 1, s);
+      d.gemm.run(rows, n, k, gathered + static_cast<size_t>(p) * shard_bytes, k, b, n, cc + static_cast<size_t>(p) * rows * n * 2, n, s);
+    }
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.gathered.signal_pad(), 0, sizeof(uint64_t) * N, s));
+  }
+  if (a_out) SYMMEM_CUDA_CHECK(cudaMemcpyAsync(a_out, gathered, static_cast<size_t>(m) * k * 2, cudaMemcpyDeviceToDevice, s));
+}
+
+void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, ReduceOp op,
+                                           cudaStream_t s, Mode mode) {
+  Impl& d = *impl_;
+  const int N = comm_.size(), me = comm_.rank();
+  check_shapes("matmul_reduce_scatter", m, k, n, N, d.max_m, d.max_k, d.max_n);
+  check_ptr("matmul_reduce_scatter", "a", a);
+  check_ptr("matmul_reduce_scatter", "b", b);
+  check_ptr("matmul_reduce_scatter", "c_shard", c_shard);
+  require(op == ReduceOp::kSum || op == ReduceOp::kAvg, "overlap::matmul_reduce_scatter: op must be sum or avg");
+  const int64_t rows = m / N;
+  const size_t slot = static_cast<size_t>(rows) * n;  // elements
+  const char* aa = static_cast<const char*>(a);
+  char* recv = d.recv.as<char>();
+  if (mode == Mode::kAuto) mode = choose(m, k, n);
+  if (mode == Mode::kSequential || N == 1) {
+    d.gemm.run(m, n, k, a, k, b, n, recv, n, s);
+    comm_.reduce_scatter(recv, c_shard, slot, DataType::kBFloat16, op, s);
+    return;
+  }
+  stream::barrier(d.recv, s);  // every peer has summed the previous call's slots and zeroed its signals
+  // Peers' rows first, each GEMM storing into that peer's slot `me`, then a signal (release: the
+  // GEMM's stores are visible before it).
+  for (int j = 1; j < N; ++j) {
+    const int p = (me + j) % N;
+    char* dst = static_cast<char*>(d.recv.peer_ptr(p)) + static_cast<size_t>(me) * slot * 2;
+    d.gemm.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, dst, n, s);
+    stream::signal(d.recv, p, me, 1, SignalOp::kSet, s);
+  }
+  d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(me) * slot * 2, n, s);
+  for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
+  launch_sum_slots(recv, slot, N, c_shard, op == ReduceOp::kAvg ? 1.0f / N : 1.0f, d.sms, s);
+  SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
+}
+
+}  // namespace symmem::overlap

@@ -1,0 +1,11 @@
+#pragma once
+// Internal: the overlap module's kernels.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+
+namespace symmem::overlap {
+/// out = scale * sum over r < n of slots[r] (each `elems` bf16, contiguous; 16-byte aligned).
+void launch_sum_slots(const void* slots, size_t elems, int n, void* out, float scale, int sms, cudaStream_t s);
+}  // namespace symmem::overlap

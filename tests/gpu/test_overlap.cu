@@ -1,0 +1,155 @@
+// Overlapped tensor-parallel GEMMs against a host reference (gathered A times B in fp32, a
+// tolerance in the bf16 band): all-gather + GEMM (with the gathered A), GEMM + reduce-scatter (sum
+// and avg), in overlap and sequential modes, replayed in a CUDA graph with new data; an M that is
+// not a multiple of the ranks is refused on every rank.
+#include "reference.hpp"
+
+using namespace symmem;
+using namespace symmem::test;
+
+namespace {
+
+std::vector<float> rand_bf16(size_t count, uint64_t seed, std::vector<uint8_t>* bytes) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  bytes->resize(count * 2);
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i) {
+    from_float(DataType::kBFloat16, u(g), &(*bytes)[2 * i]);
+    v[i] = to_float(DataType::kBFloat16, &(*bytes)[2 * i]);
+  }
+  return v;
+}
+
+// '' or where got [rows, n] (bf16) differs from ref, within 2^-7 of the sum of |terms| (+ one bf16 step).
+std::string compare(const std::vector<uint8_t>& got, const std::vector<double>& ref, const std::vector<double>& mag) {
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double g = to_float(DataType::kBFloat16, &got[2 * i]);
+    if (!(std::fabs(g - ref[i]) <= mag[i] / 128.0 + std::fabs(ref[i]) / 128.0 + 1e-3))
+      return "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(ref[i]);
+  }
+  return "";
+}
+
+std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc) {
+  Communicator& c = comm();
+  const int n = c.size(), me = c.rank();
+  const int64_t rows = m / n;
+  overlap::TensorParallel tp(c, 1024, 512, 512);
+  DeviceBuffer a_shard(rows * k * 2), a_full(m * k * 2), b(k * nc * 2), cfull(m * nc * 2), cshard(rows * nc * 2), a_out(m * k * 2);
+  cudaStream_t s;
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraphExec_t exec = nullptr;
+  std::string why;
+  for (int it = 0; it < (graph ? 3 : 2) && why.empty(); ++it) {  // eager: a sum, then an avg
+    // Rank r: A shard (AG), full A (RS) and its own B (a column / row shard of the weight).
+    std::vector<std::vector<float>> shards(n), fulls(n), bs(n);
+    std::vector<uint8_t> bytes, my_shard, my_full, my_b;
+    for (int r = 0; r < n; ++r) {
+      shards[r] = rand_bf16(rows * k, 1000 * it + 10 * r + 1, &bytes);
+      if (r == me) my_shard = bytes;
+      fulls[r] = rand_bf16(m * k, 1000 * it + 10 * r + 2, &bytes);
+      if (r == me) my_full = bytes;
+      bs[r] = rand_bf16(k * nc, 1000 * it + 10 * r + 3, &bytes);
+      if (r == me) my_b = bytes;
+    }
+    upload(a_shard.p, my_shard);
+    upload(a_full.p, my_full);
+    upload(b.p, my_b);
+    SYMMEM_CUDA_CHECK(cudaMemset(cfull.p, 0xCD, cfull.n));
+    SYMMEM_CUDA_CHECK(cudaMemset(cshard.p, 0xCD, cshard.n));
+    SYMMEM_CUDA_CHECK(cudaMemset(a_out.p, 0xCD, a_out.n));
+    SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    auto enqueue = [&](cudaStream_t st) {
+      tp.all_gather_matmul(a_shard.p, m, k, b.p, nc, cfull.p, a_out.p, st, mode);
+      tp.matmul_reduce_scatter(a_full.p, m, k, b.p, nc, cshard.p, it == 1 ? ReduceOp::kAvg : ReduceOp::kSum, st, mode);
+    };
+    if (graph) {
+      if (it == 0) {
+        cudaGraph_t gr;
+        SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        enqueue(s);
+        SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
+        SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
+        SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
+      }
+      SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    } else {
+      enqueue(s);
+    }
+    ctx()->synchronize(s, "overlap");
+    // (A graph captured the sum; its replays run the sum too.)
+    const bool avg = !graph && it == 1;
+    // All-gather + GEMM: C = [shard_0; ...; shard_{n-1}] x B_me.
+    std::vector<double> ref(m * nc, 0.0), mag(m * nc, 0.0);
+    for (int64_t i = 0; i < m; ++i) {
+      const std::vector<float>& sh = shards[i / rows];
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const double av = sh[(i % rows) * k + kk];
+        for (int64_t j = 0; j < nc; ++j) {
+          const double t = av * bs[me][kk * nc + j];
+          ref[i * nc + j] += t;
+          mag[i * nc + j] += std::fabs(t);
+        }
+      }
+    }
+    why = compare(download(cfull.p, m * nc * 2), ref, mag);
+    if (!why.empty()) { why = "all_gather_matmul: " + why; break; }
+    std::vector<uint8_t> gathered = download(a_out.p, m * k * 2);
+    for (int64_t i = 0; i < m * k && why.empty(); ++i)
+      if (to_float(DataType::kBFloat16, &gathered[2 * i]) != shards[i / (rows * k)][i % (rows * k)]) why = "a_out differs at " + std::to_string(i);
+    if (!why.empty()) break;
+    // GEMM + reduce-scatter: C_shard = sum_r (A_r x B_r)[rows of me].
+    std::vector<double> rref(rows * nc, 0.0), rmag(rows * nc, 0.0);
+    for (int r = 0; r < n; ++r)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const double av = fulls[r][(me * rows + i) * k + kk];
+          for (int64_t j = 0; j < nc; ++j) {
+            const double t = av * bs[r][kk * nc + j];
+            rref[i * nc + j] += t;
+            rmag[i * nc + j] += std::fabs(t);
+          }
+        }
+    if (avg)
+      for (auto& x : rref) x /= n;
+    why = compare(download(cshard.p, rows * nc * 2), rref, rmag);
+    if (!why.empty()) why = "matmul_reduce_scatter: " + why;
+  }
+  if (exec) cudaGraphExecDestroy(exec);
+  cudaStreamDestroy(s);
+  return why;
+}
+
+}  // namespace
+
+TEST(Overlap, GemmsWithCommunicationMatchTheReference) {
+  const int n = comm().size();
+  std::string why;
+  for (auto mode : {overlap::Mode::kOverlap, overlap::Mode::kSequential, overlap::Mode::kAuto}) {
+    why = attempt([&] {
+      std::string w = run_overlap(mode, false, 256 * n > 1024 ? 1024 / n * n : 256 * n, 256, 384);
+      if (!w.empty()) throw std::runtime_error(w);
+    });
+    if (!why.empty()) { why = "mode " + std::to_string(static_cast<int>(mode)) + ": " + why; break; }
+  }
+  ASSERT_ALL(why.empty(), why);
+}
+
+TEST(Overlap, ReplayedInACudaGraphWithNewData) {
+  const int n = comm().size();
+  std::string why = attempt([&] {
+    std::string w = run_overlap(overlap::Mode::kOverlap, true, 128 * n, 128, 256);
+    if (!w.empty()) throw std::runtime_error(w);
+  });
+  ASSERT_ALL(why.empty(), why);
+}
+
+TEST(Overlap, RowsNotAMultipleOfTheRanksAreRefusedOnEveryRank) {
+  const int n = comm().size();
+  if (n < 2) GTEST_SKIP() << "needs 2 ranks";
+  overlap::TensorParallel tp(comm(), 1024, 256, 256);
+  DeviceBuffer a(1024 * 256 * 2), b(256 * 256 * 2), cc(1024 * 256 * 2);
+  std::string why = attempt([&] { tp.matmul_reduce_scatter(a.p, 8 * n + 1, 256, b.p, 256, cc.p, ReduceOp::kSum, nullptr); });
+  ASSERT_ALL(why.find("not a multiple of the") != std::string::npos, "got '" << why << "'");
+}
