@@ -94,5 +94,8 @@ void run_collective(Harness& h, CollOp op, TuningTable* table = nullptr);
 /// Expert-parallel dispatch and combine (moe::ExpertParallel) on the MoE issue's shapes, uniform
 /// and skewed routing, beside a worst-case-sized NCCL all-to-all of the same rows.
 void run_moe(Harness& h);
+/// All-gather + GEMM and GEMM + reduce-scatter (overlap::TensorParallel) on Llama-3 8B/70B MLP
+/// shapes, beside the GEMM alone and cuBLASLt + NCCL one after the other.
+void run_overlap(Harness& h);
 
 }  // namespace symmem::bench

@@ -29,7 +29,7 @@ static size_t parse_size(const std::string& s) {
 }
 
 static const char* kUsage =
-    "usage: symmem-bench [all|p2p|collectives|tune|moe|all_reduce|all_gather|reduce_scatter|broadcast|all_to_all|all_to_all_v]\n"
+    "usage: symmem-bench [all|p2p|collectives|tune|moe|overlap|all_reduce|all_gather|reduce_scatter|broadcast|all_to_all|all_to_all_v]\n"
     "                    [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-d DTYPE] [-o REDOP]\n"
     "                    [--replays N] [--json FILE] [--svg FILE] [--kind DEVICE_KIND] [--commit SHA] [--table FILE]";
 
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
       else if (a == "--kind") o.device_kind = next();
       else if (a == "--commit") o.commit = next();
       else if (a == "-h" || a == "--help") { std::puts(kUsage); return 0; }
-      else if (a == "p2p" || a == "all" || a == "tune" || a == "collectives" || a == "moe") suite = a;
+      else if (a == "p2p" || a == "all" || a == "tune" || a == "collectives" || a == "moe" || a == "overlap") suite = a;
       else if (a == "all_reduce" || a == "reduce_scatter" || a == "all_gather" || a == "broadcast" || a == "all_to_all" ||
                a == "all_to_all_v") suite = a;
       else if (a == "--table") table_path = next();
@@ -128,6 +128,8 @@ int main(int argc, char** argv) {
       write_table(h, t, table_path.empty() ? "symmem-tuning.txt" : table_path);
     } else if (suite == "moe") {
       run_moe(h);
+    } else if (suite == "overlap") {
+      run_overlap(h);
     } else if (suite != "p2p" && suite != "all") {
       run_collective(h, parse_coll(suite));
     }

@@ -59,6 +59,15 @@ if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
         > "$OUT/torch_moe.log" 2>&1 || echo "torch MoE anchor failed (see torch_moe.log)"
     fi
   fi
+  # GEMM overlap beside the GEMM alone and cuBLASLt + NCCL, and PyTorch's fused ops (issue 11).
+  if [ "${SYMMEM_BENCH_OVERLAP:-1}" = 1 ]; then
+    ./build/bench/symmem-bench overlap --kind "$kind" --commit "$commit" --json "$prefix-overlap.json" > "$OUT/overlap.log" 2>&1 || rc=1
+    grep -E "^#|^ " "$OUT/overlap.log" | head -20
+    if [ -f .deps/anchors/torch_overlap.py ]; then
+      torchrun --nproc-per-node="$ngpu" .deps/anchors/torch_overlap.py --out "$prefix-torch_overlap.json" \
+        > "$OUT/torch_overlap.log" 2>&1 || echo "torch overlap anchor failed (see torch_overlap.log)"
+    fi
+  fi
   # symmem from Python beside PyTorch's symmetric memory and NCCL, in the same run.
   if [ -d build/python/symmem ]; then
     PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" \
@@ -67,7 +76,7 @@ if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
   fi
 fi
 # Few files come back from a device run: the logs in one, the results in one archive.
-for f in torch.log moe.log torch_moe.log pybench.log; do
+for f in torch.log moe.log torch_moe.log overlap.log torch_overlap.log pybench.log; do
   [ -f "$OUT/$f" ] && { echo "===== $f"; cat "$OUT/$f"; } >> "$OUT/bench.log" && rm -f "$OUT/$f"
 done
 ( cd "$OUT" && shopt -s nullglob && files=(*.json *.svg *.txt) && [ ${#files[@]} -gt 0 ] && tar czf results.tgz "${files[@]}" && rm -f "${files[@]}" )

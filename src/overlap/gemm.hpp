@@ -7,9 +7,11 @@
 #include <map>
 #include <tuple>
 
+#include "symmem/export.hpp"
+
 namespace symmem::overlap {
 
-class Gemm {
+class SYMMEM_API Gemm {  // (exported for symmem-bench)
  public:
   explicit Gemm(size_t workspace_bytes);
   ~Gemm();

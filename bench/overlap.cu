@@ -1,0 +1,89 @@
+// symmem-bench overlap: all-gather + GEMM and GEMM + reduce-scatter on the MLP shapes of Llama-3
+// 8B and 70B at TP = the ranks of this run, M in {2048, 4096, 8192, 16384}. Beside symmem
+// (overlap and sequential): the cuBLASLt GEMM alone on the full problem (the floor), and cuBLASLt
+// with NCCL one after the other. CUDA-graph replays, median, max over ranks.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstdio>
+
+#include "../src/overlap/gemm.hpp"
+#include "harness.hpp"
+#include "symmem/overlap.hpp"
+
+namespace symmem::bench {
+
+void run_overlap(Harness& h) {
+  const int n = h.size(), me = h.rank();
+  struct Model { const char* name; int64_t hidden, ffn; };
+  const Model models[] = {{"8B", 4096, 14336}, {"70B", 8192, 28672}};
+  const int64_t ms[] = {2048, 4096, 8192, 16384};
+  int64_t max_m = 16384, max_k = 0, max_n = 0;
+  for (const Model& md : models) {
+    max_k = std::max({max_k, md.hidden, md.ffn / n});
+    max_n = std::max({max_n, md.ffn / n, md.hidden});
+  }
+  overlap::TensorParallel tp(h.comm(), max_m, max_k, max_n);
+  overlap::Gemm gemm(size_t(32) << 20);
+  void *a, *b, *c, *shard;
+  SYMMEM_CUDA_CHECK(cudaMalloc(&a, static_cast<size_t>(max_m) * max_k * 2));
+  SYMMEM_CUDA_CHECK(cudaMalloc(&b, static_cast<size_t>(max_k) * max_n * 2));
+  SYMMEM_CUDA_CHECK(cudaMalloc(&c, static_cast<size_t>(max_m) * max_n * 2));
+  SYMMEM_CUDA_CHECK(cudaMalloc(&shard, static_cast<size_t>(max_m) * max_k * 2));
+  SYMMEM_CUDA_CHECK(cudaMemset(a, 0x3c, static_cast<size_t>(max_m) * max_k * 2));  // bf16 ~1.2e-2: finite products
+  SYMMEM_CUDA_CHECK(cudaMemset(b, 0x3c, static_cast<size_t>(max_k) * max_n * 2));
+  SYMMEM_CUDA_CHECK(cudaMemset(shard, 0x3c, static_cast<size_t>(max_m) * max_k * 2));
+  ncclComm_t nc = h.nccl();
+  if (me == 0) {
+    std::printf("# symmem-bench overlap: TP=%d, %s; us (median of graph replays, max over ranks)\n", n, h.gpu_name().c_str());
+    std::printf("%5s %6s %8s | %9s %9s %9s %9s | %6s %6s\n", "model", "op", "M", "gemm", "gemm+nccl", "overlap", "sequential",
+                "vs_flr", "hidden");
+  }
+  for (const Model& md : models) {
+    for (int64_t m : ms) {
+      for (int op = 0; op < 2; ++op) {  // 0: all-gather + GEMM, 1: GEMM + reduce-scatter
+        const int64_t k = op == 0 ? md.hidden : md.ffn / n, nn = op == 0 ? md.ffn / n : md.hidden;
+        const int64_t rows = m / n;
+        const int ops = m >= 8192 ? 3 : 5;
+        const double floor_us = h.time_graph([&](cudaStream_t s) { gemm.run(m, nn, k, a, k, b, nn, c, nn, s); }, ops);
+        double seq_nccl = -1;
+        if (nc != nullptr) {
+          seq_nccl = h.time_graph([&](cudaStream_t s) {
+            if (op == 0) {
+              ncclAllGather(shard, a, static_cast<size_t>(rows) * k, ncclBfloat16, nc, s);
+              gemm.run(m, nn, k, a, k, b, nn, c, nn, s);
+            } else {
+              gemm.run(m, nn, k, a, k, b, nn, c, nn, s);
+              ncclReduceScatter(c, shard, static_cast<size_t>(rows) * nn, ncclBfloat16, ncclSum, nc, s);
+            }
+          }, ops);
+        }
+        auto symmem_us = [&](overlap::Mode mode) {
+          return h.time_graph([&](cudaStream_t s) {
+            if (op == 0) tp.all_gather_matmul(shard, m, k, b, nn, c, nullptr, s, mode);
+            else tp.matmul_reduce_scatter(a, m, k, b, nn, shard, ReduceOp::kSum, s, mode);
+          }, ops);
+        };
+        const double ov = symmem_us(overlap::Mode::kOverlap), sq = symmem_us(overlap::Mode::kSequential);
+        const double comm_part = seq_nccl > floor_us ? seq_nccl - floor_us : 0;
+        Row r{"overlap", "bfloat16", std::string(md.name) + (op == 0 ? "/ag_gemm" : "/gemm_rs"), static_cast<size_t>(m)};
+        r.symmem_us = std::min(ov, sq);
+        r.nccl_us = seq_nccl;
+        r.extra["gemm_alone_us"] = floor_us;
+        r.extra["overlap_us"] = ov;
+        r.extra["sequential_us"] = sq;
+        r.extra["k"] = static_cast<double>(k);
+        r.extra["n"] = static_cast<double>(nn);
+        r.extra["vs_floor"] = ov / floor_us;
+        r.extra["hidden_fraction"] = comm_part > 0 ? std::max(0.0, 1.0 - (ov - floor_us) / comm_part) : -1;
+        h.add(r);
+        if (me == 0)
+          std::printf("%5s %6s %8lld | %9.1f %9.1f %9.1f %9.1f | %6.3f %6.2f\n", md.name, op == 0 ? "ag+mm" : "mm+rs",
+                      static_cast<long long>(m), floor_us, seq_nccl, ov, sq, r.extra["vs_floor"], r.extra["hidden_fraction"]);
+      }
+    }
+  }
+  for (void* p : {a, b, c, shard}) cudaFree(p);
+}
+
+}  // namespace symmem::bench
