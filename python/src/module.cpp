@@ -313,6 +313,33 @@ PYBIND11_MODULE(_C, m) {
       .def("combine_recv", [](moe::ExpertParallel& ep, uintptr_t out, uintptr_t s) { ep.combine_recv(as_ptr<void>(out), as_stream(s)); },
            py::arg("out"), py::arg("stream"));
 
+  // Overlapped tensor-parallel GEMMs (symmem/overlap.hpp).
+  auto mode_of = [](const std::string& m) {
+    require(m == "auto" || m == "overlap" || m == "sequential", "mode='" + m + "': use auto, overlap or sequential");
+    return m == "overlap" ? overlap::Mode::kOverlap : m == "sequential" ? overlap::Mode::kSequential : overlap::Mode::kAuto;
+  };
+  py::class_<overlap::TensorParallel>(m, "TensorParallel")
+      .def(py::init([](Communicator& c, int64_t max_m, int64_t max_k, int64_t max_n) {
+             return std::make_unique<overlap::TensorParallel>(c, max_m, max_k, max_n);
+           }),
+           py::arg("comm"), py::arg("max_m"), py::arg("max_k"), py::arg("max_n"), py::keep_alive<1, 2>())
+      .def("all_gather_matmul",
+           [=](overlap::TensorParallel& t, uintptr_t a_shard, int64_t m, int64_t k, uintptr_t b, int64_t n, uintptr_t c, uintptr_t a_out,
+               uintptr_t s, const std::string& mode) {
+             t.all_gather_matmul(as_ptr<const void>(a_shard), m, k, as_ptr<const void>(b), n, as_ptr<void>(c), as_ptr<void>(a_out),
+                                 as_stream(s), mode_of(mode));
+           },
+           py::arg("a_shard"), py::arg("m"), py::arg("k"), py::arg("b"), py::arg("n"), py::arg("c"), py::arg("a_out"), py::arg("stream"),
+           py::arg("mode") = "auto")
+      .def("matmul_reduce_scatter",
+           [=](overlap::TensorParallel& t, uintptr_t a, int64_t m, int64_t k, uintptr_t b, int64_t n, uintptr_t c, const std::string& op,
+               uintptr_t s, const std::string& mode) {
+             t.matmul_reduce_scatter(as_ptr<const void>(a), m, k, as_ptr<const void>(b), n, as_ptr<void>(c), op_of(op), as_stream(s),
+                                     mode_of(mode));
+           },
+           py::arg("a"), py::arg("m"), py::arg("k"), py::arg("b"), py::arg("n"), py::arg("c_shard"), py::arg("op"), py::arg("stream"),
+           py::arg("mode") = "auto");
+
   // One-sided operations on a stream (capturable in CUDA graphs).
   auto engine_of = [](const std::string& e) {
     require(e == "sm" || e == "ce", "engine='" + e + "': use 'sm' (a copy kernel) or 'ce' (the copy engines)");

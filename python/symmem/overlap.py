@@ -1,0 +1,61 @@
+"""Tensor-parallel GEMMs with their communication hidden (symmem/overlap.hpp says how).
+
+    c, a = symmem.all_gather_matmul(a_shard, b, return_a=True)   # c = all_gather(a_shard) @ b
+    c_shard = symmem.matmul_reduce_scatter(a, b)                  # this rank's rows of sum_r(a_r @ b_r)
+
+bf16, row-major, fp32 accumulation; on the current stream, capturable in CUDA graphs. M (the full
+row count) must be a multiple of the group size. Each group keeps one TensorParallel, remade
+(collectively: every rank makes the same calls) when a call needs larger buffers."""
+from . import _group, _lib, _torch, InvalidArgument
+
+_tp = {}  # group name -> (TensorParallel, max_m, max_k, max_n)
+
+
+def _get(g, m, k, n):
+    have = _tp.get(g.name)
+    if have is None or m > have[1] or k > have[2] or n > have[3]:
+        mm, kk, nn = (m, k, n) if have is None else (max(m, have[1]), max(k, have[2]), max(n, have[3]))
+        _tp.pop(g.name, None)
+        _tp[g.name] = (_lib().TensorParallel(g._comm, mm, kk, nn), mm, kk, nn)
+    return _tp[g.name][0]
+
+
+def _check(t, what):
+    torch = _torch()
+    if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype != torch.bfloat16 or t.dim() != 2 or not t.is_contiguous():
+        raise InvalidArgument(f"{what} must be a contiguous 2-D bfloat16 CUDA tensor")
+
+
+def all_gather_matmul(a_shard, b, group=None, *, return_a=False, mode="auto"):
+    """a_shard: [M/N, K] (this rank's rows), b: [K, Nc]. Returns c [M, Nc] (and the gathered a [M, K])."""
+    torch = _torch()
+    g = _group(group)
+    _check(a_shard, "all_gather_matmul: a_shard")
+    _check(b, "all_gather_matmul: b")
+    rows, k = a_shard.shape
+    if b.shape[0] != k:
+        raise InvalidArgument(f"all_gather_matmul: a_shard is [{rows}, {k}] but b is {tuple(b.shape)}")
+    m, n = rows * g.size, b.shape[1]
+    c = torch.empty(m, n, dtype=torch.bfloat16, device=a_shard.device)
+    a = torch.empty(m, k, dtype=torch.bfloat16, device=a_shard.device) if return_a else None
+    _get(g, m, k, n).all_gather_matmul(a_shard.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), a.data_ptr() if a is not None else 0,
+                                       torch.cuda.current_stream().cuda_stream, mode)
+    return (c, a) if return_a else c
+
+
+def matmul_reduce_scatter(a, b, op="sum", group=None, *, mode="auto"):
+    """a: [M, K], b: [K, Nc]. Returns this rank's rows [M/N, Nc] of the sum (or avg) over ranks of a @ b."""
+    torch = _torch()
+    g = _group(group)
+    _check(a, "matmul_reduce_scatter: a")
+    _check(b, "matmul_reduce_scatter: b")
+    m, k = a.shape
+    if b.shape[0] != k:
+        raise InvalidArgument(f"matmul_reduce_scatter: a is [{m}, {k}] but b is {tuple(b.shape)}")
+    if m % g.size:
+        raise InvalidArgument(f"matmul_reduce_scatter: M={m} is not a multiple of the group's {g.size} ranks")
+    n = b.shape[1]
+    c = torch.empty(m // g.size, n, dtype=torch.bfloat16, device=a.device)
+    _get(g, m, k, n).matmul_reduce_scatter(a.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), op,
+                                           torch.cuda.current_stream().cuda_stream, mode)
+    return c
