@@ -40,26 +40,27 @@ struct Config {
   int num_experts = 0;     // E: a multiple of the number of ranks
   int max_tokens = 0;      // tokens per rank per call, at most
   int capacity = 0;        // rows per local expert; 0: nranks * max_tokens (cannot overflow)
-  bool fp8 = false;        // dispatch payload: bf16, or fp8 e4m3 with fp32 scales per 128 channels
+  bool fp8 = false;        // dispatch payload: bf16, or fp8 e4m3 with a scale per 128 channels
+  bool ue8m0 = false;      // fp8 scales as UE8M0 exponents, 4 packed in an int32 (else fp32 each)
 };
 
-/// What dispatch reads (device pointers). x: [T, H] bf16, or fp8 e4m3 with scales [T, ceil(H/128)]
-/// fp32; topk_idx: [T, K] int32 or int64 (-1: no expert); topk_weights: [T, K] fp32 or null
-/// (weight 1).
+/// What dispatch reads (device pointers). x: [T, H] bf16, or fp8 e4m3 with scales [T, G] fp32
+/// (G = ceil(H/128)) or, with ue8m0, [T, ceil(G/4)] int32 of packed UE8M0 bytes; topk_idx: [T, K]
+/// int32 or int64 (-1: no expert); topk_weights: [T, K] fp32 or null (weight 1).
 struct DispatchIn {
   const void* x = nullptr;
-  const float* scales = nullptr;
+  const void* scales = nullptr;
   const void* topk_idx = nullptr;
   bool idx_int64 = false;
   const float* topk_weights = nullptr;
   int tokens = 0;
 };
 /// What dispatch writes (device pointers): recv_x [E_local, capacity, H] (bf16 or fp8),
-/// recv_scales [E_local, capacity, ceil(H/128)] fp32 (fp8 only), expert_counts [E_local] int32
-/// (rows written per local expert).
+/// recv_scales [E_local, capacity, scale words] in the input's scale format (fp8 only),
+/// expert_counts [E_local] int32 (rows written per local expert).
 struct DispatchOut {
   void* recv_x = nullptr;
-  float* recv_scales = nullptr;
+  void* recv_scales = nullptr;
   int* expert_counts = nullptr;
 };
 
@@ -102,9 +103,11 @@ class SYMMEM_API ExpertParallel {
 };
 
 namespace detail {
-/// Bytes of one staged row: H elements (1 or 2 bytes) and, for fp8, ceil(H/128) fp32 scales,
-/// rounded up to 16.
-SYMMEM_API size_t row_bytes(int hidden, bool fp8);
+/// 32-bit scale words per row: 0 for bf16, ceil(H/128) fp32 scales, or ceil(ceil(H/128)/4)
+/// packed UE8M0 words.
+SYMMEM_API int scale_words(int hidden, bool fp8, bool ue8m0);
+/// Bytes of one staged row: H elements (1 or 2 bytes) and the scale words, rounded up to 16.
+SYMMEM_API size_t row_bytes(int hidden, bool fp8, bool ue8m0 = false);
 /// "" when the config is usable with `nranks` ranks, else what is wrong.
 SYMMEM_API std::string check_config(const Config& c, int nranks);
 }  // namespace detail

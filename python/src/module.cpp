@@ -280,7 +280,7 @@ PYBIND11_MODULE(_C, m) {
 
   // Expert-parallel dispatch / combine (symmem/moe.hpp); the Python layer owns the tensors.
   py::class_<moe::ExpertParallel>(m, "ExpertParallel")
-      .def(py::init([](Communicator& c, int hidden, int topk, int experts, int max_tokens, int capacity, bool fp8) {
+      .def(py::init([](Communicator& c, int hidden, int topk, int experts, int max_tokens, int capacity, bool fp8, bool ue8m0) {
              moe::Config cfg;
              cfg.hidden = hidden;
              cfg.topk = topk;
@@ -288,23 +288,24 @@ PYBIND11_MODULE(_C, m) {
              cfg.max_tokens = max_tokens;
              cfg.capacity = capacity;
              cfg.fp8 = fp8;
+             cfg.ue8m0 = ue8m0;
              return std::make_unique<moe::ExpertParallel>(c, cfg);
            }),
            py::arg("comm"), py::arg("hidden"), py::arg("topk"), py::arg("num_experts"), py::arg("max_tokens"),
-           py::arg("capacity") = 0, py::arg("fp8") = false, py::keep_alive<1, 2>())
+           py::arg("capacity") = 0, py::arg("fp8") = false, py::arg("ue8m0") = false, py::keep_alive<1, 2>())
       .def_property_readonly("local_experts", &moe::ExpertParallel::local_experts)
       .def_property_readonly("capacity", &moe::ExpertParallel::capacity)
       .def_property_readonly("bytes_per_rank", &moe::ExpertParallel::bytes_per_rank)
       .def("dispatch_send",
            [](moe::ExpertParallel& ep, uintptr_t x, uintptr_t scales, uintptr_t idx, bool idx64, uintptr_t w, int tokens, uintptr_t s) {
-             ep.dispatch_send({as_ptr<const void>(x), as_ptr<const float>(scales), as_ptr<const void>(idx), idx64, as_ptr<const float>(w), tokens},
+             ep.dispatch_send({as_ptr<const void>(x), as_ptr<const void>(scales), as_ptr<const void>(idx), idx64, as_ptr<const float>(w), tokens},
                               as_stream(s));
            },
            py::arg("x"), py::arg("scales"), py::arg("topk_idx"), py::arg("idx_int64"), py::arg("topk_weights"), py::arg("tokens"),
            py::arg("stream"))
       .def("dispatch_recv",
            [](moe::ExpertParallel& ep, uintptr_t rx, uintptr_t rsc, uintptr_t counts, uintptr_t s) {
-             ep.dispatch_recv({as_ptr<void>(rx), as_ptr<float>(rsc), as_ptr<int>(counts)}, as_stream(s));
+             ep.dispatch_recv({as_ptr<void>(rx), as_ptr<void>(rsc), as_ptr<int>(counts)}, as_stream(s));
            },
            py::arg("recv_x"), py::arg("recv_scales"), py::arg("expert_counts"), py::arg("stream"))
       .def("combine_send", [](moe::ExpertParallel& ep, uintptr_t y, bool weighted, uintptr_t s) {

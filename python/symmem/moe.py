@@ -12,23 +12,26 @@ from . import _group, _lib, _torch, InvalidArgument
 
 
 class ExpertParallel:
-    def __init__(self, hidden, topk, num_experts, max_tokens, *, capacity=0, fp8=False, group=None):
+    def __init__(self, hidden, topk, num_experts, max_tokens, *, capacity=0, fp8=False, ue8m0=False, group=None):
         torch = _torch()
         g = _group(group)
         self.group = g
-        self._ep = _lib().ExpertParallel(g._comm, hidden, topk, num_experts, max_tokens, capacity, fp8)
+        self._ep = _lib().ExpertParallel(g._comm, hidden, topk, num_experts, max_tokens, capacity, fp8, ue8m0)
+        self.ue8m0 = ue8m0
         self.hidden, self.topk, self.num_experts, self.max_tokens, self.fp8 = hidden, topk, num_experts, max_tokens, fp8
         self.local_experts, self.capacity = self._ep.local_experts, self._ep.capacity
         dev = torch.device("cuda", torch.cuda.current_device())
         el, cap, groups = self.local_experts, self.capacity, (hidden + 127) // 128
         self.recv_x = torch.empty(el, cap, hidden, dtype=torch.float8_e4m3fn if fp8 else torch.bfloat16, device=dev)
-        self.recv_scales = torch.empty(el, cap, groups, dtype=torch.float32, device=dev) if fp8 else None
+        words = (groups + 3) // 4 if ue8m0 else groups  # UE8M0: 4 exponents packed in an int32
+        self.recv_scales = torch.empty(el, cap, words, dtype=torch.int32 if ue8m0 else torch.float32, device=dev) if fp8 else None
         self.expert_counts = torch.empty(el, dtype=torch.int32, device=dev)
         self.out = torch.empty(max_tokens, hidden, dtype=torch.bfloat16, device=dev)
         self._tokens = 0
 
     def dispatch(self, x, topk_idx, topk_weights=None, *, scales=None):
-        """x: [T, H] bf16 (or float8_e4m3fn with scales [T, ceil(H/128)] fp32); topk_idx: [T, K]
+        """x: [T, H] bf16 (or float8_e4m3fn with scales [T, ceil(H/128)] fp32, or int32 of packed
+        UE8M0 exponents [T, ceil(ceil(H/128)/4)] with ue8m0=True); topk_idx: [T, K]
         int32/int64, -1 for none; topk_weights: [T, K] fp32. Returns (recv_x, recv_scales or None,
         expert_counts)."""
         torch = _torch()
@@ -42,8 +45,10 @@ class ExpertParallel:
             raise InvalidArgument(f"moe dispatch: topk_idx must be a contiguous int32/int64 [{T}, {self.topk}] tensor")
         if topk_weights is not None and (tuple(topk_weights.shape) != (T, self.topk) or topk_weights.dtype != torch.float32):
             raise InvalidArgument(f"moe dispatch: topk_weights must be fp32 [{T}, {self.topk}]")
-        if self.fp8 and (scales is None or scales.dtype != torch.float32 or scales.shape[0] != T):
-            raise InvalidArgument("moe dispatch: an fp8 dispatch needs scales [T, ceil(H/128)] fp32")
+        want_scales = torch.int32 if self.ue8m0 else torch.float32
+        if self.fp8 and (scales is None or scales.dtype != want_scales or scales.shape[0] != T or not scales.is_contiguous()):
+            raise InvalidArgument(f"moe dispatch: an fp8 dispatch needs contiguous scales [T, {self.recv_scales.shape[2]}] "
+                                  f"{want_scales} ({'packed UE8M0' if self.ue8m0 else 'one per 128 channels'})")
         s = torch.cuda.current_stream().cuda_stream
         self._ep.dispatch_send(x.data_ptr() if T else 0, scales.data_ptr() if scales is not None and T else 0,
                                topk_idx.data_ptr() if T else 0, topk_idx.dtype == torch.int64,

@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a)
       const size_t row = (static_cast<size_t>(parity) * n + me) * L.max_tokens + slot;
       char* dst = at_peer<char>(h, d, L.stage_off + row * L.row);
       warp_copy16(dst, a.x + static_cast<size_t>(t) * payload, payload);
-      if (L.fp8) warp_copy_floats(reinterpret_cast<float*>(dst + payload), a.scales + static_cast<size_t>(t) * L.groups(), L.groups());
+      if (L.scale_words) warp_copy_words(reinterpret_cast<uint32_t*>(dst + payload), a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words);
       Meta* meta = at_peer<Meta>(h, d, L.meta_off + row * sizeof(Meta));
       if (lane < kMaxTopk) {
         const bool mine = lane < K && dest == d;
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
       if (slot >= static_cast<unsigned>(C)) continue;  // over capacity: reported below, never written
       const size_t out_row = static_cast<size_t>(le) * C + slot;
       warp_copy16(a.recv_x + out_row * payload, src, payload);
-      if (L.fp8) warp_copy_floats(a.recv_scales + out_row * L.groups(), reinterpret_cast<const float*>(src + payload), L.groups());
+      if (L.scale_words) warp_copy_words(a.recv_scales + out_row * L.scale_words, reinterpret_cast<const uint32_t*>(src + payload), L.scale_words);
     }
   }
   __shared__ unsigned* arrive;

@@ -13,10 +13,14 @@
 namespace symmem::moe {
 
 namespace detail {
-size_t row_bytes(int hidden, bool fp8) {
+int scale_words(int hidden, bool fp8, bool ue8m0) {
+  if (!fp8) return 0;
+  const int groups = (hidden + kern::kScaleGroup - 1) / kern::kScaleGroup;
+  return ue8m0 ? (groups + 3) / 4 : groups;
+}
+size_t row_bytes(int hidden, bool fp8, bool ue8m0) {
   const size_t payload = static_cast<size_t>(hidden) * (fp8 ? 1 : 2);
-  const size_t scales = fp8 ? sizeof(float) * ((static_cast<size_t>(hidden) + kern::kScaleGroup - 1) / kern::kScaleGroup) : 0;
-  return symmem::detail::checked_round_up(payload + scales, 16, "moe row");
+  return symmem::detail::checked_round_up(payload + 4 * static_cast<size_t>(scale_words(hidden, fp8, ue8m0)), 16, "moe row");
 }
 
 std::string check_config(const Config& c, int n) {
@@ -29,6 +33,7 @@ std::string check_config(const Config& c, int n) {
     why << "num_experts=" << c.num_experts << " must be a positive multiple of the " << n << " ranks; ";
   if (c.max_tokens <= 0) why << "max_tokens=" << c.max_tokens << " must be positive; ";
   if (c.capacity < 0) why << "capacity=" << c.capacity << " must be >= 0 (0: nranks * max_tokens); ";
+  if (c.ue8m0 && !c.fp8) why << "ue8m0 scales go with fp8 only; ";
   if (n > 64) why << "expert parallelism over more than 64 ranks is not supported (" << n << "); ";
   std::string s = why.str();
   if (!s.empty()) s.resize(s.size() - 2);
@@ -48,7 +53,8 @@ Layout make_layout(const Config& c, int n) {
   L.max_tokens = c.max_tokens;
   L.capacity = c.capacity;
   L.fp8 = c.fp8;
-  L.row = moe::detail::row_bytes(c.hidden, c.fp8);
+  L.scale_words = moe::detail::scale_words(c.hidden, c.fp8, c.ue8m0);
+  L.row = moe::detail::row_bytes(c.hidden, c.fp8, c.ue8m0);
   const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(c.max_tokens), "moe staging rows");
   size_t off = 0;
   auto take = [&](size_t bytes) {
@@ -83,13 +89,13 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   const std::string why = detail::check_config(cfg_, nranks_);
   // The same verdict and the same config everywhere: compare before anyone allocates.
   std::ostringstream mine;
-  mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8;
+  mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' ' << cfg_.ue8m0;
   auto all = comm.team().all_gather(why.empty() ? mine.str() : "invalid: " + why, "moe::ExpertParallel config");
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].rfind("invalid: ", 0) == 0)
       fail("moe::ExpertParallel: rank " + std::to_string(comm.team().global_rank(static_cast<int>(r))) + "'s config: " + all[r].substr(9));
     if (all[r] != all[0])
-      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8): rank " +
+      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
@@ -130,10 +136,10 @@ void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
           "moe dispatch: tokens=" + std::to_string(in.tokens) + " must be in [0, max_tokens=" + std::to_string(cfg_.max_tokens) + "]");
   if (in.tokens > 0) {
     require(in.x != nullptr && in.topk_idx != nullptr, "moe dispatch: x and topk_idx must be device pointers");
-    require(!cfg_.fp8 || in.scales != nullptr, "moe dispatch: an fp8 dispatch needs scales [T, ceil(H/128)] fp32");
+    require(!cfg_.fp8 || in.scales != nullptr, "moe dispatch: an fp8 dispatch needs scales (fp32 [T, ceil(H/128)], or packed UE8M0)");
     require_aligned(in.x, "x");
   }
-  kern::DispatchArgs a{impl_->buf.handle(), impl_->L, static_cast<const char*>(in.x), in.scales, in.topk_idx, in.idx_int64,
+  kern::DispatchArgs a{impl_->buf.handle(), impl_->L, static_cast<const char*>(in.x), static_cast<const uint32_t*>(in.scales), in.topk_idx, in.idx_int64,
                        in.topk_weights, in.tokens, cfg_.num_experts};
   kern::launch_dispatch_send(a, blocks_for(in.tokens, impl_->sms), stream);
   impl_->last_tokens = in.tokens;
@@ -141,9 +147,9 @@ void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
 
 void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) {
   require(out.recv_x != nullptr && out.expert_counts != nullptr, "moe dispatch: recv_x and expert_counts must be device pointers");
-  require(!cfg_.fp8 || out.recv_scales != nullptr, "moe dispatch: an fp8 dispatch needs recv_scales [E_local, capacity, ceil(H/128)]");
+  require(!cfg_.fp8 || out.recv_scales != nullptr, "moe dispatch: an fp8 dispatch needs recv_scales [E_local, capacity, scale words]");
   require_aligned(out.recv_x, "recv_x");
-  kern::DispatchRecvArgs a{impl_->buf.handle(), impl_->L, static_cast<char*>(out.recv_x), out.recv_scales, out.expert_counts};
+  kern::DispatchRecvArgs a{impl_->buf.handle(), impl_->L, static_cast<char*>(out.recv_x), static_cast<uint32_t*>(out.recv_scales), out.expert_counts};
   kern::launch_dispatch_recv(a, blocks_for(static_cast<long long>(nranks_) * cfg_.max_tokens, impl_->sms), stream);
 }
 

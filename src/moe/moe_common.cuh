@@ -17,8 +17,8 @@ __device__ __forceinline__ void warp_copy16(char* dst, const char* src, size_t n
   for (size_t i = static_cast<size_t>(lane_id()) * 16; i < n; i += 32 * 16)
     *reinterpret_cast<int4*>(dst + i) = *reinterpret_cast<const int4*>(src + i);
 }
-/// A warp copies n floats (any alignment of 4).
-__device__ __forceinline__ void warp_copy_floats(float* dst, const float* src, int n) {
+/// A warp copies n 32-bit words (any alignment of 4).
+__device__ __forceinline__ void warp_copy_words(uint32_t* dst, const uint32_t* src, int n) {
   for (int i = lane_id(); i < n; i += 32) dst[i] = src[i];
 }
 

@@ -28,7 +28,7 @@ namespace symmem::moe::kern {
 
 constexpr int kMaxTopk = 16;
 constexpr int kThreads = 512;
-constexpr int kScaleGroup = 128;  // fp8: one fp32 scale per 128 channels
+constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 
 struct Meta {
   int32_t src_token;
@@ -49,11 +49,11 @@ static_assert(8 + 4 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user 
 struct Layout {
   int n = 1, hidden = 0, topk = 0, experts_local = 0, max_tokens = 0, capacity = 0;
   bool fp8 = false;
+  int scale_words = 0;  // 32-bit scale words per row (moe::detail::scale_words)
   size_t row = 0;  // staged row bytes
   size_t stage_off = 0, meta_off = 0, comb_off = 0, send_count_off = 0, token_ranks_off = 0, expert_count_off = 0,
          recv_count_off = 0, arrive_off = 0, bytes = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
-  SYMMEM_HOST_DEVICE int groups() const { return (hidden + kScaleGroup - 1) / kScaleGroup; }
 };
 SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for the host tests)
 
@@ -61,7 +61,7 @@ struct DispatchArgs {
   DeviceHandle h;  // the MoE buffer
   Layout L;
   const char* x;
-  const float* scales;
+  const uint32_t* scales;
   const void* topk_idx;
   bool idx_int64;
   const float* weights;
@@ -72,7 +72,7 @@ struct DispatchRecvArgs {
   DeviceHandle h;
   Layout L;
   char* recv_x;
-  float* recv_scales;
+  uint32_t* recv_scales;
   int* expert_counts;
 };
 struct CombineArgs {

@@ -17,7 +17,7 @@ namespace {
 struct Routing {
   int tokens = 0;
   std::vector<uint8_t> x;        // [T, row payload] bf16 or fp8
-  std::vector<float> scales;     // [T, groups] (fp8)
+  std::vector<uint32_t> scales;  // [T, words] (fp8): fp32 bits, or packed UE8M0 exponents
   std::vector<int32_t> idx;      // [T, K]
   std::vector<float> w;          // [T, K]
 };
@@ -29,12 +29,20 @@ Routing make_routing(int r, int n, const moe::Config& c, uint64_t salt) {
   std::mt19937_64 g(9001 + 31 * r + salt);
   Routing R;
   R.tokens = n >= 2 && r == 1 ? 0 : c.max_tokens - (r * 3) % 5;
-  const size_t es = c.fp8 ? 1 : 2, groups = (c.hidden + 127) / 128;
+  const size_t es = c.fp8 ? 1 : 2, words = moe::detail::scale_words(c.hidden, c.fp8, c.ue8m0);
   R.x.resize(static_cast<size_t>(R.tokens) * c.hidden * es);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   for (size_t i = 0; i < R.x.size() / es; ++i) from_float(c.fp8 ? DataType::kFp8E4M3 : DataType::kBFloat16, u(g) * (c.fp8 ? 4 : 1), &R.x[i * es]);
-  R.scales.resize(static_cast<size_t>(R.tokens) * groups);
-  for (auto& s : R.scales) s = 0.5f + 0.01f * static_cast<float>(g() % 100);
+  R.scales.resize(static_cast<size_t>(R.tokens) * words);
+  for (auto& s : R.scales) {
+    if (c.ue8m0) {
+      s = 0;
+      for (int b = 0; b < 4; ++b) s |= static_cast<uint32_t>(120 + g() % 15) << (8 * b);  // exponents near 2^0
+    } else {
+      const float f = 0.5f + 0.01f * static_cast<float>(g() % 100);
+      std::memcpy(&s, &f, 4);
+    }
+  }
   R.idx.assign(static_cast<size_t>(R.tokens) * c.topk, -1);
   R.w.assign(R.idx.size(), 0.f);
   for (int t = 0; t < R.tokens; ++t) {
@@ -57,6 +65,14 @@ float bf16_round(float f) {
   from_float(DataType::kBFloat16, f, b);
   return to_float(DataType::kBFloat16, b);
 }
+// The dequantisation scale of channel h from a row's scale words (the test's expert function
+// ignores UE8M0 scales: dispatch moves them bit for bit, which the row comparison checks).
+float scale_at(const moe::Config& c, const uint32_t* w, int h) {
+  if (!c.fp8 || c.ue8m0) return 1.0f;
+  float f;
+  std::memcpy(&f, &w[h / 128], 4);
+  return f;
+}
 // The expert function: a per-expert scale of the (dequantised) row.
 float expert_scale(int global_expert) { return 1.0f + 0.0625f * static_cast<float>(global_expert % 7); }
 
@@ -67,10 +83,10 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays) {
   const int n = c.size(), me = c.rank();
   moe::ExpertParallel ep(c, cfg);
   const int El = ep.local_experts(), C = ep.capacity(), H = cfg.hidden, K = cfg.topk;
-  const size_t es = cfg.fp8 ? 1 : 2, groups = (H + 127) / 128;
-  DeviceBuffer x(std::max<size_t>(1, static_cast<size_t>(cfg.max_tokens) * H * es)), sc(std::max<size_t>(4, cfg.max_tokens * groups * 4)),
+  const size_t es = cfg.fp8 ? 1 : 2, words = moe::detail::scale_words(H, cfg.fp8, cfg.ue8m0);
+  DeviceBuffer x(std::max<size_t>(1, static_cast<size_t>(cfg.max_tokens) * H * es)), sc(std::max<size_t>(4, cfg.max_tokens * words * 4)),
       idx(cfg.max_tokens * K * 4), w(cfg.max_tokens * K * 4), recv_x(static_cast<size_t>(El) * C * H * es),
-      recv_sc(std::max<size_t>(4, static_cast<size_t>(El) * C * groups * 4)), counts(El * 4), y(static_cast<size_t>(El) * C * H * 2),
+      recv_sc(std::max<size_t>(4, static_cast<size_t>(El) * C * words * 4)), counts(El * 4), y(static_cast<size_t>(El) * C * H * 2),
       out(std::max<size_t>(16, static_cast<size_t>(cfg.max_tokens) * H * 2));
   cudaStream_t s;
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -107,31 +123,31 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays) {
     std::vector<int> got_counts(El);
     SYMMEM_CUDA_CHECK(cudaMemcpy(got_counts.data(), counts.p, El * 4, cudaMemcpyDeviceToHost));
     auto rx = download(recv_x.p, recv_x.n);
-    std::vector<float> rsc(cfg.fp8 ? static_cast<size_t>(El) * C * groups : 0);
+    std::vector<uint32_t> rsc(static_cast<size_t>(El) * C * words);
     if (cfg.fp8) SYMMEM_CUDA_CHECK(cudaMemcpy(rsc.data(), recv_sc.p, rsc.size() * 4, cudaMemcpyDeviceToHost));
     std::vector<uint8_t> yv(y.n);
     for (int le = 0; le < El && why.empty(); ++le) {
       const int ge = me * El + le;
       std::multiset<std::vector<uint8_t>> want, have;
-      auto row_of = [&](const uint8_t* data, const float* scl) {
+      auto row_of = [&](const uint8_t* data, const uint32_t* scl) {
         std::vector<uint8_t> r(data, data + H * es);
-        if (cfg.fp8) r.insert(r.end(), reinterpret_cast<const uint8_t*>(scl), reinterpret_cast<const uint8_t*>(scl + groups));
+        if (words) r.insert(r.end(), reinterpret_cast<const uint8_t*>(scl), reinterpret_cast<const uint8_t*>(scl + words));
         return r;
       };
       for (int r = 0; r < n; ++r)
         for (int t = 0; t < all[r].tokens; ++t)
           for (int k = 0; k < K; ++k)
-            if (all[r].idx[t * K + k] == ge) want.insert(row_of(&all[r].x[static_cast<size_t>(t) * H * es], &all[r].scales[t * groups]));
+            if (all[r].idx[t * K + k] == ge) want.insert(row_of(&all[r].x[static_cast<size_t>(t) * H * es], all[r].scales.data() + static_cast<size_t>(t) * words));
       if (got_counts[le] != static_cast<int>(want.size())) {
         why = "expert " + std::to_string(ge) + " received " + std::to_string(got_counts[le]) + " rows, want " + std::to_string(want.size());
         break;
       }
       for (int i = 0; i < got_counts[le]; ++i) {
         const size_t row = static_cast<size_t>(le) * C + i;
-        have.insert(row_of(&rx[row * H * es], cfg.fp8 ? &rsc[row * groups] : nullptr));
+        have.insert(row_of(&rx[row * H * es], words ? &rsc[row * words] : nullptr));
         // The expert's output for this row: scale * dequantised row, bf16.
         for (int h = 0; h < H; ++h) {
-          const float v = cfg.fp8 ? to_float(DataType::kFp8E4M3, &rx[row * H + h]) * rsc[row * groups + h / 128]
+          const float v = cfg.fp8 ? to_float(DataType::kFp8E4M3, &rx[row * H + h]) * scale_at(cfg, &rsc[row * words], h)
                                   : to_float(DataType::kBFloat16, &rx[row * H * 2 + 2 * h]);
           from_float(DataType::kBFloat16, v * expert_scale(ge), &yv[row * H * 2 + 2 * h]);
         }
@@ -149,7 +165,7 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays) {
       for (int t = 0; t < mine.tokens && why.empty(); ++t)
         for (int h = 0; h < H; ++h) {
           float want = 0, mag = 0;
-          const float xv = cfg.fp8 ? to_float(DataType::kFp8E4M3, &mine.x[static_cast<size_t>(t) * H + h]) * mine.scales[t * groups + h / 128]
+          const float xv = cfg.fp8 ? to_float(DataType::kFp8E4M3, &mine.x[static_cast<size_t>(t) * H + h]) * scale_at(cfg, &mine.scales[static_cast<size_t>(t) * words], h)
                                    : bf16_at(mine.x, static_cast<size_t>(t) * H + h);
           for (int k = 0; k < K; ++k) {
             const int e = mine.idx[t * K + k];
@@ -188,6 +204,12 @@ TEST(Moe, DispatchCombineFp8PartialScaleGroup) {
   moe::Config cfg{320, 8, 8 * comm().size(), 40, 0, true};  // 320 channels: 3 scale groups, the last of 64
   std::string why = attempt([&] { throw_if(run_moe(cfg, false, 0)); });
   ASSERT_ALL(why.empty(), "fp8: " << why);
+}
+
+TEST(Moe, DispatchCombineFp8Ue8m0Scales) {
+  moe::Config cfg{256, 8, 8 * comm().size(), 32, 0, true, true};  // 2 groups: one packed word
+  std::string why = attempt([&] { throw_if(run_moe(cfg, false, 0)); });
+  ASSERT_ALL(why.empty(), "fp8 ue8m0: " << why);
 }
 
 TEST(Moe, ReplayedInACudaGraph) {
