@@ -46,28 +46,23 @@ if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
   ./build/bench/symmem-bench all --kind "$kind" --commit "$commit" --json "$prefix-all.json" \
     --table "$prefix-table.txt" $bench_args > "$OUT/bench.log" 2>&1 || rc=1
   grep -E "^#|all_reduce|wrong" "$OUT/bench.log" | head -5
-  if [ -f .deps/anchors/torch_allreduce.py ]; then
-    torchrun --nproc-per-node="$ngpu" .deps/anchors/torch_allreduce.py --out "$prefix-torch_allreduce.json" \
-      > "$OUT/torch.log" 2>&1 || echo "torch anchor failed (see torch.log)"
-  fi
-  # MoE dispatch/combine beside NCCL, and PyTorch's MoE baseline (issue 10).
-  if [ "${SYMMEM_BENCH_MOE:-1}" = 1 ]; then
-    ./build/bench/symmem-bench moe --kind "$kind" --commit "$commit" --json "$prefix-moe.json" > "$OUT/moe.log" 2>&1 || rc=1
-    grep -E "^#|^ " "$OUT/moe.log" | head -16
-    if [ -f .deps/anchors/torch_moe_a2a.py ]; then
-      torchrun --nproc-per-node="$ngpu" .deps/anchors/torch_moe_a2a.py --out "$prefix-torch_moe_a2a.json" \
-        > "$OUT/torch_moe.log" 2>&1 || echo "torch MoE anchor failed (see torch_moe.log)"
-    fi
-  fi
-  # GEMM overlap beside the GEMM alone and cuBLASLt + NCCL, and PyTorch's fused ops (issue 11).
-  if [ "${SYMMEM_BENCH_OVERLAP:-1}" = 1 ]; then
-    ./build/bench/symmem-bench overlap --kind "$kind" --commit "$commit" --json "$prefix-overlap.json" > "$OUT/overlap.log" 2>&1 || rc=1
-    grep -E "^#|^ " "$OUT/overlap.log" | head -20
-    if [ -f .deps/anchors/torch_overlap.py ]; then
-      torchrun --nproc-per-node="$ngpu" .deps/anchors/torch_overlap.py --out "$prefix-torch_overlap.json" \
-        > "$OUT/torch_overlap.log" 2>&1 || echo "torch overlap anchor failed (see torch_overlap.log)"
-    fi
-  fi
+  # A PyTorch anchor (../shared/anchors, copied into .deps) beside a suite, when it is there.
+  anchor() {  # anchor NAME LOG
+    [ -f ".deps/anchors/$1.py" ] || return 0
+    torchrun --nproc-per-node="$ngpu" ".deps/anchors/$1.py" --out "$prefix-$1.json" > "$OUT/$2" 2>&1 ||
+      echo "anchor $1 failed (see $2)"
+  }
+  # A symmem-bench suite and its anchor, unless SYMMEM_BENCH_<SUITE>=0.
+  suite() {  # suite NAME ANCHOR
+    local flag="SYMMEM_BENCH_${1^^}"
+    [ "${!flag:-1}" = 1 ] || return 0
+    ./build/bench/symmem-bench "$1" --kind "$kind" --commit "$commit" --json "$prefix-$1.json" > "$OUT/$1.log" 2>&1 || rc=1
+    grep -E "^#|^ " "$OUT/$1.log" | head -20
+    anchor "$2" "torch_$1.log"
+  }
+  anchor torch_allreduce torch.log
+  suite moe torch_moe_a2a        # MoE dispatch/combine beside NCCL and PyTorch's baseline (issue 10)
+  suite overlap torch_overlap    # GEMM overlap beside the GEMM alone, cuBLASLt + NCCL, PyTorch's fused ops (issue 11)
   # symmem from Python beside PyTorch's symmetric memory and NCCL, in the same run.
   if [ -d build/python/symmem ]; then
     PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" \
