@@ -89,6 +89,8 @@ def main():
     ap.add_argument("--kind", default="unknown", help="the machine kind, recorded in the JSON")
     ap.add_argument("--out", default="symmem_python_bench.json")
     ap.add_argument("--no-torch-symm-mem", action="store_true")
+    ap.add_argument("--suite", choices=["all_reduce", "moe", "overlap"], default="all_reduce",
+                    help="all_reduce (default), moe (dispatch/combine, decode shape), overlap (all-gather + GEMM, GEMM + reduce-scatter)")
     args = ap.parse_args()
 
     os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
@@ -99,6 +101,11 @@ def main():
     g = symmem.init()
     global _sync
     _sync = symmem.empty(64, dtype=torch.uint8)
+    if args.suite != "all_reduce":
+        rows = bench_moe(args, g) if args.suite == "moe" else bench_overlap(args, g)
+        write(args, rank, world, rows, [])
+        dist.barrier()
+        os._exit(0)
     symm_mem = None
     if not args.no_torch_symm_mem:
         try:
@@ -148,8 +155,14 @@ def main():
         alloc.append({"bytes": b, "empty_free_us": alloc_us(b)})
         if rank == 0:
             print(f"# symmem.empty + free of {b} bytes: {alloc[-1]['empty_free_us']:.1f} us (median, max over ranks)", flush=True)
+    write(args, rank, world, rows, alloc)
+    dist.barrier()
+    os._exit(0)  # skip teardown: PyTorch's symmetric memory can hang in it
+
+
+def write(args, rank, world, rows, alloc):
     if rank == 0:
-        meta = {"suite": "python_all_reduce", "kind": args.kind, "device": torch.cuda.get_device_name(), "world": world,
+        meta = {"suite": "python_" + args.suite, "kind": args.kind, "device": torch.cuda.get_device_name(), "world": world,
                 "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())), "commit": commit(),
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "method": f"CUDA graph of {args.reps} ops, median of {args.replays} replays, max over ranks",
@@ -157,8 +170,79 @@ def main():
         with open(args.out, "w") as f:
             json.dump(meta, f, indent=1)
         print(f"# wrote {args.out}", flush=True)
-    dist.barrier()
-    os._exit(0)  # skip teardown: PyTorch's symmetric memory can hang in it
+
+
+def bench_moe(args, g):
+    """Dispatch alone and dispatch + combine (decode shape, uniform routing), beside the same rows
+    moved by torch.distributed's all_to_all_single with worst-case splits (graph-capturable)."""
+    rank, world = g.rank, g.size
+    rows = []
+    for (name, T, H, K, E, fp8) in (("decode", 128, 7168, 8, 256, True), ("pplx_64e", 128, 2048, 6, 64, False)):
+        if E % world:
+            continue
+        ep = symmem.moe.ExpertParallel(H, K, E, T, fp8=fp8)
+        gen = torch.Generator(device="cuda").manual_seed(11 + rank)
+        x = torch.randn(T, H, generator=gen, device="cuda").to(torch.float8_e4m3fn if fp8 else torch.bfloat16)
+        scales = torch.ones(T, (H + 127) // 128, device="cuda") if fp8 else None
+        idx = torch.rand(T, E, generator=gen, device="cuda").argsort(dim=1)[:, :K].int()
+        w = torch.rand(T, K, generator=gen, device="cuda")
+        y = torch.zeros(ep.local_experts, ep.capacity, H, dtype=torch.bfloat16, device="cuda")
+        disp = graph_us(lambda: ep.dispatch(x, idx, w, scales=scales), args.reps, args.replays)
+
+        def pair():
+            ep.dispatch(x, idx, w, scales=scales)
+            ep.combine(y)
+        both = graph_us(pair, args.reps, args.replays)
+        row_bytes = H * (1 if fp8 else 2)
+        send = torch.empty(world * T * row_bytes, dtype=torch.uint8, device="cuda")
+        recv = torch.empty_like(send)
+        nccl = graph_us(lambda: dist.all_to_all_single(recv, send), args.reps, args.replays)
+        row = {"shape": name, "tokens": T, "hidden": H, "topk": K, "experts": E, "fp8": fp8, "dispatch_us": disp,
+               "combine_us": both - disp, "nccl_padded_a2a_us": nccl}
+        rows.append(row)
+        if rank == 0:
+            print(f"# moe {name}: dispatch {disp:.1f} us, combine {both - disp:.1f} us, NCCL padded all-to-all {nccl:.1f} us",
+                  flush=True)
+        del ep
+    return rows
+
+
+def bench_overlap(args, g):
+    """all_gather_matmul and matmul_reduce_scatter (Llama-3 8B MLP at TP = world) beside the GEMM
+    alone and torch's matmul + NCCL one after the other."""
+    world = g.size
+    rows = []
+    for M in (2048, 4096, 8192, 16384):
+        for op in ("ag_gemm", "gemm_rs"):
+            K, N = (4096, 14336 // world) if op == "ag_gemm" else (14336 // world, 4096)
+            a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+            b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+            shard = a[: M // world].contiguous()
+            alone = graph_us(lambda: torch.matmul(a, b), args.reps // 4 or 1, args.replays)
+            if op == "ag_gemm":
+                full = torch.empty_like(a)
+
+                def seq():
+                    dist.all_gather_into_tensor(full, shard)
+                    torch.matmul(full, b)
+                fused = lambda: symmem.all_gather_matmul(shard, b)
+            else:
+                out = torch.empty(M // world, N, device="cuda", dtype=torch.bfloat16)
+
+                def seq():
+                    c = torch.matmul(a, b)
+                    dist.reduce_scatter_tensor(out, c)
+                fused = lambda: symmem.matmul_reduce_scatter(a, b)
+            fused()  # make the TensorParallel outside the graph
+            torch.cuda.synchronize()
+            sequential = graph_us(seq, args.reps // 4 or 1, args.replays)
+            ours = graph_us(fused, args.reps // 4 or 1, args.replays)
+            rows.append({"op": op, "M": M, "K": K, "N": N, "gemm_alone_us": alone, "torch_sequential_us": sequential,
+                         "symmem_us": ours})
+            if g.rank == 0:
+                print(f"# overlap {op} M={M}: GEMM alone {alone:.0f} us, matmul + NCCL {sequential:.0f} us, symmem {ours:.0f} us",
+                      flush=True)
+    return rows
 
 
 if __name__ == "__main__":
