@@ -62,7 +62,8 @@ void run_moe(Harness& h) {
   for (const Shape& s : shapes) {
     if (s.experts % n != 0) continue;
     for (bool skewed : {false, true}) {
-      moe::Config cfg{s.hidden, s.topk, s.experts, s.tokens, s.capacity, s.fp8};
+      // Prefill moves its tokens in rounds of 512 (bounded buffers); the others in one round.
+      moe::Config cfg{s.hidden, s.topk, s.experts, s.tokens, s.capacity, s.fp8, false, s.tokens > 512 ? 512 : 0};
       moe::ExpertParallel ep(h.comm(), cfg);
       const int El = ep.local_experts(), C = ep.capacity();
       const size_t es = s.fp8 ? 1 : 2, groups = (s.hidden + 127) / 128;

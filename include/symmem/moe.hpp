@@ -14,14 +14,15 @@
 // a buffer. Host synchronisation: none; every call is capturable in a CUDA graph.
 //
 // Memory (symmetric, per rank; `bytes_per_rank()` says the total): two staging areas of
-// nranks x max_tokens rows (row = H elements + scales, 16-byte aligned) with per-row routing
-// records, two combine landing areas of nranks x max_tokens x H bf16, and small counters. For the
-// decode shape (128 tokens, H 7168, fp8, top-8, 4 ranks) that is about 22 MiB.
+// nranks x R rows (R = round_tokens, default max_tokens; row = H elements + scales, 16-byte
+// aligned), two sets of routing records for nranks x max_tokens rows (208 bytes each), two combine
+// areas of nranks x R x H bf16, and small counters. For the decode shape (128 tokens, H 7168, fp8,
+// top-8, 4 ranks) that is about 22 MiB; for prefill (4096 tokens, R 512) about 95 MiB.
 //
 // Calls are collective over the communicator: every rank calls dispatch and combine in the same
 // order (a rank may pass 0 tokens). Tokens per call may differ across ranks (up to max_tokens).
-// The send and receive halves may be called separately (to overlap them with compute), in the
-// order send, recv.
+// With one round, the send and receive halves may be called separately (to overlap them with
+// compute), in the order send, recv.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -42,6 +43,9 @@ struct Config {
   int capacity = 0;        // rows per local expert; 0: nranks * max_tokens (cannot overflow)
   bool fp8 = false;        // dispatch payload: bf16, or fp8 e4m3 with a scale per 128 channels
   bool ue8m0 = false;      // fp8 scales as UE8M0 exponents, 4 packed in an int32 (else fp32 each)
+  int round_tokens = 0;    // tokens moved per round (0: max_tokens, one round). Fewer bound the
+                           // staging and combine areas (prefill); dispatch and combine then loop
+                           // over ceil(max_tokens / round_tokens) rounds
 };
 
 /// What dispatch reads (device pointers). x: [T, H] bf16, or fp8 e4m3 with scales [T, G] fp32
@@ -78,23 +82,25 @@ class SYMMEM_API ExpertParallel {
   size_t bytes_per_rank() const;
   const Config& config() const { return cfg_; }
 
+  /// The halves (one round only: round_tokens 0 or >= max_tokens).
   void dispatch_send(const DispatchIn& in, cudaStream_t stream);
   void dispatch_recv(const DispatchOut& out, cudaStream_t stream);
-  void dispatch(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
-    dispatch_send(in, stream);
-    dispatch_recv(out, stream);
-  }
+  /// Every round: send, then receive.
+  void dispatch(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream);
   /// expert_out: [E_local, capacity, H] bf16, row r of expert e the output for recv_x[e][r] of the
   /// last dispatch. weighted: by the tokens' topk_weights (else a plain sum).
   void combine_send(const void* expert_out, bool weighted, cudaStream_t stream);
   /// out: [T, H] bf16 for this rank's T tokens of the last dispatch (0 for a token with no expert).
   void combine_recv(void* out, cudaStream_t stream);
-  void combine(const void* expert_out, void* out, bool weighted, cudaStream_t stream) {
-    combine_send(expert_out, weighted, stream);
-    combine_recv(out, stream);
-  }
+  void combine(const void* expert_out, void* out, bool weighted, cudaStream_t stream);
 
  private:
+  void check_in(const DispatchIn& in) const;
+  void check_out(const DispatchOut& out) const;
+  void send_round(const DispatchIn& in, int j, cudaStream_t stream);
+  void recv_round(const DispatchOut& out, int j, cudaStream_t stream);
+  void combine_send_round(const void* expert_out, bool weighted, int j, cudaStream_t stream);
+  void combine_recv_round(void* out, int j, cudaStream_t stream);
   struct Impl;
   Communicator& comm_;
   Config cfg_;

@@ -280,7 +280,8 @@ PYBIND11_MODULE(_C, m) {
 
   // Expert-parallel dispatch / combine (symmem/moe.hpp); the Python layer owns the tensors.
   py::class_<moe::ExpertParallel>(m, "ExpertParallel")
-      .def(py::init([](Communicator& c, int hidden, int topk, int experts, int max_tokens, int capacity, bool fp8, bool ue8m0) {
+      .def(py::init([](Communicator& c, int hidden, int topk, int experts, int max_tokens, int capacity, bool fp8, bool ue8m0,
+                       int round_tokens) {
              moe::Config cfg;
              cfg.hidden = hidden;
              cfg.topk = topk;
@@ -289,10 +290,12 @@ PYBIND11_MODULE(_C, m) {
              cfg.capacity = capacity;
              cfg.fp8 = fp8;
              cfg.ue8m0 = ue8m0;
+             cfg.round_tokens = round_tokens;
              return std::make_unique<moe::ExpertParallel>(c, cfg);
            }),
            py::arg("comm"), py::arg("hidden"), py::arg("topk"), py::arg("num_experts"), py::arg("max_tokens"),
-           py::arg("capacity") = 0, py::arg("fp8") = false, py::arg("ue8m0") = false, py::keep_alive<1, 2>())
+           py::arg("capacity") = 0, py::arg("fp8") = false, py::arg("ue8m0") = false,
+           py::arg("round_tokens") = 0, py::keep_alive<1, 2>())
       .def_property_readonly("local_experts", &moe::ExpertParallel::local_experts)
       .def_property_readonly("capacity", &moe::ExpertParallel::capacity)
       .def_property_readonly("bytes_per_rank", &moe::ExpertParallel::bytes_per_rank)
@@ -312,7 +315,16 @@ PYBIND11_MODULE(_C, m) {
              ep.combine_send(as_ptr<const void>(y), weighted, as_stream(s));
            }, py::arg("expert_out"), py::arg("weighted"), py::arg("stream"))
       .def("combine_recv", [](moe::ExpertParallel& ep, uintptr_t out, uintptr_t s) { ep.combine_recv(as_ptr<void>(out), as_stream(s)); },
-           py::arg("out"), py::arg("stream"));
+           py::arg("out"), py::arg("stream"))
+      .def("dispatch",
+           [](moe::ExpertParallel& ep, uintptr_t x, uintptr_t scales, uintptr_t idx, bool idx64, uintptr_t w, int tokens, uintptr_t rx,
+              uintptr_t rsc, uintptr_t counts, uintptr_t s) {
+             ep.dispatch({as_ptr<const void>(x), as_ptr<const void>(scales), as_ptr<const void>(idx), idx64, as_ptr<const float>(w), tokens},
+                         {as_ptr<void>(rx), as_ptr<void>(rsc), as_ptr<int>(counts)}, as_stream(s));
+           })
+      .def("combine", [](moe::ExpertParallel& ep, uintptr_t y, uintptr_t out, bool weighted, uintptr_t s) {
+             ep.combine(as_ptr<const void>(y), as_ptr<void>(out), weighted, as_stream(s));
+           });
 
   // Overlapped tensor-parallel GEMMs (symmem/overlap.hpp).
   auto mode_of = [](const std::string& m) {

@@ -12,11 +12,12 @@ from . import _group, _lib, _torch, InvalidArgument
 
 
 class ExpertParallel:
-    def __init__(self, hidden, topk, num_experts, max_tokens, *, capacity=0, fp8=False, ue8m0=False, group=None):
+    def __init__(self, hidden, topk, num_experts, max_tokens, *, capacity=0, fp8=False, ue8m0=False, round_tokens=0,
+                 group=None):
         torch = _torch()
         g = _group(group)
         self.group = g
-        self._ep = _lib().ExpertParallel(g._comm, hidden, topk, num_experts, max_tokens, capacity, fp8, ue8m0)
+        self._ep = _lib().ExpertParallel(g._comm, hidden, topk, num_experts, max_tokens, capacity, fp8, ue8m0, round_tokens)
         self.ue8m0 = ue8m0
         self.hidden, self.topk, self.num_experts, self.max_tokens, self.fp8 = hidden, topk, num_experts, max_tokens, fp8
         self.local_experts, self.capacity = self._ep.local_experts, self._ep.capacity
@@ -50,11 +51,10 @@ class ExpertParallel:
             raise InvalidArgument(f"moe dispatch: an fp8 dispatch needs contiguous scales [T, {self.recv_scales.shape[2]}] "
                                   f"{want_scales} ({'packed UE8M0' if self.ue8m0 else 'one per 128 channels'})")
         s = torch.cuda.current_stream().cuda_stream
-        self._ep.dispatch_send(x.data_ptr() if T else 0, scales.data_ptr() if scales is not None and T else 0,
-                               topk_idx.data_ptr() if T else 0, topk_idx.dtype == torch.int64,
-                               topk_weights.data_ptr() if topk_weights is not None and T else 0, T, s)
-        self._ep.dispatch_recv(self.recv_x.data_ptr(), self.recv_scales.data_ptr() if self.fp8 else 0,
-                               self.expert_counts.data_ptr(), s)
+        self._ep.dispatch(x.data_ptr() if T else 0, scales.data_ptr() if scales is not None and T else 0,
+                          topk_idx.data_ptr() if T else 0, topk_idx.dtype == torch.int64,
+                          topk_weights.data_ptr() if topk_weights is not None and T else 0, T,
+                          self.recv_x.data_ptr(), self.recv_scales.data_ptr() if self.fp8 else 0, self.expert_counts.data_ptr(), s)
         self._tokens = T
         return self.recv_x, self.recv_scales, self.expert_counts
 
@@ -67,6 +67,5 @@ class ExpertParallel:
             raise InvalidArgument(f"moe combine: expert_out must be a contiguous bf16 "
                                   f"[{self.local_experts}, {self.capacity}, {self.hidden}] tensor")
         s = torch.cuda.current_stream().cuda_stream
-        self._ep.combine_send(expert_out.data_ptr(), bool(weighted), s)
-        self._ep.combine_recv(self.out.data_ptr(), s)
+        self._ep.combine(expert_out.data_ptr(), self.out.data_ptr(), bool(weighted), s)
         return self.out[: self._tokens]

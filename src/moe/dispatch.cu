@@ -1,9 +1,11 @@
-// MoE dispatch. Send half: a warp per token finds the ranks its experts live on and, for each,
-// claims the next staging row for this source on that rank (a local counter), stores the row (and
-// its fp8 scales) there, and the routing record (source token, that rank's experts, weights).
-// The grid's last block then raises every peer's dispatch flag with the count of rows sent to it.
-// Receive half: once every peer's flag has arrived, a warp per staged row copies it into each
-// local expert it chose (expert-major), claiming rows with local counters up to the capacity.
+// MoE dispatch, one round (moe_kernels.hpp). Send: a warp per token of the round finds the ranks
+// its experts live on and, for each, claims the next staging row for this source on that rank (a
+// local counter), stores the row (and its scales) there, and the routing record (source token,
+// that rank's experts, weights) at the operation-wide index of that row. The grid's last block
+// then raises every peer's dispatch flag with the count of rows sent to it. Receive: once every
+// peer's flag has arrived, a warp per staged row copies it into each local expert it chose
+// (expert-major), claiming rows with counters that run over the whole operation, up to the
+// capacity; the last round reports the counts.
 #include "moe_common.cuh"
 #include "symmem/error.hpp"
 
@@ -15,15 +17,17 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a)
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, K = L.topk;
-  const uint64_t e = h.local_signals[kEpochSlot] + 1;
-  const int parity = static_cast<int>(e & 1);
+  const uint64_t e = h.local_signals[kEpochSlot] + 1;                 // this round's
+  const uint64_t op = h.local_signals[kOpSlot] + (a.r.first ? 1 : 0);  // this operation's
+  const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
   unsigned* send_count = at<unsigned>(h, L.send_count_off);
+  const unsigned* sent_total = at<unsigned>(h, L.sent_total_off);
   uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const Idx* idx = static_cast<const Idx*>(a.topk_idx);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lane = lane_id();
 
-  for (int t = warp_global(); t < a.tokens; t += warps_total()) {
+  for (int t = a.r.t0 + warp_global(); t < a.r.t1; t += warps_total()) {
     int expert = -1, dest = -1;
     if (lane < K) {
       const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
@@ -44,11 +48,12 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a)
       unsigned slot = 0;
       if (lane == 0) slot = atomicAdd(&send_count[d], 1u);
       slot = __shfl_sync(0xffffffffu, slot, 0);
-      const size_t row = (static_cast<size_t>(parity) * n + me) * L.max_tokens + slot;
+      const size_t row = (static_cast<size_t>(parity) * n + me) * L.round + slot;
+      const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + sent_total[d] + slot;
       char* dst = at_peer<char>(h, d, L.stage_off + row * L.row);
       warp_copy16(dst, a.x + static_cast<size_t>(t) * payload, payload);
       if (L.scale_words) warp_copy_words(reinterpret_cast<uint32_t*>(dst + payload), a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words);
-      Meta* meta = at_peer<Meta>(h, d, L.meta_off + row * sizeof(Meta));
+      Meta* meta = at_peer<Meta>(h, d, L.meta_off + rec * sizeof(Meta));
       if (lane < kMaxTopk) {
         const bool mine = lane < K && dest == d;
         meta->expert[lane] = mine ? expert - d * L.experts_local : -1;
@@ -62,11 +67,14 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a)
   __syncthreads();
   if (last_block(arrive)) {
     // Every peer gets a flag, with 0 rows where nothing went to it: rule (R).
+    unsigned* total = at<unsigned>(h, L.sent_total_off);
     for (int d = 0; d < n; ++d) {
       const uint64_t rows = send_count[d];
       send_count[d] = 0;
+      total[d] = a.r.last ? 0u : total[d] + static_cast<unsigned>(rows);
       device::st_release(h.signals[d] + dispatch_flag(parity, me), (e << 32) | rows);
     }
+    if (a.r.first) h.local_signals[kOpSlot] = op;
   }
 }
 
@@ -75,7 +83,9 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
   const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity;
   const uint64_t e = h.local_signals[kEpochSlot] + 1;
-  const int parity = static_cast<int>(e & 1);
+  const uint64_t op = h.local_signals[kOpSlot];  // raised by this operation's first send round
+  const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
+  const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
   __shared__ uint64_t seen[pad::kMaxTeam];
   __shared__ int start[pad::kMaxTeam + 1];
   // (A wait that gave up leaves this block with nothing to copy; it still arrives below.)
@@ -91,9 +101,10 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
   for (int j = warp_global(); j < start[n]; j += warps_total()) {
     int s = 0;
     while (start[s + 1] <= j) ++s;
-    const size_t row = (static_cast<size_t>(parity) * n + s) * L.max_tokens + (j - start[s]);
+    const size_t row = (static_cast<size_t>(parity) * n + s) * L.round + (j - start[s]);
+    const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + recv_total[s] + (j - start[s]);
     const char* src = at<char>(h, L.stage_off + row * L.row);
-    Meta* meta = at<Meta>(h, L.meta_off + row * sizeof(Meta));
+    Meta* meta = at<Meta>(h, L.meta_off + rec * sizeof(Meta));
     for (int k = 0; k < L.topk; ++k) {
       const int le = meta->expert[k];
       if (le < 0 || le >= El) continue;
@@ -113,9 +124,13 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;
   __syncthreads();
   if (last_block(arrive)) {
-    unsigned* recv_count = at<unsigned>(h, L.recv_count_off);
-    for (int s = 0; s < n; ++s) recv_count[s] = ok ? static_cast<unsigned>(seen[s] & 0xFFFFFFFFu) : 0u;
-    for (int le = 0; le < El; ++le) {
+    unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
+    unsigned* total = at<unsigned>(h, L.recv_total_off);
+    for (int s = 0; s < n; ++s) {
+      round_counts[s] = ok ? static_cast<unsigned>(seen[s] & 0xFFFFFFFFu) : 0u;
+      total[s] = a.r.last ? 0u : total[s] + round_counts[s];
+    }
+    for (int le = 0; a.r.last && le < El; ++le) {
       const unsigned c = expert_count[le];
       expert_count[le] = 0;
       a.expert_counts[le] = static_cast<int>(c < static_cast<unsigned>(C) ? c : static_cast<unsigned>(C));

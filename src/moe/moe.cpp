@@ -34,6 +34,7 @@ std::string check_config(const Config& c, int n) {
   if (c.max_tokens <= 0) why << "max_tokens=" << c.max_tokens << " must be positive; ";
   if (c.capacity < 0) why << "capacity=" << c.capacity << " must be >= 0 (0: nranks * max_tokens); ";
   if (c.ue8m0 && !c.fp8) why << "ue8m0 scales go with fp8 only; ";
+  if (c.round_tokens < 0) why << "round_tokens=" << c.round_tokens << " must be >= 0 (0: max_tokens); ";
   if (n > 64) why << "expert parallelism over more than 64 ranks is not supported (" << n << "); ";
   std::string s = why.str();
   if (!s.empty()) s.resize(s.size() - 2);
@@ -55,7 +56,10 @@ Layout make_layout(const Config& c, int n) {
   L.fp8 = c.fp8;
   L.scale_words = moe::detail::scale_words(c.hidden, c.fp8, c.ue8m0);
   L.row = moe::detail::row_bytes(c.hidden, c.fp8, c.ue8m0);
-  const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(c.max_tokens), "moe staging rows");
+  L.round = c.round_tokens > 0 && c.round_tokens < c.max_tokens ? c.round_tokens : c.max_tokens;
+  L.rounds = (c.max_tokens + L.round - 1) / L.round;
+  const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(L.round), "moe staging rows");
+  const size_t records = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(c.max_tokens), "moe routing records");
   size_t off = 0;
   auto take = [&](size_t bytes) {
     const size_t at = off;
@@ -63,12 +67,14 @@ Layout make_layout(const Config& c, int n) {
     return at;
   };
   L.stage_off = take(checked_mul(slots, L.row, "moe staging"));
-  L.meta_off = take(checked_mul(slots, sizeof(Meta), "moe routing records"));
+  L.meta_off = take(checked_mul(records, sizeof(Meta), "moe routing records"));
   L.comb_off = take(checked_mul(slots, static_cast<size_t>(c.hidden) * 2, "moe combine area"));
   L.send_count_off = take(sizeof(unsigned) * n);
+  L.sent_total_off = take(sizeof(unsigned) * n);
   L.token_ranks_off = take(sizeof(uint64_t) * c.max_tokens);
   L.expert_count_off = take(sizeof(unsigned) * L.experts_local);
-  L.recv_count_off = take(sizeof(unsigned) * n);
+  L.recv_total_off = take(sizeof(unsigned) * n);
+  L.round_counts_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(L.rounds), "moe round counts"));
   L.arrive_off = take(sizeof(unsigned) * 4);
   L.bytes = off;
   return L;
@@ -89,13 +95,14 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   const std::string why = detail::check_config(cfg_, nranks_);
   // The same verdict and the same config everywhere: compare before anyone allocates.
   std::ostringstream mine;
-  mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' ' << cfg_.ue8m0;
+  mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
+       << cfg_.ue8m0 << ' ' << cfg_.round_tokens;
   auto all = comm.team().all_gather(why.empty() ? mine.str() : "invalid: " + why, "moe::ExpertParallel config");
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].rfind("invalid: ", 0) == 0)
       fail("moe::ExpertParallel: rank " + std::to_string(comm.team().global_rank(static_cast<int>(r))) + "'s config: " + all[r].substr(9));
     if (all[r] != all[0])
-      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0): rank " +
+      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
@@ -131,7 +138,13 @@ static int blocks_for(long long warps_of_work, int sms) {
   return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, sms));
 }
 
-void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
+// Round j of an operation over this rank's `tokens`.
+static kern::Round round_of(const kern::Layout& L, int j, int tokens) {
+  const int t0 = std::min(j * L.round, tokens), t1 = std::min((j + 1) * L.round, tokens);
+  return kern::Round{j, t0, t1, j == 0, j == L.rounds - 1};
+}
+
+void ExpertParallel::check_in(const DispatchIn& in) const {
   require(in.tokens >= 0 && in.tokens <= cfg_.max_tokens,
           "moe dispatch: tokens=" + std::to_string(in.tokens) + " must be in [0, max_tokens=" + std::to_string(cfg_.max_tokens) + "]");
   if (in.tokens > 0) {
@@ -139,32 +152,82 @@ void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
     require(!cfg_.fp8 || in.scales != nullptr, "moe dispatch: an fp8 dispatch needs scales (fp32 [T, ceil(H/128)], or packed UE8M0)");
     require_aligned(in.x, "x");
   }
-  kern::DispatchArgs a{impl_->buf.handle(), impl_->L, static_cast<const char*>(in.x), static_cast<const uint32_t*>(in.scales), in.topk_idx, in.idx_int64,
-                       in.topk_weights, in.tokens, cfg_.num_experts};
-  kern::launch_dispatch_send(a, blocks_for(in.tokens, impl_->sms), stream);
-  impl_->last_tokens = in.tokens;
 }
-
-void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) {
+void ExpertParallel::check_out(const DispatchOut& out) const {
   require(out.recv_x != nullptr && out.expert_counts != nullptr, "moe dispatch: recv_x and expert_counts must be device pointers");
   require(!cfg_.fp8 || out.recv_scales != nullptr, "moe dispatch: an fp8 dispatch needs recv_scales [E_local, capacity, scale words]");
   require_aligned(out.recv_x, "recv_x");
-  kern::DispatchRecvArgs a{impl_->buf.handle(), impl_->L, static_cast<char*>(out.recv_x), static_cast<uint32_t*>(out.recv_scales), out.expert_counts};
-  kern::launch_dispatch_recv(a, blocks_for(static_cast<long long>(nranks_) * cfg_.max_tokens, impl_->sms), stream);
+}
+
+void ExpertParallel::send_round(const DispatchIn& in, int j, cudaStream_t stream) {
+  const kern::Round r = round_of(impl_->L, j, in.tokens);
+  kern::DispatchArgs a{impl_->buf.handle(), impl_->L, r, static_cast<const char*>(in.x), static_cast<const uint32_t*>(in.scales),
+                       in.topk_idx, in.idx_int64, in.topk_weights, in.tokens, cfg_.num_experts};
+  kern::launch_dispatch_send(a, blocks_for(r.t1 - r.t0, impl_->sms), stream);
+}
+void ExpertParallel::recv_round(const DispatchOut& out, int j, cudaStream_t stream) {
+  kern::DispatchRecvArgs a{impl_->buf.handle(), impl_->L, round_of(impl_->L, j, impl_->last_tokens), static_cast<char*>(out.recv_x),
+                           static_cast<uint32_t*>(out.recv_scales), out.expert_counts};
+  kern::launch_dispatch_recv(a, blocks_for(static_cast<long long>(nranks_) * impl_->L.round, impl_->sms), stream);
+}
+
+void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
+  require(impl_->L.rounds == 1, "moe dispatch_send: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
+  check_in(in);
+  impl_->last_tokens = in.tokens;
+  send_round(in, 0, stream);
+}
+
+void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) {
+  require(impl_->L.rounds == 1, "moe dispatch_recv: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
+  check_out(out);
+  recv_round(out, 0, stream);
+}
+
+void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
+  check_in(in);
+  check_out(out);
+  impl_->last_tokens = in.tokens;
+  for (int j = 0; j < impl_->L.rounds; ++j) {
+    send_round(in, j, stream);
+    recv_round(out, j, stream);
+  }
+}
+
+void ExpertParallel::combine_send_round(const void* expert_out, bool weighted, int j, cudaStream_t stream) {
+  kern::CombineArgs a{impl_->buf.handle(), impl_->L, round_of(impl_->L, j, impl_->last_tokens), static_cast<const char*>(expert_out),
+                      weighted, nullptr, impl_->last_tokens};
+  kern::launch_combine_send(a, blocks_for(static_cast<long long>(nranks_) * impl_->L.round, impl_->sms), stream);
+}
+void ExpertParallel::combine_recv_round(void* out, int j, cudaStream_t stream) {
+  const kern::Round r = round_of(impl_->L, j, impl_->last_tokens);
+  kern::CombineArgs a{impl_->buf.handle(), impl_->L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens};
+  kern::launch_combine_recv(a, blocks_for(r.t1 - r.t0, impl_->sms), stream);
 }
 
 void ExpertParallel::combine_send(const void* expert_out, bool weighted, cudaStream_t stream) {
+  require(impl_->L.rounds == 1, "moe combine_send: with round_tokens < max_tokens the halves cannot run apart; call combine");
   require(expert_out != nullptr, "moe combine: expert_out must be a device pointer [E_local, capacity, H] bf16");
   require_aligned(expert_out, "expert_out");
-  kern::CombineArgs a{impl_->buf.handle(), impl_->L, static_cast<const char*>(expert_out), weighted, nullptr, 0};
-  kern::launch_combine_send(a, blocks_for(static_cast<long long>(nranks_) * cfg_.max_tokens, impl_->sms), stream);
+  combine_send_round(expert_out, weighted, 0, stream);
 }
 
 void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
+  require(impl_->L.rounds == 1, "moe combine_recv: with round_tokens < max_tokens the halves cannot run apart; call combine");
   require(out != nullptr || impl_->last_tokens == 0, "moe combine: out must be a device pointer [T, H] bf16");
   if (out != nullptr) require_aligned(out, "out");
-  kern::CombineArgs a{impl_->buf.handle(), impl_->L, nullptr, false, static_cast<char*>(out), impl_->last_tokens};
-  kern::launch_combine_recv(a, blocks_for(impl_->last_tokens, impl_->sms), stream);
+  combine_recv_round(out, 0, stream);
+}
+
+void ExpertParallel::combine(const void* expert_out, void* out, bool weighted, cudaStream_t stream) {
+  require(expert_out != nullptr, "moe combine: expert_out must be a device pointer [E_local, capacity, H] bf16");
+  require_aligned(expert_out, "expert_out");
+  require(out != nullptr || impl_->last_tokens == 0, "moe combine: out must be a device pointer [T, H] bf16");
+  if (out != nullptr) require_aligned(out, "out");
+  for (int j = 0; j < impl_->L.rounds; ++j) {
+    combine_send_round(expert_out, weighted, j, stream);
+    combine_recv_round(out, j, stream);
+  }
 }
 
 }  // namespace symmem::moe

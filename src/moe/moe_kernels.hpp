@@ -1,23 +1,32 @@
 #pragma once
 // Internal: the layout of the MoE buffer and the kernels' arguments (moe.cpp, dispatch.cu, combine.cu).
 //
-// One symmetric buffer per ExpertParallel, the same layout on every rank:
-//   stage  [2][n][max_tokens] rows      written by the senders of dispatch (parity p, source s)
-//   meta   [2][n][max_tokens] Meta      each staged row's source token, local experts, weights,
+// An operation (one dispatch and its combine) moves the tokens in rounds of R = round_tokens
+// (tokens [jR, jR + R) of every rank in round j; ceil(max_tokens / R) rounds, empty ones included,
+// so every rank runs the same number). One round is the low-latency case; more bound the buffers
+// for prefill. One symmetric buffer per ExpertParallel, the same layout on every rank:
+//   stage  [2][n][R] rows               a round's rows, by (round parity, source)
+//   meta   [2][n][max_tokens] Meta      every staged row of the operation, by (operation parity,
+//                                       source, arrival order): source token, local experts, weights,
 //                                       and (written by the receiver) the slot each expert gave it
-//   comb   [2][n][max_tokens][H] bf16   written by the ranks that combined (parity p, source rank s)
-//   local scratch (peers never touch it): send counts, each token's destination ranks, expert
-//                                       counters, received counts, block arrival counters.
-// Signal pad (user slots): the op epoch (local), dispatch flags (parity, source) carrying
-// (epoch << 32 | rows sent), combine flags (parity, source) carrying the epoch.
+//   comb   [2][n][R][H] bf16            a combine round's partial rows, by (round parity, rank)
+//   local scratch (peers never touch it): per-round and per-operation send and receive counts,
+//                                       each token's destination ranks, expert counters, block
+//                                       arrival counters.
+// Signal pad (user slots): epochs (local), dispatch flags (parity, source) carrying
+// (dispatch round epoch << 32 | rows sent), combine flags (parity, source) carrying the combine
+// round epoch.
 //
-// Flow control, for any N and any interleaving of the ranks' progress: operation k (dispatch k,
-// then combine k) uses parity k & 1. Every rank sends every peer a flag in every dispatch and
-// every combine, and waits for every peer's flag (rule (R) of the sequenced workspace), so a rank
-// writing parity p for operation k + 2 has received the peer's flag of a step of operation k + 1,
-// which the peer sends only after it has finished reading parity p for operation k (its dispatch
-// k + 1 follows its combine k in stream order). Flags only grow (the epoch is in the high bits), so
-// a flag of operation k is never taken for one of operation k + 2.
+// Flow control, for any N and any interleaving of the ranks' progress: every dispatch round and
+// every combine round is a step in which every rank sends every peer a flag and waits for every
+// peer's (rule (R) of the sequenced workspace). Staging alternates by dispatch round, the combine
+// area by combine round, the routing records by operation. A rank writing a parity of one of them
+// for step k + 2 (of its kind) has received the peer's flag of a later step than k, which the peer
+// sends only after it is done with that parity for step k: for staging and the combine area its
+// reads end in the step itself; the routing records of operation k are read until its last
+// combine round, and the peer sends its dispatch flags of operation k + 1 after that (stream
+// order). Flags only grow (the epoch is in the high bits), so a flag of one step is never taken for
+// another's. tests/host/test_moe_model.cpp checks the argument under random interleavings.
 #include <cstddef>
 #include <cstdint>
 
@@ -39,27 +48,37 @@ struct Meta {
 };
 static_assert(sizeof(Meta) % 16 == 0, "Meta rows stay 16-byte aligned");
 
-// Signal pad slots.
-constexpr int kEpochSlot = 0;     // the last dispatch's epoch (local)
-constexpr int kCombinedSlot = 1;  // the epoch of the last combine (local): one combine per dispatch
+// Signal pad slots (local).
+constexpr int kEpochSlot = 0;         // dispatch round epoch: the last finished round's
+constexpr int kCombinedSlot = 1;      // the operation whose combine last finished: one combine per dispatch
+constexpr int kOpSlot = 2;            // operation epoch: the last started dispatch's
+constexpr int kCombineEpochSlot = 3;  // combine round epoch: the last finished round's
 inline constexpr int dispatch_flag(int parity, int src) { return 8 + parity * pad::kMaxTeam + src; }
 inline constexpr int combine_flag(int parity, int src) { return 8 + 2 * pad::kMaxTeam + parity * pad::kMaxTeam + src; }
 static_assert(8 + 4 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user slots");
 
 struct Layout {
   int n = 1, hidden = 0, topk = 0, experts_local = 0, max_tokens = 0, capacity = 0;
+  int round = 0, rounds = 1;  // tokens per round, rounds per operation
   bool fp8 = false;
   int scale_words = 0;  // 32-bit scale words per row (moe::detail::scale_words)
   size_t row = 0;  // staged row bytes
-  size_t stage_off = 0, meta_off = 0, comb_off = 0, send_count_off = 0, token_ranks_off = 0, expert_count_off = 0,
-         recv_count_off = 0, arrive_off = 0, bytes = 0;
+  size_t stage_off = 0, meta_off = 0, comb_off = 0, send_count_off = 0, sent_total_off = 0, token_ranks_off = 0,
+         expert_count_off = 0, recv_total_off = 0, round_counts_off = 0, arrive_off = 0, bytes = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
 SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for the host tests)
 
+/// Which round of the operation a launch runs: tokens [t0, t1) of this rank.
+struct Round {
+  int index, t0, t1;
+  bool first, last;
+};
+
 struct DispatchArgs {
   DeviceHandle h;  // the MoE buffer
   Layout L;
+  Round r;
   const char* x;
   const uint32_t* scales;
   const void* topk_idx;
@@ -71,6 +90,7 @@ struct DispatchArgs {
 struct DispatchRecvArgs {
   DeviceHandle h;
   Layout L;
+  Round r;
   char* recv_x;
   uint32_t* recv_scales;
   int* expert_counts;
@@ -78,6 +98,7 @@ struct DispatchRecvArgs {
 struct CombineArgs {
   DeviceHandle h;
   Layout L;
+  Round r;
   const char* expert_out;  // [E_local, capacity, H] bf16
   bool weighted;
   char* out;               // [T, H] bf16 (recv half)

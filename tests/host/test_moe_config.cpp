@@ -45,7 +45,19 @@ TEST(MoeConfig, RowsAndLayout) {
   EXPECT_LT(L.meta_off + 2 * 4 * 128 * sizeof(kern::Meta), L.comb_off + 1);
   EXPECT_LT(L.comb_off + 2 * 4 * 128 * 7168 * 2, L.send_count_off + 1);
   EXPECT_LT(L.arrive_off, L.bytes);
-  // The decode shape at 4 ranks needs about 22 MiB (moe.hpp says so).
+  // The decode shape at 4 ranks needs about 22 MiB (moe.hpp says so), in one round.
+  EXPECT_EQ(L.rounds, 1);
   EXPECT_GT(L.bytes, size_t(21) << 20);
   EXPECT_LT(L.bytes, size_t(24) << 20);
+  // Prefill in rounds of 512 tokens: 8 rounds, about 95 MiB (one round would need ~0.7 GiB).
+  Config p{7168, 8, 256, 4096, 8192, true, false, 512};
+  kern::Layout P = kern::make_layout(p, 4);
+  EXPECT_EQ(P.round, 512);
+  EXPECT_EQ(P.rounds, 8);
+  EXPECT_GT(P.bytes, size_t(90) << 20);
+  EXPECT_LT(P.bytes, size_t(100) << 20);
+  p.round_tokens = 0;
+  EXPECT_GT(kern::make_layout(p, 4).bytes, size_t(650) << 20);
+  p.round_tokens = 1000;  // not a divisor: 5 rounds, the last one partial
+  EXPECT_EQ(kern::make_layout(p, 4).rounds, 5);
 }

@@ -1,11 +1,13 @@
 // A model of MoE dispatch/combine flow control (src/moe/moe_kernels.hpp), under random
-// interleavings of the ranks' steps. Operation k uses parity k & 1 of two areas on every rank:
-// staging (written by dispatch senders, read by the owner's dispatch receive and, for its routing
-// records, by its combine send) and landing (written by combine senders, read by the owner's
-// combine receive). A write into an area whose previous contents the owner has not finished with is
-// a violation. With a flag to every peer at every step (rule (R)) there must be none, for any team
-// size and any mix of full operations and dispatch-only ones; flags only to the ranks that got rows
-// must produce one.
+// interleavings of the ranks' steps. An operation runs R rounds of dispatch (send, receive), then
+// R rounds of combine (send, receive). Areas on every rank, each by parity: staging rows (by
+// dispatch round: written by senders, read by the owner's receive of the round), routing records
+// (by operation: written by the dispatch senders, read until the owner's last combine send) and
+// the combine area (by combine round: written by combine senders, read by the owner's receive).
+// A write into an area whose previous contents the owner has not finished with is a violation.
+// With a flag to every peer at every step (rule (R)) there must be none, for any team size, any
+// number of rounds and any mix of full operations and dispatch-only ones; flags only to the ranks
+// that got rows must produce one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,83 +16,99 @@
 
 namespace {
 
-enum Step { kDispatchSend, kDispatchRecv, kCombineSend, kCombineRecv, kDone };
+enum Step { kDispatchSend, kDispatchRecv, kCombineSend, kCombineRecv };
 
 struct RankState {
-  int op = 0;     // index of the running operation
+  int op = 0;      // index of the running operation
   Step step = kDispatchSend;
+  int round = 0;   // round of the current phase
+  int drounds = 0, crounds = 0;  // dispatch and combine rounds this rank has finished (epochs)
 };
 
 struct Model {
-  int n;
+  int n, rounds;
   bool flags_to_all;
   std::vector<bool> with_combine;  // per operation: dispatch + combine, or dispatch alone
-  // Per rank, parity and source: the operation whose data is in that area and not yet finished
-  // with by its owner (-1: free).
-  std::vector<std::vector<std::vector<int>>> stage, landing;
-  // Flags: dispatch_flag[t][s] = the highest operation of s whose dispatch flag reached t (same for combine).
+  // Per rank, parity and source: the step whose data is in that area and not yet finished with by
+  // its owner (-1: free).
+  std::vector<std::vector<std::vector<int>>> ring, records, landing;
+  // dflag[t][s] / cflag[t][s]: the highest dispatch / combine round epoch of s whose flag reached t.
   std::vector<std::vector<int>> dflag, cflag;
   std::vector<RankState> ranks;
   std::mt19937_64 g;
 
-  Model(int n_, bool all, std::vector<bool> ops, uint64_t seed)
-      : n(n_), flags_to_all(all), with_combine(std::move(ops)),
-        stage(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
+  Model(int n_, int rounds_, bool all, std::vector<bool> ops, uint64_t seed)
+      : n(n_), rounds(rounds_), flags_to_all(all), with_combine(std::move(ops)),
+        ring(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
+        records(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
         landing(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
         dflag(n_, std::vector<int>(n_, -1)), cflag(n_, std::vector<int>(n_, -1)), ranks(n_), g(seed) {}
 
-  // Whether rank s sends rows to rank d in operation k (random routing; a rank may send to nobody).
-  bool sends(int k, int s, int d) const { return ((k * 131 + s * 31 + d * 7) % 5) != 0 || s == d; }
+  // Whether rank s sends rows to rank d in round j of operation k (a rank may send to nobody).
+  bool sends(int k, int j, int s, int d) const { return ((k * 131 + j * 17 + s * 31 + d * 7) % 5) != 0; }
 
   // Tries one step of rank r; returns false if it must wait. Sets *violation on an overwrite.
   bool step(int r, bool* violation) {
     RankState& st = ranks[r];
-    const int k = st.op, par = k & 1;
+    const int k = st.op, j = st.round;
+    const int de = st.drounds, ce = st.crounds;  // epochs of this step (0-based)
     switch (st.step) {
       case kDispatchSend:
         for (int d = 0; d < n; ++d) {
           if (d == r) continue;
-          const bool rows = sends(k, r, d);
+          const bool rows = sends(k, j, r, d);
           if (rows) {
-            if (stage[d][par][r] != -1) *violation = true;
-            stage[d][par][r] = k;
+            if (ring[d][de & 1][r] != -1 && ring[d][de & 1][r] != de) *violation = true;
+            if (records[d][k & 1][r] != -1 && records[d][k & 1][r] != k) *violation = true;
+            ring[d][de & 1][r] = de;
+            records[d][k & 1][r] = k;
           }
-          if (rows || flags_to_all) dflag[d][r] = k;
+          if (rows || flags_to_all) dflag[d][r] = de;
         }
         st.step = kDispatchRecv;
         return true;
       case kDispatchRecv:
         for (int s = 0; s < n; ++s)
-          if (s != r && (flags_to_all || sends(k, s, r)) && dflag[r][s] < k) return false;
-        if (!with_combine[k])
-          for (int s = 0; s < n; ++s) stage[r][par][s] = -1;  // nothing reads the records later
-        st.step = with_combine[k] ? kCombineSend : kDone;
-        break;
+          if (s != r && (flags_to_all || sends(k, j, s, r)) && dflag[r][s] < de) return false;
+        for (int s = 0; s < n; ++s) ring[r][de & 1][s] = -1;  // the round's rows are copied out
+        ++st.drounds;
+        if (++st.round < rounds) {
+          st.step = kDispatchSend;
+        } else {
+          st.round = 0;
+          if (!with_combine[k])
+            for (int s = 0; s < n; ++s) records[r][k & 1][s] = -1;  // nothing reads the records later
+          st.step = with_combine[k] ? kCombineSend : kDispatchSend;
+          if (!with_combine[k]) ++st.op;
+        }
+        return true;
       case kCombineSend:
         for (int d = 0; d < n; ++d) {
           if (d == r) continue;
-          const bool rows = sends(k, d, r);  // rows of d were staged here: partials go back
+          const bool rows = sends(k, j, d, r);  // d's rows of round j were staged here: partials go back
           if (rows) {
-            if (landing[d][par][r] != -1) *violation = true;
-            landing[d][par][r] = k;
+            if (landing[d][ce & 1][r] != -1) *violation = true;
+            landing[d][ce & 1][r] = ce;
           }
-          if (rows || flags_to_all) cflag[d][r] = k;
+          if (rows || flags_to_all) cflag[d][r] = ce;
         }
-        for (int s = 0; s < n; ++s) stage[r][par][s] = -1;  // the routing records are read
+        if (j == rounds - 1)
+          for (int s = 0; s < n; ++s) records[r][k & 1][s] = -1;  // the last round has read the records
         st.step = kCombineRecv;
         return true;
       case kCombineRecv:
         for (int s = 0; s < n; ++s)
-          if (s != r && (flags_to_all || sends(k, r, s)) && cflag[r][s] < k) return false;
-        for (int s = 0; s < n; ++s) landing[r][par][s] = -1;
-        st.step = kDone;
-        break;
-      case kDone:
-        break;
-    }
-    if (st.step == kDone) {
-      ++st.op;
-      st.step = kDispatchSend;
+          if (s != r && (flags_to_all || sends(k, j, r, s)) && cflag[r][s] < ce) return false;
+        for (int s = 0; s < n; ++s) landing[r][ce & 1][s] = -1;
+        ++st.crounds;
+        if (++st.round < rounds) {
+          st.step = kCombineSend;
+        } else {
+          st.round = 0;
+          st.step = kDispatchSend;
+          ++st.op;
+        }
+        return true;
     }
     return true;
   }
@@ -99,12 +117,11 @@ struct Model {
   bool run() {
     bool violation = false;
     const int total = static_cast<int>(with_combine.size());
-    for (int guard = 0; guard < 2000000 && !violation; ++guard) {
+    for (int guard = 0; guard < 4000000 && !violation; ++guard) {
       std::vector<int> live;
       for (int r = 0; r < n; ++r)
         if (ranks[r].op < total) live.push_back(r);
       if (live.empty()) return false;
-      // Try ranks in a random order until one can move.
       std::shuffle(live.begin(), live.end(), g);
       bool moved = false;
       for (int r : live)
@@ -125,18 +142,19 @@ std::vector<bool> random_ops(int count, uint64_t seed) {
 }  // namespace
 
 TEST(MoeModel, FlagsToEveryPeerNeverOverwrite) {
-  for (int n = 2; n <= 8; ++n)
-    for (uint64_t seed = 0; seed < 300; ++seed) {
-      Model m(n, true, random_ops(24, seed), seed * 977 + n);
-      ASSERT_FALSE(m.run()) << "overwrite at " << n << " ranks, seed " << seed;
-    }
+  for (int rounds : {1, 3})
+    for (int n = 2; n <= 8; ++n)
+      for (uint64_t seed = 0; seed < 200; ++seed) {
+        Model m(n, rounds, true, random_ops(16, seed), seed * 977 + n);
+        ASSERT_FALSE(m.run()) << "overwrite at " << n << " ranks, " << rounds << " rounds, seed " << seed;
+      }
 }
 
 TEST(MoeModel, FlagsOnlyWhereRowsWentDoOverwrite) {
   bool found = false;
   for (int n = 3; n <= 8 && !found; ++n)
     for (uint64_t seed = 0; seed < 300 && !found; ++seed) {
-      Model m(n, false, random_ops(24, seed), seed * 977 + n);
+      Model m(n, 1, false, random_ops(24, seed), seed * 977 + n);
       found = m.run();
     }
   EXPECT_TRUE(found) << "the model should catch a rank running two operations ahead without rule (R)";
