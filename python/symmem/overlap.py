@@ -20,22 +20,24 @@ def _get(g, m, k, n):
     return _tp[g.name][0]
 
 
-def _check(t, what):
+def _operands(op, a, b, a_name):
+    """(rows of a, K, Nc) after checking both operands of a @ b."""
     torch = _torch()
-    if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype != torch.bfloat16 or t.dim() != 2 or not t.is_contiguous():
-        raise InvalidArgument(f"{what} must be a contiguous 2-D bfloat16 CUDA tensor")
+    for t, name in ((a, a_name), (b, "b")):
+        if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype != torch.bfloat16 or t.dim() != 2 or not t.is_contiguous():
+            raise InvalidArgument(f"{op}: {name} must be a contiguous 2-D bfloat16 CUDA tensor")
+    rows, k = a.shape
+    if b.shape[0] != k:
+        raise InvalidArgument(f"{op}: {a_name} is [{rows}, {k}] but b is {tuple(b.shape)}")
+    return rows, k, b.shape[1]
 
 
 def all_gather_matmul(a_shard, b, group=None, *, return_a=False, mode="auto"):
     """a_shard: [M/N, K] (this rank's rows), b: [K, Nc]. Returns c [M, Nc] (and the gathered a [M, K])."""
     torch = _torch()
     g = _group(group)
-    _check(a_shard, "all_gather_matmul: a_shard")
-    _check(b, "all_gather_matmul: b")
-    rows, k = a_shard.shape
-    if b.shape[0] != k:
-        raise InvalidArgument(f"all_gather_matmul: a_shard is [{rows}, {k}] but b is {tuple(b.shape)}")
-    m, n = rows * g.size, b.shape[1]
+    rows, k, n = _operands("all_gather_matmul", a_shard, b, "a_shard")
+    m = rows * g.size
     c = torch.empty(m, n, dtype=torch.bfloat16, device=a_shard.device)
     a = torch.empty(m, k, dtype=torch.bfloat16, device=a_shard.device) if return_a else None
     _get(g, m, k, n).all_gather_matmul(a_shard.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), a.data_ptr() if a is not None else 0,
@@ -47,14 +49,9 @@ def matmul_reduce_scatter(a, b, op="sum", group=None, *, mode="auto"):
     """a: [M, K], b: [K, Nc]. Returns this rank's rows [M/N, Nc] of the sum (or avg) over ranks of a @ b."""
     torch = _torch()
     g = _group(group)
-    _check(a, "matmul_reduce_scatter: a")
-    _check(b, "matmul_reduce_scatter: b")
-    m, k = a.shape
-    if b.shape[0] != k:
-        raise InvalidArgument(f"matmul_reduce_scatter: a is [{m}, {k}] but b is {tuple(b.shape)}")
+    m, k, n = _operands("matmul_reduce_scatter", a, b, "a")
     if m % g.size:
         raise InvalidArgument(f"matmul_reduce_scatter: M={m} is not a multiple of the group's {g.size} ranks")
-    n = b.shape[1]
     c = torch.empty(m // g.size, n, dtype=torch.bfloat16, device=a.device)
     _get(g, m, k, n).matmul_reduce_scatter(a.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), op,
                                            torch.cuda.current_stream().cuda_stream, mode)

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "gemm.hpp"
@@ -80,9 +81,18 @@ static void check_shapes(const char* op, int64_t m, int64_t k, int64_t n, int nr
                                                       std::to_string(n) + " exceed the sizes this TensorParallel was made for (" +
                                                       std::to_string(max_m) + ", " + std::to_string(max_k) + ", " + std::to_string(max_n) + ")");
 }
-static void check_ptr(const char* op, const char* what, const void* p) {
-  require(p != nullptr, std::string("overlap::") + op + ": " + what + " is null");
-  require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, std::string("overlap::") + op + ": " + what + " must be 16-byte aligned");
+// Every operand non-null (an optional one may be null) and 16-byte aligned.
+struct Operand {
+  const char* name;
+  const void* ptr;
+  bool optional;
+};
+static void check_ptrs(const char* op, std::initializer_list<Operand> operands) {
+  for (const Operand& o : operands) {
+    if (o.optional && o.ptr == nullptr) continue;
+    require(o.ptr != nullptr, std::string("overlap::") + op + ": " + o.name + " is null");
+    require((reinterpret_cast<uintptr_t>(o.ptr) & 15u) == 0, std::string("overlap::") + op + ": " + o.name + " must be 16-byte aligned");
+  }
 }
 
 void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, void* a_out,
@@ -90,10 +100,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
   check_shapes("all_gather_matmul", m, k, n, N, d.max_m, d.max_k, d.max_n);
-  check_ptr("all_gather_matmul", "a_shard", a_shard);
-  check_ptr("all_gather_matmul", "b", b);
-  check_ptr("all_gather_matmul", "c", c);
-  if (a_out) check_ptr("all_gather_matmul", "a_out", a_out);
+  check_ptrs("all_gather_matmul", {{"a_shard", a_shard, false}, {"b", b, false}, {"c", c, false}, {"a_out", a_out, true}});
   const int64_t rows = m / N;
   const size_t shard_bytes = static_cast<size_t>(rows) * k * 2;
   char* gathered = d.gathered.as<char>();
@@ -133,9 +140,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
   check_shapes("matmul_reduce_scatter", m, k, n, N, d.max_m, d.max_k, d.max_n);
-  check_ptr("matmul_reduce_scatter", "a", a);
-  check_ptr("matmul_reduce_scatter", "b", b);
-  check_ptr("matmul_reduce_scatter", "c_shard", c_shard);
+  check_ptrs("matmul_reduce_scatter", {{"a", a, false}, {"b", b, false}, {"c_shard", c_shard, false}});
   require(op == ReduceOp::kSum || op == ReduceOp::kAvg, "overlap::matmul_reduce_scatter: op must be sum or avg");
   const int64_t rows = m / N;
   const size_t slot = static_cast<size_t>(rows) * n;  // elements
