@@ -43,29 +43,33 @@ if [ "$tests" = 1 ]; then
 fi
 if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
   prefix="$OUT/$(date -u +%F)-${kind}"
-  ./build/bench/symmem-bench all --kind "$kind" --commit "$commit" --json "$prefix-all.json" \
+  # Each suite is bounded (SYMMEM_SUITE_TIMEOUT s) so that what ran still comes back.
+  T=${SYMMEM_SUITE_TIMEOUT:-240}
+  if [ "${SYMMEM_BENCH_ALL:-1}" = 1 ]; then
+  timeout "$T" ./build/bench/symmem-bench all --kind "$kind" --commit "$commit" --json "$prefix-all.json" \
     --table "$prefix-table.txt" $bench_args > "$OUT/bench.log" 2>&1 || rc=1
   grep -E "^#|all_reduce|wrong" "$OUT/bench.log" | head -5
+  fi
   # A PyTorch anchor (../shared/anchors, copied into .deps) beside a suite, when it is there.
   anchor() {  # anchor NAME LOG
     [ -f ".deps/anchors/$1.py" ] || return 0
-    torchrun --nproc-per-node="$ngpu" ".deps/anchors/$1.py" --out "$prefix-$1.json" > "$OUT/$2" 2>&1 ||
+    timeout "$T" torchrun --nproc-per-node="$ngpu" ".deps/anchors/$1.py" --out "$prefix-$1.json" > "$OUT/$2" 2>&1 ||
       echo "anchor $1 failed (see $2)"
   }
   # A symmem-bench suite and its anchor, unless SYMMEM_BENCH_<SUITE>=0.
   suite() {  # suite NAME ANCHOR
     local flag="SYMMEM_BENCH_${1^^}"
     [ "${!flag:-1}" = 1 ] || return 0
-    ./build/bench/symmem-bench "$1" --kind "$kind" --commit "$commit" --json "$prefix-$1.json" > "$OUT/$1.log" 2>&1 || rc=1
+    timeout "$T" ./build/bench/symmem-bench "$1" --kind "$kind" --commit "$commit" --json "$prefix-$1.json" > "$OUT/$1.log" 2>&1 || rc=1
     grep -E "^#|^ " "$OUT/$1.log" | head -20
     anchor "$2" "torch_$1.log"
   }
-  anchor torch_allreduce torch.log
+  [ "${SYMMEM_BENCH_ALL:-1}" = 1 ] && anchor torch_allreduce torch.log
   suite moe torch_moe_a2a        # MoE dispatch/combine beside NCCL and PyTorch's baseline (issue 10)
   suite overlap torch_overlap    # GEMM overlap beside the GEMM alone, cuBLASLt + NCCL, PyTorch's fused ops (issue 11)
   # symmem from Python beside PyTorch's symmetric memory and NCCL, in the same run.
-  if [ -d build/python/symmem ]; then
-    PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" \
+  if [ -d build/python/symmem ] && [ "${SYMMEM_BENCH_PYTHON:-1}" = 1 ]; then
+    PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit timeout "$T" torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" \
       --out "$prefix-python.json" > "$OUT/pybench.log" 2>&1 || { echo "python bench failed (see pybench.log)"; rc=1; }
     grep -E "^#|^ " "$OUT/pybench.log" | head -20
   fi

@@ -20,12 +20,13 @@ __device__ __forceinline__ bool compare(uint64_t v, Cmp cmp, uint64_t x) {
 }
 
 /// Records an error (first one wins) for the host to report. A timeout also tells every other
-/// wait of this context to give up (abort_waits); a bad argument does not.
+/// wait of this context to give up (abort_waits); a bad argument (kBadCount, kMoe) does not: the
+/// operation completes on every rank and the host reports it once.
 __device__ inline void record_error(const DeviceHandle& h, WaitKind kind, int peer, uint64_t slot, Cmp cmp,
                                     uint64_t expected, uint64_t seen, uint64_t waited_ns) {
   DeviceErrorRecord* e = h.error;
   if (e == nullptr) return;
-  if (kind != WaitKind::kBadCount) atomicExch_system(&e->abort_waits, 1u);
+  if (kind != WaitKind::kBadCount && kind != WaitKind::kMoe) atomicExch_system(&e->abort_waits, 1u);
   if (atomicCAS_system(&e->flag, 0u, 1u) != 0u) return;
   e->kind = static_cast<int>(kind);
   e->rank = h.rank;
