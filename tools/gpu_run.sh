@@ -2,6 +2,9 @@
 # One GPU-machine session: build, every ctest tier, then the benchmark beside NCCL (and PyTorch's
 # anchor when .deps/anchors is there). Logs and JSON go to $OUT (default ./gpu-out).
 #   tools/gpu_run.sh [--no-tests] [--no-bench] [--kind KIND] [--bench-args "..."] [--ctest-args "..."]
+# Environment: SYMMEM_BENCH_{ALL,MOE,OVERLAP,PYTHON}=0 skip a suite; SYMMEM_BENCH_OP (default all)
+# is what the first suite runs; SYMMEM_PYBENCH_ARGS go to python -m symmem.bench;
+# SYMMEM_SUITE_TIMEOUT (s) bounds each suite.
 # (The Python package is built where pybind11 is found; its benchmark runs after symmem-bench.)
 # Multicast stays off in every child: NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
 # NVSHMEM_DISABLE_NVLS=1.
@@ -46,7 +49,7 @@ if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
   # Each suite is bounded (SYMMEM_SUITE_TIMEOUT s) so that what ran still comes back.
   T=${SYMMEM_SUITE_TIMEOUT:-240}
   if [ "${SYMMEM_BENCH_ALL:-1}" = 1 ]; then
-  timeout "$T" ./build/bench/symmem-bench all --kind "$kind" --commit "$commit" --json "$prefix-all.json" \
+  timeout "$T" ./build/bench/symmem-bench "${SYMMEM_BENCH_OP:-all}" --kind "$kind" --commit "$commit" --json "$prefix-all.json" \
     --table "$prefix-table.txt" $bench_args > "$OUT/bench.log" 2>&1 || rc=1
   grep -E "^#|all_reduce|wrong" "$OUT/bench.log" | head -5
   fi
@@ -64,12 +67,12 @@ if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
     grep -E "^#|^ " "$OUT/$1.log" | head -20
     anchor "$2" "torch_$1.log"
   }
-  [ "${SYMMEM_BENCH_ALL:-1}" = 1 ] && anchor torch_allreduce torch.log
+  [ "${SYMMEM_BENCH_ALL:-1}" = 1 ] && [ "${SYMMEM_BENCH_OP:-all}" = all ] && anchor torch_allreduce torch.log
   suite moe torch_moe_a2a        # MoE dispatch/combine beside NCCL and PyTorch's baseline (issue 10)
   suite overlap torch_overlap    # GEMM overlap beside the GEMM alone, cuBLASLt + NCCL, PyTorch's fused ops (issue 11)
   # symmem from Python beside PyTorch's symmetric memory and NCCL, in the same run.
   if [ -d build/python/symmem ] && [ "${SYMMEM_BENCH_PYTHON:-1}" = 1 ]; then
-    PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit timeout "$T" torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" \
+    PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit timeout "$T" torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" ${SYMMEM_PYBENCH_ARGS:-} \
       --out "$prefix-python.json" > "$OUT/pybench.log" 2>&1 || { echo "python bench failed (see pybench.log)"; rc=1; }
     grep -E "^#|^ " "$OUT/pybench.log" | head -20
   fi

@@ -7,9 +7,10 @@
 // Overlap, all-gather: after a barrier, each rank's shard goes to every peer by the copy engine
 // (one put with a signal per peer, on a side stream, nearest peer first) while the GEMM of the
 // local rows runs; then each peer's rows are multiplied as soon as their signal has arrived.
-// Overlap, reduce-scatter: after a barrier, the GEMM of each peer's rows writes its result straight
-// into that peer's landing slot (the epilogue stores over NVLink) and signals it; the local rows go
-// last; once every peer's slot has arrived, one kernel sums the N slots (fp32) into C_shard.
+// Overlap, reduce-scatter: after a barrier, the GEMM of each peer's rows (ring order) writes into
+// local staging, and the copy engine carries it to that peer's landing slot with a signal while the
+// next GEMM runs; the local rows go last; once every peer's slot has arrived, one kernel sums the
+// N slots (fp32) into C_shard.
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.
@@ -29,7 +30,8 @@ class SYMMEM_API TensorParallel {
  public:
   /// Collective over comm's team. Buffers are sized for M <= max_m (the full row count), K <=
   /// max_k and Nc <= max_n: a gathered A [max_m, max_k] and reduce-scatter landing slots
-  /// [max_m, max_n], both bf16 and symmetric, plus a 32 MiB cuBLASLt workspace.
+  /// [max_m, max_n], both bf16 and symmetric, a local staging area [max_m, max_n] bf16, and a
+  /// 32 MiB cuBLASLt workspace.
   TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n);
   ~TensorParallel();
   TensorParallel(const TensorParallel&) = delete;

@@ -89,6 +89,8 @@ def main():
     ap.add_argument("--kind", default="unknown", help="the machine kind, recorded in the JSON")
     ap.add_argument("--out", default="symmem_python_bench.json")
     ap.add_argument("--no-torch-symm-mem", action="store_true")
+    ap.add_argument("--algos", default="", help="comma-separated symmem algorithms to time as well, out of place and in place "
+                    "(e.g. two_shot,push): columns symmem_<algo>_us and symmem_<algo>_inplace_us")
     ap.add_argument("--suite", choices=["all_reduce", "moe", "overlap"], default="all_reduce",
                     help="all_reduce (default), moe (dispatch/combine, decode shape), overlap (all-gather + GEMM, GEMM + reduce-scatter)")
     args = ap.parse_args()
@@ -129,6 +131,15 @@ def main():
         row["symmem_us"] = graph_us(lambda: symmem.all_reduce(x, out=y), args.reps, args.replays)
         # In place too (tensor-parallel layers reduce in place): both figures, to compare paths.
         row["symmem_inplace_us"] = graph_us(lambda: symmem.all_reduce(x), args.reps, args.replays)
+        for algo in filter(None, args.algos.split(",")):
+            for key, fn in ((f"symmem_{algo}_us", lambda: symmem.all_reduce(x, out=y, algo=algo)),
+                            (f"symmem_{algo}_inplace_us", lambda: symmem.all_reduce(x, algo=algo))):
+                try:
+                    row[key] = graph_us(fn, args.reps, args.replays)
+                except symmem.Error as e:  # the algorithm does not fit these buffers: every rank says so
+                    row[key] = None
+                    if rank == 0:
+                        print(f"# {key}: {e}", flush=True)
         plain = torch.randn(n, device="cuda", dtype=torch.bfloat16)
         row["nccl_us"] = graph_us(lambda: dist.all_reduce(plain), args.reps, args.replays)
         if symm_mem is not None:
@@ -148,6 +159,9 @@ def main():
             print(f"{nbytes:>12} {row['symmem_us']:>9.2f} {row['symmem_inplace_us']:>9.2f} {row['symmem_algo']:>9} {row['nccl_us']:>9.2f} "
                   f"{row.get('torch_one_shot_us', float('nan')):>9.2f} {row.get('torch_two_shot_us', float('nan')):>9.2f} "
                   f"{row['ratio_to_best_peer']:>6.2f}", flush=True)
+            extra = {k: v for k, v in row.items() if k.startswith("symmem_") and k not in ("symmem_us", "symmem_inplace_us", "symmem_algo")}
+            if extra:
+                print("    " + " ".join(f"{k}={v:.2f}" if v is not None else f"{k}=n/a" for k, v in extra.items()), flush=True)
         del x, y, plain
         nbytes *= 4
     alloc = []

@@ -5,30 +5,11 @@
 // peer's combine flag. Receive: once every peer's flag has arrived, a warp per token of this rank
 // in the round sums, in fp32, the partial rows of the ranks its experts live on (the destination
 // mask dispatch recorded) into out.
-#include <cuda_bf16.h>
-
 #include "moe_common.cuh"
 #include "symmem/error.hpp"
 
 namespace symmem::moe::kern {
 namespace {
-
-__device__ __forceinline__ void add_bf16x8(float (&acc)[8], int4 v, float w) {
-  const __nv_bfloat162* p = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 f = __bfloat1622float2(p[i]);
-    acc[2 * i] += w * f.x;
-    acc[2 * i + 1] += w * f.y;
-  }
-}
-__device__ __forceinline__ int4 pack_bf16x8(const float (&acc)[8]) {
-  int4 v;
-  __nv_bfloat162* p = reinterpret_cast<__nv_bfloat162*>(&v);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) p[i] = __floats2bfloat162_rn(acc[2 * i], acc[2 * i + 1]);
-  return v;
-}
 
 __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
   const DeviceHandle& h = a.h;
@@ -57,23 +38,51 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
   }
   __syncthreads();
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;  // bf16 row
-  const int chunks = L.hidden / 8;                        // 16 bytes each
-  for (int j = warp_global(); !refuse && j < start[n]; j += warps_total()) {
+  const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
+  const int lane = lane_id();
+  // A warp per (received row, segment of kSegBytes): every SM takes part even for a few rows.
+  for (long long item = warp_global(); !refuse && item < static_cast<long long>(start[n]) * segs; item += warps_total()) {
+    const int j = static_cast<int>(item / segs), g = static_cast<int>(item % segs);
     int s = 0;
     while (start[s + 1] <= j) ++s;
     const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + base[s] + (j - start[s]);
     const Meta* meta = at<Meta>(h, L.meta_off + rec * sizeof(Meta));
-    const int token = meta->src_token - a.r.index * L.round;  // in [0, round): the source sent it in this round
-    int4* dst = at_peer<int4>(h, s, L.comb_off + ((static_cast<size_t>(parity) * n + me) * L.round + token) * hrow);
-    for (int ch = lane_id(); ch < chunks; ch += 32) {
-      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (int k = 0; k < L.topk; ++k) {
-        const int le = meta->expert[k], slot = meta->slot[k];
-        if (le < 0 || slot < 0 || slot >= C) continue;  // not this rank's, or dropped at dispatch
-        const int4 v = reinterpret_cast<const int4*>(a.expert_out + (static_cast<size_t>(le) * C + slot) * hrow)[ch];
-        add_bf16x8(acc, v, a.weighted ? meta->weight[k] : 1.0f);
+    // Lane k < K reads entry k; the entries this rank kept form a ballot.
+    int le = -1, slot = -1;
+    float w = 1.0f;
+    if (lane < L.topk) {
+      le = meta->expert[lane];
+      slot = meta->slot[lane];
+      if (a.weighted) w = meta->weight[lane];
+    }
+    unsigned keep = __ballot_sync(0xffffffffu, le >= 0 && slot >= 0 && slot < C);  // not this rank's, or dropped at dispatch
+    const int token = (lane == 0 ? meta->src_token : 0);
+    const int tok = __shfl_sync(0xffffffffu, token, 0) - a.r.index * L.round;  // in [0, round): the source sent it in this round
+    char* dst = at_peer<char>(h, s, L.comb_off + ((static_cast<size_t>(parity) * n + me) * L.round + tok) * hrow);
+    float acc[kSegVecs][8];
+#pragma unroll
+    for (int u = 0; u < kSegVecs; ++u)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc[u][i] = 0.f;
+    const size_t seg0 = static_cast<size_t>(g) * kSegBytes;
+    for (; keep != 0; keep &= keep - 1) {
+      const int k = __ffs(keep) - 1;
+      const int kle = __shfl_sync(0xffffffffu, le, k), kslot = __shfl_sync(0xffffffffu, slot, k);
+      const float kw = __shfl_sync(0xffffffffu, w, k);
+      const char* src = a.expert_out + (static_cast<size_t>(kle) * C + kslot) * hrow;
+      int4 v[kSegVecs];
+#pragma unroll
+      for (int u = 0; u < kSegVecs; ++u) {
+        const size_t off = seg0 + (static_cast<size_t>(u) * 32 + lane) * 16;
+        v[u] = off < hrow ? *reinterpret_cast<const int4*>(src + off) : int4{0, 0, 0, 0};
       }
-      dst[ch] = pack_bf16x8(acc);
+#pragma unroll
+      for (int u = 0; u < kSegVecs; ++u) add_bf16x8(acc[u], v[u], kw);
+    }
+#pragma unroll
+    for (int u = 0; u < kSegVecs; ++u) {
+      const size_t off = seg0 + (static_cast<size_t>(u) * 32 + lane) * 16;
+      if (off < hrow) *reinterpret_cast<int4*>(dst + off) = pack_bf16x8(acc[u]);
     }
   }
   __shared__ unsigned* arrive;
@@ -94,18 +103,35 @@ __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, c, nullptr);
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
-  const int chunks = L.hidden / 8;
-  for (int t = a.r.t0 + warp_global(); ok && t < a.r.t1; t += warps_total()) {
-    const uint64_t mask = token_ranks[t];
-    int4* dst = reinterpret_cast<int4*>(a.out + static_cast<size_t>(t) * hrow);
-    for (int ch = lane_id(); ch < chunks; ch += 32) {
-      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (uint64_t m = mask; m != 0; m &= m - 1) {  // rank order: the same sum on every call
-        const int r = __ffsll(static_cast<long long>(m)) - 1;
-        const int4 v = at<const int4>(h, L.comb_off + ((static_cast<size_t>(parity) * n + r) * L.round + (t - a.r.t0)) * hrow)[ch];
-        add_bf16x8(acc, v, 1.0f);
+  const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
+  const int lane = lane_id();
+  // A warp per (token, segment): the partial rows of the token's ranks, summed in rank order (the
+  // same sum on every call), loads of a rank's segment in flight together.
+  for (long long item = warp_global(); ok && item < static_cast<long long>(a.r.t1 - a.r.t0) * segs; item += warps_total()) {
+    const int t = a.r.t0 + static_cast<int>(item / segs), g = static_cast<int>(item % segs);
+    const size_t seg0 = static_cast<size_t>(g) * kSegBytes;
+    float acc[kSegVecs][8];
+#pragma unroll
+    for (int u = 0; u < kSegVecs; ++u)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc[u][i] = 0.f;
+    for (uint64_t m = token_ranks[t]; m != 0; m &= m - 1) {
+      const int r = __ffsll(static_cast<long long>(m)) - 1;
+      const char* src = at<const char>(h, L.comb_off + ((static_cast<size_t>(parity) * n + r) * L.round + (t - a.r.t0)) * hrow);
+      int4 v[kSegVecs];
+#pragma unroll
+      for (int u = 0; u < kSegVecs; ++u) {
+        const size_t off = seg0 + (static_cast<size_t>(u) * 32 + lane) * 16;
+        v[u] = off < hrow ? *reinterpret_cast<const int4*>(src + off) : int4{0, 0, 0, 0};
       }
-      dst[ch] = pack_bf16x8(acc);
+#pragma unroll
+      for (int u = 0; u < kSegVecs; ++u) add_bf16x8(acc[u], v[u], 1.0f);
+    }
+    char* dst = a.out + static_cast<size_t>(t) * hrow;
+#pragma unroll
+    for (int u = 0; u < kSegVecs; ++u) {
+      const size_t off = seg0 + (static_cast<size_t>(u) * 32 + lane) * 16;
+      if (off < hrow) *reinterpret_cast<int4*>(dst + off) = pack_bf16x8(acc[u]);
     }
   }
   __shared__ unsigned* arrive;

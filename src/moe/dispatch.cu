@@ -43,21 +43,34 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a)
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
     if (lane == 0) token_ranks[t] = mask;
-    for (uint64_t m = mask; m != 0; m &= m - 1) {
-      const int d = __ffsll(static_cast<long long>(m)) - 1;
-      unsigned slot = 0;
-      if (lane == 0) slot = atomicAdd(&send_count[d], 1u);
-      slot = __shfl_sync(0xffffffffu, slot, 0);
-      const size_t row = (static_cast<size_t>(parity) * n + me) * L.round + slot;
-      const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + sent_total[d] + slot;
-      char* dst = at_peer<char>(h, d, L.stage_off + row * L.row);
-      warp_copy16(dst, a.x + static_cast<size_t>(t) * payload, payload);
-      if (L.scale_words) warp_copy_words(reinterpret_cast<uint32_t*>(dst + payload), a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words);
-      Meta* meta = at_peer<Meta>(h, d, L.meta_off + rec * sizeof(Meta));
+    // Lane i < ndst takes the i-th destination rank and claims its staging row (the claims run in
+    // parallel); the row is then read once and stored to every destination.
+    const int ndst = __popcll(mask);
+    int d = -1;
+    unsigned slot = 0;
+    char* dst = nullptr;
+    if (lane < ndst) {
+      uint64_t m = mask;
+      for (int i = 0; i < lane; ++i) m &= m - 1;
+      d = __ffsll(static_cast<long long>(m)) - 1;
+      slot = atomicAdd(&send_count[d], 1u);
+      dst = at_peer<char>(h, d, L.stage_off + ((static_cast<size_t>(parity) * n + me) * L.round + slot) * L.row);
+    }
+    warp_fanout16(a.x + static_cast<size_t>(t) * payload, payload, dst, ndst);
+    if (L.scale_words)
+      warp_fanout_words(a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words,
+                        dst != nullptr ? reinterpret_cast<uint32_t*>(dst + payload) : nullptr, ndst);
+    // The routing record of each copy: source token, that rank's experts (local ids) and weights.
+    const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
+    for (int i = 0; i < ndst; ++i) {
+      const int di = __shfl_sync(0xffffffffu, d, i);
+      const unsigned si = __shfl_sync(0xffffffffu, slot, i);
+      const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + sent_total[di] + si;
+      Meta* meta = at_peer<Meta>(h, di, L.meta_off + rec * sizeof(Meta));
       if (lane < kMaxTopk) {
-        const bool mine = lane < K && dest == d;
-        meta->expert[lane] = mine ? expert - d * L.experts_local : -1;
-        meta->weight[lane] = mine && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
+        const bool mine = lane < K && dest == di;
+        meta->expert[lane] = mine ? expert - di * L.experts_local : -1;
+        meta->weight[lane] = mine ? wk : 1.0f;
       }
       if (lane == 0) meta->src_token = t;
     }
@@ -105,20 +118,29 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
     const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + recv_total[s] + (j - start[s]);
     const char* src = at<char>(h, L.stage_off + row * L.row);
     Meta* meta = at<Meta>(h, L.meta_off + rec * sizeof(Meta));
-    for (int k = 0; k < L.topk; ++k) {
-      const int le = meta->expert[k];
-      if (le < 0 || le >= El) continue;
-      unsigned slot = 0;
-      if (lane == 0) {
+    // Lane k < K claims a row of its local expert (in parallel); the kept ones are compacted so
+    // that lane i holds the i-th destination row; the staged row is read once.
+    int le = -1;
+    unsigned slot = 0;
+    if (lane < L.topk) {
+      le = meta->expert[lane];
+      if (le >= 0 && le < El) {
         slot = atomicAdd(&expert_count[le], 1u);
-        meta->slot[k] = slot < static_cast<unsigned>(C) ? static_cast<int>(slot) : -1;
+        meta->slot[lane] = slot < static_cast<unsigned>(C) ? static_cast<int>(slot) : -1;
+      } else {
+        le = -1;
       }
-      slot = __shfl_sync(0xffffffffu, slot, 0);
-      if (slot >= static_cast<unsigned>(C)) continue;  // over capacity: reported below, never written
-      const size_t out_row = static_cast<size_t>(le) * C + slot;
-      warp_copy16(a.recv_x + out_row * payload, src, payload);
-      if (L.scale_words) warp_copy_words(a.recv_scales + out_row * L.scale_words, reinterpret_cast<const uint32_t*>(src + payload), L.scale_words);
     }
+    const unsigned keep = __ballot_sync(0xffffffffu, le >= 0 && slot < static_cast<unsigned>(C));  // over capacity: reported below, never written
+    const int ndst = __popc(keep);
+    const int from = lane < ndst ? static_cast<int>(__fns(keep, 0, lane + 1)) : 0;
+    const int dle = __shfl_sync(0xffffffffu, le, from);
+    const unsigned dslot = __shfl_sync(0xffffffffu, slot, from);
+    const size_t out_row = static_cast<size_t>(dle < 0 ? 0 : dle) * C + dslot;
+    warp_fanout16(src, payload, lane < ndst ? a.recv_x + out_row * payload : nullptr, ndst);
+    if (L.scale_words)
+      warp_fanout_words(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
+                        lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst);
   }
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;

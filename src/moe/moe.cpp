@@ -133,9 +133,14 @@ static void require_aligned(const void* p, const char* what) {
   require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, std::string("moe: ") + what + " must be 16-byte aligned");
 }
 
+// Blocks for a warp per work item, up to two per SM (the kernels loop over what is left).
 static int blocks_for(long long warps_of_work, int sms) {
   const long long per_block = kern::kThreads / 32;
-  return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, sms));
+  return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, 2LL * sms));
+}
+// Combine's work items per row: segments of a bf16 row.
+static long long segments(const kern::Layout& L) {
+  return (static_cast<long long>(L.hidden) * 2 + kern::kSegBytes - 1) / kern::kSegBytes;
 }
 
 // Round j of an operation over this rank's `tokens`.
@@ -197,12 +202,12 @@ void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cuda
 void ExpertParallel::combine_send_round(const void* expert_out, bool weighted, int j, cudaStream_t stream) {
   kern::CombineArgs a{impl_->buf.handle(), impl_->L, round_of(impl_->L, j, impl_->last_tokens), static_cast<const char*>(expert_out),
                       weighted, nullptr, impl_->last_tokens};
-  kern::launch_combine_send(a, blocks_for(static_cast<long long>(nranks_) * impl_->L.round, impl_->sms), stream);
+  kern::launch_combine_send(a, blocks_for(static_cast<long long>(nranks_) * impl_->L.round * segments(impl_->L), impl_->sms), stream);
 }
 void ExpertParallel::combine_recv_round(void* out, int j, cudaStream_t stream) {
   const kern::Round r = round_of(impl_->L, j, impl_->last_tokens);
   kern::CombineArgs a{impl_->buf.handle(), impl_->L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens};
-  kern::launch_combine_recv(a, blocks_for(r.t1 - r.t0, impl_->sms), stream);
+  kern::launch_combine_recv(a, blocks_for(static_cast<long long>(r.t1 - r.t0) * segments(impl_->L), impl_->sms), stream);
 }
 
 void ExpertParallel::combine_send(const void* expert_out, bool weighted, cudaStream_t stream) {

@@ -1,5 +1,6 @@
 #pragma once
 // Device helpers of the MoE kernels: warp copies, the arrival count that elects a grid's last block.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include "moe_kernels.hpp"
@@ -12,14 +13,60 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x &
 __device__ __forceinline__ int warp_global() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
 __device__ __forceinline__ int warps_total() { return static_cast<int>((gridDim.x * blockDim.x) >> 5); }
 
-/// A warp copies n bytes (n and both addresses 16-byte aligned).
-__device__ __forceinline__ void warp_copy16(char* dst, const char* src, size_t n) {
-  for (size_t i = static_cast<size_t>(lane_id()) * 16; i < n; i += 32 * 16)
-    *reinterpret_cast<int4*>(dst + i) = *reinterpret_cast<const int4*>(src + i);
+/// A warp moves one row of `bytes` (16-byte aligned at both ends) from src to up to 32
+/// destinations: lane i < ndst holds destination i. The row is read once, kBatch 16-byte vectors
+/// per lane in flight (a load latency per 8 KiB, not per 512 bytes), and every batch is stored to
+/// each destination; a store instruction covers 512 contiguous bytes.
+constexpr int kBatch = 16;
+__device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, char* lane_dst, int ndst) {
+  const int lane = lane_id();
+  for (size_t base = 0; base < bytes; base += 32 * 16 * kBatch) {
+    int4 v[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const size_t off = base + (static_cast<size_t>(u) * 32 + lane) * 16;
+      if (off < bytes) v[u] = *reinterpret_cast<const int4*>(src + off);
+    }
+    for (int i = 0; i < ndst; ++i) {
+      char* d = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const size_t off = base + (static_cast<size_t>(u) * 32 + lane) * 16;
+        if (off < bytes) *reinterpret_cast<int4*>(d + off) = v[u];
+      }
+    }
+  }
 }
-/// A warp copies n 32-bit words (any alignment of 4).
-__device__ __forceinline__ void warp_copy_words(uint32_t* dst, const uint32_t* src, int n) {
-  for (int i = lane_id(); i < n; i += 32) dst[i] = src[i];
+/// The same for n 32-bit words (scales): read once, stored to each destination.
+__device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, uint32_t* lane_dst, int ndst) {
+  for (int base = 0; base < n; base += 32) {
+    const int i0 = base + lane_id();
+    const uint32_t v = i0 < n ? src[i0] : 0u;
+    for (int i = 0; i < ndst; ++i) {
+      uint32_t* d = reinterpret_cast<uint32_t*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
+      if (i0 < n) d[i0] = v;
+    }
+  }
+}
+
+/// Combine's work item: a segment of a bf16 row (kSegBytes, moe_kernels.hpp), kSegVecs 16-byte
+/// vectors per lane.
+constexpr int kSegVecs = kSegBytes / (32 * 16);
+__device__ __forceinline__ void add_bf16x8(float (&acc)[8], int4 v, float w) {
+  const __nv_bfloat162* p = reinterpret_cast<const __nv_bfloat162*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __bfloat1622float2(p[i]);
+    acc[2 * i] += w * f.x;
+    acc[2 * i + 1] += w * f.y;
+  }
+}
+__device__ __forceinline__ int4 pack_bf16x8(const float (&acc)[8]) {
+  int4 v;
+  __nv_bfloat162* p = reinterpret_cast<__nv_bfloat162*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) p[i] = __floats2bfloat162_rn(acc[2 * i], acc[2 * i + 1]);
+  return v;
 }
 
 template <class T>

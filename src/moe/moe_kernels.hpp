@@ -36,8 +36,9 @@
 namespace symmem::moe::kern {
 
 constexpr int kMaxTopk = 16;
-constexpr int kThreads = 512;
+constexpr int kThreads = 128;  // 4 warps: a few rows spread over many SMs
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
+constexpr int kSegBytes = 32 * 16 * 8;  // combine's work item: 8 vectors of 16 bytes per lane
 
 struct Meta {
   int32_t src_token;

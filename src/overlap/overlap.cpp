@@ -24,6 +24,7 @@ struct TensorParallel::Impl {
   explicit Impl() : gemm(size_t(32) << 20) {}
   Gemm gemm;
   SymmetricBuffer gathered, recv;
+  void* staging = nullptr;  // matmul_reduce_scatter: the peers' partial rows before they travel (local)
   int64_t max_m = 0, max_k = 0, max_n = 0;
   cudaStream_t side = nullptr;
   cudaEvent_t start = nullptr, done = nullptr;
@@ -42,6 +43,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
                                               "gathered A bytes"));
   d.recv = comm.alloc(detail::checked_mul(detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
                                           "landing slot bytes"));
+  SYMMEM_CUDA_CHECK(cudaMalloc(&d.staging, static_cast<size_t>(max_m) * static_cast<size_t>(max_n) * 2));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&d.side, cudaStreamNonBlocking));
   SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&d.start, cudaEventDisableTiming));
   SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&d.done, cudaEventDisableTiming));
@@ -56,6 +58,7 @@ TensorParallel::~TensorParallel() {
   if (impl_->start) cudaEventDestroy(impl_->start);
   if (impl_->done) cudaEventDestroy(impl_->done);
   if (impl_->side) cudaStreamDestroy(impl_->side);
+  if (impl_->staging) cudaFree(impl_->staging);
   try {
     if (impl_->gathered.valid()) comm_.free(impl_->gathered);
     if (impl_->recv.valid()) comm_.free(impl_->recv);
@@ -153,15 +156,22 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     return;
   }
   stream::barrier(d.recv, s);  // every peer has summed the previous call's slots and zeroed its signals
-  // Peers' rows first, each GEMM storing into that peer's slot `me`, then a signal (release: the
-  // GEMM's stores are visible before it).
+  // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
+  // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. (A GEMM
+  // storing straight into the peer over NVLink was measured slower: its epilogue stalls on the
+  // remote stores.) The local rows last, then the N slots are summed.
+  char* staging = static_cast<char*>(d.staging);
   for (int j = 1; j < N; ++j) {
     const int p = (me + j) % N;
-    char* dst = static_cast<char*>(d.recv.peer_ptr(p)) + static_cast<size_t>(me) * slot * 2;
-    d.gemm.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, dst, n, s);
-    stream::signal(d.recv, p, me, 1, SignalOp::kSet, s);
+    char* st = staging + static_cast<size_t>(j - 1) * slot * 2;
+    d.gemm.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, st, n, s);
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
+    stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, st, slot * 2, me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
   }
   d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(me) * slot * 2, n, s);
+  SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
+  SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
   for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
   launch_sum_slots(recv, slot, N, c_shard, op == ReduceOp::kAvg ? 1.0f / N : 1.0f, d.sms, s);
   SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
