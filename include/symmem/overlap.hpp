@@ -25,6 +25,7 @@
 namespace symmem::overlap {
 
 enum class Mode : int { kAuto = 0, kOverlap, kSequential };
+enum class Op : int { kAllGatherMatmul = 0, kMatmulReduceScatter };
 
 class SYMMEM_API TensorParallel {
  public:
@@ -45,8 +46,8 @@ class SYMMEM_API TensorParallel {
   void matmul_reduce_scatter(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, ReduceOp op,
                              cudaStream_t stream, Mode mode = Mode::kAuto);
 
-  /// What auto runs for these sizes (the same on every rank).
-  Mode choose(int64_t m, int64_t k, int64_t n) const;
+  /// What auto runs for this operation and these sizes (the same on every rank).
+  Mode choose(Op op, int64_t m, int64_t k, int64_t n) const;
 
  private:
   struct Impl;

@@ -12,6 +12,7 @@ namespace symmem::moe::kern {
 namespace {
 
 __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
+  coll::pdl_wait();
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, C = L.capacity;
@@ -89,12 +90,13 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
   if (last_block(arrive)) {
-    if (a.r.last) h.local_signals[kCombinedSlot] = op;
-    for (int d = 0; d < n; ++d) device::st_release(h.signals[d] + combine_flag(parity, me), c);  // every peer: rule (R)
+    if (a.r.last && threadIdx.x == 0) h.local_signals[kCombinedSlot] = op;
+    for (int d = threadIdx.x; d < n; d += blockDim.x) device::st_release(h.signals[d] + combine_flag(parity, me), c);  // every peer: rule (R)
   }
 }
 
 __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
+  coll::pdl_wait();
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n;
@@ -137,18 +139,16 @@ __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 3;
   __syncthreads();
-  if (last_block(arrive)) h.local_signals[kCombineEpochSlot] = c;
+  if (last_block(arrive) && threadIdx.x == 0) h.local_signals[kCombineEpochSlot] = c;
 }
 
 }  // namespace
 
 void launch_combine_send(const CombineArgs& a, int blocks, cudaStream_t s) {
-  combine_send_kernel<<<blocks, kThreads, 0, s>>>(a);
-  SYMMEM_CUDA_CHECK(cudaGetLastError());
+  coll::launch(combine_send_kernel, blocks, kThreads, s, a);
 }
 void launch_combine_recv(const CombineArgs& a, int blocks, cudaStream_t s) {
-  combine_recv_kernel<<<blocks, kThreads, 0, s>>>(a);
-  SYMMEM_CUDA_CHECK(cudaGetLastError());
+  coll::launch(combine_recv_kernel, blocks, kThreads, s, a);
 }
 
 }  // namespace symmem::moe::kern

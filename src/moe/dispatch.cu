@@ -14,6 +14,7 @@ namespace {
 
 template <class Idx>
 __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a) {
+  coll::pdl_wait();
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, K = L.topk;
@@ -79,19 +80,20 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a)
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
   if (last_block(arrive)) {
-    // Every peer gets a flag, with 0 rows where nothing went to it: rule (R).
+    // Every peer gets a flag, with 0 rows where nothing went to it: rule (R). Thread d: peer d.
     unsigned* total = at<unsigned>(h, L.sent_total_off);
-    for (int d = 0; d < n; ++d) {
+    for (int d = threadIdx.x; d < n; d += blockDim.x) {
       const uint64_t rows = send_count[d];
       send_count[d] = 0;
       total[d] = a.r.last ? 0u : total[d] + static_cast<unsigned>(rows);
       device::st_release(h.signals[d] + dispatch_flag(parity, me), (e << 32) | rows);
     }
-    if (a.r.first) h.local_signals[kOpSlot] = op;
+    if (a.r.first && threadIdx.x == 0) h.local_signals[kOpSlot] = op;
   }
 }
 
 __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArgs a) {
+  coll::pdl_wait();
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity;
@@ -145,34 +147,32 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;
   __syncthreads();
-  if (last_block(arrive)) {
+  if (last_block(arrive)) {  // its threads split the epilogue: source s, local expert le
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
-    for (int s = 0; s < n; ++s) {
+    for (int s = threadIdx.x; s < n; s += blockDim.x) {
       round_counts[s] = ok ? static_cast<unsigned>(seen[s] & 0xFFFFFFFFu) : 0u;
       total[s] = a.r.last ? 0u : total[s] + round_counts[s];
     }
-    for (int le = 0; a.r.last && le < El; ++le) {
+    for (int le = threadIdx.x; a.r.last && le < El; le += blockDim.x) {
       const unsigned c = expert_count[le];
       expert_count[le] = 0;
       a.expert_counts[le] = static_cast<int>(c < static_cast<unsigned>(C) ? c : static_cast<unsigned>(C));
       if (c > static_cast<unsigned>(C))
         device::record_error(h, WaitKind::kMoe, -1, (2ull << 32) | static_cast<unsigned>(le), Cmp::kLe, static_cast<uint64_t>(C), c, 0);
     }
-    h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
+    if (threadIdx.x == 0) h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
   }
 }
 
 }  // namespace
 
 void launch_dispatch_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
-  if (a.idx_int64) dispatch_send_kernel<long long><<<blocks, kThreads, 0, s>>>(a);
-  else dispatch_send_kernel<int><<<blocks, kThreads, 0, s>>>(a);
-  SYMMEM_CUDA_CHECK(cudaGetLastError());
+  if (a.idx_int64) coll::launch(dispatch_send_kernel<long long>, blocks, kThreads, s, a);
+  else coll::launch(dispatch_send_kernel<int>, blocks, kThreads, s, a);
 }
 void launch_dispatch_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s) {
-  dispatch_recv_kernel<<<blocks, kThreads, 0, s>>>(a);
-  SYMMEM_CUDA_CHECK(cudaGetLastError());
+  coll::launch(dispatch_recv_kernel, blocks, kThreads, s, a);
 }
 
 }  // namespace symmem::moe::kern

@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "../collectives/launch.cuh"
 #include "moe_kernels.hpp"
 #include "symmem/device/atomics.cuh"
 #include "symmem/device/wait.cuh"
@@ -78,17 +79,23 @@ __device__ __forceinline__ T* at_peer(const DeviceHandle& h, int peer, size_t of
   return reinterpret_cast<T*>(static_cast<char*>(h.peers[peer]) + off);
 }
 
-/// Every thread calls it after its block's work. Returns true in thread 0 of the last block to
-/// arrive; every block's earlier writes (local and remote) are then visible to it, and ordered
-/// before what it writes next. The counter is back at 0 afterwards.
+/// Every thread calls it after its block's work. Returns true on every thread of the last block
+/// to arrive (false elsewhere); every block's earlier writes (local and remote) are then visible to
+/// it and ordered before what it writes next, so its epilogue can run on all its threads. The
+/// counter is back at 0 afterwards.
 __device__ __forceinline__ bool last_block(unsigned int* counter) {
+  __shared__ int last;
   __syncthreads();
-  if (threadIdx.x != 0) return false;
-  device::fence_system();  // this block's writes, by every thread (bar.sync above), before the arrival
-  if (atomicAdd(counter, 1u) != gridDim.x - 1) return false;
-  device::fence_system();  // every arrival observed: their writes precede what follows
-  *counter = 0;
-  return true;
+  if (threadIdx.x == 0) {
+    device::fence_system();  // this block's writes, by every thread (bar.sync above), before the arrival
+    last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    if (last) {
+      device::fence_system();  // every arrival observed: their writes precede what follows
+      *counter = 0;
+    }
+  }
+  __syncthreads();
+  return last != 0;
 }
 
 /// Thread p < n of every block waits for peer p's flag at `slot(p)` to reach `value`; returns

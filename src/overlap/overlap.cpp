@@ -66,11 +66,22 @@ TensorParallel::~TensorParallel() {
   }
 }
 
-Mode TensorParallel::choose(int64_t m, int64_t /*k*/, int64_t /*n*/) const {
-  // Overlap needs a few shards' worth of GEMM to hide a transfer behind; tiny shards go
-  // sequential. (A first rule, from the sizes only; to be tuned by `symmem-bench overlap`.)
-  const int n = comm_.size();
-  return n > 1 && m / n >= 128 ? Mode::kOverlap : Mode::kSequential;
+Mode TensorParallel::choose(Op op, int64_t m, int64_t k, int64_t n) const {
+  // From the shapes and the team size only, so every rank agrees. Overlap splits the GEMM into N
+  // row blocks, which costs a little GEMM efficiency; it pays where the communication it hides is a
+  // large enough part of the work. The part is (N-1)/N of the moved bytes over the link rate, against
+  // the GEMM's flops over the tensor rate: about (N-1)/N * 2000 / Nc for all-gather (A moves) and
+  // (N-1)/N * 2000 / K for reduce-scatter (C moves) on H100/H200 (~700 TFLOP/s, ~350 GB/s).
+  // Measured at TP = 2 (bench/results/*-overlap.json): all-gather + GEMM lost to sequential only
+  // where that part is under ~0.1 and the shards are small (70B, M = 2048: 7%); GEMM +
+  // reduce-scatter won at every shape (its sequential path also pays a separate reduce-scatter).
+  const int N = comm_.size();
+  const int64_t rows = m / N;
+  if (N == 1 || rows < 128) return Mode::kSequential;
+  if (op == Op::kMatmulReduceScatter) return Mode::kOverlap;
+  const double part = (N - 1.0) / N * 2000.0 / static_cast<double>(n);
+  (void)k;
+  return part >= 0.1 || rows >= 2048 ? Mode::kOverlap : Mode::kSequential;
 }
 
 static void check_shapes(const char* op, int64_t m, int64_t k, int64_t n, int nranks, int64_t max_m, int64_t max_k, int64_t max_n) {
@@ -108,7 +119,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
   const size_t shard_bytes = static_cast<size_t>(rows) * k * 2;
   char* gathered = d.gathered.as<char>();
   char* cc = static_cast<char*>(c);
-  if (mode == Mode::kAuto) mode = choose(m, k, n);
+  if (mode == Mode::kAuto) mode = choose(Op::kAllGatherMatmul, m, k, n);
   if (mode == Mode::kSequential || N == 1) {
     comm_.all_gather(a_shard, gathered, static_cast<size_t>(rows) * k, DataType::kBFloat16, s);
     d.gemm.run(m, n, k, gathered, k, b, n, c, n, s);
@@ -149,7 +160,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   const size_t slot = static_cast<size_t>(rows) * n;  // elements
   const char* aa = static_cast<const char*>(a);
   char* recv = d.recv.as<char>();
-  if (mode == Mode::kAuto) mode = choose(m, k, n);
+  if (mode == Mode::kAuto) mode = choose(Op::kMatmulReduceScatter, m, k, n);
   if (mode == Mode::kSequential || N == 1) {
     d.gemm.run(m, n, k, a, k, b, n, recv, n, s);
     comm_.reduce_scatter(recv, c_shard, slot, DataType::kBFloat16, op, s);
