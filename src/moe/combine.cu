@@ -103,6 +103,7 @@ __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   const uint64_t c = h.local_signals[kCombineEpochSlot] + 1;
   const int parity = static_cast<int>(c & 1);
   const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, c, nullptr);
+  if (ok && a.r.last) report_peer_overflow(h, n, h.local_signals[kOpSlot]);  // a peer over capacity in this operation
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
   const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);

@@ -109,6 +109,7 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
     start[0] = 0;
     for (int s = 0; s < n; ++s) start[s + 1] = start[s] + (ok ? static_cast<int>(seen[s] & 0xFFFFFFFFu) : 0);
   }
+  if (a.r.first && ok) report_peer_overflow(h, n, op - 1);  // a peer over capacity in the last operation
   __syncthreads();
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
@@ -154,13 +155,22 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
       round_counts[s] = ok ? static_cast<unsigned>(seen[s] & 0xFFFFFFFFu) : 0u;
       total[s] = a.r.last ? 0u : total[s] + round_counts[s];
     }
+    __shared__ int over;
+    if (threadIdx.x == 0) over = 0;
+    __syncthreads();
     for (int le = threadIdx.x; a.r.last && le < El; le += blockDim.x) {
       const unsigned c = expert_count[le];
       expert_count[le] = 0;
       a.expert_counts[le] = static_cast<int>(c < static_cast<unsigned>(C) ? c : static_cast<unsigned>(C));
-      if (c > static_cast<unsigned>(C))
+      if (c > static_cast<unsigned>(C)) {
+        over = 1;
         device::record_error(h, WaitKind::kMoe, -1, (2ull << 32) | static_cast<unsigned>(le), Cmp::kLe, static_cast<uint64_t>(C), c, 0);
+      }
     }
+    __syncthreads();
+    if (over)  // every peer learns of it (report_peer_overflow)
+      for (int d = threadIdx.x; d < n; d += blockDim.x)
+        if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
     if (threadIdx.x == 0) h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
   }
 }

@@ -85,9 +85,11 @@ __device__ __forceinline__ T* at_peer(const DeviceHandle& h, int peer, size_t of
 /// counter is back at 0 afterwards.
 __device__ __forceinline__ bool last_block(unsigned int* counter) {
   __shared__ int last;
+  // Every thread fences its own writes (a fence orders the calling thread's writes): once the last
+  // block sees every arrival, every write of the grid, local or over NVLink, has been performed.
+  device::fence_system();
   __syncthreads();
   if (threadIdx.x == 0) {
-    device::fence_system();  // this block's writes, by every thread (bar.sync above), before the arrival
     last = atomicAdd(counter, 1u) == gridDim.x - 1;
     if (last) {
       device::fence_system();  // every arrival observed: their writes precede what follows
@@ -96,6 +98,26 @@ __device__ __forceinline__ bool last_block(unsigned int* counter) {
   }
   __syncthreads();
   return last != 0;
+}
+
+/// Block 0 of a kernel that has waited for every peer's flag: reports (once) a peer's overflow
+/// mark for operation `op` (moe_kernels.hpp, overflow_flag).
+__device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64_t op) {
+  if (blockIdx.x != 0 || op == 0) return;
+  __shared__ int any;
+  if (threadIdx.x == 0) any = 0;
+  __syncthreads();
+  const uint64_t seen = h.local_signals[kOverflowSeenSlot];
+  for (int p = threadIdx.x; p < n; p += blockDim.x) {
+    if (p == h.rank) continue;
+    const uint64_t mark = device::ld_acquire(h.local_signals + overflow_flag(p));
+    if (mark == op && op > seen) {
+      any = 1;
+      device::record_error(h, WaitKind::kMoe, p, (4ull << 32) | static_cast<unsigned>(p), Cmp::kLe, 0, op, 0);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && any) h.local_signals[kOverflowSeenSlot] = op;
 }
 
 /// Thread p < n of every block waits for peer p's flag at `slot(p)` to reach `value`; returns

@@ -56,7 +56,13 @@ constexpr int kOpSlot = 2;            // operation epoch: the last started dispa
 constexpr int kCombineEpochSlot = 3;  // combine round epoch: the last finished round's
 inline constexpr int dispatch_flag(int parity, int src) { return 8 + parity * pad::kMaxTeam + src; }
 inline constexpr int combine_flag(int parity, int src) { return 8 + 2 * pad::kMaxTeam + parity * pad::kMaxTeam + src; }
-static_assert(8 + 4 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user slots");
+// Over capacity on one rank is reported on every rank: that rank's last dispatch round marks
+// every peer's overflow slot with the operation; a peer reports a mark it has not reported yet
+// in its combine of that operation or, failing that, its next dispatch (both wait for a flag
+// the marking rank raises after the mark, so the mark is visible by then).
+inline constexpr int overflow_flag(int src) { return 8 + 4 * pad::kMaxTeam + src; }
+constexpr int kOverflowSeenSlot = 4;  // the last operation whose peer overflow was reported here
+static_assert(8 + 5 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user slots");
 
 struct Layout {
   int n = 1, hidden = 0, topk = 0, experts_local = 0, max_tokens = 0, capacity = 0;

@@ -78,7 +78,7 @@ float expert_scale(int global_expert) { return 1.0f + 0.0625f * static_cast<floa
 
 // One dispatch + combine (optionally captured in a graph and replayed `replays` times with new
 // inputs), checked on this rank.
-std::string run_moe(const moe::Config& cfg, bool graph, int replays) {
+std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatches = 1) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   moe::ExpertParallel ep(c, cfg);
@@ -116,8 +116,10 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays) {
       SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
       SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
     }
-    if (graph) SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
-    else ep.dispatch(din, dout, s);
+    for (int d = 0; d < dispatches; ++d) {  // a dispatch may follow a dispatch: the last one counts
+      if (graph) SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+      else ep.dispatch(din, dout, s);
+    }
     ctx()->synchronize(s, "moe dispatch");
     // Reference: what each local expert must hold, as a multiset of rows.
     std::vector<int> got_counts(El);
@@ -217,7 +219,7 @@ TEST(Moe, RoundsBoundTheBuffers) {
   // empty ones; the same results as one round; then replayed in a graph with new data.
   moe::Config cfg{256, 4, 4 * comm().size(), 48, 0, false, false, 16};
   std::string why = attempt([&] { throw_if(run_moe(cfg, false, 1)); });
-  if (why.empty()) why = attempt([&] { throw_if(run_moe(cfg, true, 1)); });
+  if (why.empty()) why = attempt([&] { throw_if(run_moe(cfg, true, 1, 3)); });  // three dispatches, then combine
   ASSERT_ALL(why.empty(), "rounds: " << why);
 }
 
@@ -263,4 +265,36 @@ TEST(Moe, BadConfigIsRefusedOnEveryRank) {
   moe::Config cfg{100, 4, 4 * comm().size(), 16, 0, false};  // 200-byte rows: not a multiple of 16
   std::string why = attempt([&] { moe::ExpertParallel ep(comm(), cfg); });
   ASSERT_ALL(why.find("hidden=100") != std::string::npos, "got '" << why << "'");
+}
+
+TEST(Moe, OverCapacityOnOneRankIsReportedOnEveryRank) {
+  // Every token of every rank goes to expert 0 (rank 0's): only rank 0 overflows; the others hear
+  // of it by the end of the combine, so no rank is left alone with an error.
+  Communicator& c = comm();
+  const int n = c.size();
+  moe::Config cfg{128, 2, 2 * n, 16, 2, false};
+  moe::ExpertParallel ep(c, cfg);
+  const int El = ep.local_experts();
+  std::vector<int32_t> idx(16 * 2, -1);
+  for (int t = 0; t < 16; ++t) idx[t * 2] = 0;
+  DeviceBuffer x(16 * 128 * 2), di(idx.size() * 4), recv(El * 2 * 128 * 2), counts(El * 4), y(El * 2 * 128 * 2), out(16 * 128 * 2);
+  SYMMEM_CUDA_CHECK(cudaMemset(x.p, 0, x.n));
+  SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0, y.n));
+  SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::string why = attempt([&] {
+    ep.dispatch({x.p, nullptr, di.p, false, nullptr, 16}, {recv.p, nullptr, counts.as<int>()}, nullptr);
+    ep.combine(y.p, out.p, false, nullptr);
+    ctx()->synchronize(nullptr, "moe over capacity on rank 0");
+  });
+  const bool want = n == 1 || why.find("capacity") != std::string::npos;
+  // Clean for the tests after it: one more exchange that fits.
+  std::vector<int32_t> none(16 * 2, -1);
+  SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, none.data(), none.size() * 4, cudaMemcpyHostToDevice));
+  std::string after = attempt([&] {
+    ep.dispatch({x.p, nullptr, di.p, false, nullptr, 16}, {recv.p, nullptr, counts.as<int>()}, nullptr);
+    ep.combine(y.p, out.p, false, nullptr);
+    ctx()->synchronize(nullptr, "moe after");
+  });
+  ASSERT_ALL(want && after.empty(), "rank " << c.rank() << ": got '" << why << "', after: '" << after << "'");
 }
