@@ -23,6 +23,9 @@ import symmem
 _sync = None  # a small symmetric tensor: its barrier lines the ranks up on the GPU before each replay
 
 
+_capture_mode = "global"  # torch.cuda.graph's capture_error_mode (--capture-mode)
+
+
 def graph_us(fn, reps, replays):
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -32,7 +35,7 @@ def graph_us(fn, reps, replays):
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, capture_error_mode=_capture_mode):
         for _ in range(reps):
             fn()
     g.replay()
@@ -89,11 +92,17 @@ def main():
     ap.add_argument("--kind", default="unknown", help="the machine kind, recorded in the JSON")
     ap.add_argument("--out", default="symmem_python_bench.json")
     ap.add_argument("--no-torch-symm-mem", action="store_true")
+    ap.add_argument("--raw", action="store_true", help="also time the extension called directly (no torch.library "
+                    "operator in between): column symmem_raw_us")
+    ap.add_argument("--capture-mode", default="global", choices=["global", "thread_local", "relaxed"],
+                    help="torch.cuda.graph capture_error_mode")
     ap.add_argument("--algos", default="", help="comma-separated symmem algorithms to time as well, out of place and in place "
                     "(e.g. two_shot,push): columns symmem_<algo>_us and symmem_<algo>_inplace_us")
     ap.add_argument("--suite", choices=["all_reduce", "moe", "overlap"], default="all_reduce",
                     help="all_reduce (default), moe (dispatch/combine, decode shape), overlap (all-gather + GEMM, GEMM + reduce-scatter)")
     args = ap.parse_args()
+    global _capture_mode
+    _capture_mode = args.capture_mode
 
     os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
@@ -131,6 +140,11 @@ def main():
         row["symmem_us"] = graph_us(lambda: symmem.all_reduce(x, out=y), args.reps, args.replays)
         # In place too (tensor-parallel layers reduce in place): both figures, to compare paths.
         row["symmem_inplace_us"] = graph_us(lambda: symmem.all_reduce(x), args.reps, args.replays)
+        if args.raw:
+            comm = g._comm
+            row["symmem_raw_us"] = graph_us(lambda: comm.all_reduce(x.data_ptr(), y.data_ptr(), n, 2, "sum",
+                                                                    torch.cuda.current_stream().cuda_stream, "auto"),
+                                            args.reps, args.replays)
         for algo in filter(None, args.algos.split(",")):
             for key, fn in ((f"symmem_{algo}_us", lambda: symmem.all_reduce(x, out=y, algo=algo)),
                             (f"symmem_{algo}_inplace_us", lambda: symmem.all_reduce(x, algo=algo))):
