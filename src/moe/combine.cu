@@ -60,31 +60,14 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
     const int token = (lane == 0 ? meta->src_token : 0);
     const int tok = __shfl_sync(0xffffffffu, token, 0) - a.r.index * L.round;  // in [0, round): the source sent it in this round
     char* dst = at_peer<char>(h, s, L.comb_off + ((static_cast<size_t>(parity) * n + me) * L.round + tok) * hrow);
-    float acc[kSegVecs][8];
-#pragma unroll
-    for (int u = 0; u < kSegVecs; ++u)
-#pragma unroll
-      for (int i = 0; i < 8; ++i) acc[u][i] = 0.f;
-    const size_t seg0 = static_cast<size_t>(g) * kSegBytes;
+    SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
     for (; keep != 0; keep &= keep - 1) {
       const int k = __ffs(keep) - 1;
       const int kle = __shfl_sync(0xffffffffu, le, k), kslot = __shfl_sync(0xffffffffu, slot, k);
       const float kw = __shfl_sync(0xffffffffu, w, k);
-      const char* src = a.expert_out + (static_cast<size_t>(kle) * C + kslot) * hrow;
-      int4 v[kSegVecs];
-#pragma unroll
-      for (int u = 0; u < kSegVecs; ++u) {
-        const size_t off = seg0 + (static_cast<size_t>(u) * 32 + lane) * 16;
-        v[u] = off < hrow ? *reinterpret_cast<const int4*>(src + off) : int4{0, 0, 0, 0};
-      }
-#pragma unroll
-      for (int u = 0; u < kSegVecs; ++u) add_bf16x8(acc[u], v[u], kw);
+      sum.add(a.expert_out + (static_cast<size_t>(kle) * C + kslot) * hrow, kw);
     }
-#pragma unroll
-    for (int u = 0; u < kSegVecs; ++u) {
-      const size_t off = seg0 + (static_cast<size_t>(u) * 32 + lane) * 16;
-      if (off < hrow) *reinterpret_cast<int4*>(dst + off) = pack_bf16x8(acc[u]);
-    }
+    sum.store(dst);
   }
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
@@ -107,35 +90,16 @@ __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
   const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
-  const int lane = lane_id();
   // A warp per (token, segment): the partial rows of the token's ranks, summed in rank order (the
   // same sum on every call), loads of a rank's segment in flight together.
   for (long long item = warp_global(); ok && item < static_cast<long long>(a.r.t1 - a.r.t0) * segs; item += warps_total()) {
     const int t = a.r.t0 + static_cast<int>(item / segs), g = static_cast<int>(item % segs);
-    const size_t seg0 = static_cast<size_t>(g) * kSegBytes;
-    float acc[kSegVecs][8];
-#pragma unroll
-    for (int u = 0; u < kSegVecs; ++u)
-#pragma unroll
-      for (int i = 0; i < 8; ++i) acc[u][i] = 0.f;
+    SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
     for (uint64_t m = token_ranks[t]; m != 0; m &= m - 1) {
       const int r = __ffsll(static_cast<long long>(m)) - 1;
-      const char* src = at<const char>(h, L.comb_off + ((static_cast<size_t>(parity) * n + r) * L.round + (t - a.r.t0)) * hrow);
-      int4 v[kSegVecs];
-#pragma unroll
-      for (int u = 0; u < kSegVecs; ++u) {
-        const size_t off = seg0 + (static_cast<size_t>(u) * 32 + lane) * 16;
-        v[u] = off < hrow ? *reinterpret_cast<const int4*>(src + off) : int4{0, 0, 0, 0};
-      }
-#pragma unroll
-      for (int u = 0; u < kSegVecs; ++u) add_bf16x8(acc[u], v[u], 1.0f);
+      sum.add(at<const char>(h, L.comb_off + ((static_cast<size_t>(parity) * n + r) * L.round + (t - a.r.t0)) * hrow), 1.0f);
     }
-    char* dst = a.out + static_cast<size_t>(t) * hrow;
-#pragma unroll
-    for (int u = 0; u < kSegVecs; ++u) {
-      const size_t off = seg0 + (static_cast<size_t>(u) * 32 + lane) * 16;
-      if (off < hrow) *reinterpret_cast<int4*>(dst + off) = pack_bf16x8(acc[u]);
-    }
+    sum.store(a.out + static_cast<size_t>(t) * hrow);
   }
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 3;

@@ -69,6 +69,31 @@ __device__ __forceinline__ int4 pack_bf16x8(const float (&acc)[8]) {
   for (int i = 0; i < 4; ++i) p[i] = __floats2bfloat162_rn(acc[2 * i], acc[2 * i + 1]);
   return v;
 }
+/// A warp's fp32 sum of one segment (bytes [seg0, seg0 + kSegBytes) of bf16 rows of `row` bytes):
+/// add() loads a row's segment with every vector in flight at once, store() writes the bf16 sum.
+struct SegmentSum {
+  float acc[kSegVecs][8];
+  size_t seg0, row;
+  __device__ __forceinline__ SegmentSum(size_t seg0_, size_t row_) : seg0(seg0_), row(row_) {
+#pragma unroll
+    for (int u = 0; u < kSegVecs; ++u)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc[u][i] = 0.f;
+  }
+  __device__ __forceinline__ size_t off(int u) const { return seg0 + (static_cast<size_t>(u) * 32 + lane_id()) * 16; }
+  __device__ __forceinline__ void add(const char* src, float w) {
+    int4 v[kSegVecs];
+#pragma unroll
+    for (int u = 0; u < kSegVecs; ++u) v[u] = off(u) < row ? *reinterpret_cast<const int4*>(src + off(u)) : int4{0, 0, 0, 0};
+#pragma unroll
+    for (int u = 0; u < kSegVecs; ++u) add_bf16x8(acc[u], v[u], w);
+  }
+  __device__ __forceinline__ void store(char* dst) const {
+#pragma unroll
+    for (int u = 0; u < kSegVecs; ++u)
+      if (off(u) < row) *reinterpret_cast<int4*>(dst + off(u)) = pack_bf16x8(acc[u]);
+  }
+};
 
 template <class T>
 __device__ __forceinline__ T* at(const DeviceHandle& h, size_t off) {
