@@ -1,5 +1,5 @@
 // symmem-bench moe: expert-parallel dispatch and combine, the issue's shapes, uniform and skewed
-// routing. Dispatch is timed alone (graph replays); combine as (dispatch + combine) - dispatch,
+// routing, two kernels a step (the default) and one (Config::one_kernel, columns *_1k). Dispatch is timed alone (graph replays); combine as (dispatch + combine) - dispatch,
 // since a combine belongs to the dispatch before it. Beside them: NCCL moving the same rows as a
 // graph-capturable all-to-all (every rank sends max_tokens rows to every peer: without a host
 // round trip for the counts, the sizes must be the worst case). GB/s: remote bytes (rows sent to
@@ -56,8 +56,8 @@ void run_moe(Harness& h) {
   if (me == 0) {
     std::printf("# symmem-bench moe: %d ranks, %s; time in us (dispatch; combine = pair - dispatch), remote GB/s per rank\n", n,
                 h.gpu_name().c_str());
-    std::printf("%16s %7s %6s | %9s %9s %8s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine", "disp_GBs",
-                "nccl_a2a", "nccl_GBs", "#wrong");
+    std::printf("%16s %7s %6s | %9s %9s %8s | %9s %9s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine", "disp_GBs",
+                "disp_1k", "comb_1k", "nccl_a2a", "nccl_GBs", "#wrong");
   }
   for (const Shape& s : shapes) {
     if (s.experts % n != 0) continue;
@@ -85,11 +85,24 @@ void run_moe(Harness& h) {
       moe::DispatchIn din{x, static_cast<float*>(sc), di, false, nullptr, s.tokens};
       moe::DispatchOut dout{rx, static_cast<float*>(rsc), static_cast<int*>(cnt)};
       const int ops = std::max(1, std::min(h.opt().iters, s.tokens >= 1024 ? 5 : h.opt().iters));
-      const double disp = h.time_graph([&](cudaStream_t st) { ep.dispatch(din, dout, st); }, ops);
-      const double pair = h.time_graph([&](cudaStream_t st) {
-        ep.dispatch(din, dout, st);
-        ep.combine(y, out, true, st);
-      }, ops);
+      auto time_ep = [&](moe::ExpertParallel& e, double* pair_us) {
+        const double d = h.time_graph([&](cudaStream_t st) { e.dispatch(din, dout, st); }, ops);
+        *pair_us = h.time_graph([&](cudaStream_t st) {
+          e.dispatch(din, dout, st);
+          e.combine(y, out, true, st);
+        }, ops);
+        return d;
+      };
+      // Config::one_kernel beside the default (where ranks do not share a GPU): one kernel a step.
+      double disp1 = -1, pair1 = -1;
+      if (!h.comm().shares_gpu()) {
+        moe::Config c1 = cfg;
+        c1.one_kernel = true;
+        moe::ExpertParallel ep1(h.comm(), c1);
+        disp1 = time_ep(ep1, &pair1);
+      }
+      double pair = 0;
+      const double disp = time_ep(ep, &pair);  // last: the counts checked below are the default path's
       // Check: every rank's expert counts add up to what the routing says it receives.
       h.ctx().synchronize(h.stream(), "moe bench");
       std::vector<int> got(El);
@@ -139,10 +152,12 @@ void run_moe(Harness& h) {
       r.extra["combine_gbps"] = pair > disp ? combine_bytes / (pair - disp) / 1000.0 : -1;
       r.extra["nccl_gbps"] = nccl > 0 ? remote_bytes / nccl / 1000.0 : -1;
       r.extra["bytes_per_rank"] = static_cast<double>(ep.bytes_per_rank());
+      r.extra["one_kernel_dispatch_us"] = disp1;
+      r.extra["one_kernel_combine_us"] = disp1 > 0 ? pair1 - disp1 : -1;
       h.add(r);
       if (me == 0)
-        std::printf("%16s %7s %6d | %9.2f %9.2f %8.1f | %9.2f %8.1f | %9ld\n", s.name, skewed ? "skewed" : "uniform", s.tokens, disp,
-                    pair - disp, r.extra["dispatch_gbps"], nccl, r.extra["nccl_gbps"], wrong);
+        std::printf("%16s %7s %6d | %9.2f %9.2f %8.1f | %9.2f %9.2f | %9.2f %8.1f | %9ld\n", s.name, skewed ? "skewed" : "uniform", s.tokens,
+                    disp, pair - disp, r.extra["dispatch_gbps"], disp1, r.extra["one_kernel_combine_us"], nccl, r.extra["nccl_gbps"], wrong);
       for (void* p : {x, sc, di, rx, rsc, cnt, y, out}) cudaFree(p);
     }
   }

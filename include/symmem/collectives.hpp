@@ -123,6 +123,8 @@ class SYMMEM_API Communicator {
   Context& context() { return *ctx_; }
   /// Whether NCCL serves this team (not where ranks share a GPU).
   bool has_nccl() const { return nccl_ != nullptr; }
+  /// Whether two ranks of this team run on one GPU (by PCI bus id; the same answer on every rank).
+  bool shares_gpu() const { return shares_gpu_; }
   /// The NCCL communicator symmem uses (an ncclComm_t), or nullptr: for programs that call NCCL
   /// on the same ranks themselves.
   void* nccl_comm() const { return nccl_; }
@@ -188,6 +190,7 @@ class SYMMEM_API Communicator {
   TuningTable table_;
   SymmetricBuffer ws_;  // the sequenced workspace (LL slots, push stages) + barrier channels
   int sms_ = 132;       // smallest SM count of the team
+  bool shares_gpu_ = false;
   mutable std::mutex fail_mu_;
   mutable std::string failed_;
   std::unique_ptr<Watchdog> watchdog_;

@@ -46,6 +46,11 @@ struct Config {
   int round_tokens = 0;    // tokens moved per round (0: max_tokens, one round). Fewer bound the
                            // staging and combine areas (prefill); dispatch and combine then loop
                            // over ceil(max_tokens / round_tokens) rounds
+  bool one_kernel = false; // dispatch() and combine() run one kernel per round (send, then receive
+                           // in the same grid) instead of two: one launch less per step. Its grid
+                           // must stay resident while it waits for the peers, so it is sized to
+                           // what fits and refused where ranks share a GPU. (The halves called
+                           // apart always run their own kernels.)
 };
 
 /// What dispatch reads (device pointers). x: [T, H] bf16, or fp8 e4m3 with scales [T, G] fp32
@@ -97,10 +102,8 @@ class SYMMEM_API ExpertParallel {
  private:
   void check_in(const DispatchIn& in) const;
   void check_out(const DispatchOut& out) const;
-  void send_round(const DispatchIn& in, int j, cudaStream_t stream);
-  void recv_round(const DispatchOut& out, int j, cudaStream_t stream);
-  void combine_send_round(const void* expert_out, bool weighted, int j, cudaStream_t stream);
-  void combine_recv_round(void* out, int j, cudaStream_t stream);
+  void dispatch_round(const DispatchIn* in, const DispatchOut* out, int j, cudaStream_t stream);
+  void combine_round(const void* expert_out, bool weighted, void* out, bool recv, int j, cudaStream_t stream);
   struct Impl;
   Communicator& comm_;
   Config cfg_;

@@ -13,11 +13,12 @@ from . import _group, _lib, _torch, InvalidArgument
 
 class ExpertParallel:
     def __init__(self, hidden, topk, num_experts, max_tokens, *, capacity=0, fp8=False, ue8m0=False, round_tokens=0,
-                 group=None):
+                 one_kernel=False, group=None):
         torch = _torch()
         g = _group(group)
         self.group = g
-        self._ep = _lib().ExpertParallel(g._comm, hidden, topk, num_experts, max_tokens, capacity, fp8, ue8m0, round_tokens)
+        self._ep = _lib().ExpertParallel(g._comm, hidden, topk, num_experts, max_tokens, capacity, fp8, ue8m0, round_tokens,
+                                         one_kernel)
         self.ue8m0 = ue8m0
         self.hidden, self.topk, self.num_experts, self.max_tokens, self.fp8 = hidden, topk, num_experts, max_tokens, fp8
         self.local_experts, self.capacity = self._ep.local_experts, self._ep.capacity

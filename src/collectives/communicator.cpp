@@ -195,7 +195,8 @@ void Communicator::init(Team team) {
   // whatever CUDA_VISIBLE_DEVICES each rank has) cannot form one; then only symmem's own
   // algorithms run and asking for NCCL fails with that reason.
   std::sort(buses.begin(), buses.end());
-  if (std::adjacent_find(buses.begin(), buses.end()) == buses.end()) {
+  shares_gpu_ = std::adjacent_find(buses.begin(), buses.end()) != buses.end();
+  if (!shares_gpu_) {
     ncclUniqueId id;
     if (rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     auto ids = heap_->team().all_gather(rank() == 0 ? std::string(reinterpret_cast<char*>(&id), sizeof(id)) : "", "NCCL id");

@@ -11,13 +11,12 @@
 namespace symmem::moe::kern {
 namespace {
 
-__global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
-  coll::pdl_wait();
+// The combine round epoch c (this round's) and the operation op (the last dispatch's) are read
+// once, at the start of a kernel.
+__device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, C = L.capacity;
-  const uint64_t c = h.local_signals[kCombineEpochSlot] + 1;  // this round's
-  const uint64_t op = h.local_signals[kOpSlot];                // the last dispatch's
   const int parity = static_cast<int>(c & 1), opar = static_cast<int>(op & 1);
   // A second combine of one dispatch would read routing records the next dispatch may be
   // rewriting: it moves nothing and is reported (once, on this rank); its flags still go out, so
@@ -78,15 +77,13 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
   }
 }
 
-__global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
-  coll::pdl_wait();
+__device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n;
-  const uint64_t c = h.local_signals[kCombineEpochSlot] + 1;
   const int parity = static_cast<int>(c & 1);
   const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, c, nullptr);
-  if (ok && a.r.last) report_peer_overflow(h, n, h.local_signals[kOpSlot]);  // a peer over capacity in this operation
+  if (ok && a.r.last) report_peer_overflow(h, n, op);  // a peer over capacity in this operation
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
   const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
@@ -107,6 +104,22 @@ __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   if (last_block(arrive) && threadIdx.x == 0) h.local_signals[kCombineEpochSlot] = c;
 }
 
+__global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
+  coll::pdl_wait();
+  combine_send(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
+}
+__global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
+  coll::pdl_wait();
+  combine_recv(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
+}
+// One kernel per round (Config::one_kernel), as dispatch_kernel: every block resident at once.
+__global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, CombineArgs recv) {
+  coll::pdl_wait();
+  const uint64_t c = send.h.local_signals[kCombineEpochSlot] + 1, op = send.h.local_signals[kOpSlot];
+  combine_send(send, c, op);
+  combine_recv(recv, c, op);
+}
+
 }  // namespace
 
 void launch_combine_send(const CombineArgs& a, int blocks, cudaStream_t s) {
@@ -114,6 +127,14 @@ void launch_combine_send(const CombineArgs& a, int blocks, cudaStream_t s) {
 }
 void launch_combine_recv(const CombineArgs& a, int blocks, cudaStream_t s) {
   coll::launch(combine_recv_kernel, blocks, kThreads, s, a);
+}
+void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s) {
+  coll::launch(combine_kernel, blocks, kThreads, s, send, recv);
+}
+int combine_resident_blocks_per_sm() {
+  int a = 0;
+  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, combine_kernel, kThreads, 0));
+  return a;
 }
 
 }  // namespace symmem::moe::kern

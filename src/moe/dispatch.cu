@@ -12,14 +12,13 @@
 namespace symmem::moe::kern {
 namespace {
 
+// The round epoch e and the operation op a kernel runs under are read once, at its start (the
+// elected block of the send half raises the operation in the pad while others still run).
 template <class Idx>
-__global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a) {
-  coll::pdl_wait();
+__device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, K = L.topk;
-  const uint64_t e = h.local_signals[kEpochSlot] + 1;                 // this round's
-  const uint64_t op = h.local_signals[kOpSlot] + (a.r.first ? 1 : 0);  // this operation's
   const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
   unsigned* send_count = at<unsigned>(h, L.send_count_off);
   const unsigned* sent_total = at<unsigned>(h, L.sent_total_off);
@@ -92,13 +91,10 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a)
   }
 }
 
-__global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArgs a) {
-  coll::pdl_wait();
+__device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_t e, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity;
-  const uint64_t e = h.local_signals[kEpochSlot] + 1;
-  const uint64_t op = h.local_signals[kOpSlot];  // raised by this operation's first send round
   const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
   const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
   __shared__ uint64_t seen[pad::kMaxTeam];
@@ -175,6 +171,28 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
   }
 }
 
+template <class Idx>
+__global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a) {
+  coll::pdl_wait();
+  dispatch_send<Idx>(a, a.h.local_signals[kEpochSlot] + 1, a.h.local_signals[kOpSlot] + (a.r.first ? 1 : 0));
+}
+__global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArgs a) {
+  coll::pdl_wait();
+  // The operation was raised by its first send round, an earlier kernel.
+  dispatch_recv(a, a.h.local_signals[kEpochSlot] + 1, a.h.local_signals[kOpSlot]);
+}
+// One kernel per round (Config::one_kernel): the send half, the election that raises the flags,
+// then the receive half in the same grid. Every block must be resident at once (the receive half
+// spins until the last block of the send half has raised this rank's flags): the host sizes the
+// grid to what stays resident and refuses the path where ranks share a GPU.
+template <class Idx>
+__global__ void __launch_bounds__(kThreads) dispatch_kernel(DispatchArgs s, DispatchRecvArgs r) {
+  coll::pdl_wait();
+  const uint64_t e = s.h.local_signals[kEpochSlot] + 1, op = s.h.local_signals[kOpSlot] + (s.r.first ? 1 : 0);
+  dispatch_send<Idx>(s, e, op);
+  dispatch_recv(r, e, op);
+}
+
 }  // namespace
 
 void launch_dispatch_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
@@ -183,6 +201,16 @@ void launch_dispatch_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
 }
 void launch_dispatch_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s) {
   coll::launch(dispatch_recv_kernel, blocks, kThreads, s, a);
+}
+void launch_dispatch(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s) {
+  if (send.idx_int64) coll::launch(dispatch_kernel<long long>, blocks, kThreads, s, send, recv);
+  else coll::launch(dispatch_kernel<int>, blocks, kThreads, s, send, recv);
+}
+int dispatch_resident_blocks_per_sm() {
+  int a = 0, b = 0;
+  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, dispatch_kernel<int>, kThreads, 0));
+  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, dispatch_kernel<long long>, kThreads, 0));
+  return a < b ? a : b;
 }
 
 }  // namespace symmem::moe::kern

@@ -85,6 +85,7 @@ struct ExpertParallel::Impl {
   SymmetricBuffer buf;
   kern::Layout L;
   int sms = 132;
+  int resident_blocks = 0;  // one_kernel: blocks of the fused kernels that stay resident at once
   int last_tokens = 0;
 };
 
@@ -96,21 +97,27 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // The same verdict and the same config everywhere: compare before anyone allocates.
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
-       << cfg_.ue8m0 << ' ' << cfg_.round_tokens;
+       << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << cfg_.one_kernel;
   auto all = comm.team().all_gather(why.empty() ? mine.str() : "invalid: " + why, "moe::ExpertParallel config");
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].rfind("invalid: ", 0) == 0)
       fail("moe::ExpertParallel: rank " + std::to_string(comm.team().global_rank(static_cast<int>(r))) + "'s config: " + all[r].substr(9));
     if (all[r] != all[0])
-      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens): rank " +
+      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens one_kernel): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
+  // (shares_gpu is the same on every rank, and so is one_kernel by now: every rank refuses.)
+  if (cfg_.one_kernel && comm.shares_gpu())
+    fail("moe::ExpertParallel: one_kernel needs one rank per GPU (ranks of this team share a GPU, and a waiting grid of "
+         "one could keep another's from running); leave it off here");
   impl_->L = kern::make_layout(cfg_, nranks_);
   impl_->buf = comm.alloc(impl_->L.bytes);
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
+  if (cfg_.one_kernel)
+    impl_->resident_blocks = impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm());
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
   SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));
@@ -164,75 +171,96 @@ void ExpertParallel::check_out(const DispatchOut& out) const {
   require_aligned(out.recv_x, "recv_x");
 }
 
-void ExpertParallel::send_round(const DispatchIn& in, int j, cudaStream_t stream) {
-  const kern::Round r = round_of(impl_->L, j, in.tokens);
-  kern::DispatchArgs a{impl_->buf.handle(), impl_->L, r, static_cast<const char*>(in.x), static_cast<const uint32_t*>(in.scales),
-                       in.topk_idx, in.idx_int64, in.topk_weights, in.tokens, cfg_.num_experts};
-  kern::launch_dispatch_send(a, blocks_for(r.t1 - r.t0, impl_->sms), stream);
-}
-void ExpertParallel::recv_round(const DispatchOut& out, int j, cudaStream_t stream) {
-  kern::DispatchRecvArgs a{impl_->buf.handle(), impl_->L, round_of(impl_->L, j, impl_->last_tokens), static_cast<char*>(out.recv_x),
-                           static_cast<uint32_t*>(out.recv_scales), out.expert_counts};
-  kern::launch_dispatch_recv(a, blocks_for(static_cast<long long>(nranks_) * impl_->L.round, impl_->sms), stream);
+// Round j of a dispatch: its send half (in given), its receive half (out given), or both, as two
+// kernels or, with one_kernel, as one (a grid for both halves, within what stays resident).
+void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out, int j, cudaStream_t stream) {
+  const kern::Layout& L = impl_->L;
+  const kern::Round r = round_of(L, j, impl_->last_tokens);
+  kern::DispatchArgs sa{impl_->buf.handle(), L, r, nullptr, nullptr, nullptr, false, nullptr, impl_->last_tokens, cfg_.num_experts};
+  if (in != nullptr) {
+    sa.x = static_cast<const char*>(in->x);
+    sa.scales = static_cast<const uint32_t*>(in->scales);
+    sa.topk_idx = in->topk_idx;
+    sa.idx_int64 = in->idx_int64;
+    sa.weights = in->topk_weights;
+  }
+  kern::DispatchRecvArgs ra{impl_->buf.handle(), L, r, nullptr, nullptr, nullptr};
+  if (out != nullptr) {
+    ra.recv_x = static_cast<char*>(out->recv_x);
+    ra.recv_scales = static_cast<uint32_t*>(out->recv_scales);
+    ra.expert_counts = out->expert_counts;
+  }
+  const long long send_warps = r.t1 - r.t0, recv_warps = static_cast<long long>(nranks_) * L.round;
+  if (in != nullptr && out != nullptr && cfg_.one_kernel) {
+    kern::launch_dispatch(sa, ra, std::min(blocks_for(std::max(send_warps, recv_warps), impl_->sms), std::max(1, impl_->resident_blocks)),
+                          stream);
+    return;
+  }
+  if (in != nullptr) kern::launch_dispatch_send(sa, blocks_for(send_warps, impl_->sms), stream);
+  if (out != nullptr) kern::launch_dispatch_recv(ra, blocks_for(recv_warps, impl_->sms), stream);
 }
 
 void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
   require(impl_->L.rounds == 1, "moe dispatch_send: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
   check_in(in);
   impl_->last_tokens = in.tokens;
-  send_round(in, 0, stream);
+  dispatch_round(&in, nullptr, 0, stream);
 }
 
 void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) {
   require(impl_->L.rounds == 1, "moe dispatch_recv: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
   check_out(out);
-  recv_round(out, 0, stream);
+  dispatch_round(nullptr, &out, 0, stream);
 }
 
 void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
   check_in(in);
   check_out(out);
   impl_->last_tokens = in.tokens;
-  for (int j = 0; j < impl_->L.rounds; ++j) {
-    send_round(in, j, stream);
-    recv_round(out, j, stream);
-  }
+  for (int j = 0; j < impl_->L.rounds; ++j) dispatch_round(&in, &out, j, stream);
 }
 
-void ExpertParallel::combine_send_round(const void* expert_out, bool weighted, int j, cudaStream_t stream) {
-  kern::CombineArgs a{impl_->buf.handle(), impl_->L, round_of(impl_->L, j, impl_->last_tokens), static_cast<const char*>(expert_out),
-                      weighted, nullptr, impl_->last_tokens};
-  kern::launch_combine_send(a, blocks_for(static_cast<long long>(nranks_) * impl_->L.round * segments(impl_->L), impl_->sms), stream);
+// Round j of a combine: its send half (expert_out given), its receive half (recv), or both.
+void ExpertParallel::combine_round(const void* expert_out, bool weighted, void* out, bool recv, int j, cudaStream_t stream) {
+  const kern::Layout& L = impl_->L;
+  const kern::Round r = round_of(L, j, impl_->last_tokens);
+  const kern::CombineArgs sa{impl_->buf.handle(), L, r, static_cast<const char*>(expert_out), weighted, nullptr, impl_->last_tokens};
+  const kern::CombineArgs ra{impl_->buf.handle(), L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens};
+  const long long send_warps = static_cast<long long>(nranks_) * L.round * segments(L), recv_warps = static_cast<long long>(r.t1 - r.t0) * segments(L);
+  if (expert_out != nullptr && recv && cfg_.one_kernel) {
+    kern::launch_combine(sa, ra, std::min(blocks_for(std::max(send_warps, recv_warps), impl_->sms), std::max(1, impl_->resident_blocks)),
+                         stream);
+    return;
+  }
+  if (expert_out != nullptr) kern::launch_combine_send(sa, blocks_for(send_warps, impl_->sms), stream);
+  if (recv) kern::launch_combine_recv(ra, blocks_for(recv_warps, impl_->sms), stream);
 }
-void ExpertParallel::combine_recv_round(void* out, int j, cudaStream_t stream) {
-  const kern::Round r = round_of(impl_->L, j, impl_->last_tokens);
-  kern::CombineArgs a{impl_->buf.handle(), impl_->L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens};
-  kern::launch_combine_recv(a, blocks_for(static_cast<long long>(r.t1 - r.t0) * segments(impl_->L), impl_->sms), stream);
+
+static void check_expert_out(const void* expert_out) {
+  require(expert_out != nullptr, "moe combine: expert_out must be a device pointer [E_local, capacity, H] bf16");
+  require_aligned(expert_out, "expert_out");
+}
+static void check_combine_out(const void* out, int tokens) {
+  require(out != nullptr || tokens == 0, "moe combine: out must be a device pointer [T, H] bf16");
+  if (out != nullptr) require_aligned(out, "out");
 }
 
 void ExpertParallel::combine_send(const void* expert_out, bool weighted, cudaStream_t stream) {
   require(impl_->L.rounds == 1, "moe combine_send: with round_tokens < max_tokens the halves cannot run apart; call combine");
-  require(expert_out != nullptr, "moe combine: expert_out must be a device pointer [E_local, capacity, H] bf16");
-  require_aligned(expert_out, "expert_out");
-  combine_send_round(expert_out, weighted, 0, stream);
+  check_expert_out(expert_out);
+  combine_round(expert_out, weighted, nullptr, false, 0, stream);
 }
 
 void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
   require(impl_->L.rounds == 1, "moe combine_recv: with round_tokens < max_tokens the halves cannot run apart; call combine");
-  require(out != nullptr || impl_->last_tokens == 0, "moe combine: out must be a device pointer [T, H] bf16");
-  if (out != nullptr) require_aligned(out, "out");
-  combine_recv_round(out, 0, stream);
+  check_combine_out(out, impl_->last_tokens);
+  combine_round(nullptr, false, out, true, 0, stream);
 }
 
 void ExpertParallel::combine(const void* expert_out, void* out, bool weighted, cudaStream_t stream) {
-  require(expert_out != nullptr, "moe combine: expert_out must be a device pointer [E_local, capacity, H] bf16");
-  require_aligned(expert_out, "expert_out");
-  require(out != nullptr || impl_->last_tokens == 0, "moe combine: out must be a device pointer [T, H] bf16");
-  if (out != nullptr) require_aligned(out, "out");
-  for (int j = 0; j < impl_->L.rounds; ++j) {
-    combine_send_round(expert_out, weighted, j, stream);
-    combine_recv_round(out, j, stream);
-  }
+  check_expert_out(expert_out);
+  check_combine_out(out, impl_->last_tokens);
+  for (int j = 0; j < impl_->L.rounds; ++j) combine_round(expert_out, weighted, out, true, j, stream);
 }
 
 }  // namespace symmem::moe

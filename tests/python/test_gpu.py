@@ -389,9 +389,17 @@ def test_bad_arguments_raise_on_every_rank():
 
 
 def test_moe_dispatch_and_combine_against_a_reference():
+    moe_against_a_reference(one_kernel=False)
+
+
+def test_moe_one_kernel_per_round_against_a_reference():
+    moe_against_a_reference(one_kernel=True)  # torchrun: one rank per GPU, where the path is allowed
+
+
+def moe_against_a_reference(one_kernel):
     def body():
         H, K, E, T = 256, 4, 4 * WORLD, 32
-        ep = symmem.moe.ExpertParallel(H, K, E, T)
+        ep = symmem.moe.ExpertParallel(H, K, E, T, one_kernel=one_kernel)
         tokens = 0 if WORLD >= 2 and RANK == 1 else T - RANK % 3  # a rank with no tokens
 
         def inputs(r):
