@@ -55,4 +55,10 @@ class SYMMEM_API TensorParallel {
   std::unique_ptr<Impl> impl_;
 };
 
+namespace detail {
+/// What auto runs (TensorParallel::choose): a function of the operation, the sizes and the team
+/// size only, so every rank makes the same choice. Host-tested.
+SYMMEM_API Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int nranks);
+}  // namespace detail
+
 }  // namespace symmem::overlap

@@ -42,9 +42,9 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.max_m = max_m;
   d.max_k = max_k;
   d.max_n = max_n;
-  d.gathered = comm.alloc(detail::checked_mul(detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
+  d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
-  d.recv = comm.alloc(detail::checked_mul(detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
+  d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
                                           "landing slot bytes"));
   SYMMEM_CUDA_CHECK(cudaMalloc(&d.staging, static_cast<size_t>(max_m) * static_cast<size_t>(max_n) * 2));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&d.side, cudaStreamNonBlocking));
@@ -69,23 +69,26 @@ TensorParallel::~TensorParallel() {
   }
 }
 
-Mode TensorParallel::choose(Op op, int64_t m, int64_t k, int64_t n) const {
-  // From the shapes and the team size only, so every rank agrees. Overlap splits the GEMM into N
-  // row blocks, which costs a little GEMM efficiency; it pays where the communication it hides is a
-  // large enough part of the work. The part is (N-1)/N of the moved bytes over the link rate, against
-  // the GEMM's flops over the tensor rate: about (N-1)/N * 2000 / Nc for all-gather (A moves) and
-  // (N-1)/N * 2000 / K for reduce-scatter (C moves) on H100/H200 (~700 TFLOP/s, ~350 GB/s).
-  // Measured at TP = 2 (bench/results/*-overlap.json): all-gather + GEMM lost to sequential only
-  // where that part is under ~0.1 and the shards are small (70B, M = 2048: 7%); GEMM +
-  // reduce-scatter won at every shape (its sequential path also pays a separate reduce-scatter).
-  const int N = comm_.size();
-  const int64_t rows = m / N;
-  if (N == 1 || rows < 128) return Mode::kSequential;
+namespace detail {
+Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
+  // Overlap splits the GEMM into N row blocks, which costs a little GEMM efficiency; it pays where
+  // the communication it hides is a large enough part of the work. The part is (N-1)/N of the
+  // moved bytes over the link rate, against the GEMM's flops over the tensor rate: about
+  // (N-1)/N * 2000 / Nc for all-gather (A moves) and (N-1)/N * 2000 / K for reduce-scatter (C
+  // moves) on H100/H200 (~700 TFLOP/s, ~350 GB/s). Measured at TP = 2
+  // (bench/results/*-overlap.json): all-gather + GEMM lost to sequential only where that part is
+  // under ~0.1 and the shards are small (70B, M = 2048: 7%); GEMM + reduce-scatter won at every
+  // shape (its sequential path also pays a separate reduce-scatter).
+  (void)k;
+  const int64_t rows = N > 0 ? m / N : 0;
+  if (N <= 1 || rows < 128) return Mode::kSequential;
   if (op == Op::kMatmulReduceScatter) return Mode::kOverlap;
   const double part = (N - 1.0) / N * 2000.0 / static_cast<double>(n);
-  (void)k;
   return part >= 0.1 || rows >= 2048 ? Mode::kOverlap : Mode::kSequential;
 }
+}  // namespace detail
+
+Mode TensorParallel::choose(Op op, int64_t m, int64_t k, int64_t n) const { return detail::choose_mode(op, m, k, n, comm_.size()); }
 
 static void check_shapes(const char* op, int64_t m, int64_t k, int64_t n, int nranks, int64_t max_m, int64_t max_k, int64_t max_n) {
   const std::string o = std::string("overlap::") + op;
