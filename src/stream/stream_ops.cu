@@ -64,9 +64,11 @@ __global__ void put_kernel(DeviceHandle h, int peer, size_t dst_offset, const vo
     device::copy_bytes(dst, src, bytes, device::grid_index(), device::grid_size());
   }
   if (slot < 0) return;
+  // A fence orders only the calling thread's writes: every thread that stored fences before the
+  // block counts itself done, so the signal can never overtake another thread's data.
+  device::fence_system();
   __syncthreads();
   if (threadIdx.x == 0) {
-    device::fence_system();  // this block's stores are visible system-wide before it counts itself done
     // One completion counter per (buffer, peer): one put_signal per buffer and peer in flight at a time.
     unsigned long long* done = reinterpret_cast<unsigned long long*>(h.local_signals + pad::kOpBase + peer);
     if (atomicAdd(done, 1ull) == gridDim.x - 1) {
