@@ -1,5 +1,5 @@
 // symmem-bench moe: expert-parallel dispatch and combine, the issue's shapes, uniform and skewed
-// routing, two kernels a step (the default) and one (Config::one_kernel, columns *_1k). Dispatch is timed alone (graph replays); combine as (dispatch + combine) - dispatch,
+// routing, what Kernels::kAuto runs (column k) and both launch choices (two kernels a round: *_2k; one: *_1k). Dispatch is timed alone (graph replays); combine as (dispatch + combine) - dispatch,
 // since a combine belongs to the dispatch before it. Beside them: NCCL moving the same rows as a
 // graph-capturable all-to-all (every rank sends max_tokens rows to every peer: without a host
 // round trip for the counts, the sizes must be the worst case). GB/s: remote bytes (rows sent to
@@ -56,8 +56,8 @@ void run_moe(Harness& h) {
   if (me == 0) {
     std::printf("# symmem-bench moe: %d ranks, %s; time in us (dispatch; combine = pair - dispatch), remote GB/s per rank\n", n,
                 h.gpu_name().c_str());
-    std::printf("%16s %7s %6s | %9s %9s %8s | %9s %9s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine", "disp_GBs",
-                "disp_1k", "comb_1k", "nccl_a2a", "nccl_GBs", "#wrong");
+    std::printf("%16s %7s %6s | %9s %9s %8s %2s | %9s %9s %9s %9s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine",
+                "disp_GBs", "k", "disp_2k", "comb_2k", "disp_1k", "comb_1k", "nccl_a2a", "nccl_GBs", "#wrong");
   }
   for (const Shape& s : shapes) {
     if (s.experts % n != 0) continue;
@@ -93,16 +93,20 @@ void run_moe(Harness& h) {
         }, ops);
         return d;
       };
-      // Config::one_kernel beside the default (where ranks do not share a GPU): one kernel a step.
-      double disp1 = -1, pair1 = -1;
-      if (!h.comm().shares_gpu()) {
+      // The launch choice kAuto did not make, beside it (one kernel only where ranks have their own
+      // GPUs): columns disp_2k/comb_2k (two kernels a round) and disp_1k/comb_1k (one).
+      const bool auto_one = ep.one_kernel_per_round();
+      double alt_disp = -1, alt_pair = -1;
+      if (auto_one || !h.comm().shares_gpu()) {
         moe::Config c1 = cfg;
-        c1.one_kernel = true;
+        c1.kernels = auto_one ? moe::Kernels::kTwo : moe::Kernels::kOne;
         moe::ExpertParallel ep1(h.comm(), c1);
-        disp1 = time_ep(ep1, &pair1);
+        alt_disp = time_ep(ep1, &alt_pair);
       }
       double pair = 0;
       const double disp = time_ep(ep, &pair);  // last: the counts checked below are the default path's
+      const double disp1 = auto_one ? disp : alt_disp, pair1 = auto_one ? pair : alt_pair;
+      const double disp2 = auto_one ? alt_disp : disp, pair2 = auto_one ? alt_pair : pair;
       // Check: every rank's expert counts add up to what the routing says it receives.
       h.ctx().synchronize(h.stream(), "moe bench");
       std::vector<int> got(El);
@@ -152,12 +156,16 @@ void run_moe(Harness& h) {
       r.extra["combine_gbps"] = pair > disp ? combine_bytes / (pair - disp) / 1000.0 : -1;
       r.extra["nccl_gbps"] = nccl > 0 ? remote_bytes / nccl / 1000.0 : -1;
       r.extra["bytes_per_rank"] = static_cast<double>(ep.bytes_per_rank());
+      r.extra["auto_one_kernel"] = auto_one ? 1 : 0;
       r.extra["one_kernel_dispatch_us"] = disp1;
       r.extra["one_kernel_combine_us"] = disp1 > 0 ? pair1 - disp1 : -1;
+      r.extra["two_kernels_dispatch_us"] = disp2;
+      r.extra["two_kernels_combine_us"] = disp2 > 0 ? pair2 - disp2 : -1;
       h.add(r);
       if (me == 0)
-        std::printf("%16s %7s %6d | %9.2f %9.2f %8.1f | %9.2f %9.2f | %9.2f %8.1f | %9ld\n", s.name, skewed ? "skewed" : "uniform", s.tokens,
-                    disp, pair - disp, r.extra["dispatch_gbps"], disp1, r.extra["one_kernel_combine_us"], nccl, r.extra["nccl_gbps"], wrong);
+        std::printf("%16s %7s %6d | %9.2f %9.2f %8.1f %2s | %9.2f %9.2f %9.2f %9.2f | %9.2f %8.1f | %9ld\n", s.name,
+                    skewed ? "skewed" : "uniform", s.tokens, disp, pair - disp, r.extra["dispatch_gbps"], auto_one ? "1k" : "2k", disp2,
+                    r.extra["two_kernels_combine_us"], disp1, r.extra["one_kernel_combine_us"], nccl, r.extra["nccl_gbps"], wrong);
       for (void* p : {x, sc, di, rx, rsc, cnt, y, out}) cudaFree(p);
     }
   }

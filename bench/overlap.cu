@@ -45,6 +45,9 @@ void run_overlap(Harness& h) {
         const int64_t k = op == 0 ? md.hidden : md.ffn / n, nn = op == 0 ? md.ffn / n : md.hidden;
         const int64_t rows = m / n;
         const int ops = m >= 8192 ? 3 : 5;
+        // One uncaptured call of each GEMM first: it picks the fastest cuBLASLt candidate for the
+        // shape (Gemm::run), as an engine's warm-up step would.
+        gemm.run(m, nn, k, a, k, b, nn, c, nn, h.stream());
         const double floor_us = h.time_graph([&](cudaStream_t s) { gemm.run(m, nn, k, a, k, b, nn, c, nn, s); }, ops);
         double seq_nccl = -1;
         if (nc != nullptr) {
@@ -59,10 +62,12 @@ void run_overlap(Harness& h) {
           }, ops);
         }
         auto symmem_us = [&](overlap::Mode mode) {
-          return h.time_graph([&](cudaStream_t s) {
+          auto enqueue = [&](cudaStream_t s) {
             if (op == 0) tp.all_gather_matmul(shard, m, k, b, nn, c, nullptr, s, mode);
             else tp.matmul_reduce_scatter(a, m, k, b, nn, shard, ReduceOp::kSum, s, mode);
-          }, ops);
+          };
+          enqueue(h.stream());  // uncaptured: tunes the block GEMMs' shapes
+          return h.time_graph(enqueue, ops);
         };
         const double ov = symmem_us(overlap::Mode::kOverlap), sq = symmem_us(overlap::Mode::kSequential);
         const double comm_part = seq_nccl > floor_us ? seq_nccl - floor_us : 0;

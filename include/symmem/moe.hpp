@@ -35,6 +35,15 @@
 
 namespace symmem::moe {
 
+/// How dispatch() and combine() launch each round: the send half and the receive half as two
+/// kernels, or as one (send, then receive in the same grid: one launch and one grid-wide drain less
+/// per step; the grid must stay resident while it waits for the peers, so it is sized to what fits,
+/// and it is refused where ranks share a GPU). kAuto: one kernel where the ranks have their own GPUs
+/// and an operation is one round (decode), two otherwise (measured at 4 x H200: one kernel is ~20%
+/// faster for a decode combine and as fast for dispatch, but several times slower in multi-round
+/// prefill). The halves called apart (dispatch_send, ...) always run their own kernels.
+enum class Kernels : int { kAuto = 0, kTwo = 1, kOne = 2 };
+
 struct Config {
   int hidden = 0;          // H: any value whose row is a multiple of 16 bytes
   int topk = 0;            // K: 1..16
@@ -46,11 +55,7 @@ struct Config {
   int round_tokens = 0;    // tokens moved per round (0: max_tokens, one round). Fewer bound the
                            // staging and combine areas (prefill); dispatch and combine then loop
                            // over ceil(max_tokens / round_tokens) rounds
-  bool one_kernel = false; // dispatch() and combine() run one kernel per round (send, then receive
-                           // in the same grid) instead of two: one launch less per step. Its grid
-                           // must stay resident while it waits for the peers, so it is sized to
-                           // what fits and refused where ranks share a GPU. (The halves called
-                           // apart always run their own kernels.)
+  Kernels kernels = Kernels::kAuto;  // one or two kernels a round (see Kernels)
 };
 
 /// What dispatch reads (device pointers). x: [T, H] bf16, or fp8 e4m3 with scales [T, G] fp32
@@ -86,6 +91,8 @@ class SYMMEM_API ExpertParallel {
   int capacity() const { return cfg_.capacity; }
   size_t bytes_per_rank() const;
   const Config& config() const { return cfg_; }
+  /// Whether dispatch() and combine() run one kernel a round (Config::kernels, kAuto resolved).
+  bool one_kernel_per_round() const;
 
   /// The halves (one round only: round_tokens 0 or >= max_tokens).
   void dispatch_send(const DispatchIn& in, cudaStream_t stream);

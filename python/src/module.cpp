@@ -281,7 +281,7 @@ PYBIND11_MODULE(_C, m) {
   // Expert-parallel dispatch / combine (symmem/moe.hpp); the Python layer owns the tensors.
   py::class_<moe::ExpertParallel>(m, "ExpertParallel")
       .def(py::init([](Communicator& c, int hidden, int topk, int experts, int max_tokens, int capacity, bool fp8, bool ue8m0,
-                       int round_tokens, bool one_kernel) {
+                       int round_tokens, int kernels) {
              moe::Config cfg;
              cfg.hidden = hidden;
              cfg.topk = topk;
@@ -291,12 +291,13 @@ PYBIND11_MODULE(_C, m) {
              cfg.fp8 = fp8;
              cfg.ue8m0 = ue8m0;
              cfg.round_tokens = round_tokens;
-             cfg.one_kernel = one_kernel;
+             cfg.kernels = static_cast<moe::Kernels>(kernels);
              return std::make_unique<moe::ExpertParallel>(c, cfg);
            }),
            py::arg("comm"), py::arg("hidden"), py::arg("topk"), py::arg("num_experts"), py::arg("max_tokens"),
            py::arg("capacity") = 0, py::arg("fp8") = false, py::arg("ue8m0") = false,
-           py::arg("round_tokens") = 0, py::arg("one_kernel") = false, py::keep_alive<1, 2>())
+           py::arg("round_tokens") = 0, py::arg("kernels") = 0, py::keep_alive<1, 2>())
+      .def_property_readonly("one_kernel_per_round", &moe::ExpertParallel::one_kernel_per_round)
       .def_property_readonly("local_experts", &moe::ExpertParallel::local_experts)
       .def_property_readonly("capacity", &moe::ExpertParallel::capacity)
       .def_property_readonly("bytes_per_rank", &moe::ExpertParallel::bytes_per_rank)

@@ -13,12 +13,18 @@ from . import _group, _lib, _torch, InvalidArgument
 
 class ExpertParallel:
     def __init__(self, hidden, topk, num_experts, max_tokens, *, capacity=0, fp8=False, ue8m0=False, round_tokens=0,
-                 one_kernel=False, group=None):
+                 one_kernel=None, group=None):
         torch = _torch()
         g = _group(group)
         self.group = g
+        # one_kernel: None lets symmem choose (one kernel a round where ranks have their own GPUs
+        # and an operation is one round), True / False force one / two kernels a round.
+        if one_kernel not in (None, True, False):
+            raise InvalidArgument(f"moe.ExpertParallel: one_kernel={one_kernel!r} must be None, True or False")
+        kernels = 0 if one_kernel is None else (2 if one_kernel else 1)
         self._ep = _lib().ExpertParallel(g._comm, hidden, topk, num_experts, max_tokens, capacity, fp8, ue8m0, round_tokens,
-                                         one_kernel)
+                                         kernels)
+        self.one_kernel = self._ep.one_kernel_per_round
         self.ue8m0 = ue8m0
         self.hidden, self.topk, self.num_experts, self.max_tokens, self.fp8 = hidden, topk, num_experts, max_tokens, fp8
         self.local_experts, self.capacity = self._ep.local_experts, self._ep.capacity

@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   coll::pdl_wait();
   combine_recv(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
 }
-// One kernel per round (Config::one_kernel), as dispatch_kernel: every block resident at once.
+// One kernel per round (Kernels::kOne, or kAuto at one round), as dispatch_kernel: every block resident at once.
 __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, CombineArgs recv) {
   coll::pdl_wait();
   const uint64_t c = send.h.local_signals[kCombineEpochSlot] + 1, op = send.h.local_signals[kOpSlot];

@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
   // The operation was raised by its first send round, an earlier kernel.
   dispatch_recv(a, a.h.local_signals[kEpochSlot] + 1, a.h.local_signals[kOpSlot]);
 }
-// One kernel per round (Config::one_kernel): the send half, the election that raises the flags,
+// One kernel per round (Kernels::kOne, or kAuto at one round): the send half, the election that raises the flags,
 // then the receive half in the same grid. Every block must be resident at once (the receive half
 // spins until the last block of the send half has raised this rank's flags): the host sizes the
 // grid to what stays resident and refuses the path where ranks share a GPU.

@@ -35,6 +35,8 @@ std::string check_config(const Config& c, int n) {
   if (c.capacity < 0) why << "capacity=" << c.capacity << " must be >= 0 (0: nranks * max_tokens); ";
   if (c.ue8m0 && !c.fp8) why << "ue8m0 scales go with fp8 only; ";
   if (c.round_tokens < 0) why << "round_tokens=" << c.round_tokens << " must be >= 0 (0: max_tokens); ";
+  if (static_cast<int>(c.kernels) < 0 || static_cast<int>(c.kernels) > 2)
+    why << "kernels=" << static_cast<int>(c.kernels) << " is not a moe::Kernels value (kAuto, kTwo, kOne); ";
   if (n > 64) why << "expert parallelism over more than 64 ranks is not supported (" << n << "); ";
   std::string s = why.str();
   if (!s.empty()) s.resize(s.size() - 2);
@@ -85,6 +87,7 @@ struct ExpertParallel::Impl {
   SymmetricBuffer buf;
   kern::Layout L;
   int sms = 132;
+  bool one_kernel = false;  // Config::kernels resolved: from the config and shares_gpu, the same on every rank
   int resident_blocks = 0;  // one_kernel: blocks of the fused kernels that stay resident at once
   int last_tokens = 0;
 };
@@ -97,26 +100,27 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // The same verdict and the same config everywhere: compare before anyone allocates.
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
-       << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << cfg_.one_kernel;
+       << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
   auto all = comm.team().all_gather(why.empty() ? mine.str() : "invalid: " + why, "moe::ExpertParallel config");
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].rfind("invalid: ", 0) == 0)
       fail("moe::ExpertParallel: rank " + std::to_string(comm.team().global_rank(static_cast<int>(r))) + "'s config: " + all[r].substr(9));
     if (all[r] != all[0])
-      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens one_kernel): rank " +
+      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
-  // (shares_gpu is the same on every rank, and so is one_kernel by now: every rank refuses.)
-  if (cfg_.one_kernel && comm.shares_gpu())
-    fail("moe::ExpertParallel: one_kernel needs one rank per GPU (ranks of this team share a GPU, and a waiting grid of "
-         "one could keep another's from running); leave it off here");
+  // (shares_gpu is the same on every rank, and so is the config by now: every rank decides alike.)
+  if (cfg_.kernels == Kernels::kOne && comm.shares_gpu())
+    fail("moe::ExpertParallel: one kernel a round (Kernels::kOne) needs one rank per GPU (ranks of this team share a GPU, "
+         "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
   impl_->L = kern::make_layout(cfg_, nranks_);
+  impl_->one_kernel = cfg_.kernels == Kernels::kOne || (cfg_.kernels == Kernels::kAuto && !comm.shares_gpu() && impl_->L.rounds == 1);
   impl_->buf = comm.alloc(impl_->L.bytes);
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
-  if (cfg_.one_kernel)
+  if (impl_->one_kernel)
     impl_->resident_blocks = impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm());
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
@@ -135,6 +139,7 @@ ExpertParallel::~ExpertParallel() {
 }
 
 size_t ExpertParallel::bytes_per_rank() const { return impl_->L.bytes; }
+bool ExpertParallel::one_kernel_per_round() const { return impl_->one_kernel; }
 
 static void require_aligned(const void* p, const char* what) {
   require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, std::string("moe: ") + what + " must be 16-byte aligned");
@@ -191,7 +196,7 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
     ra.expert_counts = out->expert_counts;
   }
   const long long send_warps = r.t1 - r.t0, recv_warps = static_cast<long long>(nranks_) * L.round;
-  if (in != nullptr && out != nullptr && cfg_.one_kernel) {
+  if (in != nullptr && out != nullptr && impl_->one_kernel) {
     kern::launch_dispatch(sa, ra, std::min(blocks_for(std::max(send_warps, recv_warps), impl_->sms), std::max(1, impl_->resident_blocks)),
                           stream);
     return;
@@ -227,7 +232,7 @@ void ExpertParallel::combine_round(const void* expert_out, bool weighted, void* 
   const kern::CombineArgs sa{impl_->buf.handle(), L, r, static_cast<const char*>(expert_out), weighted, nullptr, impl_->last_tokens};
   const kern::CombineArgs ra{impl_->buf.handle(), L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens};
   const long long send_warps = static_cast<long long>(nranks_) * L.round * segments(L), recv_warps = static_cast<long long>(r.t1 - r.t0) * segments(L);
-  if (expert_out != nullptr && recv && cfg_.one_kernel) {
+  if (expert_out != nullptr && recv && impl_->one_kernel) {
     kern::launch_combine(sa, ra, std::min(blocks_for(std::max(send_warps, recv_warps), impl_->sms), std::max(1, impl_->resident_blocks)),
                          stream);
     return;

@@ -116,7 +116,7 @@ void launch_dispatch_send(const DispatchArgs& a, int blocks, cudaStream_t s);
 void launch_dispatch_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s);
 void launch_combine_send(const CombineArgs& a, int blocks, cudaStream_t s);
 void launch_combine_recv(const CombineArgs& a, int blocks, cudaStream_t s);
-// One kernel per round (Config::one_kernel): both halves in one grid, which must stay resident.
+// One kernel per round (Kernels::kOne, or kAuto at one round): both halves in one grid, which must stay resident.
 void launch_dispatch(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s);
 void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s);
 int dispatch_resident_blocks_per_sm();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "symmem/export.hpp"
 
@@ -18,13 +19,17 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
   /// C [m, n] (ldc elements per row) = A [m, k] (lda) x B [k, n] (ldb), bf16 row-major; C may be
-  /// peer memory (the epilogue then stores over NVLink).
+  /// peer memory (the epilogue then stores over NVLink). The first uncaptured call of a shape times
+  /// cuBLASLt's candidates for it and keeps the fastest (SYMMEM_GEMM_TUNE=0: the first candidate);
+  /// a shape first seen under graph capture runs the first candidate until an uncaptured call.
   void run(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
            cudaStream_t stream);
 
  private:
   struct Plan;
-  const Plan& plan(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
+  static constexpr int kCandidates = 16, kTuneRuns = 4;
+  Plan& plan(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
+  void tune(Plan& p, int64_t m, const void* a, const void* b, int64_t ldc, cudaStream_t stream);
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;

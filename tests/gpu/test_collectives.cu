@@ -415,6 +415,41 @@ TEST(Collectives, GraphCaptureReplaysWithNewData) {
   c.free(out);
 }
 
+// An NCCL call captured in global mode (torch.cuda.graph's default) while the NCCL watchdog has an
+// eager call's event to check: the watchdog's query must not break the capture (it did: seen from
+// PyTorch at 4 GPUs as "ncclAllReduce failed: unhandled cuda error").
+TEST(Collectives, NcclCapturedInGlobalModeBesideTheWatchdog) {
+  Communicator& c = comm();
+  if (!have_nccl()) GTEST_SKIP() << "no NCCL communicator here (ranks share a GPU)";
+  const int n = c.size(), me = c.rank();
+  const size_t count = (size_t(1) << 16) + 3;
+  DeviceBuffer in(count * 4), out(count * 4);
+  cudaStream_t s;
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  std::vector<std::vector<uint8_t>> a;
+  for (int r = 0; r < n; ++r) a.push_back(random_elems(DataType::kFloat32, count, 4242 + r, ReduceOp::kSum));
+  upload(in.p, a[me]);
+  std::string why = attempt([&] {
+    c.all_reduce(in.p, out.p, count, DataType::kFloat32, ReduceOp::kSum, s, Algo::kNccl);  // watched: an event is pending
+    cudaGraph_t g;
+    cudaGraphExec_t exec;
+    SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    c.all_reduce(in.p, out.p, count, DataType::kFloat32, ReduceOp::kSum, s, Algo::kNccl);
+    usleep(150 * 1000);  // the watchdog wakes (every 50 ms) while the capture is open
+    SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+    SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+    poison(out.p, count * 4);
+    SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    ctx()->synchronize(s, "graph replay");
+    SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    SYMMEM_CUDA_CHECK(cudaGraphDestroy(g));
+  });
+  long bad = 0;
+  if (why.empty()) bad = check_reduced(DataType::kFloat32, ReduceOp::kSum, a, 0, download(out.p, count * 4), count, n, &why);
+  SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
+  ASSERT_ALL(why.empty() && bad == 0, bad << " wrong; " << why);
+}
+
 TEST(Collectives, BadArgumentsAreRejectedBeforeLaunch) {
   Communicator& c = comm();
   DeviceBuffer a(4096), b(4096);

@@ -301,19 +301,23 @@ TEST(Moe, OverCapacityOnOneRankIsReportedOnEveryRank) {
   ASSERT_ALL(want && after.empty(), "rank " << c.rank() << ": got '" << why << "', after: '" << after << "'");
 }
 
-TEST(Moe, OneKernelPerRound) {
-  // The same checks with dispatch and combine as one kernel a round: bf16, fp8 with a partial
-  // scale group, and rounds replayed in a graph with three dispatches before the combine. Where
-  // ranks share a GPU the path is refused, on every rank, with the reason.
+TEST(Moe, EachKernelChoice) {
+  // The same checks with each launch choice named (kAuto picks one where ranks have their own GPUs
+  // and an operation is one round, so the other tests cover it too): bf16, fp8 with a partial scale
+  // group, and rounds replayed in a graph with three dispatches before the combine. Where ranks
+  // share a GPU one kernel a round is refused, on every rank, with the reason.
+  const int n = comm().size();
   if (comm().shares_gpu()) {
-    moe::Config cfg{256, 4, 4 * comm().size(), 16, 0, false, false, 0, true};
+    moe::Config cfg{256, 4, 4 * n, 16, 0, false, false, 0, moe::Kernels::kOne};
     std::string why = attempt([&] { moe::ExpertParallel ep(comm(), cfg); });
-    ASSERT_ALL(why.find("one_kernel needs one rank per GPU") != std::string::npos, "got '" << why << "'");
-    return;
+    ASSERT_ALL(why.find("needs one rank per GPU") != std::string::npos, "got '" << why << "'");
   }
-  std::string why = attempt([&] { throw_if(run_moe(moe::Config{256, 4, 4 * comm().size(), 48, 0, false, false, 0, true}, false, 1)); });
-  if (why.empty()) why = attempt([&] { throw_if(run_moe(moe::Config{320, 8, 8 * comm().size(), 40, 0, true, false, 0, true}, false, 0)); });
-  if (why.empty())
-    why = attempt([&] { throw_if(run_moe(moe::Config{256, 4, 4 * comm().size(), 48, 0, false, false, 16, true}, true, 1, 3)); });
-  ASSERT_ALL(why.empty(), "one kernel: " << why);
+  for (moe::Kernels k : {moe::Kernels::kOne, moe::Kernels::kTwo}) {
+    if (k == moe::Kernels::kOne && comm().shares_gpu()) continue;
+    const char* name = k == moe::Kernels::kOne ? "one kernel" : "two kernels";
+    std::string why = attempt([&] { throw_if(run_moe(moe::Config{256, 4, 4 * n, 48, 0, false, false, 0, k}, false, 1)); });
+    if (why.empty()) why = attempt([&] { throw_if(run_moe(moe::Config{320, 8, 8 * n, 40, 0, true, false, 0, k}, false, 0)); });
+    if (why.empty()) why = attempt([&] { throw_if(run_moe(moe::Config{256, 4, 4 * n, 48, 0, false, false, 16, k}, true, 1, 3)); });
+    ASSERT_ALL(why.empty(), name << ": " << why);
+  }
 }

@@ -21,6 +21,9 @@ TEST(MoeConfig, ChecksNameTheField) {
   bad = c;
   bad.max_tokens = 0;
   EXPECT_NE(detail::check_config(bad, 4).find("max_tokens=0"), std::string::npos);
+  bad = c;
+  bad.kernels = static_cast<Kernels>(3);
+  EXPECT_NE(detail::check_config(bad, 4).find("kernels=3"), std::string::npos);
   Config bf16{2048, 6, 64, 128, 0, false};
   EXPECT_EQ(detail::check_config(bf16, 2), "");
   bf16.hidden = 2052;  // bf16: a multiple of 8 elements

@@ -267,6 +267,34 @@ def test_cuda_graph_replays_with_new_data():
     agreed(body)
 
 
+def test_nccl_fallback_captures_in_global_mode():
+    # torch.cuda.graph captures in global mode; symmem's NCCL watchdog thread must not break the
+    # capture with its event queries (it did at 4 GPUs, where 16 MiB all-reduces go to NCCL).
+    def body():
+        if not symmem.world().has_nccl:
+            return ""
+        import time
+        n = 1 << 16
+        x = torch.empty(n, dtype=torch.float32, device=DEV)
+        y = torch.empty(n, dtype=torch.float32, device=DEV)
+        x.copy_(rand(n, torch.float32, 950 + RANK))
+        ref = reduce_ref(gathered(x), "sum")
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            symmem.all_reduce(x, out=y, algo="nccl")  # eager: the watchdog has an event to check
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            symmem.all_reduce(x, out=y, algo="nccl")
+            time.sleep(0.15)  # the watchdog wakes while the capture is open
+        poison(y)
+        graph.replay()
+        torch.cuda.synchronize()
+        return close(y, ref, torch.float32, WORLD)
+    agreed(body)
+
+
 def test_torch_compile_fullgraph():
     def body():
         def step(a, w):
