@@ -6,7 +6,8 @@
 //
 // Overlap, all-gather: after a barrier, each rank's shard goes to every peer by the copy engine
 // (one put with a signal per peer, on a side stream, nearest peer first) while the GEMM of the
-// local rows runs; then each peer's rows are multiplied as soon as their signal has arrived.
+// local rows runs; each peer's rows are multiplied as soon as their signal has arrived, on a
+// second, high-priority stream, so that the local rows' GEMM fills the SMs those leave idle.
 // Overlap, reduce-scatter: after a barrier, the GEMM of each peer's rows (ring order) writes into
 // local staging, and the copy engine carries it to that peer's landing slot with a signal while the
 // next GEMM runs; the local rows go last; once every peer's slot has arrived, one kernel sums the

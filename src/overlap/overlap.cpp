@@ -10,16 +10,19 @@
 // rewritten in call k + 1 only after call k's copies finished: call k ends by joining the side
 // stream into the compute stream.
 //
-// Two GEMM lanes. The peers' row blocks run one after another on a high-priority lane (forked from
-// the caller's stream after the barrier, joined before the end); the local rows' GEMM runs on the
-// caller's stream at its own (normal) priority from the start, so it takes the SMs that the peers'
-// GEMMs leave idle (while their rows are still travelling, and in their last, partial wave) and
-// finishes after them. A block GEMM alone is small (at TP = 4, 8B: 2048 x 3584 x 4096 is 1.7 waves
-// of 128 x 256 tiles on 132 SMs) and measured 80.8 us against a quarter of the full GEMM's 273 us:
-// back to back on one stream the N blocks cost ~18% over the floor. The blocks touch disjoint rows
-// of C (and of the staging) and each lane has its own cuBLASLt workspace, so they may run at once.
-// The side stream (copies, signals) is high-priority too: its one-thread signal kernels must not
-// queue behind GEMM tiles.
+// all_gather_matmul has two GEMM lanes. The peers' row blocks run one after another on a
+// high-priority lane (forked from the caller's stream after the barrier, joined before the end);
+// the local rows' GEMM runs on the caller's stream at its own (normal) priority from the start, so
+// it takes the SMs that the peers' GEMMs leave idle (while their rows are still travelling, and in
+// their last, partial wave). A block GEMM alone is small (at TP = 4, 8B: 2048 x 3584 x 4096 is 1.7
+// waves of 128 x 256 tiles on 132 SMs; 78-81 us against a quarter of the full GEMM's 273): back to
+// back on one stream the N blocks cost ~15-20% over the floor. The blocks touch disjoint rows of C
+// and each lane has its own cuBLASLt workspace, so they may run at once. Measured at 4 x H200
+// against one stream (bench/results/*-h200x4-*-overlap.json): 8B M 16384 1.207 -> 1.104 x the
+// floor, 70B M 8192 1.106 -> 1.054, smaller shapes within +-4%. matmul_reduce_scatter keeps one
+// stream: there the local GEMM running beside the peers' delayed their copies (8B M 8192: 1.19 ->
+// 1.42 x the floor). The side stream (copies, signals) is high-priority: its one-thread signal
+// kernels must not queue behind GEMM tiles.
 #include "symmem/overlap.hpp"
 
 #include <cuda_runtime_api.h>
@@ -36,7 +39,7 @@ namespace symmem::overlap {
 
 struct TensorParallel::Impl {
   explicit Impl() : gemm(size_t(32) << 20), gemm2(size_t(32) << 20) {}
-  Gemm gemm, gemm2;  // the local rows' (caller's stream), the peers' (lane): a workspace each
+  Gemm gemm, gemm2;  // the caller's stream's, the lane's (all_gather_matmul's peers): a workspace each
   SymmetricBuffer gathered, recv;
   void* staging = nullptr;  // matmul_reduce_scatter: the peers' partial rows before they travel (local)
   int64_t max_m = 0, max_k = 0, max_n = 0;
@@ -199,23 +202,20 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     return;
   }
   stream::barrier(d.recv, s);  // every peer has summed the previous call's slots and zeroed its signals
-  // Peers' rows on the lane (ring order), each GEMM into local staging; the copy engine carries it
-  // to that peer's slot `me` and signals (on the side stream) while the next GEMM runs. (A GEMM
+  // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
+  // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. (A GEMM
   // storing straight into the peer over NVLink was measured slower: its epilogue stalls on the
-  // remote stores.) The local rows on the caller's stream, in what the lane leaves idle; then the
-  // N slots are summed.
+  // remote stores.) The local rows last, then the N slots are summed.
   char* staging = static_cast<char*>(d.staging);
-  d.fork_lane(s);
   for (int j = 1; j < N; ++j) {
     const int p = (me + j) % N;
     char* st = staging + static_cast<size_t>(j - 1) * slot * 2;
-    d.gemm2.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, st, n, d.lane);
-    SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, d.lane));
+    d.gemm.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, st, n, s);
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
     stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, st, slot * 2, me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
   }
   d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(me) * slot * 2, n, s);
-  d.join_lane(s);
   SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
   SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
   for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
