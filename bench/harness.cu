@@ -5,6 +5,19 @@
 
 #include "symmem/error.hpp"
 
+namespace {
+// Keeps the GPU busy for `ns` so that the host has queued what follows (barrier, start event, graph
+// launch) before the GPU gets there: the host's launch latency then never lies between the start
+// event and the graph's first kernel.
+__global__ void spin_kernel(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+}  // namespace
+
 namespace symmem::bench {
 
 Harness::Harness(const Options& opt) : opt_(opt) {
@@ -41,7 +54,9 @@ double Harness::time_graph(const std::function<void(cudaStream_t)>& enqueue, int
   ctx_->synchronize(stream_, "benchmark warm-up");
   std::vector<float> ms;
   for (int r = 0; r < opt_.replays; ++r) {
-    // A device barrier right before the start event lines the ranks up on the GPU, not the host.
+    // The GPU is kept busy while the host queues the replay; then a device barrier right before the
+    // start event lines the ranks up on the GPU, not the host.
+    spin_kernel<<<1, 1, 0, stream_>>>(50000);
     stream::barrier(sync_, stream_);
     SYMMEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
     SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, stream_));

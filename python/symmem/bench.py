@@ -45,7 +45,11 @@ def graph_us(fn, reps, replays):
         dist.barrier()
         torch.cuda.synchronize()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        symmem.barrier(_sync)  # as symmem-bench does: the replay starts together on every GPU
+        # As symmem-bench does: the GPU is kept busy (~50 us) while the host queues the barrier, the
+        # start event and the replay, so the host's launch latency (torch's replay() is slower to
+        # submit than C++) is never timed; then the replay starts together on every GPU.
+        torch.cuda._sleep(100_000)
+        symmem.barrier(_sync)
         a.record()
         g.replay()
         b.record()
