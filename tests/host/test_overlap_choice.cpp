@@ -30,3 +30,14 @@ TEST(OverlapChoice, MoreRanksHideMore) {
   EXPECT_EQ(choose_mode(Op::kAllGatherMatmul, 2048, 8192, 14336, 2), Mode::kSequential);
   EXPECT_EQ(choose_mode(Op::kAllGatherMatmul, 4096, 8192, 14336 / 2, 4), Mode::kOverlap);
 }
+
+TEST(OverlapChoice, TheMeasuredFourGpuShapes) {
+  // bench/results/2026-11-26-h200x4-e699096-overlap.json: overlap beat the sequential path at every
+  // shape of the issue at TP = 4 (0.71-0.94x of it), so auto overlaps them all.
+  for (long long m : {2048LL, 4096LL, 8192LL, 16384LL}) {
+    EXPECT_EQ(choose_mode(Op::kAllGatherMatmul, m, 4096, 14336 / 4, 4), Mode::kOverlap);      // 8B
+    EXPECT_EQ(choose_mode(Op::kMatmulReduceScatter, m, 14336 / 4, 4096, 4), Mode::kOverlap);  // 8B
+    EXPECT_EQ(choose_mode(Op::kAllGatherMatmul, m, 8192, 28672 / 4, 4), Mode::kOverlap);      // 70B
+    EXPECT_EQ(choose_mode(Op::kMatmulReduceScatter, m, 28672 / 4, 8192, 4), Mode::kOverlap);  // 70B
+  }
+}
