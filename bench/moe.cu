@@ -9,12 +9,58 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <iterator>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "harness.hpp"
 #include "symmem/moe.hpp"
 
 namespace symmem::bench {
+
+namespace {
+// SYMMEM_MOE_TRACE=1: where a dispatch + combine step spends its time. One step captured in a graph,
+// replayed 21 times; after each, the kernels' phase stamps (ExpertParallel::trace_ns, one GPU's
+// %globaltimer) give the phases below; median over replays, maximum over ranks, us.
+void trace_phases(Harness& h, moe::ExpertParallel& ep, const std::function<void(cudaStream_t)>& step, const std::string& name) {
+  struct Phase {
+    const char* name;
+    int from, to;
+  };
+  const Phase phases[] = {{"d_send", 0, 1},  {"d_elect+flags", 1, 2}, {"d_to_recv", 2, 3}, {"d_wait", 3, 4},
+                          {"d_copy", 4, 5},  {"d_epilogue", 5, 6},    {"d_total", 0, 6},   {"to_combine", 6, 7},
+                          {"c_send", 7, 8},  {"c_elect+flags", 8, 9}, {"c_to_recv", 9, 10}, {"c_wait", 10, 11},
+                          {"c_sum", 11, 12}, {"c_total", 7, 12}};
+  cudaStream_t s = h.stream();
+  cudaGraph_t g;
+  cudaGraphExec_t exec;
+  SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  step(s);
+  SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
+  SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+  std::vector<std::vector<double>> d(std::size(phases));
+  for (int rep = 0; rep < 21; ++rep) {
+    SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    h.ctx().synchronize(s, "moe trace");
+    const std::vector<uint64_t> t = ep.trace_ns();
+    for (size_t i = 0; i < std::size(phases); ++i)
+      d[i].push_back((static_cast<double>(t[phases[i].to]) - static_cast<double>(t[phases[i].from])) / 1000.0);
+  }
+  SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  SYMMEM_CUDA_CHECK(cudaGraphDestroy(g));
+  std::string line = "# trace " + name + " (us, median of 21 replays of one step, max over ranks):";
+  for (size_t i = 0; i < std::size(phases); ++i) {
+    std::sort(d[i].begin(), d[i].end());
+    const double v = h.max_over_ranks(d[i][d[i].size() / 2]);
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %s %.2f", phases[i].name, v);
+    line += buf;
+  }
+  if (h.rank() == 0) std::printf("%s\n", line.c_str());
+}
+}  // namespace
 namespace {
 
 struct Shape {
@@ -105,6 +151,10 @@ void run_moe(Harness& h) {
       }
       double pair = 0;
       const double disp = time_ep(ep, &pair);  // last: the counts checked below are the default path's
+      if (!ep.trace_ns().empty()) trace_phases(h, ep, [&](cudaStream_t st) {
+          ep.dispatch(din, dout, st);
+          ep.combine(y, out, true, st);
+        }, std::string(s.name) + (skewed ? "/skewed" : "/uniform"));
       const double disp1 = auto_one ? disp : alt_disp, pair1 = auto_one ? pair : alt_pair;
       const double disp2 = auto_one ? alt_disp : disp, pair2 = auto_one ? alt_pair : pair;
       // Check: every rank's expert counts add up to what the routing says it receives.

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "symmem/collectives.hpp"
 #include "symmem/export.hpp"
@@ -93,6 +94,13 @@ class SYMMEM_API ExpertParallel {
   const Config& config() const { return cfg_; }
   /// Whether dispatch() and combine() run one kernel a round (Config::kernels, kAuto resolved).
   bool one_kernel_per_round() const;
+  /// A debugging aid: with SYMMEM_MOE_TRACE=1 in the environment when this object was made, the
+  /// kernels stamp their phases (%globaltimer, ns) and this returns the stamps of the last
+  /// dispatch and combine round, in the order of kern::TracePoint (src/moe/moe_kernels.hpp: send
+  /// start, send elected, flags raised, receive start, peers' flags in, receive elected, receive
+  /// done for dispatch; the same for combine, without the last). Empty when tracing is off. Call
+  /// after the stream has finished the operation.
+  std::vector<uint64_t> trace_ns() const;
 
   /// The halves (one round only: round_tokens 0 or >= max_tokens).
   void dispatch_send(const DispatchIn& in, cudaStream_t stream);

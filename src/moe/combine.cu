@@ -21,6 +21,7 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
   // A second combine of one dispatch would read routing records the next dispatch may be
   // rewriting: it moves nothing and is reported (once, on this rank); its flags still go out, so
   // no peer waits for them.
+  stamp0(h, L, kCombSendStart);
   const bool refuse = h.local_signals[kCombinedSlot] >= op;  // (set by the last round of a finished combine)
   if (refuse && blockIdx.x == 0 && threadIdx.x == 0)
     device::record_error(h, WaitKind::kMoe, -1, 3ull << 32, Cmp::kGt, op, h.local_signals[kCombinedSlot], 0);
@@ -72,8 +73,13 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
   if (last_block(arrive)) {
+    if (threadIdx.x == 0) stamp(h, L, kCombSendElected);
     if (a.r.last && threadIdx.x == 0) h.local_signals[kCombinedSlot] = op;
     for (int d = threadIdx.x; d < n; d += blockDim.x) device::st_release(h.signals[d] + combine_flag(parity, me), c);  // every peer: rule (R)
+    if (L.trace) {
+      __syncthreads();
+      if (threadIdx.x == 0) stamp(h, L, kCombFlagsRaised);
+    }
   }
 }
 
@@ -82,7 +88,9 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
   const Layout& L = a.L;
   const int n = L.n;
   const int parity = static_cast<int>(c & 1);
+  stamp0(h, L, kCombRecvStart);
   const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, c, nullptr);
+  stamp0(h, L, kCombRecvFlagsIn);
   if (ok && a.r.last) report_peer_overflow(h, n, op);  // a peer over capacity in this operation
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
@@ -101,7 +109,10 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 3;
   __syncthreads();
-  if (last_block(arrive) && threadIdx.x == 0) h.local_signals[kCombineEpochSlot] = c;
+  if (last_block(arrive) && threadIdx.x == 0) {
+    h.local_signals[kCombineEpochSlot] = c;
+    stamp(h, L, kCombRecvDone);
+  }
 }
 
 __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {

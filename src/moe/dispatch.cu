@@ -26,6 +26,7 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   const Idx* idx = static_cast<const Idx*>(a.topk_idx);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lane = lane_id();
+  stamp0(h, L, kDispSendStart);
 
   for (int t = a.r.t0 + warp_global(); t < a.r.t1; t += warps_total()) {
     int expert = -1, dest = -1;
@@ -79,6 +80,7 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
   if (last_block(arrive)) {
+    if (threadIdx.x == 0) stamp(h, L, kDispSendElected);
     // Every peer gets a flag, with 0 rows where nothing went to it: rule (R). Thread d: peer d.
     unsigned* total = at<unsigned>(h, L.sent_total_off);
     for (int d = threadIdx.x; d < n; d += blockDim.x) {
@@ -88,6 +90,10 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
       device::st_release(h.signals[d] + dispatch_flag(parity, me), (e << 32) | rows);
     }
     if (a.r.first && threadIdx.x == 0) h.local_signals[kOpSlot] = op;
+    if (L.trace) {
+      __syncthreads();
+      if (threadIdx.x == 0) stamp(h, L, kDispFlagsRaised);
+    }
   }
 }
 
@@ -100,7 +106,9 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
   __shared__ uint64_t seen[pad::kMaxTeam];
   __shared__ int start[pad::kMaxTeam + 1];
   // (A wait that gave up leaves this block with nothing to copy; it still arrives below.)
+  stamp0(h, L, kDispRecvStart);
   const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, e << 32, seen);
+  stamp0(h, L, kDispRecvFlagsIn);
   if (threadIdx.x == 0) {
     start[0] = 0;
     for (int s = 0; s < n; ++s) start[s + 1] = start[s] + (ok ? static_cast<int>(seen[s] & 0xFFFFFFFFu) : 0);
@@ -145,6 +153,7 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;
   __syncthreads();
   if (last_block(arrive)) {  // its threads split the epilogue: source s, local expert le
+    if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
     for (int s = threadIdx.x; s < n; s += blockDim.x) {
@@ -168,6 +177,10 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
       for (int d = threadIdx.x; d < n; d += blockDim.x)
         if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
     if (threadIdx.x == 0) h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
+    if (L.trace) {
+      __syncthreads();
+      if (threadIdx.x == 0) stamp(h, L, kDispRecvDone);
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "moe_kernels.hpp"
@@ -78,6 +79,7 @@ Layout make_layout(const Config& c, int n) {
   L.recv_total_off = take(sizeof(unsigned) * n);
   L.round_counts_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(L.rounds), "moe round counts"));
   L.arrive_off = take(sizeof(unsigned) * 4);
+  L.trace_off = take(sizeof(uint64_t) * kTracePoints);
   L.bytes = off;
   return L;
 }
@@ -115,6 +117,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     fail("moe::ExpertParallel: one kernel a round (Kernels::kOne) needs one rank per GPU (ranks of this team share a GPU, "
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
   impl_->L = kern::make_layout(cfg_, nranks_);
+  if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (cfg_.kernels == Kernels::kAuto && !comm.shares_gpu() && impl_->L.rounds == 1);
   impl_->buf = comm.alloc(impl_->L.bytes);
   int dev = 0;
@@ -140,6 +143,13 @@ ExpertParallel::~ExpertParallel() {
 
 size_t ExpertParallel::bytes_per_rank() const { return impl_->L.bytes; }
 bool ExpertParallel::one_kernel_per_round() const { return impl_->one_kernel; }
+std::vector<uint64_t> ExpertParallel::trace_ns() const {
+  if (!impl_->L.trace) return {};
+  std::vector<uint64_t> t(kern::kTracePoints);
+  SYMMEM_CUDA_CHECK(cudaMemcpy(t.data(), static_cast<const char*>(impl_->buf.ptr()) + impl_->L.trace_off, t.size() * sizeof(uint64_t),
+                               cudaMemcpyDeviceToHost));
+  return t;
+}
 
 static void require_aligned(const void* p, const char* what) {
   require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, std::string("moe: ") + what + " must be 16-byte aligned");

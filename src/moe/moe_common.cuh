@@ -99,6 +99,14 @@ template <class T>
 __device__ __forceinline__ T* at(const DeviceHandle& h, size_t off) {
   return reinterpret_cast<T*>(static_cast<char*>(h.local) + off);
 }
+/// Stamps phase `p` (Layout::trace only). Call it from the one thread that owns the point.
+__device__ __forceinline__ void stamp(const DeviceHandle& h, const Layout& L, TracePoint p) {
+  if (L.trace) at<uint64_t>(h, L.trace_off)[p] = device::global_timer_ns();
+}
+/// Block 0's thread 0 stamps `p` (a kernel half's start, its flags seen).
+__device__ __forceinline__ void stamp0(const DeviceHandle& h, const Layout& L, TracePoint p) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) stamp(h, L, p);
+}
 template <class T>
 __device__ __forceinline__ T* at_peer(const DeviceHandle& h, int peer, size_t off) {
   return reinterpret_cast<T*>(static_cast<char*>(h.peers[peer]) + off);

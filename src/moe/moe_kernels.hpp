@@ -71,10 +71,21 @@ struct Layout {
   int scale_words = 0;  // 32-bit scale words per row (moe::detail::scale_words)
   size_t row = 0;  // staged row bytes
   size_t stage_off = 0, meta_off = 0, comb_off = 0, send_count_off = 0, sent_total_off = 0, token_ranks_off = 0,
-         expert_count_off = 0, recv_total_off = 0, round_counts_off = 0, arrive_off = 0, bytes = 0;
+         expert_count_off = 0, recv_total_off = 0, round_counts_off = 0, arrive_off = 0, trace_off = 0, bytes = 0;
+  bool trace = false;  // SYMMEM_MOE_TRACE=1: the kernels stamp their phases (TracePoint) at trace_off
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
 SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for the host tests)
+
+/// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when
+/// Layout::trace is set (a debugging aid: no profiler reads the lent machines' counters). Each is
+/// written by block 0 (a kernel half's start, its wait for the peers' flags) or by the elected
+/// last block (the half's work done, its flags raised, its epilogue done).
+enum TracePoint : int {
+  kDispSendStart = 0, kDispSendElected, kDispFlagsRaised, kDispRecvStart, kDispRecvFlagsIn, kDispRecvElected,
+  kDispRecvDone, kCombSendStart, kCombSendElected, kCombFlagsRaised, kCombRecvStart, kCombRecvFlagsIn,
+  kCombRecvDone, kTracePoints
+};
 
 /// Which round of the operation a launch runs: tokens [t0, t1) of this rank.
 struct Round {

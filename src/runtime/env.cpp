@@ -32,6 +32,7 @@ const std::vector<EnvVar>& env_vars() {
                                       "allocations that fit what is mapped take microseconds"},
       {"SYMMEM_TUNING_FILE", nullptr, "collective algorithm table written by `symmem-bench tune`"},
       {"SYMMEM_PDL", "1", "0: launch collective kernels without programmatic dependent launch"},
+      {"SYMMEM_MOE_TRACE", "0", "1: MoE kernels stamp their phases (ExpertParallel::trace_ns; symmem-bench moe prints them)"},
       {"SYMMEM_GEMM_TUNE", "1", "0: overlap GEMMs take cuBLASLt's first heuristic choice instead of timing its candidates "
                                 "at the first uncaptured call of each shape"},
       {"SYMMEM_BENCH_SWEEP", nullptr, "symmem-bench p2p: also sweep SM-put grid shapes at the largest size"},

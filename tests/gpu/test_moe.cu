@@ -4,8 +4,10 @@
 // expert, a rank with zero tokens, bf16 and fp8 (a partial last scale group), a CUDA graph replayed
 // with new data, and an over-capacity dispatch reported on every rank.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "reference.hpp"
 
@@ -320,4 +322,48 @@ TEST(Moe, EachKernelChoice) {
     if (why.empty()) why = attempt([&] { throw_if(run_moe(moe::Config{256, 4, 4 * n, 48, 0, false, false, 16, k}, true, 1, 3)); });
     ASSERT_ALL(why.empty(), name << ": " << why);
   }
+}
+
+TEST(Moe, PhaseStampsAreOrdered) {
+  // SYMMEM_MOE_TRACE=1 (read when the object is made): the kernels stamp their phases, and the
+  // stamps of one step follow the order the protocol imposes, whatever the launch choice.
+  Communicator& c = comm();
+  const int n = c.size();
+  setenv("SYMMEM_MOE_TRACE", "1", 1);
+  std::vector<moe::Kernels> choices{moe::Kernels::kTwo};
+  if (!c.shares_gpu()) choices.push_back(moe::Kernels::kOne);
+  std::string why;
+  for (moe::Kernels k : choices) {
+    moe::ExpertParallel ep(c, moe::Config{128, 2, 2 * n, 16, 0, false, false, 0, k});
+    const int El = ep.local_experts(), C = ep.capacity();
+    std::vector<int32_t> idx(16 * 2);
+    for (int t = 0; t < 16; ++t) idx[t * 2] = (t + c.rank()) % (2 * n), idx[t * 2 + 1] = -1;
+    DeviceBuffer x(16 * 128 * 2), di(idx.size() * 4), recv(static_cast<size_t>(El) * C * 128 * 2), counts(El * 4),
+        y(static_cast<size_t>(El) * C * 128 * 2), out(16 * 128 * 2);
+    SYMMEM_CUDA_CHECK(cudaMemset(x.p, 0, x.n));
+    SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0, y.n));
+    SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+    std::vector<uint64_t> t;
+    why += attempt([&] {
+      ep.dispatch({x.p, nullptr, di.p, false, nullptr, 16}, {recv.p, nullptr, counts.as<int>()}, nullptr);
+      ep.combine(y.p, out.p, false, nullptr);
+      ctx()->synchronize(nullptr, "moe trace");
+      t = ep.trace_ns();
+    });
+    if (!why.empty()) break;
+    // Send start <= elected <= flags raised; receive start <= flags in <= elected <= done; the
+    // combine starts after the dispatch is done (stream order); its halves likewise.
+    const int chains[][4] = {{0, 1, 2, -1}, {3, 4, 5, 6}, {0, 6, 7, -1}, {7, 8, 9, -1}, {10, 11, 12, -1}};
+    bool ordered = t.size() == 13;
+    for (const auto& ch : chains)
+      for (int i = 0; ordered && i + 1 < 4 && ch[i + 1] >= 0; ++i) ordered = t[ch[i]] != 0 && t[ch[i]] <= t[ch[i + 1]];
+    if (!ordered) {
+      std::ostringstream o;
+      o << (k == moe::Kernels::kOne ? "one kernel" : "two kernels") << ": stamps out of order:";
+      for (uint64_t v : t) o << ' ' << v;
+      why += o.str();
+    }
+  }
+  unsetenv("SYMMEM_MOE_TRACE");
+  ASSERT_ALL(why.empty(), why);
 }

@@ -48,6 +48,7 @@ TEST(MoeConfig, RowsAndLayout) {
   EXPECT_LT(L.meta_off + 2 * 4 * 128 * sizeof(kern::Meta), L.comb_off + 1);
   EXPECT_LT(L.comb_off + 2 * 4 * 128 * 7168 * 2, L.send_count_off + 1);
   EXPECT_LT(L.arrive_off, L.bytes);
+  EXPECT_LT(L.trace_off, L.bytes);
   // The decode shape at 4 ranks needs about 22 MiB (moe.hpp says so), in one round.
   EXPECT_EQ(L.rounds, 1);
   EXPECT_GT(L.bytes, size_t(21) << 20);
