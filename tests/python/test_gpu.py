@@ -331,6 +331,25 @@ def test_sub_groups_run_at_once():
     agreed(body)
 
 
+def test_sub_groups_from_a_device_mesh():
+    # new_group(mesh=, mesh_dim=): the teams of a DeviceMesh dimension, the same members as torch's.
+    def body():
+        if WORLD < 2 or WORLD % 2:
+            return ""
+        from torch.distributed.device_mesh import init_device_mesh
+        mesh = init_device_mesh("cuda", (WORLD // 2, 2), mesh_dim_names=("dp", "tp"))
+        g = symmem.new_group(mesh=mesh, mesh_dim="tp")
+        members = dist.get_process_group_ranks(mesh.get_group("tp"))
+        if g is None or g.global_ranks != members:
+            return f"group {None if g is None else g.global_ranks} is not torch's {members}"
+        x = symmem.empty(1000, dtype=torch.float32, group=g)
+        x.copy_(rand(1000, torch.float32, 80 + RANK))
+        symmem.all_reduce(x, group=g)
+        ref = sum(rand(1000, torch.float32, 80 + r).double() for r in members)
+        return close(x, ref, torch.float32, len(members))
+    agreed(body)
+
+
 def test_one_sided_put_signal_wait_get():
     def body():
         if WORLD < 2:
