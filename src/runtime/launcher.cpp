@@ -204,16 +204,17 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
   auto end_all = [&](int sig) {
     for (auto& o : kids) kill(-o.pid, sig);  // the whole group: a rank's own children too
   };
-  size_t alive = kids.size();
-  while (alive > 0) {
+  // Moves what the ranks wrote to this process's stdout / stderr, line by line with their prefix;
+  // waits up to timeout_ms for something to read. Returns whether any rank's pipe is still open.
+  auto pump = [&](int timeout_ms) {
     std::vector<pollfd> fds;
     std::vector<std::pair<int, int>> who;  // (child, 0 out / 1 err)
     for (int r = 0; r < opt.nranks; ++r) {
       if (kids[r].out >= 0) { fds.push_back({kids[r].out, POLLIN, 0}); who.push_back({r, 0}); }
       if (kids[r].err >= 0) { fds.push_back({kids[r].err, POLLIN, 0}); who.push_back({r, 1}); }
     }
-    if (!fds.empty()) poll(fds.data(), fds.size(), 50);
-    else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (fds.empty()) return false;
+    poll(fds.data(), fds.size(), timeout_ms);
     for (size_t i = 0; i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       Child& c = kids[who[i].first];
@@ -231,6 +232,11 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
       buf.append(tmp, static_cast<size_t>(k));
       flush_lines(buf, who[i].second == 0 ? 1 : 2, prefix, false);
     }
+    return true;
+  };
+  size_t alive = kids.size();
+  while (alive > 0) {
+    if (!pump(50)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (g_signal != 0 && !killing) {
       // Forward SIGINT/SIGTERM/SIGHUP to every group as SIGTERM; a closed pipe ends the job the same way.
       const int sig = g_signal;
@@ -264,6 +270,12 @@ int launch(const LaunchOptions& opt, const std::vector<std::string>& argv) {
   }
   // Nothing of the job outlives it: what a rank left running in its group goes too.
   end_all(SIGKILL);
+  // What the ranks wrote before they exited may still sit in the pipes (a rank that writes and
+  // exits between this loop's poll and its waitpid): read to the end, boundedly (the write ends
+  // close once every process of the groups is gone).
+  const auto drain_until = detail::Clock::now() + std::chrono::seconds(2);
+  while (detail::Clock::now() < drain_until && pump(50)) {
+  }
   for (auto& c : kids) {
     if (c.out >= 0) close(c.out);
     if (c.err >= 0) close(c.err);

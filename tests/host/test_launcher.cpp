@@ -41,6 +41,14 @@ int count_processes(const std::string& marker) {
   }
   return n;
 }
+/// A sleep of `secs` (a decimal such as "32.15") whose length also carries this test process's
+/// id: markers stay unique when several test binaries run at once (ctest -j, two CI jobs), which
+/// otherwise count each other's processes and signal a launcher before it is ready.
+std::string unique_sleep(const std::string& secs) {
+  char pid[16];
+  std::snprintf(pid, sizeof(pid), "%07d", static_cast<int>(getpid()) % 10000000);  // fixed width: no marker inside another
+  return "sleep " + secs + pid;
+}
 /// Waits up to `secs` for no process with `marker` to be left.
 bool none_left(const std::string& marker, double secs = 5.0) {
   auto t0 = std::chrono::steady_clock::now();
@@ -89,15 +97,31 @@ TEST(Launcher, SetsTorchrunEnvironmentAndPrefixesOutput) {
   EXPECT_NE(out.find("k=3 nvls=0"), std::string::npos) << out;
 }
 
+TEST(Launcher, OutputWrittenRightBeforeExitIsKept) {
+  // Ranks that print and exit at once (the last line without a newline): every line reaches the
+  // launcher's output, however the exits and the reads interleave (they were lost when the last
+  // rank exited between the launcher's poll and its waitpid).
+  for (int rep = 0; rep < 20; ++rep) {
+    int code = -1;
+    std::string out = run(std::string(SYMMEM_RUN) + " -n 4 sh -c 'printf \"first $RANK\\nlast $RANK\"'", &code);
+    ASSERT_EQ(code, 0) << out;
+    for (int r = 0; r < 4; ++r) {
+      ASSERT_NE(out.find("[rank " + std::to_string(r) + "] first " + std::to_string(r) + "\n"), std::string::npos) << "rep " << rep << ":\n" << out;
+      ASSERT_NE(out.find("[rank " + std::to_string(r) + "] last " + std::to_string(r) + "\n"), std::string::npos) << "rep " << rep << ":\n" << out;
+    }
+  }
+}
+
 TEST(Launcher, FirstFailureEndsTheOthersAndSetsTheExitCode) {
   int code = -1;
   auto t0 = std::chrono::steady_clock::now();
-  std::string out = run(std::string(SYMMEM_RUN) + " -n 3 sh -c 'if [ $RANK = 1 ]; then exit 7; fi; sleep 30.2718'", &code);
+  const std::string marker = unique_sleep("30.2718");
+  std::string out = run(std::string(SYMMEM_RUN) + " -n 3 sh -c 'if [ $RANK = 1 ]; then exit 7; fi; " + marker + "'", &code);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(code, 7) << out;
   EXPECT_NE(out.find("rank 1 exited with status 7"), std::string::npos) << out;
   EXPECT_LT(secs, 10.0);
-  EXPECT_TRUE(none_left("sleep 30.2718")) << "the other ranks were left running";
+  EXPECT_TRUE(none_left(marker)) << "the other ranks were left running";
 }
 
 TEST(Launcher, MissingProgram) {
@@ -109,14 +133,15 @@ TEST(Launcher, MissingProgram) {
 
 TEST(Launcher, FailureEndsTheOtherRanksChildrenToo) {
   int code = -1;
-  run(std::string(SYMMEM_RUN) + " -n 3 sh -c 'if [ $RANK = 1 ]; then sleep 0.3; exit 3; fi; sleep 31.4161 & wait'", &code);
+  const std::string marker = unique_sleep("31.4161");
+  run(std::string(SYMMEM_RUN) + " -n 3 sh -c 'if [ $RANK = 1 ]; then sleep 0.3; exit 3; fi; " + marker + " & wait'", &code);
   EXPECT_EQ(code, 3);
-  EXPECT_TRUE(none_left("sleep 31.4161")) << "the other ranks' children were left running";
+  EXPECT_TRUE(none_left(marker)) << "the other ranks' children were left running";
 }
 
 TEST(Launcher, SignalsToTheLauncherEndEveryRank) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
-    const std::string marker = "sleep 32." + std::to_string(sig);
+    const std::string marker = unique_sleep("32." + std::to_string(sig) + "0");
     pid_t pid = start_launcher("-n 3 sh -c '" + marker + " & wait'");
     ASSERT_GE(wait_for(marker, 7), 7) << "signal " << sig;  // the launcher, 3 shells, 3 sleeps
     kill(pid, sig);
@@ -128,7 +153,7 @@ TEST(Launcher, SignalsToTheLauncherEndEveryRank) {
 }
 
 TEST(Launcher, KilledLauncherTakesItsRanksAlong) {
-  const std::string marker = "sleep 33.777";
+  const std::string marker = unique_sleep("33.777");
   pid_t pid = start_launcher("-n 2 " + marker);
   ASSERT_GE(wait_for(marker, 3), 3);  // the launcher and 2 ranks
   kill(pid, SIGKILL);
@@ -139,10 +164,11 @@ TEST(Launcher, KilledLauncherTakesItsRanksAlong) {
 TEST(Launcher, ClosedOutputPipeEndsTheJob) {
   int code = -1;
   auto t0 = std::chrono::steady_clock::now();
-  std::string out = run("sh -c '" + std::string(SYMMEM_RUN) + " -n 2 sh -c \"while true; do echo line; sleep 0.01; done; sleep 34.55\" | head -1'", &code);
+  const std::string marker = unique_sleep("34.55");
+  std::string out = run("sh -c '" + std::string(SYMMEM_RUN) + " -n 2 sh -c \"while true; do echo line; sleep 0.01; done; " + marker + "\" | head -1'", &code);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
   EXPECT_NE(out.find("line"), std::string::npos) << out;
-  EXPECT_TRUE(none_left("while true; do echo line")) << "ranks kept running after the output closed";
+  EXPECT_TRUE(none_left(marker)) << "ranks kept running after the output closed";
 }
 
 TEST(Launcher, HelpAndEnv) {
