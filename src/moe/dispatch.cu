@@ -28,7 +28,9 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   const int lane = lane_id();
   stamp0(h, L, kDispSendStart);
 
-  for (int t = a.r.t0 + warp_global(); t < a.r.t1; t += warps_total()) {
+  // Tokens block-major: a decode batch of 128 tokens lands on 128 SMs, not on the first 32 (each
+  // token's row goes to up to n ranks from one warp; the SM's outstanding stores bound that warp).
+  for (int t = a.r.t0 + warp_spread(); t < a.r.t1; t += warps_total()) {
     int expert = -1, dest = -1;
     if (lane < K) {
       const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);

@@ -205,7 +205,9 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
     ra.recv_scales = static_cast<uint32_t*>(out->recv_scales);
     ra.expert_counts = out->expert_counts;
   }
-  const long long send_warps = r.t1 - r.t0, recv_warps = static_cast<long long>(nranks_) * L.round;
+  // Send: a warp per token, tokens block-major (dispatch.cu), so the grid has a block per token (up
+  // to two per SM) although only one warp of each may have a token.
+  const long long send_warps = static_cast<long long>(r.t1 - r.t0) * (kern::kThreads / 32), recv_warps = static_cast<long long>(nranks_) * L.round;
   if (in != nullptr && out != nullptr && impl_->one_kernel) {
     kern::launch_dispatch(sa, ra, std::min(blocks_for(std::max(send_warps, recv_warps), impl_->sms), std::max(1, impl_->resident_blocks)),
                           stream);

@@ -13,6 +13,10 @@ namespace symmem::moe::kern {
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x & 31u); }
 __device__ __forceinline__ int warp_global() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
 __device__ __forceinline__ int warps_total() { return static_cast<int>((gridDim.x * blockDim.x) >> 5); }
+/// A warp's index counted block-major (warp w of block b: b + w * gridDim.x), so that the first
+/// work items go to different SMs: a few heavy items (a decode dispatch's tokens) spread over the
+/// grid instead of filling its first blocks. Same range as warp_global().
+__device__ __forceinline__ int warp_spread() { return static_cast<int>(blockIdx.x + gridDim.x * (threadIdx.x >> 5)); }
 
 /// A warp moves one row of `bytes` (16-byte aligned at both ends) from src to up to 32
 /// destinations: lane i < ndst holds destination i. The row is read once, kBatch 16-byte vectors
