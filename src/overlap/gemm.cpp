@@ -1,6 +1,5 @@
 #include "gemm.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -81,9 +80,10 @@ Gemm::Plan& Gemm::plan(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb
   return *p;
 }
 
-// Times cuBLASLt's candidates on this shape and keeps the fastest. The heuristic's first choice is
-// often a tile that leaves the last wave of a block GEMM (M/N rows) mostly idle: at TP=4, 2048 x 3584
-// x 4096 took 80.8 us against a quarter of the 8192-row GEMM's 273. Runs on a private stream into
+// Times cuBLASLt's candidates on this shape and keeps the fastest: the heuristic ranks them by a
+// model, and the overlap's block GEMMs (M/N rows) are shapes where its pick could leave a partial
+// last wave. (Measured at TP = 4: the 2048 x 3584 x 4096 block went 80.8 -> 78.4 us, within the
+// run-to-run spread; what costs there is the tile count itself.) Runs on a private stream into
 // scratch output (the operands are only read), so it orders against nothing of the caller's; this
 // thread is put in relaxed capture mode meanwhile, so another thread's global-mode capture is not
 // disturbed. Skipped while `stream` is capturing (the plan is tuned at the next uncaptured call).
