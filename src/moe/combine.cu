@@ -76,10 +76,7 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
     if (threadIdx.x == 0) stamp(h, L, kCombSendElected);
     if (a.r.last && threadIdx.x == 0) h.local_signals[kCombinedSlot] = op;
     for (int d = threadIdx.x; d < n; d += blockDim.x) device::st_release(h.signals[d] + combine_flag(parity, me), c);  // every peer: rule (R)
-    if (L.trace) {
-      __syncthreads();
-      if (threadIdx.x == 0) stamp(h, L, kCombFlagsRaised);
-    }
+    stamp_block(h, L, kCombFlagsRaised);
   }
 }
 

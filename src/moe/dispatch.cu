@@ -92,10 +92,7 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
       device::st_release(h.signals[d] + dispatch_flag(parity, me), (e << 32) | rows);
     }
     if (a.r.first && threadIdx.x == 0) h.local_signals[kOpSlot] = op;
-    if (L.trace) {
-      __syncthreads();
-      if (threadIdx.x == 0) stamp(h, L, kDispFlagsRaised);
-    }
+    stamp_block(h, L, kDispFlagsRaised);
   }
 }
 
@@ -179,10 +176,7 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
       for (int d = threadIdx.x; d < n; d += blockDim.x)
         if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
     if (threadIdx.x == 0) h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
-    if (L.trace) {
-      __syncthreads();
-      if (threadIdx.x == 0) stamp(h, L, kDispRecvDone);
-    }
+    stamp_block(h, L, kDispRecvDone);
   }
 }
 

@@ -107,6 +107,13 @@ __device__ __forceinline__ T* at(const DeviceHandle& h, size_t off) {
 __device__ __forceinline__ void stamp(const DeviceHandle& h, const Layout& L, TracePoint p) {
   if (L.trace) at<uint64_t>(h, L.trace_off)[p] = device::global_timer_ns();
 }
+/// Stamps `p` once every thread of the block is past what precedes it (the elected block's flags
+/// raised, its epilogue done). Every thread of the block calls it (it synchronises when tracing).
+__device__ __forceinline__ void stamp_block(const DeviceHandle& h, const Layout& L, TracePoint p) {
+  if (!L.trace) return;
+  __syncthreads();
+  if (threadIdx.x == 0) stamp(h, L, p);
+}
 /// Block 0's thread 0 stamps `p` (a kernel half's start, its flags seen).
 __device__ __forceinline__ void stamp0(const DeviceHandle& h, const Layout& L, TracePoint p) {
   if (blockIdx.x == 0 && threadIdx.x == 0) stamp(h, L, p);
