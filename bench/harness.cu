@@ -54,10 +54,7 @@ double Harness::time_graph(const std::function<void(cudaStream_t)>& enqueue, int
   ctx_->synchronize(stream_, "benchmark warm-up");
   std::vector<float> ms;
   for (int r = 0; r < opt_.replays; ++r) {
-    // The GPU is kept busy while the host queues the replay; then a device barrier right before the
-    // start event lines the ranks up on the GPU, not the host.
-    spin_kernel<<<1, 1, 0, stream_>>>(50000);
-    stream::barrier(sync_, stream_);
+    line_up();  // on the GPU, not the host, right before the start event
     SYMMEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
     SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
     SYMMEM_CUDA_CHECK(cudaEventRecord(stop_, stream_));
@@ -70,6 +67,11 @@ double Harness::time_graph(const std::function<void(cudaStream_t)>& enqueue, int
   SYMMEM_CUDA_CHECK(cudaGraphDestroy(graph));
   std::sort(ms.begin(), ms.end());
   return max_over_ranks(1000.0 * ms[ms.size() / 2] / ops);
+}
+
+void Harness::line_up() {
+  spin_kernel<<<1, 1, 0, stream_>>>(50000);
+  stream::barrier(sync_, stream_);
 }
 
 double Harness::max_over_ranks(double v) {

@@ -61,6 +61,9 @@ class Harness {
   double time_graph(const std::function<void(cudaStream_t)>& enqueue, int ops);
   /// Times one enqueue (itself a loop, e.g. a ping-pong kernel) the same way; returns us per call.
   double time_once(const std::function<void(cudaStream_t)>& enqueue) { return time_graph(enqueue, 1); }
+  /// Lines the ranks up on the GPU before a timed launch: a spin of ~50 us keeps the GPU busy while
+  /// the host queues what follows, then a device barrier over every rank.
+  void line_up();
   /// Maximum of a value over ranks; sum of a count over ranks.
   double max_over_ranks(double v);
   long sum_over_ranks(long v);

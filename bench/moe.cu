@@ -42,6 +42,7 @@ void trace_phases(Harness& h, moe::ExpertParallel& ep, const std::function<void(
   SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
   std::vector<std::vector<double>> d(std::size(phases));
   for (int rep = 0; rep < 21; ++rep) {
+    h.line_up();  // (else a rank's wait includes the others' late start)
     SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
     h.ctx().synchronize(s, "moe trace");
     const std::vector<uint64_t> t = ep.trace_ns();
@@ -139,6 +140,12 @@ void run_moe(Harness& h) {
         }, ops);
         return d;
       };
+      auto trace = [&](moe::ExpertParallel& e) {
+        if (!e.trace_ns().empty()) trace_phases(h, e, [&](cudaStream_t st) {
+            e.dispatch(din, dout, st);
+            e.combine(y, out, true, st);
+          }, std::string(s.name) + (skewed ? "/skewed" : "/uniform") + (e.one_kernel_per_round() ? " 1k" : " 2k"));
+      };
       // The launch choice kAuto did not make, beside it (one kernel only where ranks have their own
       // GPUs): columns disp_2k/comb_2k (two kernels a round) and disp_1k/comb_1k (one).
       const bool auto_one = ep.one_kernel_per_round();
@@ -148,13 +155,11 @@ void run_moe(Harness& h) {
         c1.kernels = auto_one ? moe::Kernels::kTwo : moe::Kernels::kOne;
         moe::ExpertParallel ep1(h.comm(), c1);
         alt_disp = time_ep(ep1, &alt_pair);
+        trace(ep1);
       }
       double pair = 0;
       const double disp = time_ep(ep, &pair);  // last: the counts checked below are the default path's
-      if (!ep.trace_ns().empty()) trace_phases(h, ep, [&](cudaStream_t st) {
-          ep.dispatch(din, dout, st);
-          ep.combine(y, out, true, st);
-        }, std::string(s.name) + (skewed ? "/skewed" : "/uniform"));
+      trace(ep);
       const double disp1 = auto_one ? disp : alt_disp, pair1 = auto_one ? pair : alt_pair;
       const double disp2 = auto_one ? alt_disp : disp, pair2 = auto_one ? alt_pair : pair;
       // Check: every rank's expert counts add up to what the routing says it receives.

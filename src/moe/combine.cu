@@ -72,7 +72,7 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
-  if (last_block(arrive)) {
+  if (last_block(arrive, Reach::kPeers, L.sc_fence)) {
     if (threadIdx.x == 0) stamp(h, L, kCombSendElected);
     if (a.r.last && threadIdx.x == 0) h.local_signals[kCombinedSlot] = op;
     for (int d = threadIdx.x; d < n; d += blockDim.x) device::st_release(h.signals[d] + combine_flag(parity, me), c);  // every peer: rule (R)
@@ -106,7 +106,7 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 3;
   __syncthreads();
-  if (last_block(arrive) && threadIdx.x == 0) {
+  if (last_block(arrive, Reach::kLocal, L.sc_fence) && threadIdx.x == 0) {  // out is read in stream order only
     h.local_signals[kCombineEpochSlot] = c;
     stamp(h, L, kCombRecvDone);
   }

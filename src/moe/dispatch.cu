@@ -1,6 +1,6 @@
-// MoE dispatch, one round (moe_kernels.hpp). Send: a warp per token of the round finds the ranks
+// MoE dispatch, one round (moe_kernels.hpp). Send: a block per token of the round finds the ranks
 // its experts live on and, for each, claims the next staging row for this source on that rank (a
-// local counter), stores the row (and its scales) there, and the routing record (source token,
+// local counter), stores the row (and its scales) there from all its warps, and the routing record (source token,
 // that rank's experts, weights) at the operation-wide index of that row. The grid's last block
 // then raises every peer's dispatch flag with the count of rows sent to it. Receive: once every
 // peer's flag has arrived, a warp per staged row copies it into each local expert it chose
@@ -28,60 +28,77 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   const int lane = lane_id();
   stamp0(h, L, kDispSendStart);
 
-  // Tokens block-major: a decode batch of 128 tokens lands on 128 SMs, not on the first 32 (each
-  // token's row goes to up to n ranks from one warp; the SM's outstanding stores bound that warp).
-  for (int t = a.r.t0 + warp_spread(); t < a.r.t1; t += warps_total()) {
-    int expert = -1, dest = -1;
-    if (lane < K) {
-      const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
-      if (v >= 0 && v < a.num_experts) {
-        expert = static_cast<int>(v);
-        dest = expert / L.experts_local;
-      } else if (v != -1) {
-        device::record_error(h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt,
-                             static_cast<uint64_t>(a.num_experts), static_cast<uint64_t>(v), 0);
-      }
-    }
-    uint64_t mask = dest >= 0 ? 1ull << dest : 0;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
-    if (lane == 0) token_ranks[t] = mask;
-    // Lane i < ndst takes the i-th destination rank and claims its staging row (the claims run in
-    // parallel); the row is then read once and stored to every destination.
-    const int ndst = __popcll(mask);
-    int d = -1;
+  // A block per token (block-major: a decode batch of 128 tokens lands on 128 SMs). Its warp 0
+  // routes the token: lane i < ndst takes the i-th destination rank and claims its staging row
+  // there (the claims run in parallel), into shared memory; then every warp of the block moves its
+  // share of the row (16-byte aligned parts) to every destination, the row read once per part.
+  // Warp 0 also writes the routing records, the last warp the scales. The trip count is the same
+  // for every thread of a block, so the block barriers below are safe.
+  constexpr int kWarps = kThreads / 32;
+  __shared__ char* s_dst[32];
+  __shared__ int s_ndst;
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const size_t part = ((payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
+  const size_t p0 = static_cast<size_t>(warp) * part < payload ? static_cast<size_t>(warp) * part : payload;
+  const size_t p1 = p0 + part < payload ? p0 + part : payload;
+  for (int t = a.r.t0 + static_cast<int>(blockIdx.x); t < a.r.t1; t += static_cast<int>(gridDim.x)) {
+    int expert = -1, dest = -1, d = -1;
     unsigned slot = 0;
-    char* dst = nullptr;
-    if (lane < ndst) {
-      uint64_t m = mask;
-      for (int i = 0; i < lane; ++i) m &= m - 1;
-      d = __ffsll(static_cast<long long>(m)) - 1;
-      slot = atomicAdd(&send_count[d], 1u);
-      dst = at_peer<char>(h, d, L.stage_off + ((static_cast<size_t>(parity) * n + me) * L.round + slot) * L.row);
+    int ndst = 0;
+    if (warp == 0) {
+      if (lane < K) {
+        const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
+        if (v >= 0 && v < a.num_experts) {
+          expert = static_cast<int>(v);
+          dest = expert / L.experts_local;
+        } else if (v != -1) {
+          device::record_error(h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt,
+                               static_cast<uint64_t>(a.num_experts), static_cast<uint64_t>(v), 0);
+        }
+      }
+      uint64_t mask = dest >= 0 ? 1ull << dest : 0;
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+      if (lane == 0) token_ranks[t] = mask;
+      ndst = __popcll(mask);
+      if (lane < ndst) {
+        uint64_t m = mask;
+        for (int i = 0; i < lane; ++i) m &= m - 1;
+        d = __ffsll(static_cast<long long>(m)) - 1;
+        slot = atomicAdd(&send_count[d], 1u);
+        s_dst[lane] = at_peer<char>(h, d, L.stage_off + ((static_cast<size_t>(parity) * n + me) * L.round + slot) * L.row);
+      }
+      if (lane == 0) s_ndst = ndst;
     }
-    warp_fanout16(a.x + static_cast<size_t>(t) * payload, payload, dst, ndst);
-    if (L.scale_words)
+    __syncthreads();
+    ndst = s_ndst;
+    char* dst = lane < ndst ? s_dst[lane] : nullptr;
+    if (p0 < p1) warp_fanout16(a.x + static_cast<size_t>(t) * payload + p0, p1 - p0, dst != nullptr ? dst + p0 : nullptr, ndst);
+    if (L.scale_words && warp == kWarps - 1)
       warp_fanout_words(a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words,
                         dst != nullptr ? reinterpret_cast<uint32_t*>(dst + payload) : nullptr, ndst);
-    // The routing record of each copy: source token, that rank's experts (local ids) and weights.
-    const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
-    for (int i = 0; i < ndst; ++i) {
-      const int di = __shfl_sync(0xffffffffu, d, i);
-      const unsigned si = __shfl_sync(0xffffffffu, slot, i);
-      const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + sent_total[di] + si;
-      Meta* meta = at_peer<Meta>(h, di, L.meta_off + rec * sizeof(Meta));
-      if (lane < kMaxTopk) {
-        const bool mine = lane < K && dest == di;
-        meta->expert[lane] = mine ? expert - di * L.experts_local : -1;
-        meta->weight[lane] = mine ? wk : 1.0f;
+    if (warp == 0) {
+      // The routing record of each copy: source token, that rank's experts (local ids) and weights.
+      const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
+      for (int i = 0; i < ndst; ++i) {
+        const int di = __shfl_sync(0xffffffffu, d, i);
+        const unsigned si = __shfl_sync(0xffffffffu, slot, i);
+        const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + sent_total[di] + si;
+        Meta* meta = at_peer<Meta>(h, di, L.meta_off + rec * sizeof(Meta));
+        if (lane < kMaxTopk) {
+          const bool mine = lane < K && dest == di;
+          meta->expert[lane] = mine ? expert - di * L.experts_local : -1;
+          meta->weight[lane] = mine ? wk : 1.0f;
+        }
+        if (lane == 0) meta->src_token = t;
       }
-      if (lane == 0) meta->src_token = t;
     }
+    __syncthreads();  // s_dst is rewritten by the next token
   }
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
-  if (last_block(arrive)) {
+  if (last_block(arrive, Reach::kPeers, L.sc_fence)) {
     if (threadIdx.x == 0) stamp(h, L, kDispSendElected);
     // Every peer gets a flag, with 0 rows where nothing went to it: rule (R). Thread d: peer d.
     unsigned* total = at<unsigned>(h, L.sent_total_off);
@@ -151,7 +168,7 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;
   __syncthreads();
-  if (last_block(arrive)) {  // its threads split the epilogue: source s, local expert le
+  if (last_block(arrive, Reach::kLocal, L.sc_fence)) {  // its threads split the epilogue: source s, local expert le
     if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);

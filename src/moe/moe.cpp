@@ -118,6 +118,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
   impl_->L = kern::make_layout(cfg_, nranks_);
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
+  if (const char* f = std::getenv("SYMMEM_MOE_FENCE")) impl_->L.sc_fence = std::string(f) == "sc";
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (cfg_.kernels == Kernels::kAuto && !comm.shares_gpu() && impl_->L.rounds == 1);
   impl_->buf = comm.alloc(impl_->L.bytes);
   int dev = 0;
@@ -205,8 +206,7 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
     ra.recv_scales = static_cast<uint32_t*>(out->recv_scales);
     ra.expert_counts = out->expert_counts;
   }
-  // Send: a warp per token, tokens block-major (dispatch.cu), so the grid has a block per token (up
-  // to two per SM) although only one warp of each may have a token.
+  // Send: a block per token (dispatch.cu), up to two per SM.
   const long long send_warps = static_cast<long long>(r.t1 - r.t0) * (kern::kThreads / 32), recv_warps = static_cast<long long>(nranks_) * L.round;
   if (in != nullptr && out != nullptr && impl_->one_kernel) {
     kern::launch_dispatch(sa, ra, std::min(blocks_for(std::max(send_warps, recv_warps), impl_->sms), std::max(1, impl_->resident_blocks)),

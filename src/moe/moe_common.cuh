@@ -13,11 +13,6 @@ namespace symmem::moe::kern {
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x & 31u); }
 __device__ __forceinline__ int warp_global() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
 __device__ __forceinline__ int warps_total() { return static_cast<int>((gridDim.x * blockDim.x) >> 5); }
-/// A warp's index counted block-major (warp w of block b: b + w * gridDim.x), so that the first
-/// work items go to different SMs: a few heavy items (a decode dispatch's tokens) spread over the
-/// grid instead of filling its first blocks. Same range as warp_global().
-__device__ __forceinline__ int warp_spread() { return static_cast<int>(blockIdx.x + gridDim.x * (threadIdx.x >> 5)); }
-
 /// A warp moves one row of `bytes` (16-byte aligned at both ends) from src to up to 32
 /// destinations: lane i < ndst holds destination i. The row is read once, kBatch 16-byte vectors
 /// per lane in flight (a load latency per 8 KiB, not per 512 bytes), and every batch is stored to
@@ -123,20 +118,32 @@ __device__ __forceinline__ T* at_peer(const DeviceHandle& h, int peer, size_t of
   return reinterpret_cast<T*>(static_cast<char*>(h.peers[peer]) + off);
 }
 
+/// What a block's work wrote before it arrives at last_block: rows on other GPUs (the elected block
+/// then raises their flags) or only this GPU's memory (its epilogue reads it).
+enum class Reach { kPeers, kLocal };
+
 /// Every thread calls it after its block's work. Returns true on every thread of the last block
-/// to arrive (false elsewhere); every block's earlier writes (local and remote) are then visible to
-/// it and ordered before what it writes next, so its epilogue can run on all its threads. The
-/// counter is back at 0 afterwards.
-__device__ __forceinline__ bool last_block(unsigned int* counter) {
+/// to arrive (false elsewhere); every block's earlier writes (local, or over NVLink with
+/// Reach::kPeers) are then visible to it and ordered before what it writes next, so its epilogue
+/// can run on all its threads. The counter is back at 0 afterwards.
+/// Every thread fences its own writes (a fence orders the calling thread's writes; one thread's
+/// fence after the block barrier did not cover the others' NVLink stores in practice). An
+/// acquire-release fence is what a release (here, of the arrival count) needs; the sequentially
+/// consistent fence.sc costs several microseconds more at system scope and is kept only behind
+/// Layout::sc_fence (SYMMEM_MOE_FENCE=sc) to measure the difference.
+__device__ __forceinline__ void arrive_fence(Reach reach, bool sc) {
+  if (reach == Reach::kLocal) device::fence_acq_rel_gpu();
+  else if (sc) device::fence_system();
+  else device::fence_acq_rel();
+}
+__device__ __forceinline__ bool last_block(unsigned int* counter, Reach reach, bool sc) {
   __shared__ int last;
-  // Every thread fences its own writes (a fence orders the calling thread's writes): once the last
-  // block sees every arrival, every write of the grid, local or over NVLink, has been performed.
-  device::fence_system();
+  arrive_fence(reach, sc);
   __syncthreads();
   if (threadIdx.x == 0) {
     last = atomicAdd(counter, 1u) == gridDim.x - 1;
     if (last) {
-      device::fence_system();  // every arrival observed: their writes precede what follows
+      arrive_fence(reach, sc);  // every arrival observed: their writes precede what follows
       *counter = 0;
     }
   }

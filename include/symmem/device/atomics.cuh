@@ -40,6 +40,9 @@ __device__ __forceinline__ void fence_system() { asm volatile("fence.sc.sys;" ::
 /// Acquire-release fence at system scope (cheaper than fence_system; orders writes before writes
 /// and reads before reads/writes).
 __device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+/// Acquire-release fence at GPU scope: orders this thread's accesses as the other threads of its own
+/// GPU observe them (enough where what it publishes is read on this GPU only).
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
 /// Nanoseconds from the GPU's global timer (coarse, but shared by all SMs).
 __device__ __forceinline__ uint64_t global_timer_ns() {
