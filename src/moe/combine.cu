@@ -69,6 +69,7 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
     }
     sum.store(dst);
   }
+  stamp0(h, L, kCombSendWorked);
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
@@ -86,7 +87,7 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
   const int n = L.n;
   const int parity = static_cast<int>(c & 1);
   stamp0(h, L, kCombRecvStart);
-  const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, c, nullptr);
+  const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, c, nullptr, L.backoff_ns);
   stamp0(h, L, kCombRecvFlagsIn);
   if (ok && a.r.last) report_peer_overflow(h, n, op);  // a peer over capacity in this operation
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
@@ -103,6 +104,7 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
     }
     sum.store(a.out + static_cast<size_t>(t) * hrow);
   }
+  stamp0(h, L, kCombRecvWorked);
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 3;
   __syncthreads();

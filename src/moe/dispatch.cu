@@ -95,6 +95,7 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
     }
     __syncthreads();  // s_dst is rewritten by the next token
   }
+  stamp0(h, L, kDispSendWorked);
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
@@ -123,7 +124,7 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
   __shared__ int start[pad::kMaxTeam + 1];
   // (A wait that gave up leaves this block with nothing to copy; it still arrives below.)
   stamp0(h, L, kDispRecvStart);
-  const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, e << 32, seen);
+  const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, e << 32, seen, L.backoff_ns);
   stamp0(h, L, kDispRecvFlagsIn);
   if (threadIdx.x == 0) {
     start[0] = 0;
@@ -165,6 +166,7 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
       warp_fanout_words(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
                         lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst);
   }
+  stamp0(h, L, kDispRecvWorked);
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;
   __syncthreads();

@@ -119,6 +119,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   impl_->L = kern::make_layout(cfg_, nranks_);
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   if (const char* f = std::getenv("SYMMEM_MOE_FENCE")) impl_->L.sc_fence = std::string(f) == "sc";
+  if (const char* b = std::getenv("SYMMEM_MOE_BACKOFF_NS")) impl_->L.backoff_ns = static_cast<unsigned>(std::atoi(b));
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (cfg_.kernels == Kernels::kAuto && !comm.shares_gpu() && impl_->L.rounds == 1);
   impl_->buf = comm.alloc(impl_->L.bytes);
   int dev = 0;

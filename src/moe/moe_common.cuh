@@ -174,13 +174,13 @@ __device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64
 /// Thread p < n of every block waits for peer p's flag at `slot(p)` to reach `value`; returns
 /// false on every thread if a wait gave up (the error is recorded).
 template <class SlotOf>
-__device__ inline bool wait_all(const DeviceHandle& h, int n, SlotOf slot, uint64_t value, uint64_t* seen) {
+__device__ inline bool wait_all(const DeviceHandle& h, int n, SlotOf slot, uint64_t value, uint64_t* seen, unsigned backoff_ns) {
   __shared__ int ok;
   if (threadIdx.x == 0) ok = 1;
   __syncthreads();
   for (int p = threadIdx.x; p < n; p += blockDim.x) {
     uint64_t* f = h.local_signals + slot(p);
-    if (!device::wait_until(h, f, Cmp::kGe, value, WaitKind::kSignal, p)) ok = 0;
+    if (!device::wait_until(h, f, Cmp::kGe, value, WaitKind::kSignal, p, backoff_ns)) ok = 0;
     else if (seen != nullptr) seen[p] = device::ld_acquire(f);
   }
   __syncthreads();

@@ -73,6 +73,7 @@ struct Layout {
   size_t stage_off = 0, meta_off = 0, comb_off = 0, send_count_off = 0, sent_total_off = 0, token_ranks_off = 0,
          expert_count_off = 0, recv_total_off = 0, round_counts_off = 0, arrive_off = 0, trace_off = 0, bytes = 0;
   bool trace = false;  // SYMMEM_MOE_TRACE=1: the kernels stamp their phases (TracePoint) at trace_off
+  unsigned backoff_ns = 0;  // SYMMEM_MOE_BACKOFF_NS: sleep between polls of the peers' flags (to measure one kernel a round)
   bool sc_fence = false;  // SYMMEM_MOE_FENCE=sc: the send halves' arrival fences are fence.sc (to measure; last_block)
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
@@ -80,12 +81,14 @@ SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for th
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when
 /// Layout::trace is set (a debugging aid: no profiler reads the lent machines' counters). Each is
-/// written by block 0 (a kernel half's start, its wait for the peers' flags) or by the elected
-/// last block (the half's work done, its flags raised, its epilogue done).
+/// written by block 0 (a kernel half's start, its wait for the peers' flags, its own work done) or
+/// by the elected last block (the half's work done, its flags raised, its epilogue done).
 enum TracePoint : int {
   kDispSendStart = 0, kDispSendElected, kDispFlagsRaised, kDispRecvStart, kDispRecvFlagsIn, kDispRecvElected,
   kDispRecvDone, kCombSendStart, kCombSendElected, kCombFlagsRaised, kCombRecvStart, kCombRecvFlagsIn,
-  kCombRecvDone, kTracePoints
+  kCombRecvDone,
+  // Block 0's own work done (before it arrives at the election) in each half.
+  kDispSendWorked, kDispRecvWorked, kCombSendWorked, kCombRecvWorked, kTracePoints
 };
 
 /// Which round of the operation a launch runs: tokens [t0, t1) of this rank.

@@ -353,8 +353,10 @@ TEST(Moe, PhaseStampsAreOrdered) {
     if (!why.empty()) break;
     // Send start <= elected <= flags raised; receive start <= flags in <= elected <= done; the
     // combine starts after the dispatch is done (stream order); its halves likewise.
-    const int chains[][4] = {{0, 1, 2, -1}, {3, 4, 5, 6}, {0, 6, 7, -1}, {7, 8, 9, -1}, {10, 11, 12, -1}};
-    bool ordered = t.size() == 13;
+    // Block 0's own work is done before the election in each half.
+    const int chains[][4] = {{0, 1, 2, -1},  {3, 4, 5, 6},     {0, 6, 7, -1},    {7, 8, 9, -1}, {10, 11, 12, -1},
+                             {0, 13, 1, -1}, {4, 14, 5, -1}, {7, 15, 8, -1}, {11, 16, 12, -1}};
+    bool ordered = t.size() == 17;
     for (const auto& ch : chains)
       for (int i = 0; ordered && i + 1 < 4 && ch[i + 1] >= 0; ++i) ordered = t[ch[i]] != 0 && t[ch[i]] <= t[ch[i + 1]];
     if (!ordered) {

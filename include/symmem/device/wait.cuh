@@ -61,13 +61,16 @@ __device__ __forceinline__ uint64_t wait_bound_ns(const DeviceHandle& h) {
 
 /// Spins until `*addr cmp value` holds (acquire: data the writer released before setting the flag
 /// is visible after this returns true), or the handle's deadline passes (returns false).
+/// backoff_ns > 0: sleeps about that long between polls (waiters that share the GPU with the work
+/// they wait for then take fewer issue slots and memory requests from it).
 __device__ inline bool wait_until(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value,
-                                  WaitKind kind, int peer) {
+                                  WaitKind kind, int peer, unsigned backoff_ns = 0) {
   uint64_t v = ld_acquire(addr);
   if (compare(v, cmp, value)) return true;
   const uint64_t start = global_timer_ns();
   uint64_t bound = 0;
   for (uint32_t it = 1;; ++it) {
+    if (backoff_ns != 0) __nanosleep(backoff_ns);
     v = ld_acquire(addr);
     if (compare(v, cmp, value)) return true;
     if ((it & 255u) == 0u) {
