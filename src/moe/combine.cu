@@ -61,11 +61,24 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
     const int tok = __shfl_sync(0xffffffffu, token, 0) - a.r.index * L.round;  // in [0, round): the source sent it in this round
     char* dst = at_peer<char>(h, s, L.comb_off + ((static_cast<size_t>(parity) * n + me) * L.round + tok) * hrow);
     SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
-    for (; keep != 0; keep &= keep - 1) {
-      const int k = __ffs(keep) - 1;
-      const int kle = __shfl_sync(0xffffffffu, le, k), kslot = __shfl_sync(0xffffffffu, slot, k);
-      const float kw = __shfl_sync(0xffffffffu, w, k);
-      sum.add(a.expert_out + (static_cast<size_t>(kle) * C + kslot) * hrow, kw);
+    while (keep != 0) {  // (keep is the same on every lane)
+      const char* src[SegmentSum::kGroup];
+      float ws[SegmentSum::kGroup];
+      int count = 0;
+#pragma unroll
+      for (int q = 0; q < SegmentSum::kGroup; ++q) {
+        src[q] = nullptr;
+        ws[q] = 0.f;
+        if (keep != 0) {
+          const int k = __ffs(keep) - 1;
+          keep &= keep - 1;
+          const int kle = __shfl_sync(0xffffffffu, le, k), kslot = __shfl_sync(0xffffffffu, slot, k);
+          ws[q] = __shfl_sync(0xffffffffu, w, k);
+          src[q] = a.expert_out + (static_cast<size_t>(kle) * C + kslot) * hrow;
+          count = q + 1;
+        }
+      }
+      sum.add_group(src, ws, count);
     }
     sum.store(dst);
   }
@@ -98,9 +111,21 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
   for (long long item = warp_global(); ok && item < static_cast<long long>(a.r.t1 - a.r.t0) * segs; item += warps_total()) {
     const int t = a.r.t0 + static_cast<int>(item / segs), g = static_cast<int>(item % segs);
     SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
-    for (uint64_t m = token_ranks[t]; m != 0; m &= m - 1) {
-      const int r = __ffsll(static_cast<long long>(m)) - 1;
-      sum.add(at<const char>(h, L.comb_off + ((static_cast<size_t>(parity) * n + r) * L.round + (t - a.r.t0)) * hrow), 1.0f);
+    for (uint64_t m = token_ranks[t]; m != 0;) {
+      const char* src[SegmentSum::kGroup];
+      const float ones[SegmentSum::kGroup] = {1.f, 1.f, 1.f, 1.f};
+      int count = 0;
+#pragma unroll
+      for (int q = 0; q < SegmentSum::kGroup; ++q) {
+        src[q] = nullptr;
+        if (m != 0) {
+          const int r = __ffsll(static_cast<long long>(m)) - 1;
+          m &= m - 1;
+          src[q] = at<const char>(h, L.comb_off + ((static_cast<size_t>(parity) * n + r) * L.round + (t - a.r.t0)) * hrow);
+          count = q + 1;
+        }
+      }
+      sum.add_group(src, ones, count);
     }
     sum.store(a.out + static_cast<size_t>(t) * hrow);
   }

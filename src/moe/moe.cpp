@@ -157,10 +157,11 @@ static void require_aligned(const void* p, const char* what) {
   require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, std::string("moe: ") + what + " must be 16-byte aligned");
 }
 
-// Blocks for a warp per work item, up to two per SM (the kernels loop over what is left).
+// Blocks for a warp per work item, up to kMaxWarpsPerSm warps an SM (the kernels loop over what is
+// left): each item is a short chain of dependent loads and stores, so many must be in flight.
 static int blocks_for(long long warps_of_work, int sms) {
   const long long per_block = kern::kThreads / 32;
-  return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, 2LL * sms));
+  return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, static_cast<long long>(sms) * kern::kMaxWarpsPerSm / per_block));
 }
 // Combine's work items per row: segments of a bf16 row.
 static long long segments(const kern::Layout& L) {
@@ -207,7 +208,7 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
     ra.recv_scales = static_cast<uint32_t*>(out->recv_scales);
     ra.expert_counts = out->expert_counts;
   }
-  // Send: a block per token (dispatch.cu), up to two per SM.
+  // Send: a block per token (dispatch.cu).
   const long long send_warps = static_cast<long long>(r.t1 - r.t0) * (kern::kThreads / 32), recv_warps = static_cast<long long>(nranks_) * L.round;
   if (in != nullptr && out != nullptr && impl_->one_kernel) {
     kern::launch_dispatch(sa, ra, std::min(blocks_for(std::max(send_warps, recv_warps), impl_->sms), std::max(1, impl_->resident_blocks)),

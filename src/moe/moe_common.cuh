@@ -69,7 +69,8 @@ __device__ __forceinline__ int4 pack_bf16x8(const float (&acc)[8]) {
   return v;
 }
 /// A warp's fp32 sum of one segment (bytes [seg0, seg0 + kSegBytes) of bf16 rows of `row` bytes):
-/// add() loads a row's segment with every vector in flight at once, store() writes the bf16 sum.
+/// add_group() loads a few rows' segments with every vector in flight at once, store() writes the
+/// bf16 sum.
 struct SegmentSum {
   float acc[kSegVecs][8];
   size_t seg0, row;
@@ -80,12 +81,22 @@ struct SegmentSum {
       for (int i = 0; i < 8; ++i) acc[u][i] = 0.f;
   }
   __device__ __forceinline__ size_t off(int u) const { return seg0 + (static_cast<size_t>(u) * 32 + lane_id()) * 16; }
-  __device__ __forceinline__ void add(const char* src, float w) {
-    int4 v[kSegVecs];
+  /// Up to kGroup rows at once (the first `count` of src, weights w): every load of the group is in
+  /// flight before the first add, and the adds run in the order given (the same sum as one row
+  /// after another).
+  static constexpr int kGroup = 4;
+  __device__ __forceinline__ void add_group(const char* const (&src)[kGroup], const float (&w)[kGroup], int count) {
+    int4 v[kGroup][kSegVecs];
 #pragma unroll
-    for (int u = 0; u < kSegVecs; ++u) v[u] = off(u) < row ? *reinterpret_cast<const int4*>(src + off(u)) : int4{0, 0, 0, 0};
+    for (int g = 0; g < kGroup; ++g)
 #pragma unroll
-    for (int u = 0; u < kSegVecs; ++u) add_bf16x8(acc[u], v[u], w);
+      for (int u = 0; u < kSegVecs; ++u)
+        v[g][u] = g < count && off(u) < row ? *reinterpret_cast<const int4*>(src[g] + off(u)) : int4{0, 0, 0, 0};
+#pragma unroll
+    for (int g = 0; g < kGroup; ++g)
+      if (g < count)
+#pragma unroll
+        for (int u = 0; u < kSegVecs; ++u) add_bf16x8(acc[u], v[g][u], w[g]);
   }
   __device__ __forceinline__ void store(char* dst) const {
 #pragma unroll

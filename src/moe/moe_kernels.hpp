@@ -36,9 +36,10 @@
 namespace symmem::moe::kern {
 
 constexpr int kMaxTopk = 16;
-constexpr int kThreads = 128;  // 4 warps: a few rows spread over many SMs
+constexpr int kThreads = 256;  // 8 warps: a dispatch token's row is moved by all of them
+constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound items need many in flight
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
-constexpr int kSegBytes = 32 * 16 * 8;  // combine's work item: 8 vectors of 16 bytes per lane
+constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
 
 struct Meta {
   int32_t src_token;
