@@ -167,9 +167,14 @@ void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks
   coll::launch(combine_kernel, blocks, kThreads, s, send, recv);
 }
 int combine_resident_blocks_per_sm() {
-  int a = 0;
-  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, combine_kernel, kThreads, 0));
-  return a;
+  int least = 1 << 30;
+  for (const void* k : {reinterpret_cast<const void*>(combine_kernel), reinterpret_cast<const void*>(combine_send_kernel),
+                        reinterpret_cast<const void*>(combine_recv_kernel)}) {
+    int b = 0;
+    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
+    least = b < least ? b : least;
+  }
+  return least;
 }
 
 }  // namespace symmem::moe::kern

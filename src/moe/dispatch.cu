@@ -42,6 +42,10 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   const size_t p0 = static_cast<size_t>(warp) * part < payload ? static_cast<size_t>(warp) * part : payload;
   const size_t p1 = p0 + part < payload ? p0 + part : payload;
   for (int t = a.r.t0 + static_cast<int>(blockIdx.x); t < a.r.t1; t += static_cast<int>(gridDim.x)) {
+    // This warp's share of the row is read before the routing (which it does not depend on).
+    const char* src = a.x + static_cast<size_t>(t) * payload + p0;
+    RowBatch rb;
+    rb.load(src, p1 - p0, 0);
     int expert = -1, dest = -1, d = -1;
     unsigned slot = 0;
     int ndst = 0;
@@ -73,7 +77,7 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
     __syncthreads();
     ndst = s_ndst;
     char* dst = lane < ndst ? s_dst[lane] : nullptr;
-    if (p0 < p1) warp_fanout16(a.x + static_cast<size_t>(t) * payload + p0, p1 - p0, dst != nullptr ? dst + p0 : nullptr, ndst);
+    if (p0 < p1) warp_fanout16(src, p1 - p0, dst != nullptr ? dst + p0 : nullptr, ndst, rb);
     if (L.scale_words && warp == kWarps - 1)
       warp_fanout_words(a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words,
                         dst != nullptr ? reinterpret_cast<uint32_t*>(dst + payload) : nullptr, ndst);
@@ -142,6 +146,8 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
     const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + recv_total[s] + (j - start[s]);
     const char* src = at<char>(h, L.stage_off + row * L.row);
     Meta* meta = at<Meta>(h, L.meta_off + rec * sizeof(Meta));
+    RowBatch rb;  // the staged row's first batch in flight during the claims
+    rb.load(src, payload, 0);
     // Lane k < K claims a row of its local expert (in parallel); the kept ones are compacted so
     // that lane i holds the i-th destination row; the staged row is read once.
     int le = -1;
@@ -161,7 +167,7 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
     const int dle = __shfl_sync(0xffffffffu, le, from);
     const unsigned dslot = __shfl_sync(0xffffffffu, slot, from);
     const size_t out_row = static_cast<size_t>(dle < 0 ? 0 : dle) * C + dslot;
-    warp_fanout16(src, payload, lane < ndst ? a.recv_x + out_row * payload : nullptr, ndst);
+    warp_fanout16(src, payload, lane < ndst ? a.recv_x + out_row * payload : nullptr, ndst, rb);
     if (L.scale_words)
       warp_fanout_words(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
                         lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst);
@@ -235,10 +241,18 @@ void launch_dispatch(const DispatchArgs& send, const DispatchRecvArgs& recv, int
   else coll::launch(dispatch_kernel<int>, blocks, kThreads, s, send, recv);
 }
 int dispatch_resident_blocks_per_sm() {
-  int a = 0, b = 0;
-  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, dispatch_kernel<int>, kThreads, 0));
-  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, dispatch_kernel<long long>, kThreads, 0));
-  return a < b ? a : b;
+  int least = 1 << 30;
+  auto take = [&](const void* k) {
+    int b = 0;
+    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
+    least = b < least ? b : least;
+  };
+  take(reinterpret_cast<const void*>(dispatch_kernel<int>));
+  take(reinterpret_cast<const void*>(dispatch_kernel<long long>));
+  take(reinterpret_cast<const void*>(dispatch_send_kernel<int>));
+  take(reinterpret_cast<const void*>(dispatch_send_kernel<long long>));
+  take(reinterpret_cast<const void*>(dispatch_recv_kernel));
+  return least;
 }
 
 }  // namespace symmem::moe::kern

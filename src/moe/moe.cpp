@@ -90,7 +90,8 @@ struct ExpertParallel::Impl {
   kern::Layout L;
   int sms = 132;
   bool one_kernel = false;  // Config::kernels resolved: from the config and shares_gpu, the same on every rank
-  int resident_blocks = 0;  // one_kernel: blocks of the fused kernels that stay resident at once
+  int resident_blocks = 1;  // blocks of every MoE kernel that stay resident at once: no grid is larger (one
+                            // kernel a round needs it; two kernels then need no second wave)
   int last_tokens = 0;
 };
 
@@ -125,8 +126,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
-  if (impl_->one_kernel)
-    impl_->resident_blocks = impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm());
+  impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
   SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));
@@ -157,11 +157,13 @@ static void require_aligned(const void* p, const char* what) {
   require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, std::string("moe: ") + what + " must be 16-byte aligned");
 }
 
-// Blocks for a warp per work item, up to kMaxWarpsPerSm warps an SM (the kernels loop over what is
-// left): each item is a short chain of dependent loads and stores, so many must be in flight.
-static int blocks_for(long long warps_of_work, int sms) {
+// Blocks for a warp per work item, up to kMaxWarpsPerSm warps an SM and no more than stay resident
+// at once (the kernels loop over what is left): each item is a short chain of dependent loads and
+// stores, so many must be in flight, and a second wave would wait for the first.
+static int blocks_for(long long warps_of_work, int sms, int resident) {
   const long long per_block = kern::kThreads / 32;
-  return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, static_cast<long long>(sms) * kern::kMaxWarpsPerSm / per_block));
+  const long long cap = std::min<long long>(static_cast<long long>(sms) * kern::kMaxWarpsPerSm / per_block, resident);
+  return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, std::max<long long>(1, cap)));
 }
 // Combine's work items per row: segments of a bf16 row.
 static long long segments(const kern::Layout& L) {
@@ -211,12 +213,11 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
   // Send: a block per token (dispatch.cu).
   const long long send_warps = static_cast<long long>(r.t1 - r.t0) * (kern::kThreads / 32), recv_warps = static_cast<long long>(nranks_) * L.round;
   if (in != nullptr && out != nullptr && impl_->one_kernel) {
-    kern::launch_dispatch(sa, ra, std::min(blocks_for(std::max(send_warps, recv_warps), impl_->sms), std::max(1, impl_->resident_blocks)),
-                          stream);
+    kern::launch_dispatch(sa, ra, blocks_for(std::max(send_warps, recv_warps), impl_->sms, impl_->resident_blocks), stream);
     return;
   }
-  if (in != nullptr) kern::launch_dispatch_send(sa, blocks_for(send_warps, impl_->sms), stream);
-  if (out != nullptr) kern::launch_dispatch_recv(ra, blocks_for(recv_warps, impl_->sms), stream);
+  if (in != nullptr) kern::launch_dispatch_send(sa, blocks_for(send_warps, impl_->sms, impl_->resident_blocks), stream);
+  if (out != nullptr) kern::launch_dispatch_recv(ra, blocks_for(recv_warps, impl_->sms, impl_->resident_blocks), stream);
 }
 
 void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
@@ -247,12 +248,11 @@ void ExpertParallel::combine_round(const void* expert_out, bool weighted, void* 
   const kern::CombineArgs ra{impl_->buf.handle(), L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens};
   const long long send_warps = static_cast<long long>(nranks_) * L.round * segments(L), recv_warps = static_cast<long long>(r.t1 - r.t0) * segments(L);
   if (expert_out != nullptr && recv && impl_->one_kernel) {
-    kern::launch_combine(sa, ra, std::min(blocks_for(std::max(send_warps, recv_warps), impl_->sms), std::max(1, impl_->resident_blocks)),
-                         stream);
+    kern::launch_combine(sa, ra, blocks_for(std::max(send_warps, recv_warps), impl_->sms, impl_->resident_blocks), stream);
     return;
   }
-  if (expert_out != nullptr) kern::launch_combine_send(sa, blocks_for(send_warps, impl_->sms), stream);
-  if (recv) kern::launch_combine_recv(ra, blocks_for(recv_warps, impl_->sms), stream);
+  if (expert_out != nullptr) kern::launch_combine_send(sa, blocks_for(send_warps, impl_->sms, impl_->resident_blocks), stream);
+  if (recv) kern::launch_combine_recv(ra, blocks_for(recv_warps, impl_->sms, impl_->resident_blocks), stream);
 }
 
 static void check_expert_out(const void* expert_out) {

@@ -16,26 +16,39 @@ __device__ __forceinline__ int warps_total() { return static_cast<int>((gridDim.
 /// A warp moves one row of `bytes` (16-byte aligned at both ends) from src to up to 32
 /// destinations: lane i < ndst holds destination i. The row is read once, kBatch 16-byte vectors
 /// per lane in flight (a load latency per 8 KiB, not per 512 bytes), and every batch is stored to
-/// each destination; a store instruction covers 512 contiguous bytes.
+/// each destination; a store instruction covers 512 contiguous bytes. A caller may load the first
+/// batch early (RowBatch::load at base 0, before work the row does not depend on, such as the
+/// claims of destination rows) and pass it in.
 constexpr int kBatch = 16;
-__device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, char* lane_dst, int ndst) {
-  const int lane = lane_id();
-  for (size_t base = 0; base < bytes; base += 32 * 16 * kBatch) {
-    int4 v[kBatch];
+constexpr size_t kBatchBytes = 32 * 16 * kBatch;
+struct RowBatch {
+  int4 v[kBatch];
+  __device__ __forceinline__ void load(const char* src, size_t bytes, size_t base) {
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
-      const size_t off = base + (static_cast<size_t>(u) * 32 + lane) * 16;
+      const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
       if (off < bytes) v[u] = *reinterpret_cast<const int4*>(src + off);
     }
-    for (int i = 0; i < ndst; ++i) {
-      char* d = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
+  }
+  __device__ __forceinline__ void store(char* dst, size_t bytes, size_t base) const {
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const size_t off = base + (static_cast<size_t>(u) * 32 + lane) * 16;
-        if (off < bytes) *reinterpret_cast<int4*>(d + off) = v[u];
-      }
+    for (int u = 0; u < kBatch; ++u) {
+      const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
+      if (off < bytes) *reinterpret_cast<int4*>(dst + off) = v[u];
     }
   }
+};
+__device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, char* lane_dst, int ndst, RowBatch& b) {
+  for (size_t base = 0; base < bytes; base += kBatchBytes) {
+    if (base != 0) b.load(src, bytes, base);
+    for (int i = 0; i < ndst; ++i)
+      b.store(reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i)), bytes, base);
+  }
+}
+__device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, char* lane_dst, int ndst) {
+  RowBatch b;
+  b.load(src, bytes, 0);
+  warp_fanout16(src, bytes, lane_dst, ndst, b);
 }
 /// The same for n 32-bit words (scales): read once, stored to each destination.
 __device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, uint32_t* lane_dst, int ndst) {

@@ -135,6 +135,7 @@ void launch_combine_recv(const CombineArgs& a, int blocks, cudaStream_t s);
 // One kernel per round (Kernels::kOne, or kAuto at one round): both halves in one grid, which must stay resident.
 void launch_dispatch(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s);
 void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s);
+// Blocks of every dispatch (combine) kernel that stay resident on one SM at once, the least over them.
 int dispatch_resident_blocks_per_sm();
 int combine_resident_blocks_per_sm();
 
