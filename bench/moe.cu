@@ -29,12 +29,15 @@ void trace_phases(Harness& h, moe::ExpertParallel& ep, const std::function<void(
     const char* name;
     int from, to;
   };
-  // b0_*: block 0's own work (from the half's start, or its flags seen); *_arrive: from block 0's
-  // work done to the election (the other blocks' work, the fences, the arrival count).
-  const Phase phases[] = {{"d_send", 0, 1},     {"d_b0_send", 0, 13},   {"d_s_arrive", 13, 1},   {"d_elect+flags", 1, 2},
+  // Send halves (block 0's): d_send from its start to its stores fenced, split into b0_send (its
+  // work) and s_fence; flags: its adds to every rank's flag. to_recv: to the receive half's start
+  // (negative where one kernel a round starts it early), wait: until every sender's blocks arrived;
+  // copy / sum: from there to the receive half's election (b0_*: block 0's own share, r_arrive:
+  // the rest), epilogue: the elected block's bookkeeping.
+  const Phase phases[] = {{"d_send", 0, 1},     {"d_b0_send", 0, 13},   {"d_s_fence", 13, 1},  {"d_flags", 1, 2},
                           {"d_to_recv", 2, 3},  {"d_wait", 3, 4},       {"d_copy", 4, 5},      {"d_b0_copy", 4, 14},
-                          {"d_r_arrive", 14, 5},  {"d_epilogue", 5, 6},   {"d_total", 0, 6},     {"to_combine", 6, 7},
-                          {"c_send", 7, 8},     {"c_b0_send", 7, 15},   {"c_s_arrive", 15, 8},   {"c_elect+flags", 8, 9},
+                          {"d_r_arrive", 14, 5}, {"d_epilogue", 5, 6},  {"d_total", 0, 6},     {"to_combine", 6, 7},
+                          {"c_send", 7, 8},     {"c_b0_send", 7, 15},   {"c_s_fence", 15, 8},  {"c_flags", 8, 9},
                           {"c_to_recv", 9, 10}, {"c_wait", 10, 11},     {"c_sum", 11, 12},     {"c_b0_sum", 11, 16},
                           {"c_r_arrive", 16, 12}, {"c_total", 7, 12}};
   cudaStream_t s = h.stream();

@@ -1,8 +1,8 @@
 // MoE combine, one round (moe_kernels.hpp). Send: a warp per row this rank received in the same
 // round of the last dispatch sums, in fp32, the outputs of the local experts the row went to
 // (weighted by the token's top-k weights, or not), and stores the bf16 result into the source
-// rank's combine area at the token's index in the round; the grid's last block then raises every
-// peer's combine flag. Receive: once every peer's flag has arrived, a warp per token of this rank
+// rank's combine area at the token's index in the round; each block then adds its arrival to every
+// rank's combine flag. Receive: once every sender's blocks have all arrived, a warp per token of this rank
 // in the round sums, in fp32, the partial rows of the ranks its experts live on (the destination
 // mask dispatch recorded) into out.
 #include "moe_common.cuh"
@@ -83,15 +83,12 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
     sum.store(dst);
   }
   stamp0(h, L, kCombSendWorked);
+  arrive_at_flags(h, L, combine_flag(parity, me), [](int) { return uint64_t{0}; }, kCombSendFenced, kCombFlagsRaised);
+  // Then, off the peers' path, the last block marks the operation combined.
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
-  if (last_block(arrive, Reach::kPeers, L.sc_fence)) {
-    if (threadIdx.x == 0) stamp(h, L, kCombSendElected);
-    if (a.r.last && threadIdx.x == 0) h.local_signals[kCombinedSlot] = op;
-    for (int d = threadIdx.x; d < n; d += blockDim.x) device::st_release(h.signals[d] + combine_flag(parity, me), c);  // every peer: rule (R)
-    stamp_block(h, L, kCombFlagsRaised);
-  }
+  if (last_block(arrive, Reach::kLocal, L.sc_fence) && a.r.last && threadIdx.x == 0) h.local_signals[kCombinedSlot] = op;
 }
 
 __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
@@ -100,7 +97,8 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
   const int n = L.n;
   const int parity = static_cast<int>(c & 1);
   stamp0(h, L, kCombRecvStart);
-  const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, c, nullptr, L.backoff_ns);
+  const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, kArrival * static_cast<uint64_t>(a.senders), nullptr,
+                           L.backoff_ns);
   stamp0(h, L, kCombRecvFlagsIn);
   if (ok && a.r.last) report_peer_overflow(h, n, op);  // a peer over capacity in this operation
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
@@ -134,6 +132,8 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 3;
   __syncthreads();
   if (last_block(arrive, Reach::kLocal, L.sc_fence) && threadIdx.x == 0) {  // out is read in stream order only
+    // Every block has read the flags: zero them for the round two ahead (moe_kernels.hpp).
+    for (int s = 0; s < n; ++s) device::st_relaxed(h.local_signals + combine_flag(parity, s), 0);
     h.local_signals[kCombineEpochSlot] = c;
     stamp(h, L, kCombRecvDone);
   }

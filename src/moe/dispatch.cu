@@ -1,10 +1,10 @@
 // MoE dispatch, one round (moe_kernels.hpp). Send: a block per token of the round finds the ranks
 // its experts live on and, for each, claims the next staging row for this source on that rank (a
-// local counter), stores the row (and its scales) there from all its warps, and the routing record (source token,
-// that rank's experts, weights) at the operation-wide index of that row. The grid's last block
-// then raises every peer's dispatch flag with the count of rows sent to it. Receive: once every
-// peer's flag has arrived, a warp per staged row copies it into each local expert it chose
-// (expert-major), claiming rows with counters that run over the whole operation, up to the
+// local counter), stores the row (and its scales) there from all its warps, and the routing record
+// (source token, that rank's experts, weights) at the operation-wide index of that row. Each block
+// then adds its arrival and the rows it staged to every rank's dispatch flag. Receive: once every
+// sender's blocks have all arrived, a warp per staged row copies it into each local expert it
+// chose (expert-major), claiming rows with counters that run over the whole operation, up to the
 // capacity; the last round reports the counts.
 #include "moe_common.cuh"
 #include "symmem/error.hpp"
@@ -37,6 +37,9 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   constexpr int kWarps = kThreads / 32;
   __shared__ char* s_dst[32];
   __shared__ int s_ndst;
+  __shared__ unsigned s_rows[pad::kMaxTeam];  // rows this block staged on each rank (its flag adds)
+  for (int d = threadIdx.x; d < n; d += blockDim.x) s_rows[d] = 0;
+  __syncthreads();
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const size_t part = ((payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
   const size_t p0 = static_cast<size_t>(warp) * part < payload ? static_cast<size_t>(warp) * part : payload;
@@ -70,6 +73,7 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
         for (int i = 0; i < lane; ++i) m &= m - 1;
         d = __ffsll(static_cast<long long>(m)) - 1;
         slot = atomicAdd(&send_count[d], 1u);
+        ++s_rows[d];  // (the lanes hold distinct ranks)
         s_dst[lane] = at_peer<char>(h, d, L.stage_off + ((static_cast<size_t>(parity) * n + me) * L.round + slot) * L.row);
       }
       if (lane == 0) s_ndst = ndst;
@@ -100,21 +104,21 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
     __syncthreads();  // s_dst is rewritten by the next token
   }
   stamp0(h, L, kDispSendWorked);
+  // The block's arrival and its rows in every rank's flag (0 rows where nothing went), at once.
+  arrive_at_flags(h, L, dispatch_flag(parity, me), [&](int d) { return static_cast<uint64_t>(s_rows[d]); }, kDispSendFenced,
+                  kDispFlagsRaised);
+  // Then, off the peers' path, the last block (every claim in) closes the round's send counts.
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
-  if (last_block(arrive, Reach::kPeers, L.sc_fence)) {
-    if (threadIdx.x == 0) stamp(h, L, kDispSendElected);
-    // Every peer gets a flag, with 0 rows where nothing went to it: rule (R). Thread d: peer d.
+  if (last_block(arrive, Reach::kLocal, L.sc_fence)) {
     unsigned* total = at<unsigned>(h, L.sent_total_off);
     for (int d = threadIdx.x; d < n; d += blockDim.x) {
-      const uint64_t rows = send_count[d];
+      const unsigned rows = send_count[d];
       send_count[d] = 0;
-      total[d] = a.r.last ? 0u : total[d] + static_cast<unsigned>(rows);
-      device::st_release(h.signals[d] + dispatch_flag(parity, me), (e << 32) | rows);
+      total[d] = a.r.last ? 0u : total[d] + rows;
     }
     if (a.r.first && threadIdx.x == 0) h.local_signals[kOpSlot] = op;
-    stamp_block(h, L, kDispFlagsRaised);
   }
 }
 
@@ -128,11 +132,12 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
   __shared__ int start[pad::kMaxTeam + 1];
   // (A wait that gave up leaves this block with nothing to copy; it still arrives below.)
   stamp0(h, L, kDispRecvStart);
-  const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, e << 32, seen, L.backoff_ns);
+  const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, kArrival * static_cast<uint64_t>(a.senders), seen,
+                           L.backoff_ns);
   stamp0(h, L, kDispRecvFlagsIn);
   if (threadIdx.x == 0) {
     start[0] = 0;
-    for (int s = 0; s < n; ++s) start[s + 1] = start[s] + (ok ? static_cast<int>(seen[s] & 0xFFFFFFFFu) : 0);
+    for (int s = 0; s < n; ++s) start[s + 1] = start[s] + (ok ? static_cast<int>(seen[s] & kRowsMask) : 0);
   }
   if (a.r.first && ok) report_peer_overflow(h, n, op - 1);  // a peer over capacity in the last operation
   __syncthreads();
@@ -181,8 +186,10 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
     for (int s = threadIdx.x; s < n; s += blockDim.x) {
-      round_counts[s] = ok ? static_cast<unsigned>(seen[s] & 0xFFFFFFFFu) : 0u;
+      round_counts[s] = ok ? static_cast<unsigned>(seen[s] & kRowsMask) : 0u;
       total[s] = a.r.last ? 0u : total[s] + round_counts[s];
+      // Every block has read the flag: zero it for the round two ahead (moe_kernels.hpp).
+      device::st_relaxed(h.local_signals + dispatch_flag(parity, s), 0);
     }
     __shared__ int over;
     if (threadIdx.x == 0) over = 0;

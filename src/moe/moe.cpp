@@ -127,6 +127,18 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
   impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
+  // A receiver counts every sender's blocks (moe_kernels.hpp): the grids are sized from facts every
+  // rank shares, the least SM count and residency over the team.
+  {
+    const auto facts = comm.team().all_gather(std::to_string(impl_->sms) + ' ' + std::to_string(impl_->resident_blocks), "moe grid facts");
+    for (const std::string& f : facts) {
+      std::istringstream in(f);
+      int sms = 0, resident = 0;
+      in >> sms >> resident;
+      impl_->sms = std::min(impl_->sms, sms);
+      impl_->resident_blocks = std::min(impl_->resident_blocks, resident);
+    }
+  }
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
   SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));
@@ -204,19 +216,24 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
     sa.idx_int64 = in->idx_int64;
     sa.weights = in->topk_weights;
   }
-  kern::DispatchRecvArgs ra{impl_->buf.handle(), L, r, nullptr, nullptr, nullptr};
+  kern::DispatchRecvArgs ra{impl_->buf.handle(), L, r, 0, nullptr, nullptr, nullptr};
   if (out != nullptr) {
     ra.recv_x = static_cast<char*>(out->recv_x);
     ra.recv_scales = static_cast<uint32_t*>(out->recv_scales);
     ra.expert_counts = out->expert_counts;
   }
   // Send: a block per token (dispatch.cu).
-  const long long send_warps = static_cast<long long>(r.t1 - r.t0) * (kern::kThreads / 32), recv_warps = static_cast<long long>(nranks_) * L.round;
+  // The grids come from the layout alone (a round's worst case, not this rank's tokens): a
+  // receiver counts the blocks of every sender's send half.
+  const long long send_warps = static_cast<long long>(L.round) * (kern::kThreads / 32), recv_warps = static_cast<long long>(nranks_) * L.round;
+  const int one = blocks_for(std::max(send_warps, recv_warps), impl_->sms, impl_->resident_blocks);
+  const int send_grid = impl_->one_kernel ? one : blocks_for(send_warps, impl_->sms, impl_->resident_blocks);
+  ra.senders = send_grid;
   if (in != nullptr && out != nullptr && impl_->one_kernel) {
-    kern::launch_dispatch(sa, ra, blocks_for(std::max(send_warps, recv_warps), impl_->sms, impl_->resident_blocks), stream);
+    kern::launch_dispatch(sa, ra, one, stream);
     return;
   }
-  if (in != nullptr) kern::launch_dispatch_send(sa, blocks_for(send_warps, impl_->sms, impl_->resident_blocks), stream);
+  if (in != nullptr) kern::launch_dispatch_send(sa, send_grid, stream);
   if (out != nullptr) kern::launch_dispatch_recv(ra, blocks_for(recv_warps, impl_->sms, impl_->resident_blocks), stream);
 }
 
@@ -244,14 +261,17 @@ void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cuda
 void ExpertParallel::combine_round(const void* expert_out, bool weighted, void* out, bool recv, int j, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const kern::Round r = round_of(L, j, impl_->last_tokens);
-  const kern::CombineArgs sa{impl_->buf.handle(), L, r, static_cast<const char*>(expert_out), weighted, nullptr, impl_->last_tokens};
-  const kern::CombineArgs ra{impl_->buf.handle(), L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens};
-  const long long send_warps = static_cast<long long>(nranks_) * L.round * segments(L), recv_warps = static_cast<long long>(r.t1 - r.t0) * segments(L);
+  // As dispatch: grids from the layout alone, the send grid counted by every receiver.
+  const long long send_warps = static_cast<long long>(nranks_) * L.round * segments(L), recv_warps = static_cast<long long>(L.round) * segments(L);
+  const int one = blocks_for(std::max(send_warps, recv_warps), impl_->sms, impl_->resident_blocks);
+  const int send_grid = impl_->one_kernel ? one : blocks_for(send_warps, impl_->sms, impl_->resident_blocks);
+  const kern::CombineArgs sa{impl_->buf.handle(), L, r, static_cast<const char*>(expert_out), weighted, nullptr, impl_->last_tokens, send_grid};
+  const kern::CombineArgs ra{impl_->buf.handle(), L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens, send_grid};
   if (expert_out != nullptr && recv && impl_->one_kernel) {
-    kern::launch_combine(sa, ra, blocks_for(std::max(send_warps, recv_warps), impl_->sms, impl_->resident_blocks), stream);
+    kern::launch_combine(sa, ra, one, stream);
     return;
   }
-  if (expert_out != nullptr) kern::launch_combine_send(sa, blocks_for(send_warps, impl_->sms, impl_->resident_blocks), stream);
+  if (expert_out != nullptr) kern::launch_combine_send(sa, send_grid, stream);
   if (recv) kern::launch_combine_recv(ra, blocks_for(recv_warps, impl_->sms, impl_->resident_blocks), stream);
 }
 

@@ -133,6 +133,12 @@ __device__ __forceinline__ void stamp_block(const DeviceHandle& h, const Layout&
   __syncthreads();
   if (threadIdx.x == 0) stamp(h, L, p);
 }
+/// Block 0 stamps `p` once all its threads are past what precedes it (its flags added).
+__device__ __forceinline__ void stamp_block0(const DeviceHandle& h, const Layout& L, TracePoint p) {
+  if (!L.trace) return;
+  __syncthreads();
+  if (blockIdx.x == 0 && threadIdx.x == 0) stamp(h, L, p);
+}
 /// Block 0's thread 0 stamps `p` (a kernel half's start, its flags seen).
 __device__ __forceinline__ void stamp0(const DeviceHandle& h, const Layout& L, TracePoint p) {
   if (blockIdx.x == 0 && threadIdx.x == 0) stamp(h, L, p);
@@ -173,6 +179,20 @@ __device__ __forceinline__ bool last_block(unsigned int* counter, Reach reach, b
   }
   __syncthreads();
   return last != 0;
+}
+
+/// A send half's block, its work done: every thread fences its stores (to peers), then thread d adds
+/// the block's arrival (kArrival) and value(d) to rank d's flag `slot` (release: the block's
+/// fenced stores are visible to whoever sees the add). Every rank gets one, rule (R). Block 0
+/// stamps its fence and its adds.
+template <class ValueOf>
+__device__ __forceinline__ void arrive_at_flags(const DeviceHandle& h, const Layout& L, int slot, ValueOf value, TracePoint fenced,
+                                                TracePoint raised) {
+  arrive_fence(Reach::kPeers, L.sc_fence);
+  __syncthreads();
+  stamp0(h, L, fenced);
+  for (int d = threadIdx.x; d < L.n; d += blockDim.x) device::red_add_release(h.signals[d] + slot, kArrival + value(d));
+  stamp_block0(h, L, raised);
 }
 
 /// Block 0 of a kernel that has waited for every peer's flag: reports (once) a peer's overflow

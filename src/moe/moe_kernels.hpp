@@ -13,20 +13,28 @@
 //   local scratch (peers never touch it): per-round and per-operation send and receive counts,
 //                                       each token's destination ranks, expert counters, block
 //                                       arrival counters.
-// Signal pad (user slots): epochs (local), dispatch flags (parity, source) carrying
-// (dispatch round epoch << 32 | rows sent), combine flags (parity, source) carrying the combine
-// round epoch.
+// Signal pad (user slots): epochs (local), dispatch flags (parity, source) and combine flags
+// (parity, source). A flag counts the sending grid's blocks: every block of a send half, once its
+// own stores are fenced, adds kArrival (plus, for dispatch, the rows it staged there) to the flag of
+// every rank, itself included; the receiver waits until all `senders` blocks have arrived (a count
+// every rank computes alike from the layout and the grid facts agreed at construction), reads the
+// rows, and zeroes the flag once every block of its receive half has read it. No block waits for
+// the others before its flags go out (an election would add a fence and an atomic round trip to
+// every step); what needs every block's claims done (the round's send counts and totals) is done by
+// a local election afterwards, off the peers' path.
 //
 // Flow control, for any N and any interleaving of the ranks' progress: every dispatch round and
 // every combine round is a step in which every rank sends every peer a flag and waits for every
 // peer's (rule (R) of the sequenced workspace). Staging alternates by dispatch round, the combine
-// area by combine round, the routing records by operation. A rank writing a parity of one of them
-// for step k + 2 (of its kind) has received the peer's flag of a later step than k, which the peer
-// sends only after it is done with that parity for step k: for staging and the combine area its
-// reads end in the step itself; the routing records of operation k are read until its last
-// combine round, and the peer sends its dispatch flags of operation k + 1 after that (stream
-// order). Flags only grow (the epoch is in the high bits), so a flag of one step is never taken for
-// another's. tests/host/test_moe_model.cpp checks the argument under random interleavings.
+// area by combine round, the routing records by operation, the flags by round parity. A rank
+// writing a parity of one of them for step k + 2 (of its kind) has received the peer's flag of a
+// later step than k, which the peer sends only after it is done with that parity for step k: for
+// staging, the combine area and the flags (zeroed by the receive half of step k, a kernel that ends
+// before the peer's send half of step k + 1 starts) its reads end in the step itself; the routing
+// records of operation k are read until its last combine round, and the peer sends its dispatch
+// flags of operation k + 1 after that (stream order). So an add never lands on a flag that still
+// holds an earlier step's count. tests/host/test_moe_model.cpp checks the argument under random
+// interleavings, the flags' zeroing included.
 #include <cstddef>
 #include <cstdint>
 
@@ -36,6 +44,8 @@
 namespace symmem::moe::kern {
 
 constexpr int kMaxTopk = 16;
+constexpr uint64_t kArrival = 1ull << 40;  // a send block's arrival in a flag; rows in the bits below
+constexpr uint64_t kRowsMask = kArrival - 1;
 constexpr int kThreads = 256;  // 8 warps: a dispatch token's row is moved by all of them
 constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound items need many in flight
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
@@ -82,13 +92,14 @@ SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for th
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when
 /// Layout::trace is set (a debugging aid: no profiler reads the lent machines' counters). Each is
-/// written by block 0 (a kernel half's start, its wait for the peers' flags, its own work done) or
-/// by the elected last block (the half's work done, its flags raised, its epilogue done).
+/// written by block 0 (a kernel half's start, its own work done, its stores fenced, its flags
+/// added, its wait for the peers' flags) or by the elected last block of a receive half (every
+/// block's work done, its epilogue done).
 enum TracePoint : int {
-  kDispSendStart = 0, kDispSendElected, kDispFlagsRaised, kDispRecvStart, kDispRecvFlagsIn, kDispRecvElected,
-  kDispRecvDone, kCombSendStart, kCombSendElected, kCombFlagsRaised, kCombRecvStart, kCombRecvFlagsIn,
+  kDispSendStart = 0, kDispSendFenced, kDispFlagsRaised, kDispRecvStart, kDispRecvFlagsIn, kDispRecvElected,
+  kDispRecvDone, kCombSendStart, kCombSendFenced, kCombFlagsRaised, kCombRecvStart, kCombRecvFlagsIn,
   kCombRecvDone,
-  // Block 0's own work done (before it arrives at the election) in each half.
+  // Block 0's own work done (before its fence, or its arrival at the receive half's election).
   kDispSendWorked, kDispRecvWorked, kCombSendWorked, kCombRecvWorked, kTracePoints
 };
 
@@ -114,6 +125,7 @@ struct DispatchRecvArgs {
   DeviceHandle h;
   Layout L;
   Round r;
+  int senders;  // blocks of every rank's send half this round: the arrivals a flag counts
   char* recv_x;
   uint32_t* recv_scales;
   int* expert_counts;
@@ -126,6 +138,7 @@ struct CombineArgs {
   bool weighted;
   char* out;               // [T, H] bf16 (recv half)
   int tokens;              // this rank's tokens of the last dispatch (recv half)
+  int senders;             // blocks of every rank's send half this round (recv half)
 };
 
 void launch_dispatch_send(const DispatchArgs& a, int blocks, cudaStream_t s);

@@ -4,7 +4,9 @@
 // dispatch round: written by senders, read by the owner's receive of the round), routing records
 // (by operation: written by the dispatch senders, read until the owner's last combine send) and
 // the combine area (by combine round: written by combine senders, read by the owner's receive).
-// A write into an area whose previous contents the owner has not finished with is a violation.
+// A write into an area whose previous contents the owner has not finished with is a violation, and
+// so is an add into a flag its owner has not yet read and zeroed (the flags count arrivals; the
+// receive half of a step zeroes its parity's flags).
 // With a flag to every peer at every step (rule (R)) there must be none, for any team size, any
 // number of rounds and any mix of full operations and dispatch-only ones; flags only to the ranks
 // that got rows must produce one.
@@ -34,6 +36,8 @@ struct Model {
   std::vector<std::vector<std::vector<int>>> ring, records, landing;
   // dflag[t][s] / cflag[t][s]: the highest dispatch / combine round epoch of s whose flag reached t.
   std::vector<std::vector<int>> dflag, cflag;
+  // Per rank, parity and source: the step whose flag count is in that flag slot, not yet zeroed (-1).
+  std::vector<std::vector<std::vector<int>>> dslot, cslot;
   std::vector<RankState> ranks;
   std::mt19937_64 g;
 
@@ -42,7 +46,9 @@ struct Model {
         ring(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
         records(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
         landing(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
-        dflag(n_, std::vector<int>(n_, -1)), cflag(n_, std::vector<int>(n_, -1)), ranks(n_), g(seed) {}
+        dflag(n_, std::vector<int>(n_, -1)), cflag(n_, std::vector<int>(n_, -1)),
+        dslot(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
+        cslot(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))), ranks(n_), g(seed) {}
 
   // Whether rank s sends rows to rank d in round j of operation k (a rank may send to nobody).
   bool sends(int k, int j, int s, int d) const { return ((k * 131 + j * 17 + s * 31 + d * 7) % 5) != 0; }
@@ -63,7 +69,11 @@ struct Model {
             ring[d][de & 1][r] = de;
             records[d][k & 1][r] = k;
           }
-          if (rows || flags_to_all) dflag[d][r] = de;
+          if (rows || flags_to_all) {
+            if (dslot[d][de & 1][r] != -1) *violation = true;  // the owner has not zeroed step de - 2's count
+            dslot[d][de & 1][r] = de;
+            dflag[d][r] = de;
+          }
         }
         st.step = kDispatchRecv;
         return true;
@@ -71,6 +81,7 @@ struct Model {
         for (int s = 0; s < n; ++s)
           if (s != r && (flags_to_all || sends(k, j, s, r)) && dflag[r][s] < de) return false;
         for (int s = 0; s < n; ++s) ring[r][de & 1][s] = -1;  // the round's rows are copied out
+        for (int s = 0; s < n; ++s) dslot[r][de & 1][s] = -1;  // and its flags zeroed
         ++st.drounds;
         if (++st.round < rounds) {
           st.step = kDispatchSend;
@@ -90,7 +101,11 @@ struct Model {
             if (landing[d][ce & 1][r] != -1) *violation = true;
             landing[d][ce & 1][r] = ce;
           }
-          if (rows || flags_to_all) cflag[d][r] = ce;
+          if (rows || flags_to_all) {
+            if (cslot[d][ce & 1][r] != -1) *violation = true;
+            cslot[d][ce & 1][r] = ce;
+            cflag[d][r] = ce;
+          }
         }
         if (j == rounds - 1)
           for (int s = 0; s < n; ++s) records[r][k & 1][s] = -1;  // the last round has read the records
@@ -100,6 +115,7 @@ struct Model {
         for (int s = 0; s < n; ++s)
           if (s != r && (flags_to_all || sends(k, j, r, s)) && cflag[r][s] < ce) return false;
         for (int s = 0; s < n; ++s) landing[r][ce & 1][s] = -1;
+        for (int s = 0; s < n; ++s) cslot[r][ce & 1][s] = -1;
         ++st.crounds;
         if (++st.round < rounds) {
           st.step = kCombineSend;
