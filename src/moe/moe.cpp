@@ -119,9 +119,8 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
   impl_->L = kern::make_layout(cfg_, nranks_);
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
-  if (const char* f = std::getenv("SYMMEM_MOE_FENCE")) impl_->L.sc_fence = std::string(f) == "sc";
-  if (const char* b = std::getenv("SYMMEM_MOE_BACKOFF_NS")) impl_->L.backoff_ns = static_cast<unsigned>(std::atoi(b));
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (cfg_.kernels == Kernels::kAuto && !comm.shares_gpu() && impl_->L.rounds == 1);
+  impl_->L.backoff_ns = impl_->one_kernel ? 200 : 0;
   impl_->buf = comm.alloc(impl_->L.bytes);
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));

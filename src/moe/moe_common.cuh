@@ -158,22 +158,19 @@ enum class Reach { kPeers, kLocal };
 /// can run on all its threads. The counter is back at 0 afterwards.
 /// Every thread fences its own writes (a fence orders the calling thread's writes; one thread's
 /// fence after the block barrier did not cover the others' NVLink stores in practice). An
-/// acquire-release fence is what a release (here, of the arrival count) needs; the sequentially
-/// consistent fence.sc costs several microseconds more at system scope and is kept only behind
-/// Layout::sc_fence (SYMMEM_MOE_FENCE=sc) to measure the difference.
-__device__ __forceinline__ void arrive_fence(Reach reach, bool sc) {
+/// acquire-release fence is what a release needs (fence.sc measured no different at 4 GPUs).
+__device__ __forceinline__ void arrive_fence(Reach reach) {
   if (reach == Reach::kLocal) device::fence_acq_rel_gpu();
-  else if (sc) device::fence_system();
   else device::fence_acq_rel();
 }
-__device__ __forceinline__ bool last_block(unsigned int* counter, Reach reach, bool sc) {
+__device__ __forceinline__ bool last_block(unsigned int* counter, Reach reach) {
   __shared__ int last;
-  arrive_fence(reach, sc);
+  arrive_fence(reach);
   __syncthreads();
   if (threadIdx.x == 0) {
     last = atomicAdd(counter, 1u) == gridDim.x - 1;
     if (last) {
-      arrive_fence(reach, sc);  // every arrival observed: their writes precede what follows
+      arrive_fence(reach);  // every arrival observed: their writes precede what follows
       *counter = 0;
     }
   }
@@ -182,16 +179,17 @@ __device__ __forceinline__ bool last_block(unsigned int* counter, Reach reach, b
 }
 
 /// A send half's block, its work done: every thread fences its stores (to peers), then thread d adds
-/// the block's arrival (kArrival) and value(d) to rank d's flag `slot` (release: the block's
-/// fenced stores are visible to whoever sees the add). Every rank gets one, rule (R). Block 0
-/// stamps its fence and its adds.
+/// the block's arrival (kArrival) and value(d) to rank d's flag `slot`. The fence and the add after
+/// it are a release (the block's stores are visible to whoever sees the add), so the add itself is
+/// relaxed: a release add would fence again (~2 us at system scope). Every rank gets one, rule
+/// (R). Block 0 stamps its fence and its adds.
 template <class ValueOf>
 __device__ __forceinline__ void arrive_at_flags(const DeviceHandle& h, const Layout& L, int slot, ValueOf value, TracePoint fenced,
                                                 TracePoint raised) {
-  arrive_fence(Reach::kPeers, L.sc_fence);
+  arrive_fence(Reach::kPeers);
   __syncthreads();
   stamp0(h, L, fenced);
-  for (int d = threadIdx.x; d < L.n; d += blockDim.x) device::red_add_release(h.signals[d] + slot, kArrival + value(d));
+  for (int d = threadIdx.x; d < L.n; d += blockDim.x) device::red_add_relaxed(h.signals[d] + slot, kArrival + value(d));
   stamp_block0(h, L, raised);
 }
 

@@ -34,6 +34,10 @@ __device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v) {
 __device__ __forceinline__ void red_add_release(uint64_t* p, uint64_t v) {
   asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+/// Relaxed add (no return value): a counter whose ordering a preceding fence provides.
+__device__ __forceinline__ void red_add_relaxed(uint64_t* p, uint64_t v) {
+  asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 /// Full fence at system scope: this thread's earlier writes (to any GPU) are ordered before its
 /// later ones as every peer observes them.
 __device__ __forceinline__ void fence_system() { asm volatile("fence.sc.sys;" ::: "memory"); }
