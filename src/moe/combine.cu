@@ -37,12 +37,29 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
       start[s + 1] = start[s] + static_cast<int>(round_counts[static_cast<size_t>(a.r.index) * n + s]);
     }
   }
-  __syncthreads();
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;  // bf16 row
   const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
+  // Work items: (received row, segment of kSegBytes), every SM taking part even for a few rows. The
+  // warps form a group per source rank (the rank the partial rows go back to), in proportion to its
+  // items and at least one each, so that every destination is written at once instead of the
+  // sources one after another; a grid of fewer warps than ranks takes the items in order.
+  __shared__ long long wstart[pad::kMaxTeam + 1];
+  __syncthreads();  // start[] is in
+  const long long W = warps_total(), total = static_cast<long long>(start[n]) * segs;
+  const bool grouped = W >= n && total > 0;
+  if (threadIdx.x == 0 && grouped)
+    for (int q = 0; q <= n; ++q) wstart[q] = q + (W - n) * (static_cast<long long>(start[q]) * segs) / total;
+  __syncthreads();
+  long long first = warp_global(), step = W, end = total;
+  if (grouped) {
+    int q = 0;
+    while (wstart[q + 1] <= first) ++q;
+    first = static_cast<long long>(start[q]) * segs + (warp_global() - wstart[q]);
+    step = wstart[q + 1] - wstart[q];
+    end = static_cast<long long>(start[q + 1]) * segs;
+  }
   const int lane = lane_id();
-  // A warp per (received row, segment of kSegBytes): every SM takes part even for a few rows.
-  for (long long item = warp_global(); !refuse && item < static_cast<long long>(start[n]) * segs; item += warps_total()) {
+  for (long long item = first; !refuse && item < end; item += step) {
     const int j = static_cast<int>(item / segs), g = static_cast<int>(item % segs);
     int s = 0;
     while (start[s + 1] <= j) ++s;
