@@ -81,7 +81,7 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
     __syncthreads();
     ndst = s_ndst;
     char* dst = lane < ndst ? s_dst[lane] : nullptr;
-    if (p0 < p1) warp_fanout16(src, p1 - p0, dst != nullptr ? dst + p0 : nullptr, ndst, rb);
+    if (p0 < p1) warp_fanout16(src, p1 - p0, dst != nullptr ? dst + p0 : nullptr, ndst, rb, t + warp);
     if (L.scale_words && warp == kWarps - 1)
       warp_fanout_words(a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words,
                         dst != nullptr ? reinterpret_cast<uint32_t*>(dst + payload) : nullptr, ndst);
@@ -172,7 +172,7 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
     const int dle = __shfl_sync(0xffffffffu, le, from);
     const unsigned dslot = __shfl_sync(0xffffffffu, slot, from);
     const size_t out_row = static_cast<size_t>(dle < 0 ? 0 : dle) * C + dslot;
-    warp_fanout16(src, payload, lane < ndst ? a.recv_x + out_row * payload : nullptr, ndst, rb);
+    warp_fanout16(src, payload, lane < ndst ? a.recv_x + out_row * payload : nullptr, ndst, rb, 0);
     if (L.scale_words)
       warp_fanout_words(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
                         lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst);

@@ -38,17 +38,14 @@ struct RowBatch {
     }
   }
 };
-__device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, char* lane_dst, int ndst, RowBatch& b) {
+/// The destinations are visited from index `first` (mod ndst) on: callers vary it so that
+/// concurrent warps do not all write the same rank's link first.
+__device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, char* lane_dst, int ndst, RowBatch& b, int first) {
   for (size_t base = 0; base < bytes; base += kBatchBytes) {
     if (base != 0) b.load(src, bytes, base);
-    for (int i = 0; i < ndst; ++i)
+    for (int k = 0, i = ndst > 0 ? first % ndst : 0; k < ndst; ++k, i = i + 1 == ndst ? 0 : i + 1)
       b.store(reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i)), bytes, base);
   }
-}
-__device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, char* lane_dst, int ndst) {
-  RowBatch b;
-  b.load(src, bytes, 0);
-  warp_fanout16(src, bytes, lane_dst, ndst, b);
 }
 /// The same for n 32-bit words (scales): read once, stored to each destination.
 __device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, uint32_t* lane_dst, int ndst) {
