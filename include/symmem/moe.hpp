@@ -40,9 +40,10 @@ namespace symmem::moe {
 /// kernels, or as one (send, then receive in the same grid: one launch and one grid-wide drain less
 /// per step; the grid must stay resident while it waits for the peers, so it is sized to what fits,
 /// and it is refused where ranks share a GPU). kAuto: one kernel where the ranks have their own GPUs
-/// and an operation is one round (decode), two otherwise (measured at 4 x H200: one kernel is ~20%
-/// faster for a decode combine and as fast for dispatch, but several times slower in multi-round
-/// prefill). The halves called apart (dispatch_send, ...) always run their own kernels.
+/// and an operation is one round (decode), two otherwise (measured at 4 x H100: one kernel is ~10%
+/// faster for a decode combine and as fast for dispatch; in multi-round prefill it was several
+/// times slower before its waits backed off, and is level now). The halves called apart
+/// (dispatch_send, ...) always run their own kernels.
 enum class Kernels : int { kAuto = 0, kTwo = 1, kOne = 2 };
 
 struct Config {
@@ -97,9 +98,9 @@ class SYMMEM_API ExpertParallel {
   /// A debugging aid: with SYMMEM_MOE_TRACE=1 in the environment when this object was made, the
   /// kernels stamp their phases (%globaltimer, ns) and this returns the stamps of the last
   /// dispatch and combine round, in the order of kern::TracePoint (src/moe/moe_kernels.hpp: send
-  /// start, send elected, flags raised, receive start, peers' flags in, receive elected, receive
-  /// done for dispatch; the same for combine, without the last). Empty when tracing is off. Call
-  /// after the stream has finished the operation.
+  /// start, stores fenced, flags raised, receive start, peers' flags in, receive elected, receive
+  /// done for dispatch; the same for combine, without the last; then each half's block 0 done with
+  /// its own work). Empty when tracing is off. Call after the stream has finished the operation.
   std::vector<uint64_t> trace_ns() const;
 
   /// The halves (one round only: round_tokens 0 or >= max_tokens).
