@@ -105,7 +105,7 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
-  if (last_block(arrive, Reach::kLocal) && a.r.last && threadIdx.x == 0) h.local_signals[kCombinedSlot] = op;
+  if (last_block(arrive) && a.r.last && threadIdx.x == 0) h.local_signals[kCombinedSlot] = op;
 }
 
 __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
@@ -148,7 +148,7 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 3;
   __syncthreads();
-  if (last_block(arrive, Reach::kLocal) && threadIdx.x == 0) {  // out is read in stream order only
+  if (last_block(arrive) && threadIdx.x == 0) {  // out is read in stream order only
     // Every block has read the flags: zero them for the round two ahead (moe_kernels.hpp).
     for (int s = 0; s < n; ++s) device::st_relaxed(h.local_signals + combine_flag(parity, s), 0);
     h.local_signals[kCombineEpochSlot] = c;

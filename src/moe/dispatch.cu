@@ -111,7 +111,7 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
-  if (last_block(arrive, Reach::kLocal)) {
+  if (last_block(arrive)) {
     unsigned* total = at<unsigned>(h, L.sent_total_off);
     for (int d = threadIdx.x; d < n; d += blockDim.x) {
       const unsigned rows = send_count[d];
@@ -181,7 +181,7 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;
   __syncthreads();
-  if (last_block(arrive, Reach::kLocal)) {  // its threads split the epilogue: source s, local expert le
+  if (last_block(arrive)) {  // its threads split the epilogue: source s, local expert le
     if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);

@@ -145,29 +145,20 @@ __device__ __forceinline__ T* at_peer(const DeviceHandle& h, int peer, size_t of
   return reinterpret_cast<T*>(static_cast<char*>(h.peers[peer]) + off);
 }
 
-/// What a block's work wrote before it arrives at last_block: rows on other GPUs (the elected block
-/// then raises their flags) or only this GPU's memory (its epilogue reads it).
-enum class Reach { kPeers, kLocal };
-
 /// Every thread calls it after its block's work. Returns true on every thread of the last block
-/// to arrive (false elsewhere); every block's earlier writes (local, or over NVLink with
-/// Reach::kPeers) are then visible to it and ordered before what it writes next, so its epilogue
-/// can run on all its threads. The counter is back at 0 afterwards.
-/// Every thread fences its own writes (a fence orders the calling thread's writes; one thread's
-/// fence after the block barrier did not cover the others' NVLink stores in practice). An
-/// acquire-release fence is what a release needs (fence.sc measured no different at 4 GPUs).
-__device__ __forceinline__ void arrive_fence(Reach reach) {
-  if (reach == Reach::kLocal) device::fence_acq_rel_gpu();
-  else device::fence_acq_rel();
-}
-__device__ __forceinline__ bool last_block(unsigned int* counter, Reach reach) {
+/// to arrive (false elsewhere); every block's earlier writes to this GPU's memory are then visible
+/// to it and ordered before what it writes next, so its epilogue can run on all its threads. The
+/// counter is back at 0 afterwards. (Only local bookkeeping is elected: what peers wait for goes
+/// out per block, arrive_at_flags.) Every thread fences its own writes: a fence orders the calling
+/// thread's writes only.
+__device__ __forceinline__ bool last_block(unsigned int* counter) {
   __shared__ int last;
-  arrive_fence(reach);
+  device::fence_acq_rel_gpu();
   __syncthreads();
   if (threadIdx.x == 0) {
     last = atomicAdd(counter, 1u) == gridDim.x - 1;
     if (last) {
-      arrive_fence(reach);  // every arrival observed: their writes precede what follows
+      device::fence_acq_rel_gpu();  // every arrival observed: their writes precede what follows
       *counter = 0;
     }
   }
@@ -175,15 +166,18 @@ __device__ __forceinline__ bool last_block(unsigned int* counter, Reach reach) {
   return last != 0;
 }
 
-/// A send half's block, its work done: every thread fences its stores (to peers), then thread d adds
-/// the block's arrival (kArrival) and value(d) to rank d's flag `slot`. The fence and the add after
-/// it are a release (the block's stores are visible to whoever sees the add), so the add itself is
-/// relaxed: a release add would fence again (~2 us at system scope). Every rank gets one, rule
-/// (R). Block 0 stamps its fence and its adds.
+/// A send half's block, its work done: every thread fences its stores (to peers; a fence orders only
+/// the calling thread's writes, and one thread's fence after the block barrier did not cover the
+/// others' NVLink stores in practice), then thread d adds the block's arrival (kArrival) and
+/// value(d) to rank d's flag `slot`. The fence and the add after it are a release (the block's
+/// stores are visible to whoever sees the add), so the add itself is relaxed: a release add would
+/// fence again (~2 us at system scope). An acquire-release fence is what a release needs (fence.sc
+/// measured no different at 4 GPUs). Every rank gets one, rule (R). Block 0 stamps its fence and
+/// its adds.
 template <class ValueOf>
 __device__ __forceinline__ void arrive_at_flags(const DeviceHandle& h, const Layout& L, int slot, ValueOf value, TracePoint fenced,
                                                 TracePoint raised) {
-  arrive_fence(Reach::kPeers);
+  device::fence_acq_rel();
   __syncthreads();
   stamp0(h, L, fenced);
   for (int d = threadIdx.x; d < L.n; d += blockDim.x) device::red_add_relaxed(h.signals[d] + slot, kArrival + value(d));
