@@ -12,8 +12,8 @@
 namespace symmem::moe::kern {
 namespace {
 
-// The round epoch e and the operation op a kernel runs under are read once, at its start (the
-// elected block of the send half raises the operation in the pad while others still run).
+// The round epoch e and the operation op a kernel runs under are read once, at its start (the send
+// half's last block raises the operation in the pad while other blocks may still run).
 template <class Idx>
 __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e, uint64_t op) {
   const DeviceHandle& h = a.h;
@@ -222,10 +222,10 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
   // The operation was raised by its first send round, an earlier kernel.
   dispatch_recv(a, a.h.local_signals[kEpochSlot] + 1, a.h.local_signals[kOpSlot]);
 }
-// One kernel per round (Kernels::kOne, or kAuto at one round): the send half, the election that raises the flags,
-// then the receive half in the same grid. Every block must be resident at once (the receive half
-// spins until the last block of the send half has raised this rank's flags): the host sizes the
-// grid to what stays resident and refuses the path where ranks share a GPU.
+// One kernel per round (Kernels::kOne, or kAuto at one round): the send half, each block's flag
+// adds, then the receive half in the same grid. Every block must be resident at once (the receive
+// half spins until every block of the send half has added to this rank's own flag): the host sizes
+// the grid to what stays resident and refuses the path where ranks share a GPU.
 template <class Idx>
 __global__ void __launch_bounds__(kThreads) dispatch_kernel(DispatchArgs s, DispatchRecvArgs r) {
   coll::pdl_wait();
