@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A/B timing of two commits on one GPU machine, in one device call (each call may land on another
+# machine kind, so a baseline only counts when it is measured beside the change).
+#
+# Here (with git):   tools/ab.sh prepare REF     exports REF's tree into .deps/ab/REF (ignored)
+# On the device:     tools/ab.sh run [SUITE...]  builds the working tree and every .deps/ab/* tree,
+#                    then runs `symmem-bench SUITE` (default: all_reduce) with each, alternating
+#                    trees per suite, JSON and logs to $OUT as <suite>-<tree>.json
+#                    (SYMMEM_AB_ARGS: more symmem-bench flags, e.g. "-e 1048576").
+# Carry [".deps"] in the device call. Multicast stays off in every child.
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  prepare)
+    ref=${1:?usage: tools/ab.sh prepare REF}
+    dir=.deps/ab/$(echo "$ref" | tr '/' '_')
+    rm -rf "$dir" && mkdir -p "$dir" && git archive "$ref" | tar -x -C "$dir" && echo "exported $ref into $dir"
+    ;;
+  run)
+    OUT=${OUT:-$PWD/gpu-out}
+    mkdir -p "$OUT"
+    if [ -x /usr/bin/g++ ]; then export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++; fi
+    gtest=""
+    [ -d .deps/googletest ] && gtest="-DSYMMEM_GTEST_SOURCE=$PWD/.deps/googletest"
+    trees=(".")
+    for d in .deps/ab/*/; do [ -d "$d" ] && trees+=("${d%/}"); done
+    for t in "${trees[@]}"; do
+      name=$( [ "$t" = . ] && echo work || basename "$t")
+      (cmake -S "$t" -B "$t/build-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_BUILD_PYTHON=OFF $gtest &&
+        cmake --build "$t/build-ab" -j "$(nproc)" --target symmem-bench) > "$OUT/build-$name.log" 2>&1 ||
+        { echo "build of $name failed"; tail -20 "$OUT/build-$name.log"; exit 1; }
+    done
+    suites=("$@")
+    [ ${#suites[@]} -gt 0 ] || suites=(all_reduce)
+    rc=0
+    for s in "${suites[@]}"; do
+      for t in "${trees[@]}"; do
+        name=$( [ "$t" = . ] && echo work || basename "$t")
+        timeout 240 "$t/build-ab/bench/symmem-bench" "$s" ${SYMMEM_AB_ARGS:-} --json "$OUT/$s-$name.json" > "$OUT/$s-$name.log" 2>&1 ||
+          { echo "$s with $name failed (see $s-$name.log)"; rc=1; }
+        echo "== $s, $name"
+        grep -E "^ " "$OUT/$s-$name.log" | head -24 || true
+      done
+    done
+    exit $rc
+    ;;
+  *)
+    echo "usage: tools/ab.sh prepare REF | run [SUITE...]" >&2
+    exit 2
+    ;;
+esac
