@@ -2,7 +2,8 @@
 # A/B timing of two commits on one GPU machine, in one device call (each call may land on another
 # machine kind, so a baseline only counts when it is measured beside the change).
 #
-# Here (with git):   tools/ab.sh prepare REF     exports REF's tree into .deps/ab/REF (ignored)
+# Here (with git):   tools/ab.sh prepare REF     exports REF's tree into .deps/ab/REF (ignored; every
+#                                                tree left in .deps/ab is built and timed: clear old ones)
 # On the device:     tools/ab.sh run [SUITE...]  builds the working tree and every .deps/ab/* tree,
 #                    then runs `symmem-bench SUITE` (default: all_reduce) with each, alternating
 #                    trees per suite, JSON and logs to $OUT as <suite>-<tree>.json
