@@ -182,8 +182,10 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
     const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + recv_total[s] + (j - start[s]);
     const char* src = at<char>(h, L.stage_off + row * L.row);
     Meta* meta = at<Meta>(h, L.meta_off + rec * sizeof(Meta));
-    RowBatch rb;  // the staged row's first batch in flight during the claims
+    RowBatch rb;  // the staged row's first batch and its first 64 scale words in flight during the claims
     rb.load(src, payload, 0);
+    WordBatch sb;
+    if (L.scale_words) sb.load(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words);
     // Lane k < K claims a row of its local expert (in parallel); the kept ones are compacted so
     // that lane i holds the i-th destination row; the staged row is read once.
     int le = -1;
@@ -206,7 +208,7 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
     warp_fanout16(src, payload, lane < ndst ? a.recv_x + out_row * payload : nullptr, ndst, rb, 0);
     if (L.scale_words)
       warp_fanout_words(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
-                        lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst);
+                        lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst, &sb);
   }
   stamp0(h, L, kDispRecvWorked);
 }

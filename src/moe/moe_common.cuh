@@ -47,11 +47,19 @@ __device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, cha
       b.store(reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i)), bytes, base);
   }
 }
-/// The same for n 32-bit words (scales): read once, stored to each destination.
-__device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, uint32_t* lane_dst, int ndst) {
+/// The same for n 32-bit words (scales): read once, stored to each destination. `pre` holds the
+/// first 64 words when the caller loaded them early (WordBatch), else nullptr.
+struct WordBatch {
+  uint32_t w[2];
+  __device__ __forceinline__ void load(const uint32_t* src, int n) {
+#pragma unroll
+    for (int q = 0; q < 2; ++q) w[q] = q * 32 + lane_id() < n ? src[q * 32 + lane_id()] : 0u;
+  }
+};
+__device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, uint32_t* lane_dst, int ndst, const WordBatch* pre = nullptr) {
   for (int base = 0; base < n; base += 32) {
     const int i0 = base + lane_id();
-    const uint32_t v = i0 < n ? src[i0] : 0u;
+    const uint32_t v = pre != nullptr && base < 64 ? pre->w[base / 32] : i0 < n ? src[i0] : 0u;
     for (int i = 0; i < ndst; ++i) {
       uint32_t* d = reinterpret_cast<uint32_t*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
       if (i0 < n) d[i0] = v;
