@@ -120,6 +120,8 @@ class SYMMEM_API ExpertParallel {
   void check_out(const DispatchOut& out) const;
   void dispatch_round(const DispatchIn* in, const DispatchOut* out, int j, cudaStream_t stream);
   void combine_round(const void* expert_out, bool weighted, void* out, bool recv, int j, cudaStream_t stream);
+  void dispatch_pipelined(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream);
+  void combine_pipelined(const void* expert_out, bool weighted, void* out, cudaStream_t stream);
   struct Impl;
   Communicator& comm_;
   Config cfg_;

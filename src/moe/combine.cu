@@ -13,7 +13,8 @@ namespace {
 
 // The combine round epoch c (this round's) and the operation op (the last dispatch's) are read
 // once, at the start of a kernel.
-__device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op) {
+// The send half's stores: the partial rows of this round's received rows, into their sources.
+__device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, C = L.capacity;
@@ -100,24 +101,37 @@ __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, u
     sum.store(dst);
   }
   stamp0(h, L, kCombSendWorked);
-  arrive_at_flags(h, L, combine_flag(parity, me), [](int) { return uint64_t{0}; }, kCombSendFenced, kCombFlagsRaised);
-  // Then, off the peers' path, the last block marks the operation combined.
+}
+// The block's arrival in every rank's flag; then, off the peers' path, the last block marks the
+// operation combined.
+__device__ __forceinline__ void send_flags_close(const CombineArgs& a, uint64_t c, uint64_t op) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  arrive_at_flags(h, L, combine_flag(static_cast<int>(c & 1), h.rank), [](int) { return uint64_t{0}; }, kCombSendFenced, kCombFlagsRaised);
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
   if (last_block(arrive) && a.r.last && threadIdx.x == 0) h.local_signals[kCombinedSlot] = op;
 }
 
-__device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
+// Waits for every rank's round flag (its `senders` blocks); seen: the flags' values.
+__device__ __forceinline__ bool recv_wait(const CombineArgs& a, uint64_t c, uint64_t op, uint64_t* seen) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
-  const int n = L.n;
-  const int parity = static_cast<int>(c & 1);
+  const int n = L.n, parity = static_cast<int>(c & 1);
   stamp0(h, L, kCombRecvStart);
-  const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, kArrival * static_cast<uint64_t>(a.senders), nullptr,
-                           L.backoff_ns);
+  const bool ok = wait_all(h, n, [&](int p) { return combine_flag(parity, p); }, at<uint64_t>(h, L.flag_base_off) + flag_base_index(1, parity, 0),
+                           static_cast<uint64_t>(a.senders), seen, L.backoff_ns);
   stamp0(h, L, kCombRecvFlagsIn);
   if (ok && a.r.last) report_peer_overflow(h, n, op);  // a peer over capacity in this operation
+  return ok;
+}
+
+// A warp per (token, segment) of this rank's tokens in the round: the sum of the ranks' partials.
+__device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool ok) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, parity = static_cast<int>(c & 1);
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
   const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
@@ -145,15 +159,33 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
     sum.store(a.out + static_cast<size_t>(t) * hrow);
   }
   stamp0(h, L, kCombRecvWorked);
+}
+
+// The last block (every block done reading the flags and summing): the flags' bases for their
+// next round, the round epoch. (out is read in stream order only.)
+__device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, const uint64_t* seen, bool ok) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 3;
   __syncthreads();
-  if (last_block(arrive) && threadIdx.x == 0) {  // out is read in stream order only
-    // Every block has read the flags: zero them for the round two ahead (moe_kernels.hpp).
-    for (int s = 0; s < n; ++s) device::st_relaxed(h.local_signals + combine_flag(parity, s), 0);
+  if (last_block(arrive) && threadIdx.x == 0) {
+    uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(1, static_cast<int>(c & 1), 0);
+    for (int s = 0; ok && s < L.n; ++s) base[s] = seen[s];  // the flag's value at this round, for its next one
     h.local_signals[kCombineEpochSlot] = c;
     stamp(h, L, kCombRecvDone);
   }
+}
+
+__device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op) {
+  send_items(a, c, op);
+  send_flags_close(a, c, op);
+}
+__device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
+  __shared__ uint64_t seen[pad::kMaxTeam];
+  const bool ok = recv_wait(a, c, op, seen);
+  recv_sum(a, c, ok);
+  recv_close(a, c, seen, ok);
 }
 
 __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
@@ -163,6 +195,18 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
 __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   coll::pdl_wait();
   combine_recv(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
+}
+// Pipelined rounds (moe_kernels.hpp), as dispatch_pipe_kernel: round c's flags waited for, round
+// c+1's partials stored (next), round c's sum, then round c+1's flags.
+__global__ void __launch_bounds__(kThreads) combine_pipe_kernel(CombineArgs send_next, CombineArgs recv, bool next) {
+  coll::pdl_wait();
+  const uint64_t c = recv.h.local_signals[kCombineEpochSlot] + 1, op = recv.h.local_signals[kOpSlot];
+  __shared__ uint64_t seen[pad::kMaxTeam];
+  const bool ok = recv_wait(recv, c, op, seen);
+  if (next) send_items(send_next, c + 1, op);
+  recv_sum(recv, c, ok);
+  if (next) send_flags_close(send_next, c + 1, op);
+  recv_close(recv, c, seen, ok);
 }
 // One kernel per round (Kernels::kOne, or kAuto at one round), as dispatch_kernel: every block resident at once.
 __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, CombineArgs recv) {
@@ -174,6 +218,9 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, Com
 
 }  // namespace
 
+void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, cudaStream_t s) {
+  coll::launch(combine_pipe_kernel, blocks, kThreads, s, send_next, recv, next);
+}
 void launch_combine_send(const CombineArgs& a, int blocks, cudaStream_t s) {
   coll::launch(combine_send_kernel, blocks, kThreads, s, a);
 }
@@ -186,7 +233,7 @@ void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks
 int combine_resident_blocks_per_sm() {
   int least = 1 << 30;
   for (const void* k : {reinterpret_cast<const void*>(combine_kernel), reinterpret_cast<const void*>(combine_send_kernel),
-                        reinterpret_cast<const void*>(combine_recv_kernel)}) {
+                        reinterpret_cast<const void*>(combine_recv_kernel), reinterpret_cast<const void*>(combine_pipe_kernel)}) {
     int b = 0;
     SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
     least = b < least ? b : least;

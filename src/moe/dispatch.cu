@@ -14,8 +14,16 @@ namespace {
 
 // The round epoch e and the operation op a kernel runs under are read once, at its start (the send
 // half's last block raises the operation in the pad while other blocks may still run).
+// A send half's per-block state: the current token's destinations, the rows staged on each rank.
+struct SendShared {
+  char* dst[32];
+  int ndst;
+  unsigned rows[pad::kMaxTeam];
+};
+
+// The send half's stores: rows, scales and routing records of this block's tokens.
 template <class Idx>
-__device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e, uint64_t op) {
+__device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uint64_t op, SendShared& sh) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, K = L.topk;
@@ -35,9 +43,9 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   // Warp 0 also writes the routing records, the last warp the scales. The trip count is the same
   // for every thread of a block, so the block barriers below are safe.
   constexpr int kWarps = kThreads / 32;
-  __shared__ char* s_dst[32];
-  __shared__ int s_ndst;
-  __shared__ unsigned s_rows[pad::kMaxTeam];  // rows this block staged on each rank (its flag adds)
+  char** s_dst = sh.dst;
+  int& s_ndst = sh.ndst;
+  unsigned* s_rows = sh.rows;  // rows this block staged on each rank (its flag adds)
   for (int d = threadIdx.x; d < n; d += blockDim.x) s_rows[d] = 0;
   __syncthreads();
   const int warp = static_cast<int>(threadIdx.x >> 5);
@@ -104,16 +112,23 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
     __syncthreads();  // s_dst is rewritten by the next token
   }
   stamp0(h, L, kDispSendWorked);
-  // The block's arrival and its rows in every rank's flag (0 rows where nothing went), at once.
-  arrive_at_flags(h, L, dispatch_flag(parity, me), [&](int d) { return static_cast<uint64_t>(s_rows[d]); }, kDispSendFenced,
-                  kDispFlagsRaised);
-  // Then, off the peers' path, the last block (every claim in) closes the round's send counts.
+}
+// The block's arrival and its rows in every rank's flag (0 rows where nothing went), at once.
+__device__ __forceinline__ void send_flags(const DispatchArgs& a, uint64_t e, const SendShared& sh) {
+  arrive_at_flags(a.h, a.L, dispatch_flag(static_cast<int>(e & 1), a.h.rank), [&](int d) { return static_cast<uint64_t>(sh.rows[d]); },
+                  kDispSendFenced, kDispFlagsRaised);
+}
+// Then, off the peers' path, the last block (every claim in) closes the round's send counts.
+__device__ __forceinline__ void send_close(const DispatchArgs& a, uint64_t op) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
   if (last_block(arrive)) {
+    unsigned* send_count = at<unsigned>(h, L.send_count_off);
     unsigned* total = at<unsigned>(h, L.sent_total_off);
-    for (int d = threadIdx.x; d < n; d += blockDim.x) {
+    for (int d = threadIdx.x; d < L.n; d += blockDim.x) {
       const unsigned rows = send_count[d];
       send_count[d] = 0;
       total[d] = a.r.last ? 0u : total[d] + rows;
@@ -122,25 +137,41 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   }
 }
 
-__device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_t e, uint64_t op) {
+// A receive half's per-block state: the flags' values, where each source's rows start.
+struct RecvShared {
+  uint64_t seen[pad::kMaxTeam];
+  int start[pad::kMaxTeam + 1];
+  int ok;
+};
+
+// Waits for every rank's round flag (its `senders` blocks), then takes the round's row counts.
+// (A wait that gave up leaves this block with nothing to copy; it still arrives at the election.)
+__device__ __forceinline__ void recv_wait(const DispatchRecvArgs& a, uint64_t e, uint64_t op, RecvShared& sh) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, parity = static_cast<int>(e & 1);
+  const uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, parity, 0);
+  stamp0(h, L, kDispRecvStart);
+  const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, base, static_cast<uint64_t>(a.senders), sh.seen,
+                           L.backoff_ns);
+  stamp0(h, L, kDispRecvFlagsIn);
+  if (threadIdx.x == 0) {
+    sh.ok = ok;
+    sh.start[0] = 0;
+    for (int s = 0; s < n; ++s) sh.start[s + 1] = sh.start[s] + (ok ? static_cast<int>((sh.seen[s] - base[s]) & kRowsMask) : 0);
+  }
+  if (a.r.first && ok) report_peer_overflow(h, n, op - 1);  // a peer over capacity in the last operation
+  __syncthreads();
+}
+
+// A warp per staged row: into each local expert it chose.
+__device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity;
   const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
   const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
-  __shared__ uint64_t seen[pad::kMaxTeam];
-  __shared__ int start[pad::kMaxTeam + 1];
-  // (A wait that gave up leaves this block with nothing to copy; it still arrives below.)
-  stamp0(h, L, kDispRecvStart);
-  const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, kArrival * static_cast<uint64_t>(a.senders), seen,
-                           L.backoff_ns);
-  stamp0(h, L, kDispRecvFlagsIn);
-  if (threadIdx.x == 0) {
-    start[0] = 0;
-    for (int s = 0; s < n; ++s) start[s + 1] = start[s] + (ok ? static_cast<int>(seen[s] & kRowsMask) : 0);
-  }
-  if (a.r.first && ok) report_peer_overflow(h, n, op - 1);  // a peer over capacity in the last operation
-  __syncthreads();
+  const int* start = sh.start;
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lane = lane_id();
@@ -151,8 +182,10 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
     const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + recv_total[s] + (j - start[s]);
     const char* src = at<char>(h, L.stage_off + row * L.row);
     Meta* meta = at<Meta>(h, L.meta_off + rec * sizeof(Meta));
-    RowBatch rb;  // the staged row's first batch in flight during the claims
+    RowBatch rb;  // the staged row's first batch and its first 64 scale words in flight during the claims
     rb.load(src, payload, 0);
+    WordBatch sb;
+    if (L.scale_words) sb.load(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words);
     // Lane k < K claims a row of its local expert (in parallel); the kept ones are compacted so
     // that lane i holds the i-th destination row; the staged row is read once.
     int le = -1;
@@ -175,9 +208,18 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
     warp_fanout16(src, payload, lane < ndst ? a.recv_x + out_row * payload : nullptr, ndst, rb, 0);
     if (L.scale_words)
       warp_fanout_words(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
-                        lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst);
+                        lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst, &sb);
   }
   stamp0(h, L, kDispRecvWorked);
+}
+
+// The last block of the receive half (every block done reading the flags and copying): the round's
+// counts, the flags' bases for their next round, and on the last round the expert counts.
+__device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, El = L.experts_local, C = L.capacity, parity = static_cast<int>(e & 1);
+  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;
   __syncthreads();
@@ -185,11 +227,11 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
     if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
+    uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, parity, 0);
     for (int s = threadIdx.x; s < n; s += blockDim.x) {
-      round_counts[s] = ok ? static_cast<unsigned>(seen[s] & kRowsMask) : 0u;
+      round_counts[s] = sh.ok ? static_cast<unsigned>((sh.seen[s] - base[s]) & kRowsMask) : 0u;
       total[s] = a.r.last ? 0u : total[s] + round_counts[s];
-      // Every block has read the flag: zero it for the round two ahead (moe_kernels.hpp).
-      device::st_relaxed(h.local_signals + dispatch_flag(parity, s), 0);
+      if (sh.ok) base[s] = sh.seen[s];  // the flag's value at this round, for its next one
     }
     __shared__ int over;
     if (threadIdx.x == 0) over = 0;
@@ -210,6 +252,20 @@ __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_
     if (threadIdx.x == 0) h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
     stamp_block(h, L, kDispRecvDone);
   }
+}
+
+template <class Idx>
+__device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e, uint64_t op) {
+  __shared__ SendShared sh;
+  send_rows<Idx>(a, e, op, sh);
+  send_flags(a, e, sh);
+  send_close(a, op);
+}
+__device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_t e, uint64_t op) {
+  __shared__ RecvShared sh;
+  recv_wait(a, e, op, sh);
+  recv_copy(a, e, op, sh);
+  recv_close(a, e, op, sh);
 }
 
 template <class Idx>
@@ -234,8 +290,32 @@ __global__ void __launch_bounds__(kThreads) dispatch_kernel(DispatchArgs s, Disp
   dispatch_recv(r, e, op);
 }
 
+// Pipelined rounds (moe_kernels.hpp): round j's flags waited for, round j+1's rows stored (next),
+// round j's rows copied, then round j+1's flags added; the elections last. No block waits for
+// another block of this grid (round j's flags, this rank's included, were added by earlier
+// kernels), so the grid need not be resident at once.
+template <class Idx>
+__global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s, DispatchRecvArgs r, bool next) {
+  coll::pdl_wait();
+  const uint64_t e = r.h.local_signals[kEpochSlot] + 1, op = r.h.local_signals[kOpSlot];
+  __shared__ SendShared ss;
+  __shared__ RecvShared rs;
+  recv_wait(r, e, op, rs);
+  if (next) send_rows<Idx>(s, e + 1, op, ss);
+  recv_copy(r, e, op, rs);
+  if (next) {
+    send_flags(s, e + 1, ss);
+    send_close(s, op);
+  }
+  recv_close(r, e, op, rs);
+}
+
 }  // namespace
 
+void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, cudaStream_t s) {
+  if (send_next.idx_int64) coll::launch(dispatch_pipe_kernel<long long>, blocks, kThreads, s, send_next, recv, next);
+  else coll::launch(dispatch_pipe_kernel<int>, blocks, kThreads, s, send_next, recv, next);
+}
 void launch_dispatch_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
   if (a.idx_int64) coll::launch(dispatch_send_kernel<long long>, blocks, kThreads, s, a);
   else coll::launch(dispatch_send_kernel<int>, blocks, kThreads, s, a);
@@ -259,6 +339,8 @@ int dispatch_resident_blocks_per_sm() {
   take(reinterpret_cast<const void*>(dispatch_send_kernel<int>));
   take(reinterpret_cast<const void*>(dispatch_send_kernel<long long>));
   take(reinterpret_cast<const void*>(dispatch_recv_kernel));
+  take(reinterpret_cast<const void*>(dispatch_pipe_kernel<int>));
+  take(reinterpret_cast<const void*>(dispatch_pipe_kernel<long long>));
   return least;
 }
 

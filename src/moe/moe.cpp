@@ -80,6 +80,7 @@ Layout make_layout(const Config& c, int n) {
   L.round_counts_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(L.rounds), "moe round counts"));
   L.arrive_off = take(sizeof(unsigned) * 4);
   L.trace_off = take(sizeof(uint64_t) * kTracePoints);
+  L.flag_base_off = take(sizeof(uint64_t) * 4 * pad::kMaxTeam);
   L.bytes = off;
   return L;
 }
@@ -202,12 +203,19 @@ void ExpertParallel::check_out(const DispatchOut& out) const {
   require_aligned(out.recv_x, "recv_x");
 }
 
-// Round j of a dispatch: its send half (in given), its receive half (out given), or both, as two
-// kernels or, with one_kernel, as one (a grid for both halves, within what stays resident).
-void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out, int j, cudaStream_t stream) {
-  const kern::Layout& L = impl_->L;
-  const kern::Round r = round_of(L, j, impl_->last_tokens);
-  kern::DispatchArgs sa{impl_->buf.handle(), L, r, nullptr, nullptr, nullptr, false, nullptr, impl_->last_tokens, cfg_.num_experts};
+// The grids of a kind of round, from the layout and the agreed grid facts alone (a round's worst
+// case, not this rank's tokens): a receiver counts the blocks of every sender's send half. send:
+// a send half alone; recv: a receive half alone; both: one grid for both halves (one kernel a
+// round, or a pipelined round). Dispatch sends a block per token; combine a warp per (row, segment).
+struct Grids {
+  int send, recv, both;
+};
+static Grids grids_of(long long send_warps, long long recv_warps, int sms, int resident) {
+  return {blocks_for(send_warps, sms, resident), blocks_for(recv_warps, sms, resident), blocks_for(std::max(send_warps, recv_warps), sms, resident)};
+}
+
+static kern::DispatchArgs dispatch_args(const kern::Layout& L, const DeviceHandle& h, const DispatchIn* in, int j, int tokens, int experts) {
+  kern::DispatchArgs sa{h, L, round_of(L, j, tokens), nullptr, nullptr, nullptr, false, nullptr, tokens, experts};
   if (in != nullptr) {
     sa.x = static_cast<const char*>(in->x);
     sa.scales = static_cast<const uint32_t*>(in->scales);
@@ -215,25 +223,50 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
     sa.idx_int64 = in->idx_int64;
     sa.weights = in->topk_weights;
   }
-  kern::DispatchRecvArgs ra{impl_->buf.handle(), L, r, 0, nullptr, nullptr, nullptr};
+  return sa;
+}
+static kern::DispatchRecvArgs dispatch_recv_args(const kern::Layout& L, const DeviceHandle& h, const DispatchOut* out, int j, int tokens,
+                                                 int senders) {
+  kern::DispatchRecvArgs ra{h, L, round_of(L, j, tokens), senders, nullptr, nullptr, nullptr};
   if (out != nullptr) {
     ra.recv_x = static_cast<char*>(out->recv_x);
     ra.recv_scales = static_cast<uint32_t*>(out->recv_scales);
     ra.expert_counts = out->expert_counts;
   }
-  // Send: a block per token (dispatch.cu).
-  // The grids come from the layout alone (a round's worst case, not this rank's tokens): a
-  // receiver counts the blocks of every sender's send half.
-  const long long send_warps = static_cast<long long>(L.round) * (kern::kThreads / 32), recv_warps = static_cast<long long>(nranks_) * L.round;
-  const int one = blocks_for(std::max(send_warps, recv_warps), impl_->sms, impl_->resident_blocks);
-  const int send_grid = impl_->one_kernel ? one : blocks_for(send_warps, impl_->sms, impl_->resident_blocks);
-  ra.senders = send_grid;
+  return ra;
+}
+
+// Round j of a dispatch: its send half (in given), its receive half (out given), or both, as two
+// kernels or, with one_kernel, as one (a grid for both halves, within what stays resident).
+void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out, int j, cudaStream_t stream) {
+  const kern::Layout& L = impl_->L;
+  const Grids g = grids_of(static_cast<long long>(L.round) * (kern::kThreads / 32), static_cast<long long>(nranks_) * L.round, impl_->sms,
+                           impl_->resident_blocks);
+  const int senders = impl_->one_kernel ? g.both : g.send;
+  const kern::DispatchArgs sa = dispatch_args(L, impl_->buf.handle(), in, j, impl_->last_tokens, cfg_.num_experts);
+  const kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, j, impl_->last_tokens, senders);
   if (in != nullptr && out != nullptr && impl_->one_kernel) {
-    kern::launch_dispatch(sa, ra, one, stream);
+    kern::launch_dispatch(sa, ra, g.both, stream);
     return;
   }
-  if (in != nullptr) kern::launch_dispatch_send(sa, send_grid, stream);
-  if (out != nullptr) kern::launch_dispatch_recv(ra, blocks_for(recv_warps, impl_->sms, impl_->resident_blocks), stream);
+  if (in != nullptr) kern::launch_dispatch_send(sa, senders, stream);
+  if (out != nullptr) kern::launch_dispatch_recv(ra, g.recv, stream);
+}
+
+// Several rounds, pipelined (moe_kernels.hpp): send(0), then a kernel a round j that receives j
+// and sends j + 1. Round 0's flags count send(0)'s blocks, the later rounds' the pipelined grid's.
+void ExpertParallel::dispatch_pipelined(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
+  const kern::Layout& L = impl_->L;
+  const Grids g = grids_of(static_cast<long long>(L.round) * (kern::kThreads / 32), static_cast<long long>(nranks_) * L.round, impl_->sms,
+                           impl_->resident_blocks);
+  const DeviceHandle h = impl_->buf.handle();
+  const int T = impl_->last_tokens;
+  kern::launch_dispatch_send(dispatch_args(L, h, &in, 0, T, cfg_.num_experts), g.send, stream);
+  for (int j = 0; j < L.rounds; ++j) {
+    const bool next = j + 1 < L.rounds;
+    kern::launch_dispatch_pipe(dispatch_args(L, h, &in, next ? j + 1 : j, T, cfg_.num_experts),
+                               dispatch_recv_args(L, h, &out, j, T, j == 0 ? g.send : g.both), next, g.both, stream);
+  }
 }
 
 void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
@@ -253,6 +286,10 @@ void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cuda
   check_in(in);
   check_out(out);
   impl_->last_tokens = in.tokens;
+  if (impl_->L.rounds > 1 && !impl_->one_kernel) {
+    dispatch_pipelined(in, out, stream);
+    return;
+  }
   for (int j = 0; j < impl_->L.rounds; ++j) dispatch_round(&in, &out, j, stream);
 }
 
@@ -260,18 +297,34 @@ void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cuda
 void ExpertParallel::combine_round(const void* expert_out, bool weighted, void* out, bool recv, int j, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const kern::Round r = round_of(L, j, impl_->last_tokens);
-  // As dispatch: grids from the layout alone, the send grid counted by every receiver.
-  const long long send_warps = static_cast<long long>(nranks_) * L.round * segments(L), recv_warps = static_cast<long long>(L.round) * segments(L);
-  const int one = blocks_for(std::max(send_warps, recv_warps), impl_->sms, impl_->resident_blocks);
-  const int send_grid = impl_->one_kernel ? one : blocks_for(send_warps, impl_->sms, impl_->resident_blocks);
-  const kern::CombineArgs sa{impl_->buf.handle(), L, r, static_cast<const char*>(expert_out), weighted, nullptr, impl_->last_tokens, send_grid};
-  const kern::CombineArgs ra{impl_->buf.handle(), L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens, send_grid};
+  const Grids g = grids_of(static_cast<long long>(nranks_) * L.round * segments(L), static_cast<long long>(L.round) * segments(L), impl_->sms,
+                           impl_->resident_blocks);
+  const int senders = impl_->one_kernel ? g.both : g.send;
+  const kern::CombineArgs sa{impl_->buf.handle(), L, r, static_cast<const char*>(expert_out), weighted, nullptr, impl_->last_tokens, senders};
+  const kern::CombineArgs ra{impl_->buf.handle(), L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens, senders};
   if (expert_out != nullptr && recv && impl_->one_kernel) {
-    kern::launch_combine(sa, ra, one, stream);
+    kern::launch_combine(sa, ra, g.both, stream);
     return;
   }
-  if (expert_out != nullptr) kern::launch_combine_send(sa, send_grid, stream);
-  if (recv) kern::launch_combine_recv(ra, blocks_for(recv_warps, impl_->sms, impl_->resident_blocks), stream);
+  if (expert_out != nullptr) kern::launch_combine_send(sa, senders, stream);
+  if (recv) kern::launch_combine_recv(ra, g.recv, stream);
+}
+
+// Several rounds, pipelined, as dispatch_pipelined.
+void ExpertParallel::combine_pipelined(const void* expert_out, bool weighted, void* out, cudaStream_t stream) {
+  const kern::Layout& L = impl_->L;
+  const Grids g = grids_of(static_cast<long long>(nranks_) * L.round * segments(L), static_cast<long long>(L.round) * segments(L), impl_->sms,
+                           impl_->resident_blocks);
+  const DeviceHandle h = impl_->buf.handle();
+  const int T = impl_->last_tokens;
+  auto args = [&](int j, int senders) {
+    return kern::CombineArgs{h, L, round_of(L, j, T), static_cast<const char*>(expert_out), weighted, static_cast<char*>(out), T, senders};
+  };
+  kern::launch_combine_send(args(0, g.send), g.send, stream);
+  for (int j = 0; j < L.rounds; ++j) {
+    const bool next = j + 1 < L.rounds;
+    kern::launch_combine_pipe(args(next ? j + 1 : j, g.both), args(j, j == 0 ? g.send : g.both), next, g.both, stream);
+  }
 }
 
 static void check_expert_out(const void* expert_out) {
@@ -298,6 +351,10 @@ void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
 void ExpertParallel::combine(const void* expert_out, void* out, bool weighted, cudaStream_t stream) {
   check_expert_out(expert_out);
   check_combine_out(out, impl_->last_tokens);
+  if (impl_->L.rounds > 1 && !impl_->one_kernel) {
+    combine_pipelined(expert_out, weighted, out, stream);
+    return;
+  }
   for (int j = 0; j < impl_->L.rounds; ++j) combine_round(expert_out, weighted, out, true, j, stream);
 }
 

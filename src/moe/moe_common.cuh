@@ -47,11 +47,19 @@ __device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, cha
       b.store(reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i)), bytes, base);
   }
 }
-/// The same for n 32-bit words (scales): read once, stored to each destination.
-__device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, uint32_t* lane_dst, int ndst) {
+/// The same for n 32-bit words (scales): read once, stored to each destination. `pre` holds the
+/// first 64 words when the caller loaded them early (WordBatch), else nullptr.
+struct WordBatch {
+  uint32_t w[2];
+  __device__ __forceinline__ void load(const uint32_t* src, int n) {
+#pragma unroll
+    for (int q = 0; q < 2; ++q) w[q] = q * 32 + lane_id() < n ? src[q * 32 + lane_id()] : 0u;
+  }
+};
+__device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, uint32_t* lane_dst, int ndst, const WordBatch* pre = nullptr) {
   for (int base = 0; base < n; base += 32) {
     const int i0 = base + lane_id();
-    const uint32_t v = i0 < n ? src[i0] : 0u;
+    const uint32_t v = pre != nullptr && base < 64 ? pre->w[base / 32] : i0 < n ? src[i0] : 0u;
     for (int i = 0; i < ndst; ++i) {
       uint32_t* d = reinterpret_cast<uint32_t*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
       if (i0 < n) d[i0] = v;
@@ -204,17 +212,25 @@ __device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64
   if (threadIdx.x == 0 && any) h.local_signals[kOverflowSeenSlot] = op;
 }
 
-/// Thread p < n of every block waits for peer p's flag at `slot(p)` to reach `value`; returns
+/// Thread p < n of every block waits until peer p's flag at `slot(p)` holds `arrivals` more send
+/// blocks than base[p], its value at the slot's previous round (moe_kernels.hpp; modulo 2^64), and
+/// puts the value in seen[p]: every block reads the same one (the next add to the slot is a round
+/// two ahead, which needs this rank's flags of the next round, added only after this read). Returns
 /// false on every thread if a wait gave up (the error is recorded).
 template <class SlotOf>
-__device__ inline bool wait_all(const DeviceHandle& h, int n, SlotOf slot, uint64_t value, uint64_t* seen, unsigned backoff_ns) {
+__device__ inline bool wait_all(const DeviceHandle& h, int n, SlotOf slot, const uint64_t* base, uint64_t arrivals, uint64_t* seen,
+                                unsigned backoff_ns) {
   __shared__ int ok;
   if (threadIdx.x == 0) ok = 1;
   __syncthreads();
   for (int p = threadIdx.x; p < n; p += blockDim.x) {
-    uint64_t* f = h.local_signals + slot(p);
-    if (!device::wait_until(h, f, Cmp::kGe, value, WaitKind::kSignal, p, backoff_ns)) ok = 0;
-    else if (seen != nullptr) seen[p] = device::ld_acquire(f);
+    const uint64_t* f = h.local_signals + slot(p);
+    const uint64_t target = base[p] + arrivals * kArrival;
+    if (!device::wait_for(h, f, [&](uint64_t v) { return static_cast<int64_t>(v - target) >= 0; }, Cmp::kGe, target, WaitKind::kSignal,
+                          p, backoff_ns))
+      ok = 0;
+    else
+      seen[p] = device::ld_acquire(f);
   }
   __syncthreads();
   return ok != 0;

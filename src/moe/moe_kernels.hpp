@@ -14,27 +14,34 @@
 //                                       each token's destination ranks, expert counters, block
 //                                       arrival counters.
 // Signal pad (user slots): epochs (local), dispatch flags (parity, source) and combine flags
-// (parity, source). A flag counts the sending grid's blocks: every block of a send half, once its
-// own stores are fenced, adds kArrival (plus, for dispatch, the rows it staged there) to the flag of
-// every rank, itself included; the receiver waits until all `senders` blocks have arrived (a count
-// every rank computes alike from the layout and the grid facts agreed at construction), reads the
-// rows, and zeroes the flag once every block of its receive half has read it. No block waits for
-// the others before its flags go out (an election would add a fence and an atomic round trip to
-// every step); what needs every block's claims done (the round's send counts and totals) is done by
-// a local election afterwards, off the peers' path.
+// (parity, source). A flag counts the sending grids' blocks and is never zeroed: every block of a
+// send half, once its own stores are fenced, adds kArrival (plus, for dispatch, the rows it staged
+// there) to the flag of every rank, itself included. The receiver keeps, per flag, the value it
+// read at the flag's previous round (flag_base, local) and waits until the flag holds `senders`
+// more arrivals (a count every rank computes alike from the layout and the grid facts agreed at
+// construction; all modulo 2^64); the round's rows are the low bits of the difference. No block
+// waits for the others before its flags go out (an election would add a fence and an atomic round
+// trip to every step); what needs every block done (the round's send counts and totals, the flag
+// bases, the receive epilogue) is done by local elections afterwards, off the peers' path.
+//
+// Rounds: one round (decode) is a send half, then a receive half. More rounds (prefill) are
+// pipelined: send(0), then for each round j one kernel that waits for round j's flags, stores round
+// j+1's rows into the peers, finishes with round j's rows (the copy into experts, or the sum into
+// out), then adds its round-(j+1) flags: the NVLink stores of j+1 drain under the local work of j.
 //
 // Flow control, for any N and any interleaving of the ranks' progress: every dispatch round and
 // every combine round is a step in which every rank sends every peer a flag and waits for every
 // peer's (rule (R) of the sequenced workspace). Staging alternates by dispatch round, the combine
 // area by combine round, the routing records by operation, the flags by round parity. A rank
-// writing a parity of one of them for step k + 2 (of its kind) has received the peer's flag of a
-// later step than k, which the peer sends only after it is done with that parity for step k: for
-// staging, the combine area and the flags (zeroed by the receive half of step k, a kernel that ends
-// before the peer's send half of step k + 1 starts) its reads end in the step itself; the routing
-// records of operation k are read until its last combine round, and the peer sends its dispatch
-// flags of operation k + 1 after that (stream order). So an add never lands on a flag that still
-// holds an earlier step's count. tests/host/test_moe_model.cpp checks the argument under random
-// interleavings, the flags' zeroing included.
+// writing a parity of one of them for step k + 2 (of its kind) has waited for the peer's flag of
+// step k + 1, and every block of the peer adds to that flag only after it has finished with step
+// k's rows of that parity (its copy or sum share, and its read of step k's flag value, which is
+// exactly step k's: the next add to that slot is a step-(k+2) add). The routing records of
+// operation k are read until its last combine round, and the peer sends its dispatch flags of
+// operation k + 1 after that (stream order). tests/host/test_moe_model.cpp (one round) and
+// test_moe_pipeline_model.cpp (pipelined rounds, cumulative flags; it also shows that zeroing the
+// flags in the receive election, or raising round j+1's flags before round j is finished with, can
+// break) check the argument under random interleavings.
 #include <cstddef>
 #include <cstdint>
 
@@ -72,6 +79,8 @@ inline constexpr int combine_flag(int parity, int src) { return 8 + 2 * pad::kMa
 // in its combine of that operation or, failing that, its next dispatch (both wait for a flag
 // the marking rank raises after the mark, so the mark is visible by then).
 inline constexpr int overflow_flag(int src) { return 8 + 4 * pad::kMaxTeam + src; }
+// flag_base[kind][parity][src]: the value a flag held at its previous round (kind 0 dispatch, 1 combine).
+inline constexpr size_t flag_base_index(int kind, int parity, int src) { return (static_cast<size_t>(kind) * 2 + parity) * pad::kMaxTeam + src; }
 constexpr int kOverflowSeenSlot = 4;  // the last operation whose peer overflow was reported here
 static_assert(8 + 5 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user slots");
 
@@ -82,7 +91,8 @@ struct Layout {
   int scale_words = 0;  // 32-bit scale words per row (moe::detail::scale_words)
   size_t row = 0;  // staged row bytes
   size_t stage_off = 0, meta_off = 0, comb_off = 0, send_count_off = 0, sent_total_off = 0, token_ranks_off = 0,
-         expert_count_off = 0, recv_total_off = 0, round_counts_off = 0, arrive_off = 0, trace_off = 0, bytes = 0;
+         expert_count_off = 0, recv_total_off = 0, round_counts_off = 0, arrive_off = 0, trace_off = 0, flag_base_off = 0,
+         bytes = 0;
   bool trace = false;  // SYMMEM_MOE_TRACE=1: the kernels stamp their phases (TracePoint) at trace_off
   // Sleep between polls of the peers' flags: one kernel a round, whose early blocks wait beside
   // blocks still sending (a prefill combine of one kernel a round: 7.8 ms without, 1.4 ms with 200 ns), else 0.
@@ -150,6 +160,10 @@ void launch_combine_recv(const CombineArgs& a, int blocks, cudaStream_t s);
 void launch_dispatch(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s);
 void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s);
 // Blocks of every dispatch (combine) kernel that stay resident on one SM at once, the least over them.
+// Round j's receive half and round j+1's send half (next: j + 1 < rounds) in one kernel (pipelined
+// rounds, above).
+void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, cudaStream_t s);
+void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, cudaStream_t s);
 int dispatch_resident_blocks_per_sm();
 int combine_resident_blocks_per_sm();
 

@@ -59,20 +59,22 @@ __device__ __forceinline__ uint64_t wait_bound_ns(const DeviceHandle& h) {
   return h.error != nullptr ? *reinterpret_cast<volatile unsigned long long*>(&h.error->timeout_ns) : default_timeout_ns();
 }
 
-/// Spins until `*addr cmp value` holds (acquire: data the writer released before setting the flag
-/// is visible after this returns true), or the handle's deadline passes (returns false).
-/// backoff_ns > 0: sleeps about that long between polls (waiters that share the GPU with the work
-/// they wait for then take fewer issue slots and memory requests from it).
-__device__ inline bool wait_until(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value,
-                                  WaitKind kind, int peer, unsigned backoff_ns = 0) {
+/// Spins until `done(*addr)` holds (acquire: data the writer released before setting the flag is
+/// visible after this returns true), or the handle's deadline passes (returns false; the record
+/// names `cmp` and `value` as what was waited for). backoff_ns > 0: sleeps about that long between
+/// polls (waiters that share the GPU with the work they wait for then take fewer issue slots and
+/// memory requests from it).
+template <class Done>
+__device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Done done, Cmp cmp, uint64_t value, WaitKind kind, int peer,
+                                unsigned backoff_ns = 0) {
   uint64_t v = ld_acquire(addr);
-  if (compare(v, cmp, value)) return true;
+  if (done(v)) return true;
   const uint64_t start = global_timer_ns();
   uint64_t bound = 0;
   for (uint32_t it = 1;; ++it) {
     if (backoff_ns != 0) __nanosleep(backoff_ns);
     v = ld_acquire(addr);
-    if (compare(v, cmp, value)) return true;
+    if (done(v)) return true;
     if ((it & 255u) == 0u) {
       if (bound == 0) bound = wait_bound_ns(h);
       uint64_t waited = global_timer_ns() - start;
@@ -82,6 +84,11 @@ __device__ inline bool wait_until(const DeviceHandle& h, const uint64_t* addr, C
       }
     }
   }
+}
+/// Spins until `*addr cmp value` holds (wait_for).
+__device__ inline bool wait_until(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value, WaitKind kind, int peer,
+                                  unsigned backoff_ns = 0) {
+  return wait_for(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns);
 }
 
 }  // namespace symmem::device
