@@ -47,30 +47,21 @@ __global__ void __launch_bounds__(kThreads) push_kernel(PushArgs a) {
     const bool aligned = ((reinterpret_cast<uintptr_t>(mine) | reinterpret_cast<uintptr_t>(a.out)) & 15u) == 0;
     const size_t vec_end = aligned ? hi / 16 * 16 : lo;
     constexpr int U = kUnroll<D>;
+    // Every source's staged part (this rank's from its input): several sources' loads in flight
+    // before the first fold (reduce_words_of), folded in rank order.
+    auto src_of = [&](int r) { return r == me ? mine : stage(h.local, r); };
     for (size_t w = lo / 16 + t; w < vec_end / 16; w += U * blockDim.x) {
-      device::Pack<D, int4> acc[U];
-      for (int r = 0; r < n; ++r) {
-        const int4* src = reinterpret_cast<const int4*>(r == me ? mine : stage(h.local, r));
-        int4 v[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-          if (w + u * blockDim.x < vec_end / 16) v[u] = src[w + u * blockDim.x];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-          if (w + u * blockDim.x >= vec_end / 16) continue;
-          if (r == 0) acc[u].load(v[u]);
-          else acc[u].template reduce<R>(v[u]);
-        }
-      }
+      int4 res[U];
+      reduce_words_of<D, R, U>(n, src_of, w, blockDim.x, vec_end / 16, res);
 #pragma unroll
       for (int u = 0; u < U; ++u)
-        if (w + u * blockDim.x < vec_end / 16) reinterpret_cast<int4*>(a.out)[w + u * blockDim.x] = acc[u].template store<R>(n);
+        if (w + u * blockDim.x < vec_end / 16) reinterpret_cast<int4*>(a.out)[w + u * blockDim.x] = res[u];
     }
     using Raw = typename device::Elem<D>::Raw;
     for (size_t e = vec_end / esize + t; e < hi / esize; e += blockDim.x) {
       device::Pack<D, Raw> acc;
       for (int r = 0; r < n; ++r) {
-        const Raw v = reinterpret_cast<const Raw*>(r == me ? mine : stage(h.local, r))[e];
+        const Raw v = reinterpret_cast<const Raw*>(src_of(r))[e];
         if (r == 0) acc.load(v);
         else acc.template reduce<R>(v);
       }

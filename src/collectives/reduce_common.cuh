@@ -60,28 +60,28 @@ __device__ __forceinline__ Word reduce_word(const DeviceHandle& h, const char* s
 template <DataType D>
 constexpr int kUnroll = 16 / sizeof(typename device::Elem<D>::Raw) <= 8 ? 4 : 2;
 
-/// Reduces U words (w0, w0 + stride, ...; those past `words` skipped) over all ranks, U loads in
-/// flight per rank, folding in rank order.
-template <DataType D, ReduceOp R, int U>
-__device__ __forceinline__ void reduce_words(const DeviceHandle& h, const char* src, size_t w0, size_t stride, size_t words,
-                                             int4 (&res)[U]) {
-  // Ranks whose loads are all issued before the first fold: fewer for the narrow types, whose
+/// Reduces U words (w0, w0 + stride, ...; those past `words` skipped) of n sources (source r's
+/// words at src_of(r)), U loads in flight per source and B sources' loads issued before the first
+/// fold, folding in source order.
+template <DataType D, ReduceOp R, int U, class SrcOf>
+__device__ __forceinline__ void reduce_words_of(int n, SrcOf src_of, size_t w0, size_t stride, size_t words, int4 (&res)[U]) {
+  // Sources whose loads are all issued before the first fold: fewer for the narrow types, whose
   // accumulators take more registers per word.
   constexpr int B = 16 / sizeof(typename device::Elem<D>::Raw) <= 4 ? 4 : 2;
   device::Pack<D, int4> acc[U];
-  for (int r0 = 0; r0 < h.nranks; r0 += B) {
+  for (int r0 = 0; r0 < n; r0 += B) {
     int4 v[B][U];
 #pragma unroll
     for (int b = 0; b < B; ++b) {
-      if (r0 + b >= h.nranks) break;
-      const int4* p = reinterpret_cast<const int4*>(at_rank(h, r0 + b, src));
+      if (r0 + b >= n) break;
+      const int4* p = reinterpret_cast<const int4*>(src_of(r0 + b));
 #pragma unroll
       for (int u = 0; u < U; ++u)
         if (w0 + u * stride < words) v[b][u] = p[w0 + u * stride];
     }
 #pragma unroll
     for (int b = 0; b < B; ++b) {
-      if (r0 + b >= h.nranks) break;
+      if (r0 + b >= n) break;
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         if (w0 + u * stride >= words) continue;
@@ -92,7 +92,13 @@ __device__ __forceinline__ void reduce_words(const DeviceHandle& h, const char* 
   }
 #pragma unroll
   for (int u = 0; u < U; ++u)
-    if (w0 + u * stride < words) res[u] = acc[u].template store<R>(h.nranks);
+    if (w0 + u * stride < words) res[u] = acc[u].template store<R>(n);
+}
+/// The same over every rank's copy of `src` (rank order).
+template <DataType D, ReduceOp R, int U>
+__device__ __forceinline__ void reduce_words(const DeviceHandle& h, const char* src, size_t w0, size_t stride, size_t words,
+                                             int4 (&res)[U]) {
+  reduce_words_of<D, R, U>(h.nranks, [&](int r) { return at_rank(h, r, src); }, w0, stride, words, res);
 }
 
 /// Element-wise reduction of elements [first, last) of `src` into dst (tails and unaligned data).
