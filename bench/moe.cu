@@ -8,6 +8,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <iterator>
@@ -113,8 +114,15 @@ void run_moe(Harness& h) {
     std::printf("%16s %7s %6s | %9s %9s %8s %2s | %9s %9s %9s %9s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine",
                 "disp_GBs", "k", "disp_2k", "comb_2k", "disp_1k", "comb_1k", "nccl_a2a", "nccl_GBs", "#wrong");
   }
+  // SYMMEM_MOE_SHAPES (a comma-separated list of names, same on every rank): only those shapes.
+  const char* only = std::getenv("SYMMEM_MOE_SHAPES");
+  auto wanted = [&](const char* name) {
+    if (only == nullptr || *only == 0) return true;
+    const std::string list = std::string(",") + only + ",";
+    return list.find(std::string(",") + name + ",") != std::string::npos;
+  };
   for (const Shape& s : shapes) {
-    if (s.experts % n != 0) continue;
+    if (s.experts % n != 0 || !wanted(s.name)) continue;
     for (bool skewed : {false, true}) {
       // Prefill moves its tokens in rounds of 512 (bounded buffers); the others in one round.
       moe::Config cfg{s.hidden, s.topk, s.experts, s.tokens, s.capacity, s.fp8, false, s.tokens > 512 ? 512 : 0};
