@@ -23,6 +23,7 @@ struct LLArgs {
   char* out;
   size_t bytes;          // payload per peer: AR, AG, broadcast: the message; RS, A2A: one rank's chunk
   int root;
+  size_t chunk = 0;      // AR: > 0 runs it two-shot (ll.cu) over chunks of this many bytes (a multiple of 8)
 };
 
 struct DirectArgs {
