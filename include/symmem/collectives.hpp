@@ -205,6 +205,11 @@ SYMMEM_API std::string algo_unfit(CollOp op, Algo a, bool in_symmetric, bool out
 /// (given the buffer contract in Communicator's comment); Communicator::select calls it.
 SYMMEM_API Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks, size_t bytes, bool in_symmetric,
                             bool out_symmetric, bool in_place, bool have_nccl, size_t ll_capacity);
+/// LL all-reduce of `bytes` over n ranks whose LL slots hold `slot_lines` 16-byte lines: the chunk
+/// it runs two-shot over (every rank owns one; a multiple of 8 bytes), or 0 for one-shot. Two-shot
+/// from just past 256 KiB at 3 ranks or more (4 x H100: 512 KiB 10.8 us against 14.8 one-shot;
+/// below 256 KiB its second hop costs more than the bytes it saves).
+SYMMEM_API size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines);
 }  // namespace detail
 
 }  // namespace symmem

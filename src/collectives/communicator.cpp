@@ -65,16 +65,6 @@ int ll_blocks(size_t bytes, int sms) {
   const size_t b = (lines + 127) / 128;  // ~128 lines a block: more SMs polling at once
   return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 64))));
 }
-// LL all-reduce runs two-shot (ll.cu) from kLLTwoShotMin bytes at 3 ranks or more: a function of
-// the message size and team size alone, so every rank agrees. 0: one-shot.
-constexpr size_t kLLTwoShotMin = 16 * 1024;
-size_t ll_two_shot_chunk(size_t bytes, int n, const ws::Layout& L) {
-  if (n < 3 || bytes < kLLTwoShotMin) return 0;
-  const size_t chunk = ((bytes + n - 1) / n + 7) / 8 * 8;  // whole elements of every type
-  if (static_cast<size_t>(n - 1) * chunk >= bytes) return 0;  // every chunk holds data: every peer gets lines
-  if (2 * ((chunk + 7) / 8) > L.ll_slot_lines) return 0;    // both halves fit the slot
-  return chunk;
-}
 int push_blocks(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>((bytes + 8191) / 8192, 1, ws::kMaxBlocks));
 }
@@ -457,7 +447,7 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
     nccl_started(s, "all_reduce");
   } else if (p.algo == Algo::kLL) {
     coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes, 0};
-    args.chunk = ll_two_shot_chunk(bytes, size(), L);
+    args.chunk = detail::ll_two_shot_chunk(bytes, size(), L.ll_slot_lines);
     coll::launch_ll(CollOp::kAllReduce, args, dtype, op, ll_blocks(bytes, sms_), s);
   } else if (p.algo == Algo::kPush) {
     coll::PushArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes};

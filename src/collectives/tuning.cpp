@@ -60,7 +60,9 @@ Algo parse_algo(const std::string& s) {
 TuningTable TuningTable::defaults() {
   // Measured, bf16 sum, graph replays: 2 ranks on 2 x H200 (bench/results/2026-11-26-h200x2-*.json)
   // and 4 ranks on 4 x H200 (bench/results/2026-11-26-h200x4-*.json); the 4-rank choices also
-  // stand for other team sizes until measured there. "nccl" is chosen only where NCCL on ordinary
+  // stand for other team sizes until measured there. All-reduce at 3+ ranks, 128-512 KiB: ll
+  // (two-shot past 256 KiB), from 4 x H100 and 3 x H100 in one run (session 7: 256 KiB ll 8.7 us,
+  // push 9.1; 512 KiB ll two-shot 10.8, push 11.3, two_shot 12.8). "nccl" is chosen only where NCCL on ordinary
   // buffers (what symmem calls) was faster than every symmem algorithm. (Broadcast never names
   // direct: auto decides from `out` alone, since only the root passes an input.) Where buffers do not fit
   // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
@@ -69,8 +71,7 @@ all_reduce      *      2      262144        ll
 all_reduce      *      2      1048576       push
 all_reduce      *      2      16777216      two_shot
 all_reduce      *      2      1099511627776 two_shot_push
-all_reduce      *      *      65536         ll
-all_reduce      *      *      262144        push
+all_reduce      *      *      524288        ll
 all_reduce      *      *      4194304       two_shot
 all_reduce      *      *      1099511627776 nccl
 reduce_scatter  *      2      524288        ll
@@ -227,6 +228,17 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
   return Algo::kNccl;  // the caller reports why it cannot run
 }
 
+// A function of the size and team size alone (and the workspace layout, the same on every rank):
+// every rank runs the same form.
+size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines) {
+  constexpr size_t kMinBytes = 256 * 1024;  // two-shot above this
+  if (nranks < 3 || bytes <= kMinBytes) return 0;
+  const size_t n = static_cast<size_t>(nranks);
+  const size_t chunk = ((bytes + n - 1) / n + 7) / 8 * 8;  // whole elements of every type
+  if ((n - 1) * chunk >= bytes) return 0;                  // every chunk holds data: every peer gets lines
+  if (2 * ((chunk + 7) / 8) > slot_lines) return 0;        // both halves fit the slot
+  return chunk;
+}
 }  // namespace detail
 
 }  // namespace symmem

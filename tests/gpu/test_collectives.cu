@@ -60,6 +60,41 @@ TEST(Collectives, AllReduceEveryTypeOpAlgorithmAndTail) {
   c.free(out);
 }
 
+// LL all-reduce past 256 KiB runs two-shot at 3+ ranks (detail::ll_two_shot_chunk): chunks of whole
+// words, a short last chunk, every dtype width, in place and out, ordinary and symmetric buffers.
+TEST(Collectives, AllReduceLLTwoShot) {
+  Communicator& c = comm();
+  const int n = c.size(), me = c.rank();
+  const size_t cap = size_t(1) << 20;
+  SymmetricBuffer in = c.alloc(cap), out = c.alloc(cap);
+  DeviceBuffer plain_in(cap), plain_out(cap);
+  uint64_t seed = 500;
+  for (DataType d : {DataType::kBFloat16, DataType::kFloat32, DataType::kFp8E4M3, DataType::kInt32})
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax})
+      for (size_t bytes : {size_t(256 * 1024 + 8), size_t(600006), size_t(1) << 20}) {
+        const size_t count = bytes / dtype_size(d);
+        ++seed;
+        std::vector<std::vector<uint8_t>> ins;
+        for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, count, seed * 64 + r, op));
+        for (int mode = 0; mode < 3; ++mode) {  // symmetric out of place, ordinary, in place
+          void* ip = mode == 1 ? plain_in.p : in.ptr();
+          void* op_ = mode == 1 ? plain_out.p : mode == 2 ? ip : out.ptr();
+          upload(ip, ins[me]);
+          if (mode != 2) poison(op_, count * dtype_size(d));
+          SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+          std::string why = attempt([&] {
+            c.all_reduce(ip, op_, count, d, op, nullptr, Algo::kLL);
+            ctx()->synchronize(nullptr, "all_reduce ll two-shot");
+          });
+          long bad = why.empty() ? check_reduced(d, op, ins, 0, download(op_, count * dtype_size(d)), count, n, &why, 1) : -1;
+          ASSERT_ALL(bad == 0, "ll all_reduce " << dtype_name(d) << " " << redop_name(op) << " count " << count << " mode " << mode << ": "
+                                                << bad << " wrong; " << why);
+        }
+      }
+  c.free(in);
+  c.free(out);
+}
+
 TEST(Collectives, AllReduceLargeAndInPlace) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();

@@ -71,6 +71,7 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   const size_t ll = size_t(1) << 20, MiB = size_t(1) << 20;
   // 4 ranks, symmetric buffers: the measured choices.
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 1024, true, true, false, true, ll), Algo::kLL);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 256 * 1024, true, true, false, true, ll), Algo::kLL);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, MiB, true, true, false, true, ll), Algo::kTwoShot);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 64 * MiB, true, true, false, true, ll), Algo::kNccl);
   // NCCL absent (ranks share a GPU): symmetric buffers take the zero-copy path instead.
@@ -90,4 +91,20 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   EXPECT_EQ(choose_algo(t, CollOp::kAllGather, bf, 4, 64 * MiB, true, false, false, true, ll), Algo::kDirect);
   // all_to_all_v: ll (which turns direct on the GPU when a split is large).
   EXPECT_EQ(choose_algo(t, CollOp::kAllToAllV, bf, 8, 64 * MiB, true, false, false, true, ll), Algo::kLL);
+}
+
+// LL all-reduce's form: one-shot up to 256 KiB or at 2 ranks, else two-shot over chunks of whole
+// 8-byte words, every chunk non-empty, both halves within the slot.
+TEST(Tuning, LLTwoShotChunk) {
+  using detail::ll_two_shot_chunk;
+  const size_t lines = (size_t(1) << 20) / 8;  // a slot of 1 MiB of payload
+  EXPECT_EQ(ll_two_shot_chunk(256 * 1024, 4, lines), 0u);
+  EXPECT_EQ(ll_two_shot_chunk(512 * 1024, 2, lines), 0u);
+  EXPECT_EQ(ll_two_shot_chunk(512 * 1024, 4, lines), 128u * 1024);
+  const size_t odd = 300001 * 2;  // bf16, not a multiple of 4 x 8
+  const size_t c = ll_two_shot_chunk(odd, 3, lines);
+  EXPECT_EQ(c % 8, 0u);
+  EXPECT_GE(3 * c, odd);
+  EXPECT_LT(2 * c, odd);
+  EXPECT_EQ(ll_two_shot_chunk(512 * 1024, 4, 8), 0u);  // a slot too small: one-shot
 }
