@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The MoE peers (issue 10) beside symmem, built from their public source on the GPU machine.
+#
+# Here (with the library's mirrors):  tools/peers.sh prepare
+#     exports DeepEP v1.2.1 into .deps/deepep (ignored; carry [".deps"] in the device call).
+# On the device:                      tools/peers.sh run [NPROC]
+#     builds DeepEP (intranode, and low-latency with the NVSHMEM that PyTorch's wheels bring),
+#     then runs its own intranode and low-latency tests at the issue's shapes on NPROC GPUs
+#     (default: all), logs to $OUT/peer-*.log.
+#
+# Measured in session 7 (one H100 machine): the build takes ~60 s on 16 cores. Two things it needs
+# there: the system g++ (the default /opt/gcc links libstdc++ statically, which breaks Python
+# extensions), and CUDA's CCCL headers on the C++ include path (NVSHMEM's nvshmem_tensor.h
+# includes <cuda/std/tuple>; without them: "fatal error: cuda/std/tuple: No such file").
+# pplx-kernels' head (NVSHMEM4Py) needs the nvshmem4py package, which the machines lack: not built.
+# Multicast stays off in every child.
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  prepare)
+    mirror=${DEEPEP_MIRROR:-/work/.mirror/deepseek-ai+DeepEP/repo}
+    rm -rf .deps/deepep && mkdir -p .deps/deepep &&
+      git --git-dir="$mirror" archive v1.2.1 | tar -x -C .deps/deepep && echo "exported DeepEP v1.2.1 into .deps/deepep"
+    ;;
+  run)
+    OUT=${OUT:-$PWD/gpu-out}
+    mkdir -p "$OUT"
+    n=${1:-$(nvidia-smi -L | wc -l)}
+    [ -d .deps/deepep ] || { echo "no .deps/deepep: run tools/peers.sh prepare here first" >&2; exit 2; }
+    cuda=$(dirname "$(dirname "$(command -v nvcc)")")
+    [ -x /usr/bin/g++ ] && export CXX=/usr/bin/g++ CC=/usr/bin/gcc
+    export CPLUS_INCLUDE_PATH="$cuda/include/cccl:$cuda/include" C_INCLUDE_PATH="$cuda/include/cccl" TORCH_CUDA_ARCH_LIST=9.0
+    export MAX_JOBS=$(nproc)
+    (cd .deps/deepep && timeout 300 python setup.py build_ext --inplace) > "$OUT/peer-deepep-build.log" 2>&1 ||
+      { echo "DeepEP build failed"; tail -20 "$OUT/peer-deepep-build.log"; exit 1; }
+    echo "== DeepEP built"
+    # The issue's shapes: decode (128 tokens, H 7168, top-8 of 256, low latency) and prefill
+    # (4096 tokens, intranode); their tests check correctness and print their timings.
+    (cd .deps/deepep && PYTHONPATH=$PWD timeout 240 python tests/test_low_latency.py --num-processes "$n" --num-tokens 128 \
+      --hidden 7168 --num-topk 8 --num-experts 256) > "$OUT/peer-deepep-ll.log" 2>&1 || echo "DeepEP low-latency test failed (see peer-deepep-ll.log)"
+    grep -E "rank 0\].*(bandwidth|send/recv|avg_t)" "$OUT/peer-deepep-ll.log" | head -8
+    (cd .deps/deepep && PYTHONPATH=$PWD timeout 240 python tests/test_intranode.py --num-processes "$n" --num-tokens 4096 \
+      --hidden 7168 --num-topk 8 --num-experts 256) > "$OUT/peer-deepep-intranode.log" 2>&1 || echo "DeepEP intranode test failed (see peer-deepep-intranode.log)"
+    grep -E "Best|best|GB/s" "$OUT/peer-deepep-intranode.log" | head -8
+    ;;
+  *)
+    echo "usage: tools/peers.sh prepare | run [NPROC]" >&2
+    exit 2
+    ;;
+esac
