@@ -8,10 +8,10 @@
 #     then runs its own intranode and low-latency tests at the issue's shapes on NPROC GPUs
 #     (default: all), logs to $OUT/peer-*.log.
 #
-# Measured in session 7 (one H100 machine): the build takes ~60 s on 16 cores. Two things it needs
-# there: the system g++ (the default /opt/gcc links libstdc++ statically, which breaks Python
-# extensions), and CUDA's CCCL headers on the C++ include path (NVSHMEM's nvshmem_tensor.h
-# includes <cuda/std/tuple>; without them: "fatal error: cuda/std/tuple: No such file").
+# Measured in session 7 (one H100 machine, with /opt/gcc): the build takes ~60 s on 16 cores once
+# CUDA's CCCL headers are on the C++ include path (NVSHMEM's nvshmem_tensor.h includes
+# <cuda/std/tuple>; without them: "fatal error: cuda/std/tuple: No such file"). The script uses the
+# system g++, as our own Python extension must there (/opt/gcc links libstdc++ statically).
 # pplx-kernels' head (NVSHMEM4Py) needs the nvshmem4py package, which the machines lack: not built.
 # Multicast stays off in every child.
 set -uo pipefail
