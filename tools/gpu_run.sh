@@ -42,7 +42,7 @@ if [ "$tests" = 1 ]; then
   # Verbose: every test's own output is kept (a closing note quotes the suites' summary lines).
   ctest --test-dir build -V $ctest_args > "$OUT/ctest.log" 2>&1
   rc=$?
-  grep -E "^ *[0-9]+/[0-9]+ Test|tests passed,|Total Test" "$OUT/ctest.log"
+  grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Total Test" "$OUT/ctest.log"
   # The suites' own summaries: gtest's per rank, pytest's (or tests/python/runner.py's) per rank.
   grep -E "\[  PASSED  \]|\[  FAILED  \]|=====.*(passed|failed)|[0-9]+ passed.* in [0-9.]+s" "$OUT/ctest.log" |
     sed -E 's/^[0-9]+: //' | sort | uniq -c | head -40
