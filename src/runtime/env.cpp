@@ -36,6 +36,7 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_GEMM_TUNE", "1", "0: overlap GEMMs take cuBLASLt's first heuristic choice instead of timing its candidates "
                                 "at the first uncaptured call of each shape"},
       {"SYMMEM_BENCH_SWEEP", nullptr, "symmem-bench p2p: also sweep SM-put grid shapes at the largest size"},
+      {"SYMMEM_MOE_SHAPES", nullptr, "symmem-bench moe: only these shapes (comma-separated names, e.g. decode,prefill)"},
   };
   return vars;
 }
