@@ -5,14 +5,16 @@
 #     exports DeepEP v1.2.1 into .deps/deepep (ignored; carry [".deps"] in the device call).
 # On the device:                      tools/peers.sh run [NPROC]
 #     builds DeepEP (intranode, and low-latency with the NVSHMEM that PyTorch's wheels bring),
-#     then runs its own intranode and low-latency tests at the shapes on NPROC GPUs
-#     (default: all), logs to $OUT/peer-*.log.
+#     then its own low-latency test at the decode shape (its intranode test with
+#     PEERS_INTRANODE_TEST=1), then bench/peers/deepep_moe.py, on NPROC GPUs (default: all); logs
+#     to $OUT/peer-*.log, JSON to $OUT/deepep_moe.json.
 #
 # Measured in session 7 (one H100 machine, with /opt/gcc): the build takes ~60 s on 16 cores once
 # CUDA's CCCL headers are on the C++ include path (NVSHMEM's nvshmem_tensor.h includes
 # <cuda/std/tuple>; without them: "fatal error: cuda/std/tuple: No such file"). The script uses the
 # system g++, as our own Python extension must there (/opt/gcc links libstdc++ statically).
 # pplx-kernels (its head integrates NVSHMEM4Py; CMake build) is not here yet: not tried on the machines.
+# bench/peers/deepep_moe.py times DeepEP on the shapes of `symmem-bench moe` the way it times symmem.
 # Multicast stays off in every child.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -38,12 +40,17 @@ case "$cmd" in
     echo "== DeepEP built"
     # The shapes: decode (128 tokens, H 7168, top-8 of 256, low latency) and prefill
     # (4096 tokens, intranode); their tests check correctness and print their timings.
-    (cd .deps/deepep && PYTHONPATH=$PWD timeout 240 python tests/test_low_latency.py --num-processes "$n" --num-tokens 128 \
+    (cd .deps/deepep && PYTHONPATH=$PWD timeout 120 python tests/test_low_latency.py --num-processes "$n" --num-tokens 128 \
       --hidden 7168 --num-topk 8 --num-experts 256) > "$OUT/peer-deepep-ll.log" 2>&1 || echo "DeepEP low-latency test failed (see peer-deepep-ll.log)"
     grep -E "rank 0\].*(bandwidth|send/recv|avg_t)" "$OUT/peer-deepep-ll.log" | head -8
-    (cd .deps/deepep && PYTHONPATH=$PWD timeout 240 python tests/test_intranode.py --num-processes "$n" --num-tokens 4096 \
+    # (DeepEP's intranode test also tunes its configs at several sizes: minutes; PEERS_INTRANODE_TEST=1 runs it.)
+    [ "${PEERS_INTRANODE_TEST:-0}" = 1 ] && (cd .deps/deepep && PYTHONPATH=$PWD timeout 240 python tests/test_intranode.py --num-processes "$n" --num-tokens 4096 \
       --hidden 7168 --num-topk 8 --num-experts 256) > "$OUT/peer-deepep-intranode.log" 2>&1 || echo "DeepEP intranode test failed (see peer-deepep-intranode.log)"
     grep -E "Best|best|GB/s" "$OUT/peer-deepep-intranode.log" | head -8
+    # The same shapes timed as symmem-bench moe times symmem (graph replays / events, max over ranks).
+    PYTHONPATH=$PWD/.deps/deepep timeout 300 torchrun --nproc-per-node="$n" bench/peers/deepep_moe.py --out "$OUT/deepep_moe.json" \
+      > "$OUT/peer-deepep-bench.log" 2>&1 || echo "deepep_moe.py failed (see peer-deepep-bench.log)"
+    grep -E "^\{" "$OUT/peer-deepep-bench.log" | head -8
     ;;
   *)
     echo "usage: tools/peers.sh prepare | run [NPROC]" >&2
