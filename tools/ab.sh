@@ -33,13 +33,21 @@ case "$cmd" in
         cmake --build "$t/build-ab" -j "$(nproc)" --target symmem-bench) > "$OUT/build-$name.log" 2>&1 ||
         { echo "build of $name failed"; tail -20 "$OUT/build-$name.log"; exit 1; }
     done
+    # Labels inside the JSON: the tree (its ref, or COMMIT for the working tree; CMake's own guess
+    # reads the enclosing checkout's HEAD) and the kind the GPUs present say.
+    card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE "H100|H200|A100|B200|GB200|L40S" | head -1 |
+      tr 'A-Z' 'a-z')
+    kind=""
+    [ -n "$card" ] && kind="nvidia-$card-x$(nvidia-smi -L | wc -l)"
     suites=("$@")
     [ ${#suites[@]} -gt 0 ] || suites=(all_reduce)
     rc=0
     for s in "${suites[@]}"; do
       for t in "${trees[@]}"; do
         name=$( [ "$t" = . ] && echo work || basename "$t")
-        timeout 240 "$t/build-ab/bench/symmem-bench" "$s" ${SYMMEM_AB_ARGS:-} --json "$OUT/$s-$name.json" > "$OUT/$s-$name.log" 2>&1 ||
+        label=$( [ "$t" = . ] && echo "${COMMIT:-work}" || echo "$name")
+        timeout 240 "$t/build-ab/bench/symmem-bench" "$s" ${SYMMEM_AB_ARGS:-} --commit "$label" ${kind:+--kind "$kind"} \
+          --json "$OUT/$s-$name.json" > "$OUT/$s-$name.log" 2>&1 ||
           { echo "$s with $name failed (see $s-$name.log)"; rc=1; }
         echo "== $s, $name"
         grep -E "^ " "$OUT/$s-$name.log" | head -24 || true

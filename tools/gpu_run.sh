@@ -30,6 +30,15 @@ if [ -x /usr/bin/g++ ] && [ "${SYMMEM_KEEP_CXX:-0}" != 1 ]; then export CXX=/usr
 commit=${COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 [ -z "${COMMIT:-}" ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit+dirty"
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+# The kind in the results is the one the GPUs present say (a call that asks for one kind may run on
+# another): nvidia-<card>-x<count>, from nvidia-smi; a --kind that disagrees is reported and replaced.
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE "H100|H200|A100|B200|GB200|L40S" | head -1 |
+  tr 'A-Z' 'a-z')
+if [ -n "$card" ] && [ "$ngpu" -gt 0 ]; then
+  seen="nvidia-$card-x$ngpu"
+  [ "$kind" != unknown ] && [ "$kind" != "$seen" ] && echo "gpu_run.sh: --kind $kind, but the GPUs here make it $seen: labelling results $seen"
+  kind=$seen
+fi
 echo "== $(date -u +%FT%TZ) commit $commit, $ngpu GPUs, kind $kind"
 nvidia-smi -L
 gtest=""
