@@ -6,15 +6,15 @@
 # On the device:                      tools/peers.sh run [NPROC]
 #     builds DeepEP (intranode, and low-latency with the NVSHMEM that PyTorch's wheels bring),
 #     then its own low-latency test at the decode shape (its intranode test with
-#     PEERS_INTRANODE_TEST=1), then bench/peers/deepep_moe.py, on NPROC GPUs (default: all); logs
-#     to $OUT/peer-*.log, JSON to $OUT/deepep_moe.json.
+#     PEERS_INTRANODE_TEST=1), bench/peers/deepep_moe.py (prefill, intranode) and, where symmem's
+#     Python build is there, `python -m symmem.bench --suite moe` with DeepEP's low-latency kernels
+#     beside symmem in one run; NPROC GPUs (default: all); logs to $OUT/peer-*.log, JSON to $OUT.
 #
 # Measured in session 7 (one H100 machine, with /opt/gcc): the build takes ~60 s on 16 cores once
 # CUDA's CCCL headers are on the C++ include path (NVSHMEM's nvshmem_tensor.h includes
 # <cuda/std/tuple>; without them: "fatal error: cuda/std/tuple: No such file"). The script uses the
 # system g++, as our own Python extension must there (/opt/gcc links libstdc++ statically).
 # pplx-kernels (its head integrates NVSHMEM4Py; CMake build) is not here yet: not tried on the machines.
-# bench/peers/deepep_moe.py times DeepEP on the shapes of `symmem-bench moe` the way it times symmem.
 # Multicast stays off in every child.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -50,10 +50,17 @@ case "$cmd" in
         echo "DeepEP intranode test failed (see peer-deepep-intranode.log)"
       grep -E "Best|best|GB/s" "$OUT/peer-deepep-intranode.log" | head -8
     fi
-    # The same shapes timed as symmem-bench moe times symmem (graph replays / events, max over ranks).
+    # Prefill: DeepEP's intranode kernels (eager, events, max over ranks).
     PYTHONPATH=$PWD/.deps/deepep timeout 300 torchrun --nproc-per-node="$n" bench/peers/deepep_moe.py --out "$OUT/deepep_moe.json" \
       > "$OUT/peer-deepep-bench.log" 2>&1 || echo "deepep_moe.py failed (see peer-deepep-bench.log)"
     grep -E "^\{" "$OUT/peer-deepep-bench.log" | head -8
+    # Decode shapes: symmem and DeepEP's low-latency kernels in one run, the same graph replays
+    # (python -m symmem.bench --suite moe; needs symmem's Python build in build/python: gpu_run.sh first).
+    if [ -d build/python/symmem ]; then
+      PYTHONPATH=$PWD/build/python:$PWD/.deps/deepep timeout 300 torchrun --nproc-per-node="$n" -m symmem.bench --suite moe \
+        --out "$OUT/python_moe_deepep.json" > "$OUT/peer-python-moe.log" 2>&1 || echo "symmem.bench --suite moe failed (see peer-python-moe.log)"
+      grep -E "^# moe" "$OUT/peer-python-moe.log" | head -8
+    fi
     ;;
   *)
     echo "usage: tools/peers.sh prepare | run [NPROC]" >&2

@@ -231,12 +231,46 @@ def bench_moe(args, g):
         nccl = graph_us(lambda: dist.all_to_all_single(recv, send), args.reps, args.replays)
         row = {"shape": name, "tokens": T, "hidden": H, "topk": K, "experts": E, "fp8": fp8, "dispatch_us": disp,
                "combine_us": both - disp, "nccl_padded_a2a_us": nccl}
+        row.update(deepep_low_latency(args, world, T, H, K, E, fp8, idx, w))
         rows.append(row)
         if rank == 0:
-            print(f"# moe {name}: dispatch {disp:.1f} us, combine {both - disp:.1f} us, NCCL padded all-to-all {nccl:.1f} us",
+            peer = f", DeepEP {row['deepep_dispatch_us']:.1f} / {row['deepep_combine_us']:.1f} us" if "deepep_dispatch_us" in row else ""
+            print(f"# moe {name}: dispatch {disp:.1f} us, combine {both - disp:.1f} us, NCCL padded all-to-all {nccl:.1f} us{peer}",
                   flush=True)
         del ep
     return rows
+
+
+def deepep_low_latency(args, world, T, H, K, E, fp8, idx, w):
+    """DeepEP's low-latency dispatch / combine on the same routing, timed the same way, where the
+    deep_ep package imports (tools/peers.sh builds it; put .deps/deepep on PYTHONPATH): columns
+    deepep_dispatch_us, deepep_combine_us, or deepep_error. Not yet run on a GPU (session 7)."""
+    try:
+        import deep_ep
+    except ImportError:
+        return {}
+    try:
+        group = dist.group.WORLD
+        buf = deep_ep.Buffer(group, 0, deep_ep.Buffer.get_low_latency_rdma_size_hint(T, H, world, E), low_latency_mode=True,
+                             num_qps_per_rank=E // world, explicitly_destroy=True)
+        x = torch.randn(T, H, device="cuda", dtype=torch.bfloat16)
+        idx64 = idx.to(torch.int64)
+        wf = w.float()
+        out_e = torch.randn(E // world, T * world, H, device="cuda", dtype=torch.bfloat16)
+        state = {}
+
+        def dispatch():
+            _, _, state["handle"], _, _ = buf.low_latency_dispatch(x, idx64, T, E, use_fp8=fp8)
+
+        def pair():
+            dispatch()
+            buf.low_latency_combine(out_e, idx64, wf, state["handle"])
+        disp = graph_us(dispatch, args.reps, args.replays)
+        both = graph_us(pair, args.reps, args.replays)
+        buf.destroy()
+        return {"deepep_dispatch_us": disp, "deepep_combine_us": both - disp, "deepep": getattr(deep_ep, "__version__", "?")}
+    except Exception as e:  # a peer's failure is reported in its columns, not fatal to the run
+        return {"deepep_error": f"{type(e).__name__}: {e}"}
 
 
 def bench_overlap(args, g):
