@@ -249,6 +249,8 @@ def deepep_low_latency(args, world, T, H, K, E, fp8, idx, w):
         import deep_ep
     except ImportError:
         return {}
+    except Exception as e:  # present but not loadable (e.g. a library it links is missing)
+        return {"deepep_error": f"{type(e).__name__}: {e}"}
     try:
         group = dist.group.WORLD
         buf = deep_ep.Buffer(group, 0, deep_ep.Buffer.get_low_latency_rdma_size_hint(T, H, world, E), low_latency_mode=True,
