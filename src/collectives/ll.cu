@@ -25,6 +25,15 @@ using device::LLLine;
 
 enum Kind { kAR, kRS, kAG, kBC, kA2A };
 
+/// Two-shot all-reduce: rank p's chunk of the message, [off, off + len).
+struct Chunk {
+  size_t off, len;
+};
+__device__ __forceinline__ Chunk chunk_of(const LLArgs& a, int p) {
+  const size_t lo = min(a.bytes, static_cast<size_t>(p) * a.chunk);
+  return Chunk{lo, min(a.bytes, lo + a.chunk) - lo};
+}
+
 template <int K, DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   pdl_wait();
@@ -45,8 +54,8 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
       continue;
     }
     if (K == kAR && a.chunk > 0) {  // two-shot: chunk p only
-      const size_t lo = min(a.bytes, static_cast<size_t>(p) * a.chunk);
-      device::ll_put(dst, a.in + lo, min(a.bytes, lo + a.chunk) - lo, flag, idx, stride);
+      const Chunk c = chunk_of(a, p);
+      device::ll_put(dst, a.in + c.off, c.len, flag, idx, stride);
       continue;
     }
     const char* src = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
@@ -56,46 +65,41 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   // Receive and combine.
   bool ok = true;
   uint64_t v = 0;
-  bool two_shot = false;
-  if constexpr (K == kAR) two_shot = a.chunk > 0;
-  if constexpr (K == kAR) if (two_shot) {
-    // Two-shot: the reduce-scatter half was sent above (chunk p to rank p); fold this rank's chunk,
-    // send each folded line to every peer, then take theirs.
-    const size_t C = a.chunk, L = device::ll_lines(C);
-    auto len = [&](int p) { const size_t lo = min(a.bytes, static_cast<size_t>(p) * C); return min(a.bytes, lo + C) - lo; };
-    const size_t my_lines = device::ll_lines(len(me));
-    for (size_t i = idx; i < my_lines && ok; i += stride) {
+  if constexpr (K == kAR || K == kRS) {
+    // Line i folded over the ranks in rank order (every rank computes the same bits): this rank's
+    // from `own` (own_len bytes), each peer's from line i of its slot here.
+    auto fold = [&](const char* own, size_t own_len, size_t i, uint64_t* r) {
       device::Pack<D, uint64_t> acc;
-      for (int p = 0; p < n && ok; ++p) {
-        if (p == me) v = device::ll_payload(a.in + static_cast<size_t>(me) * C, len(me), i);
-        else ok = device::ll_wait(h, slot(h.local, p) + i, flag, p, &v);
-        if (p == 0) acc.load(v);
-        else acc.template reduce<R>(v);
+      uint64_t w = 0;
+      for (int p = 0; p < n; ++p) {
+        if (p == me) w = device::ll_payload(own, own_len, i);
+        else if (!device::ll_wait(h, slot(h.local, p) + i, flag, p, &w)) return false;
+        if (p == 0) acc.load(w);
+        else acc.template reduce<R>(w);
       }
-      if (!ok) break;
-      const uint64_t r = acc.template store<R>(n);
-      for (int k = 1; k < n; ++k) device::ll_store(slot(h.peers[(me + k) % n], me) + L + i, r, flag);
-      device::ll_unpack(a.out + static_cast<size_t>(me) * C, len(me), i, r);
-    }
-    for (int k = 1; k < n && ok; ++k) {
-      const int p = (me + n - k) % n;
-      const size_t lines_p = device::ll_lines(len(p));
-      for (size_t i = idx; i < lines_p && ok; i += stride)
-        if ((ok = device::ll_wait(h, slot(h.local, p) + L + i, flag, p, &v))) device::ll_unpack(a.out + static_cast<size_t>(p) * C, len(p), i, v);
-    }
-  }
-  if (two_shot) {
-  } else if constexpr (K == kAR || K == kRS) {
-    const char* mine = K == kRS ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
-    for (size_t i = idx; i < lines && ok; i += stride) {
-      device::Pack<D, uint64_t> acc;
-      for (int p = 0; p < n && ok; ++p) {  // rank order: every rank computes the same bits
-        if (p == me) v = device::ll_payload(mine, a.bytes, i);
-        else ok = device::ll_wait(h, slot(h.local, p) + i, flag, p, &v);
-        if (p == 0) acc.load(v);
-        else acc.template reduce<R>(v);
+      *r = acc.template store<R>(n);
+      return true;
+    };
+    if (K == kAR && a.chunk > 0) {
+      // Two-shot: the reduce-scatter half went out above (chunk p to rank p); fold this rank's
+      // chunk, send each folded line to every peer (lines L + i), then take theirs.
+      const size_t L = device::ll_lines(a.chunk);
+      const Chunk mine = chunk_of(a, me);
+      uint64_t r = 0;
+      for (size_t i = idx; i < device::ll_lines(mine.len) && (ok = fold(a.in + mine.off, mine.len, i, &r)); i += stride) {
+        for (int k = 1; k < n; ++k) device::ll_store(slot(h.peers[(me + k) % n], me) + L + i, r, flag);
+        device::ll_unpack(a.out + mine.off, mine.len, i, r);
       }
-      if (ok) device::ll_unpack(a.out, a.bytes, i, acc.template store<R>(n));
+      for (int k = 1; k < n && ok; ++k) {
+        const int p = (me + n - k) % n;
+        const Chunk c = chunk_of(a, p);
+        for (size_t i = idx; i < device::ll_lines(c.len) && ok; i += stride)
+          if ((ok = device::ll_wait(h, slot(h.local, p) + L + i, flag, p, &v))) device::ll_unpack(a.out + c.off, c.len, i, v);
+      }
+    } else {
+      const char* mine = K == kRS ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
+      uint64_t r = 0;
+      for (size_t i = idx; i < lines && (ok = fold(mine, a.bytes, i, &r)); i += stride) device::ll_unpack(a.out, a.bytes, i, r);
     }
   } else if constexpr (K == kAG || K == kA2A) {
     const char* own = K == kA2A ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
