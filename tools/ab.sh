@@ -8,9 +8,9 @@
 #                    then runs `symmem-bench SUITE` (default: all_reduce) with each, alternating
 #                    trees per suite, JSON and logs to $OUT as <suite>-<tree>.json
 #                    (SYMMEM_AB_ARGS: more symmem-bench flags, e.g. "-e 1048576").
-# Carry [".deps"] in the device call. Multicast stays off in every child.
+# Carry [".deps"] in the device call. Multicast stays off in every child (lib.sh).
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+. "$(dirname "$0")/lib.sh"
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -35,10 +35,7 @@ case "$cmd" in
     done
     # Labels inside the JSON: the tree (its ref, or COMMIT for the working tree; CMake's own guess
     # reads the enclosing checkout's HEAD) and the kind the GPUs present say.
-    card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE "H100|H200|A100|B200|GB200|L40S" | head -1 |
-      tr 'A-Z' 'a-z')
-    kind=""
-    [ -n "$card" ] && kind="nvidia-$card-x$(nvidia-smi -L | wc -l)"
+    kind=$(gpu_kind)
     suites=("$@")
     [ ${#suites[@]} -gt 0 ] || suites=(all_reduce)
     rc=0

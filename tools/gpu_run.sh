@@ -9,7 +9,7 @@
 # Multicast stays off in every child: NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
 # NVSHMEM_DISABLE_NVLS=1.
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+. "$(dirname "$0")/lib.sh"
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 tests=1 bench=1 kind=unknown bench_args="" ctest_args=""
@@ -32,10 +32,8 @@ commit=${COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 # The kind in the results is the one the GPUs present say (a call that asks for one kind may run on
 # another): nvidia-<card>-x<count>, from nvidia-smi; a --kind that disagrees is reported and replaced.
-card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE "H100|H200|A100|B200|GB200|L40S" | head -1 |
-  tr 'A-Z' 'a-z')
-if [ -n "$card" ] && [ "$ngpu" -gt 0 ]; then
-  seen="nvidia-$card-x$ngpu"
+seen=$(gpu_kind)
+if [ -n "$seen" ]; then
   [ "$kind" != unknown ] && [ "$kind" != "$seen" ] && echo "gpu_run.sh: --kind $kind, but the GPUs here make it $seen: labelling results $seen"
   kind=$seen
 fi

@@ -15,9 +15,9 @@
 # <cuda/std/tuple>; without them: "fatal error: cuda/std/tuple: No such file"). The script uses the
 # system g++, as our own Python extension must there (/opt/gcc links libstdc++ statically).
 # pplx-kernels (its head integrates NVSHMEM4Py; CMake build) is not here yet: not tried on the machines.
-# Multicast stays off in every child.
+# Multicast stays off in every child (lib.sh).
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+. "$(dirname "$0")/lib.sh"
 cmd=${1:-}
 shift || true
 case "$cmd" in
