@@ -36,17 +36,19 @@ __device__ __forceinline__ char* push_stage(void* base, const ws::Layout& L, con
 /// block to arrive raises the epoch (the next operation on this workspace, the next kernel in
 /// stream order, sees it), after zeroing this rank's LL slots of this parity when the flag is about
 /// to wrap (one thread: it happens once in 2^32 operations).
+/// A grid of one block is its own last block: no count (one atomic round trip off the kernel's
+/// tail; the small LL and push operations are one block).
 __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, const SeqOp& op) {
   __syncthreads();  // the block's reads are done
   if (threadIdx.x != 0) return;
   unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
-  if (atomicAdd(done, 1ull) != gridDim.x - 1) return;
+  if (gridDim.x > 1 && atomicAdd(done, 1ull) != gridDim.x - 1) return;
   if (ws::cleans(op.epoch)) {
     int4* lines = reinterpret_cast<int4*>(ll_slot(ws.local, L, op, 0));
     const size_t count = static_cast<size_t>(L.nranks) * L.ll_slot_lines;
     for (size_t i = 0; i < count; ++i) lines[i] = make_int4(0, 0, 0, 0);
   }
-  *done = 0;
+  if (gridDim.x > 1) *done = 0;
   ws.local_signals[ws::kEpochSlot] = op.epoch;
 }
 
