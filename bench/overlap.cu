@@ -1,11 +1,14 @@
 // symmem-bench overlap: all-gather + GEMM and GEMM + reduce-scatter on the MLP shapes of Llama-3
 // 8B and 70B at TP = the ranks of this run, M in {2048, 4096, 8192, 16384}. Beside symmem
 // (overlap and sequential): the cuBLASLt GEMM alone on the full problem (the floor), and cuBLASLt
-// with NCCL one after the other. CUDA-graph replays, median, max over ranks.
+// with NCCL one after the other. CUDA-graph replays, median, max over ranks. SYMMEM_OVERLAP_MODELS=8B
+// (or 70B) times one model only.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "../src/overlap/gemm.hpp"
 #include "harness.hpp"
@@ -39,7 +42,9 @@ void run_overlap(Harness& h) {
     std::printf("%5s %6s %8s | %9s %9s %9s %9s %4s | %6s %6s\n", "model", "op", "M", "gemm", "gemm+nccl", "overlap", "sequential",
                 "auto", "vs_flr", "hidden");
   }
+  const char* only = std::getenv("SYMMEM_OVERLAP_MODELS");  // e.g. "8B": those models only
   for (const Model& md : models) {
+    if (only != nullptr && std::strstr(only, md.name) == nullptr) continue;
     for (int64_t m : ms) {
       for (int op = 0; op < 2; ++op) {  // 0: all-gather + GEMM, 1: GEMM + reduce-scatter
         const int64_t k = op == 0 ? md.hidden : md.ffn / n, nn = op == 0 ? md.ffn / n : md.hidden;

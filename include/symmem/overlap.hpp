@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "symmem/collectives.hpp"
 #include "symmem/export.hpp"
@@ -60,6 +61,13 @@ namespace detail {
 /// What auto runs (TensorParallel::choose): a function of the operation, the sizes and the team
 /// size only, so every rank makes the same choice. Host-tested.
 SYMMEM_API Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int nranks);
+/// all_gather_matmul's GEMMs of the peers' rows, in arrival order (step j brings peer me - j's
+/// shard): how many consecutive steps each GEMM takes. Each takes every shard that a model says has
+/// landed when the GEMMs before it end (a shard's copy over its GEMM's time is about 2000 / Nc on
+/// H100/H200, as in choose_mode), so that few GEMMs run, each over several shards: one GEMM per
+/// shard pays a partial last wave of tiles per shard. Local to a rank (no rank depends on another's
+/// grouping). Host-tested.
+SYMMEM_API std::vector<int> gather_groups(int nranks, int64_t n);
 }  // namespace detail
 
 }  // namespace symmem::overlap

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "symmem/error.hpp"
 
@@ -40,8 +41,8 @@ Gemm::~Gemm() {
   if (handle_) cublasLtDestroy(handle_);
 }
 
-Gemm::Plan& Gemm::plan(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
-  auto key = std::make_tuple(m, n, k, lda, ldb, ldc);
+Gemm::Plan& Gemm::plan(const Key& key) {
+  const auto [m, n, k, lda, ldb, ldc, stride_a, stride_c, batch] = key;
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
   auto* p = new Plan;
@@ -50,6 +51,13 @@ Gemm::Plan& Gemm::plan(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb
   SYMMEM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_16BF, n, k, ldb));
   SYMMEM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_16BF, k, m, lda));
   SYMMEM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->c, CUDA_R_16BF, n, m, ldc));
+  if (batch > 1) {
+    const int64_t none = 0;  // B is shared by every instance
+    for (auto [layout, stride] : {std::pair{p->a, none}, std::pair{p->b, stride_a}, std::pair{p->c, stride_c}}) {
+      SYMMEM_LT_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
+      SYMMEM_LT_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+    }
+  }
   cublasLtMatmulPreference_t pref;
   SYMMEM_LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   SYMMEM_LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
@@ -72,7 +80,7 @@ Gemm::Plan& Gemm::plan(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb
     cublasLtMatrixLayoutDestroy(p->c);
     delete p;
     fail<CudaError>("cuBLASLt has no algorithm for a bf16 GEMM of " + std::to_string(m) + " x " + std::to_string(n) + " x " +
-                    std::to_string(k));
+                    std::to_string(k) + (batch > 1 ? " (batch " + std::to_string(batch) + ")" : std::string()));
   }
   p->candidates.resize(found);
   p->algo = p->candidates[0];
@@ -87,7 +95,7 @@ Gemm::Plan& Gemm::plan(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb
 // scratch output (the operands are only read), so it orders against nothing of the caller's; this
 // thread is put in relaxed capture mode meanwhile, so another thread's global-mode capture is not
 // disturbed. Skipped while `stream` is capturing (the plan is tuned at the next uncaptured call).
-void Gemm::tune(Plan& p, int64_t m, const void* a, const void* b, int64_t ldc, cudaStream_t stream) {
+void Gemm::tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStream_t stream) {
   p.tuned = true;
   if (p.candidates.size() < 2) return;
   static const bool enabled = [] {
@@ -107,7 +115,7 @@ void Gemm::tune(Plan& p, int64_t m, const void* a, const void* b, int64_t ldc, c
   cudaStream_t s = nullptr;
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   // Scratch output, then a workspace of its own: the caller's GEMMs may still be using workspace_.
-  const size_t out_bytes = (static_cast<size_t>(m) * static_cast<size_t>(ldc) * 2 + 255) & ~size_t(255);
+  out_bytes = (out_bytes + 255) & ~size_t(255);
   const size_t bytes = out_bytes + workspace_bytes_;
   // Stream-ordered allocation: cudaFree would synchronise the device, i.e. wait for the caller's
   // stream, which may be waiting for peers.
@@ -142,11 +150,13 @@ void Gemm::tune(Plan& p, int64_t m, const void* a, const void* b, int64_t ldc, c
   (void)cudaThreadExchangeStreamCaptureMode(&mode);
 }
 
-void Gemm::run(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
-               cudaStream_t stream) {
-  if (m == 0 || n == 0) return;
-  Plan& p = plan(m, n, k, lda, ldb, ldc);
-  if (!p.tuned) tune(p, m, a, b, ldc, stream);
+void Gemm::run_batched(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, void* c,
+                       int64_t ldc, int64_t stride_c, int batch, cudaStream_t stream) {
+  if (m == 0 || n == 0 || batch <= 0) return;
+  if (batch == 1) stride_a = stride_c = 0;
+  Plan& p = plan(Key{m, n, k, lda, ldb, ldc, stride_a, stride_c, batch});
+  // The output's extent: the last instance's start plus one matrix (scratch for the timing runs).
+  if (!p.tuned) tune(p, (static_cast<size_t>(stride_c) * (batch - 1) + static_cast<size_t>(m) * static_cast<size_t>(ldc)) * 2, a, b, stream);
   const float alpha = 1.0f, beta = 0.0f;
   SYMMEM_LT_CHECK(cublasLtMatmul(handle_, p.op, &alpha, b, p.a, a, p.b, &beta, c, p.c, c, p.c, &p.algo.algo, workspace_,
                                  workspace_bytes_, stream));

@@ -23,17 +23,25 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
   /// cuBLASLt's candidates for it and keeps the fastest (SYMMEM_GEMM_TUNE=0: the first candidate);
   /// a shape first seen under graph capture runs the first candidate until an uncaptured call.
   void run(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
-           cudaStream_t stream);
+           cudaStream_t stream) {
+    run_batched(m, n, k, a, lda, 0, b, ldb, c, ldc, 0, 1, stream);
+  }
+  /// `batch` GEMMs in one launch: A and C of instance i start stride_a / stride_c elements after
+  /// instance i-1's; every instance multiplies by the same B. One grid over all instances' tiles,
+  /// so two blocks of rows cost what one GEMM of their total rows costs (no partial wave each).
+  void run_batched(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, void* c,
+                   int64_t ldc, int64_t stride_c, int batch, cudaStream_t stream);
 
  private:
   struct Plan;
   static constexpr int kCandidates = 16, kTuneRuns = 4;
-  Plan& plan(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
-  void tune(Plan& p, int64_t m, const void* a, const void* b, int64_t ldc, cudaStream_t stream);
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
+  Plan& plan(const Key& key);
+  void tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStream_t stream);
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>, Plan*> plans_;
+  std::map<Key, Plan*> plans_;  // (m, n, k, lda, ldb, ldc, stride_a, stride_c, batch)
 };
 
 }  // namespace symmem::overlap

@@ -27,6 +27,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 
@@ -113,6 +114,18 @@ Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   const double part = (N - 1.0) / N * 2000.0 / static_cast<double>(n);
   return part >= 0.1 || rows >= 2048 ? Mode::kOverlap : Mode::kSequential;
 }
+std::vector<int> gather_groups(int nranks, int64_t n) {
+  std::vector<int> groups;
+  const double rho = 2000.0 / static_cast<double>(std::max<int64_t>(n, 1));  // a shard's copy time, in block GEMMs
+  double t = 1;  // the local rows' GEMM comes first
+  for (int next = 1; next < nranks;) {
+    const int last = std::max(next, std::min(nranks - 1, static_cast<int>(t / rho + 1e-9)));
+    groups.push_back(last - next + 1);
+    t = std::max(t, last * rho) + (last - next + 1);
+    next = last + 1;
+  }
+  return groups;
+}
 }  // namespace detail
 
 Mode TensorParallel::choose(Op op, int64_t m, int64_t k, int64_t n) const { return detail::choose_mode(op, m, k, n, comm_.size()); }
@@ -168,14 +181,29 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     }
     SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
-    // Lane: each peer's rows as their signal arrives (peer me - j sends to this rank j-th). Caller's
-    // stream: the local rows, from the start, in what the lane leaves idle.
+    // Lane: the peers' rows as their signals arrive (peer me - j sends to this rank j-th), a few
+    // shards a GEMM (detail::gather_groups). Caller's stream: the local rows, from the start, in
+    // what the lane leaves idle.
     d.fork_lane(s);
-    for (int j = 1; j < N; ++j) {
-      const int p = (me - j + N) % N;
-      stream::wait(d.gathered, p, Cmp::kGe, 1, d.lane);
-      d.gemm2.run(rows, n, k, gathered + static_cast<size_t>(p) * shard_bytes, k, b, n, cc + static_cast<size_t>(p) * rows * n * 2, n,
-                  d.lane);
+    // The rows of shards [first, first + count) of the ring (it may wrap past rank N-1 to 0).
+    auto gemm_shards = [&](int first, int count) {
+      auto at = [&](int p, char* base, int64_t width) { return base + static_cast<size_t>(p) * rows * width * 2; };
+      const int tail = first + count - N;  // shards past the wrap
+      if (tail <= 0) {
+        d.gemm2.run(rows * count, n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
+      } else if (tail == N - first) {  // two equal runs, [0, tail) and [first, N): one batched GEMM
+        d.gemm2.run_batched(rows * tail, n, k, gathered, k, static_cast<int64_t>(first) * rows * k, b, n, cc, n,
+                            static_cast<int64_t>(first) * rows * n, 2, d.lane);
+      } else {
+        d.gemm2.run(rows * (N - first), n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
+        d.gemm2.run(rows * tail, n, k, gathered, k, b, n, cc, n, d.lane);
+      }
+    };
+    int step = 1;
+    for (int g : detail::gather_groups(N, n)) {
+      for (int j = step; j < step + g; ++j) stream::wait(d.gathered, (me - j + N) % N, Cmp::kGe, 1, d.lane);
+      gemm_shards((me - (step + g - 1) + N) % N, g);  // steps step..step+g-1: shards me-step-g+1 .. me-step
+      step += g;
     }
     d.gemm.run(rows, n, k, a_shard, k, b, n, cc + static_cast<size_t>(me) * rows * n * 2, n, s);
     d.join_lane(s);

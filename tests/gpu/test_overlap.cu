@@ -35,7 +35,7 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   const int64_t rows = m / n;
-  overlap::TensorParallel tp(c, 1024, 512, 512);
+  overlap::TensorParallel tp(c, 1024, 512, std::max<int64_t>(512, nc));
   DeviceBuffer a_shard(rows * k * 2), a_full(m * k * 2), b(k * nc * 2), cfull(m * nc * 2), cshard(rows * nc * 2), a_out(m * k * 2);
   cudaStream_t s;
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -133,6 +133,23 @@ TEST(Overlap, GemmsWithCommunicationMatchTheReference) {
     });
     if (!why.empty()) { why = "mode " + std::to_string(static_cast<int>(mode)) + ": " + why; break; }
   }
+  ASSERT_ALL(why.empty(), why);
+}
+
+// Wide outputs make all_gather_matmul run several peers' shards in one GEMM
+// (overlap::detail::gather_groups): at 3 ranks and more a group's shards wrap past the last rank on
+// some ranks (a batched GEMM of two runs, or two GEMMs where the runs differ in length).
+TEST(Overlap, WideOutputsGroupThePeersShards) {
+  const int n = comm().size();
+  std::string why;
+  for (int64_t nc : {3072, 8192})
+    for (bool graph : {false, true}) {
+      why = attempt([&] {
+        std::string w = run_overlap(overlap::Mode::kOverlap, graph, 64 * n, 64, nc);
+        if (!w.empty()) throw std::runtime_error(w);
+      });
+      if (!why.empty()) { why = "Nc " + std::to_string(nc) + (graph ? " (graph): " : ": ") + why; break; }
+    }
   ASSERT_ALL(why.empty(), why);
 }
 

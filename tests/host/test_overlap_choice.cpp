@@ -1,6 +1,8 @@
 // What overlap's auto mode runs, from the sizes and the team size alone (the same on every rank).
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "symmem/overlap.hpp"
 
 using symmem::overlap::Mode;
@@ -40,4 +42,29 @@ TEST(OverlapChoice, TheMeasuredFourGpuShapes) {
     EXPECT_EQ(choose_mode(Op::kAllGatherMatmul, m, 8192, 28672 / 4, 4), Mode::kOverlap);      // 70B
     EXPECT_EQ(choose_mode(Op::kMatmulReduceScatter, m, 28672 / 4, 8192, 4), Mode::kOverlap);  // 70B
   }
+}
+
+TEST(OverlapChoice, GatherGroupsCoverEveryPeerOnceInArrivalOrder) {
+  using symmem::overlap::detail::gather_groups;
+  for (int n_ranks = 1; n_ranks <= 8; ++n_ranks)
+    for (long long nc : {128LL, 1792LL, 3584LL, 7168LL, 14336LL, 1LL << 20}) {
+      int total = 0;
+      for (int g : gather_groups(n_ranks, nc)) {
+        EXPECT_GE(g, 1);
+        total += g;
+      }
+      EXPECT_EQ(total, n_ranks - 1) << n_ranks << " ranks, Nc " << nc;
+    }
+}
+
+TEST(OverlapChoice, GatherGroupsOfTheIssueShapes) {
+  using symmem::overlap::detail::gather_groups;
+  using V = std::vector<int>;
+  // 8B at TP = 4 (Nc 3584): a shard's copy takes ~0.56 of its GEMM, so the first peer's rows have
+  // landed when the local GEMM ends and the other two when that one ends.
+  EXPECT_EQ(gather_groups(4, 14336 / 4), (V{1, 2}));
+  EXPECT_EQ(gather_groups(4, 28672 / 4), (V{3}));  // 70B: every shard lands within the local GEMM
+  EXPECT_EQ(gather_groups(2, 14336 / 2), (V{1}));
+  EXPECT_EQ(gather_groups(8, 14336 / 8), (V{1, 1, 1, 1, 1, 1, 1}));  // copies slower than GEMMs: one at a time
+  EXPECT_EQ(gather_groups(8, 14336 / 4), (V{1, 2, 4}));
 }
