@@ -29,8 +29,10 @@ case "$cmd" in
     for d in .deps/ab/*/; do [ -d "$d" ] && trees+=("${d%/}"); done
     for t in "${trees[@]}"; do
       name=$( [ "$t" = . ] && echo work || basename "$t")
-      (cmake -S "$t" -B "$t/build-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_BUILD_PYTHON=OFF $gtest &&
-        cmake --build "$t/build-ab" -j "$(nproc)" --target symmem-bench) > "$OUT/build-$name.log" 2>&1 ||
+      # The working tree reuses build/ where gpu_run.sh configured it in this call (one build less).
+      if [ "$t" = . ] && [ -f build/CMakeCache.txt ]; then bdir=build; else bdir=$t/build-ab; fi
+      ( { [ "$bdir" = build ] || cmake -S "$t" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_BUILD_PYTHON=OFF $gtest; } &&
+        cmake --build "$bdir" -j "$(nproc)" --target symmem-bench) > "$OUT/build-$name.log" 2>&1 ||
         { echo "build of $name failed"; tail -20 "$OUT/build-$name.log"; exit 1; }
     done
     # Labels inside the JSON: the tree (its ref, or COMMIT for the working tree; CMake's own guess
@@ -43,7 +45,9 @@ case "$cmd" in
       for t in "${trees[@]}"; do
         name=$( [ "$t" = . ] && echo work || basename "$t")
         label=$( [ "$t" = . ] && echo "${COMMIT:-work}" || echo "$name")
-        timeout 240 "$t/build-ab/bench/symmem-bench" "$s" ${SYMMEM_AB_ARGS:-} --commit "$label" ${kind:+--kind "$kind"} \
+        bin=$t/build-ab/bench/symmem-bench
+        [ "$t" = . ] && [ -x build/bench/symmem-bench ] && [ -f build/CMakeCache.txt ] && bin=build/bench/symmem-bench
+        timeout 240 "$bin" "$s" ${SYMMEM_AB_ARGS:-} --commit "$label" ${kind:+--kind "$kind"} \
           --json "$OUT/$s-$name.json" > "$OUT/$s-$name.log" 2>&1 ||
           { echo "$s with $name failed (see $s-$name.log)"; rc=1; }
         echo "== $s, $name"
