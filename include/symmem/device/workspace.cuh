@@ -10,17 +10,35 @@
 #if defined(SYMMEM_DEVICE_COMPILE)
 namespace symmem::device {
 
-/// The running operation: its epoch, LL flag and slot parity.
+/// The running operation: its epoch, LL flag and slot parity; ticket: the order in which this block
+/// (thread 0's) started among the grid's blocks (multi-block grids; read only in seq_end).
 struct SeqOp {
   uint64_t epoch;
   uint32_t flag;
   size_t parity;
+  uint32_t ticket;
 };
 
-/// Every block calls it first: the number of this operation on this workspace.
+/// Every thread of every block calls it first: the number of this operation on this workspace.
+///
+/// Who raises the epoch (seq_end), and why no block of this operation can read the raised value:
+/// in a grid of several blocks, once every thread of a block has read the epoch (the barrier), its
+/// thread 0 takes a ticket (a release add on a counter); the block whose ticket is the last one
+/// (gridDim.x - 1) knows that every block has read the epoch, and raises it at its end, after an
+/// acquire fence (its ticket read every other block's release add, so every read of the epoch
+/// happens before the raise). The ticket's value is used only there, so its round trip overlaps
+/// the operation instead of lengthening the tail, as a count of finished blocks did (the last
+/// block to finish raised the epoch after a returning add on the kernel's tail). A grid of one
+/// block takes no ticket. The next operation reads the epoch after this kernel has completed
+/// (stream order; with PDL, after griddepcontrol.wait), when the counter is back to 0.
 __device__ __forceinline__ SeqOp seq_begin(const DeviceHandle& ws) {
-  const uint64_t e = ws.local_signals[ws::kEpochSlot] + 1;  // raised by the previous operation's last block
-  return SeqOp{e, ws::flag_of(e), static_cast<size_t>(e & 1)};
+  const uint64_t e = ws.local_signals[ws::kEpochSlot] + 1;  // raised by the previous operation (seq_end)
+  uint32_t ticket = 0;
+  if (gridDim.x > 1) {
+    __syncthreads();  // every thread of this block has read the epoch
+    if (threadIdx.x == 0) ticket = atom_add_release_gpu(reinterpret_cast<uint32_t*>(ws.local_signals + ws::kStartSlot), 1);
+  }
+  return SeqOp{e, ws::flag_of(e), static_cast<size_t>(e & 1), ticket};
 }
 
 /// `rank`'s LL slot for lines from `src` (base: ws.local for this rank, ws.peers[p] for peer p).
@@ -32,23 +50,32 @@ __device__ __forceinline__ char* push_stage(void* base, const ws::Layout& L, con
   return static_cast<char*>(base) + L.stage_offset(op.parity, src);
 }
 
-/// Every thread of every block calls it last, after its reads of this operation's slots. The last
-/// block to arrive raises the epoch (the next operation on this workspace, the next kernel in
-/// stream order, sees it), after zeroing this rank's LL slots of this parity when the flag is about
-/// to wrap (one thread: it happens once in 2^32 operations).
-/// A grid of one block is its own last block: no count (one atomic round trip off the kernel's
-/// tail; the small LL and push operations are one block).
+/// Every thread of every block calls it last, after its reads of this operation's slots. One block
+/// raises the epoch (the next operation on this workspace, the next kernel in stream order, sees
+/// it): the block that started last (seq_begin), or the only one. The two operations that zero
+/// this rank's LL slots of their parity before the flag wraps (once in 2^32 operations) need every
+/// block's reads done first: there the last block to finish (a count) zeroes them (one thread) and
+/// raises the epoch.
 __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, const SeqOp& op) {
   __syncthreads();  // the block's reads are done
   if (threadIdx.x != 0) return;
-  unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
-  if (gridDim.x > 1 && atomicAdd(done, 1ull) != gridDim.x - 1) return;
+  unsigned* started = reinterpret_cast<unsigned*>(ws.local_signals + ws::kStartSlot);  // (32 bits of the slot)
   if (ws::cleans(op.epoch)) {
+    unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
+    if (gridDim.x > 1 && atomicAdd(done, 1ull) != gridDim.x - 1) return;
+    fence_acq_rel_gpu();  // every block's reads (their count) before the zeroing
     int4* lines = reinterpret_cast<int4*>(ll_slot(ws.local, L, op, 0));
     const size_t count = static_cast<size_t>(L.nranks) * L.ll_slot_lines;
     for (size_t i = 0; i < count; ++i) lines[i] = make_int4(0, 0, 0, 0);
+    if (gridDim.x > 1) {
+      *done = 0;
+      atomicSub(started, gridDim.x);  // every block's ticket, whenever its add lands
+    }
+  } else if (gridDim.x > 1) {
+    if (op.ticket != gridDim.x - 1) return;
+    fence_acq_rel_gpu();  // acquire: every block's read of the epoch happened before its ticket
+    *started = 0u;
   }
-  if (gridDim.x > 1) *done = 0;
   ws.local_signals[ws::kEpochSlot] = op.epoch;
 }
 

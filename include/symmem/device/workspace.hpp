@@ -6,11 +6,12 @@
 // A workspace is a symmetric buffer whose data holds, per parity (0, 1) and per source rank, one
 // LL slot (16-byte flag-in-data lines) and one push stage (raw bytes), in two separate regions:
 //   [ LL: parity 0: src 0 .. n-1 | parity 1: src 0 .. n-1 ][ push: parity 0: src 0 .. n-1 | parity 1 ]
-// and in its signal pad an operation counter (the epoch), a block-completion counter and per
-// (source, block) push flags (slots below).
+// and in its signal pad an operation counter (the epoch), block counters and per (source, block)
+// push flags (slots below).
 //
 // Protocol. Operations on one workspace are numbered e = 1, 2, ... by a counter in this rank's pad
-// that the last block of operation e raises to e; so the ranks agree on e as long as they run the
+// that one block of operation e raises to e at its end (the block that started last, once every
+// block has read the counter: workspace.cuh); so the ranks agree on e as long as they run the
 // same sequence of operations (the same sequence of calls, in one stream order). Operation e uses
 // the slots of parity e & 1. Every operation obeys one rule:
 //   (R) in operation e each rank sends every peer at least one epoch-e message (data lines, a
@@ -27,8 +28,8 @@
 // zeroed memory can never match. A stale line could match only if written at an epoch e' < e of
 // the same parity with flag(e') == flag(e), i.e. e - e' a multiple of 2 (2^32 - 1). Before that
 // can happen the flag reaches its last two values (one operation of each parity), and those
-// operations zero this rank's LL slots of their parity after reading them (the last block, before
-// it raises the epoch, so before this rank sends the next message by (R)). Push flags are 64-bit
+// operations zero this rank's LL slots of their parity after reading them (the last block to
+// finish, before it raises the epoch, so before this rank sends the next message by (R)). Push flags are 64-bit
 // epochs, compared with >=, and never wrap.
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +44,7 @@ constexpr size_t kEpochSlot = pad::kOpBase + 0;    // local: operations complete
 constexpr size_t kDoneSlot = pad::kOpBase + 1;     // local: blocks of the running operation done
 constexpr size_t kCapSlot = pad::kOpBase + 2;      // local, read by peers: all_to_all_v output capacity
 constexpr size_t kInCapSlot = pad::kOpBase + 3;    // local, read by peers: all_to_all_v input capacity
+constexpr size_t kStartSlot = pad::kOpBase + 4;    // local: blocks of the running operation started (tickets)
 constexpr int kMaxBlocks = 128;                    // blocks of a push operation
 constexpr size_t kPushFlagSlot = pad::kOpBase + 64;  // + src * kMaxBlocks + block: push arrivals
 static_assert(kPushFlagSlot + pad::kMaxTeam * kMaxBlocks <= pad::kOpBase + pad::kOpSlots, "push flags overflow the pad");
