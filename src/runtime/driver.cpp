@@ -48,6 +48,43 @@ const Driver& driver() {
   return d;
 }
 
+StreamWriteValue64 stream_write_value64() {
+  static std::mutex mu;
+  static StreamWriteValue64 fn = nullptr;
+  static bool loaded = false;
+  static int ok_for[64] = {};  // per device: 0 unknown, 1 yes, -1 no
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (!loaded) {
+    loaded = true;
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue64", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<StreamWriteValue64>(p);
+    (void)cudaGetLastError();
+  }
+  if (fn == nullptr) return nullptr;
+  if (ok_for[dev] == 0) {
+    int yes = 0;
+    CUdevice d = 0;
+    try {
+      const Driver& drv = driver();
+      if (drv.cuDeviceGet(&d, dev) != CUDA_SUCCESS ||
+          drv.cuDeviceGetAttribute(&yes, CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, d) != CUDA_SUCCESS)
+        yes = 0;
+    } catch (...) {
+      yes = 0;
+    }
+    ok_for[dev] = yes ? 1 : -1;
+  }
+  return ok_for[dev] > 0 ? fn : nullptr;
+}
+
 void throw_driver(CUresult rc, const char* expr, const char* file, int line) {
   const char* s = "unknown error";
   try {

@@ -26,6 +26,12 @@ struct Driver {
 /// Loads the entry points once; throws Unsupported when the driver is missing.
 const Driver& driver();
 
+/// cuStreamWriteValue64 where the driver has it and the current device takes 64-bit stream memory
+/// operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS), else null: a write of a value
+/// from a stream with no kernel, so no SM (a copy engine put's signal). Per device, cached.
+using StreamWriteValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+StreamWriteValue64 stream_write_value64();
+
 [[noreturn]] void throw_driver(CUresult rc, const char* expr, const char* file, int line);
 
 }  // namespace symmem::detail

@@ -1,3 +1,4 @@
+#include "../runtime/driver.hpp"
 #include "symmem/device.cuh"
 #include "symmem/device/bulk.cuh"
 #include "symmem/error.hpp"
@@ -122,8 +123,17 @@ void launch_put(const SymmetricBuffer& dst, int peer, size_t off, const void* sr
   if (engine == Engine::kCopyEngine) {
     if (bytes) SYMMEM_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst.peer_ptr(peer)) + off, src, bytes, cudaMemcpyDeviceToDevice, s));
     if (slot >= 0) {
-      signal_kernel<<<1, 1, 0, s>>>(dst.handle(), peer, slot, value, static_cast<int>(op));
-      SYMMEM_CUDA_CHECK(cudaGetLastError());
+      // The signal of a copy-engine put is written by the stream itself where the driver can
+      // (a set: cuStreamWriteValue64, whose default memory barrier orders the copy's writes before
+      // it), so it needs no SM: a signal kernel queued behind GEMM kernels that hold every SM
+      // (the overlapped GEMMs) waited for one of their blocks to end, and so did the next copy.
+      detail::StreamWriteValue64 write = op == SignalOp::kSet ? detail::stream_write_value64() : nullptr;
+      if (write != nullptr) {
+        SYMMEM_CU_CHECK(write(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(dst.peer_signal_pad(peer) + slot), value, 0));
+      } else {
+        signal_kernel<<<1, 1, 0, s>>>(dst.handle(), peer, slot, value, static_cast<int>(op));
+        SYMMEM_CUDA_CHECK(cudaGetLastError());
+      }
     }
     return;
   }
