@@ -28,6 +28,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 
@@ -200,7 +202,12 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       }
     };
     int step = 1;
-    for (int g : detail::gather_groups(N, n)) {
+    // SYMMEM_OVERLAP_GROUPS=0: one GEMM per peer's shard (for comparisons; a rank-local choice).
+    static const bool grouped = [] {
+      const char* v = std::getenv("SYMMEM_OVERLAP_GROUPS");
+      return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    for (int g : grouped ? detail::gather_groups(N, n) : std::vector<int>(N - 1, 1)) {
       for (int j = step; j < step + g; ++j) stream::wait(d.gathered, (me - j + N) % N, Cmp::kGe, 1, d.lane);
       gemm_shards((me - (step + g - 1) + N) % N, g);  // steps step..step+g-1: shards me-step-g+1 .. me-step
       step += g;
