@@ -30,6 +30,7 @@ case "$cmd" in
     OUT=${OUT:-$PWD/gpu-out}
     mkdir -p "$OUT"
     n=${1:-$(nvidia-smi -L | wc -l)}
+    export SYMMEM_COMMIT=${COMMIT:-${SYMMEM_COMMIT:-}} DEEPEP_VERSION=v1.2.1  # labels in the JSON (no git on the machine)
     [ -d .deps/deepep ] || { echo "no .deps/deepep: run tools/peers.sh prepare here first" >&2; exit 2; }
     cuda=$(dirname "$(dirname "$(command -v nvcc)")")
     [ -x /usr/bin/g++ ] && export CXX=/usr/bin/g++ CC=/usr/bin/gcc

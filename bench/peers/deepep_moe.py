@@ -6,7 +6,7 @@
 # --suite moe`, by the same graph replays as symmem, when deep_ep imports.
 #   tools/peers.sh prepare                    # here: DeepEP v1.2.1 into .deps/deepep
 #   tools/peers.sh run                        # on the GPU machine: builds it, runs this
-# Not yet run on a GPU (written in session 7 against DeepEP v1.2.1's Buffer API).
+# First run in session 8 (4 x H200, DeepEP v1.2.1).
 import argparse
 import json
 import os
@@ -110,7 +110,7 @@ def main():
         if rank == 0:
             print(json.dumps(r), flush=True)
     if rank == 0:
-        meta = {"suite": "peer_deepep_moe", "peer": "DeepEP " + getattr(deep_ep, "__version__", "?"), "world": world,
+        meta = {"suite": "peer_deepep_moe", "peer": "DeepEP " + getattr(deep_ep, "__version__", os.environ.get("DEEPEP_VERSION", "?")), "world": world,
                 "device": torch.cuda.get_device_name(), "torch": torch.__version__,
                 "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "timing": "intranode: eager calls (layout + dispatch; combine), events, median of 15, max over ranks",

@@ -244,7 +244,8 @@ def bench_moe(args, g):
 def deepep_low_latency(args, world, T, H, K, E, fp8, idx, w):
     """DeepEP's low-latency dispatch / combine on the same routing, timed the same way, where the
     deep_ep package imports (tools/peers.sh builds it; put .deps/deepep on PYTHONPATH): columns
-    deepep_dispatch_us, deepep_combine_us, or deepep_error. Not yet run on a GPU (session 7)."""
+    deepep_dispatch_us, deepep_combine_us, or deepep_error. First run in session 8 (4 x H200, DeepEP
+    v1.2.1, tools/peers.sh)."""
     try:
         import deep_ep
     except ImportError:
@@ -270,7 +271,8 @@ def deepep_low_latency(args, world, T, H, K, E, fp8, idx, w):
         disp = graph_us(dispatch, args.reps, args.replays)
         both = graph_us(pair, args.reps, args.replays)
         buf.destroy()
-        return {"deepep_dispatch_us": disp, "deepep_combine_us": both - disp, "deepep": getattr(deep_ep, "__version__", "?")}
+        return {"deepep_dispatch_us": disp, "deepep_combine_us": both - disp,
+                "deepep": getattr(deep_ep, "__version__", os.environ.get("DEEPEP_VERSION", "?"))}
     except Exception as e:  # a peer's failure is reported in its columns, not fatal to the run
         return {"deepep_error": f"{type(e).__name__}: {e}"}
 
