@@ -23,7 +23,10 @@ SYMMEM_API void put(const SymmetricBuffer& dst, int peer, size_t dst_offset, con
 /// Reads `bytes` from `src` at `src_offset` on `peer` into `dst` (device memory).
 SYMMEM_API void get(void* dst, const SymmetricBuffer& src, int peer, size_t src_offset, size_t bytes,
                     cudaStream_t stream, Engine engine = Engine::kSM);
-/// put, then signal `slot` of `peer` once the data is visible there.
+/// put, then signal `slot` of `peer` once the data is visible there. With the copy engine, a set
+/// signal is written by the stream itself where the device allows (no kernel, so no SM: it does not
+/// wait behind kernels that hold every SM); an add, or a device without 64-bit stream memory
+/// operations, uses a one-thread kernel.
 SYMMEM_API void put_signal(const SymmetricBuffer& dst, int peer, size_t dst_offset, const void* src, size_t bytes,
                            int slot, uint64_t value, SignalOp op, cudaStream_t stream, Engine engine = Engine::kSM);
 /// Sets or adds to signal `slot` of `peer` (release: the stream's earlier work is visible first).
