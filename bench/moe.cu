@@ -124,8 +124,13 @@ void run_moe(Harness& h) {
   for (const Shape& s : shapes) {
     if (s.experts % n != 0 || !wanted(s.name)) continue;
     for (bool skewed : {false, true}) {
-      // Prefill moves its tokens in rounds of 512 (bounded buffers); the others in one round.
-      moe::Config cfg{s.hidden, s.topk, s.experts, s.tokens, s.capacity, s.fp8, false, s.tokens > 512 ? 512 : 0};
+      // Prefill moves its tokens in rounds of 512 (bounded buffers; SYMMEM_MOE_ROUND_TOKENS, the
+      // same on every rank, sets another size); the others in one round.
+      static const int round = [] {
+        const char* v = std::getenv("SYMMEM_MOE_ROUND_TOKENS");
+        return v != nullptr && *v != 0 ? static_cast<int>(detail::parse_int(v, "SYMMEM_MOE_ROUND_TOKENS", 1, 1 << 20)) : 512;
+      }();
+      moe::Config cfg{s.hidden, s.topk, s.experts, s.tokens, s.capacity, s.fp8, false, s.tokens > round ? round : 0};
       moe::ExpertParallel ep(h.comm(), cfg);
       const int El = ep.local_experts(), C = ep.capacity();
       const size_t es = s.fp8 ? 1 : 2, groups = (s.hidden + 127) / 128;
