@@ -14,7 +14,8 @@
 # CUDA's CCCL headers are on the C++ include path (NVSHMEM's nvshmem_tensor.h includes
 # <cuda/std/tuple>; without them: "fatal error: cuda/std/tuple: No such file"). The script uses the
 # system g++, as our own Python extension must there (/opt/gcc links libstdc++ statically).
-# pplx-kernels (its head integrates NVSHMEM4Py; CMake build) is not here yet: not tried on the machines.
+# pplx-kernels 12cecfd (its head integrates NVSHMEM4Py): CMake build against the same NVSHMEM, then
+# bench/peers/pplx_moe.py on the decode shapes; written in session 8, NOT YET RUN.
 # Multicast stays off in every child (lib.sh).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,13 @@ case "$cmd" in
     mirror=${DEEPEP_MIRROR:-/work/.mirror/deepseek-ai+DeepEP/repo}
     rm -rf .deps/deepep && mkdir -p .deps/deepep &&
       git --git-dir="$mirror" archive v1.2.1 | tar -x -C .deps/deepep && echo "exported DeepEP v1.2.1 into .deps/deepep"
+    # pplx-kernels at 12cecfd: its last commit before NVSHMEM4Py (nvshmem.core, cuda.core: Python
+    # packages the GPU machines lack); its own C++ NVSHMEM bindings need only the library.
+    pmirror=${PPLX_MIRROR:-/work/.mirror/perplexityai+pplx-kernels/repo}
+    if [ -d "$pmirror" ]; then
+      rm -rf .deps/pplx && mkdir -p .deps/pplx &&
+        git --git-dir="$pmirror" archive 12cecfd | tar -x -C .deps/pplx && echo "exported pplx-kernels 12cecfd into .deps/pplx"
+    fi
     ;;
   run)
     OUT=${OUT:-$PWD/gpu-out}
@@ -62,6 +70,37 @@ case "$cmd" in
         --out "$OUT/python_moe_deepep.json" > "$OUT/peer-python-moe.log" 2>&1 || echo "symmem.bench --suite moe failed (see peer-python-moe.log)"
       grep -E "^# moe" "$OUT/peer-python-moe.log" | head -8
     fi
+    # pplx-kernels (intranode) on the decode shapes: CMake against PyTorch's NVSHMEM wheel, which
+    # has no CMake config of its own, so a small one is written here (session 8; NOT YET RUN).
+    if [ -d .deps/pplx ]; then
+      nv=$(python -c "import importlib.util as u; print(u.find_spec('nvidia.nvshmem').submodule_search_locations[0])" 2>/dev/null)
+      host=$(ls "$nv"/lib/libnvshmem_host.so* 2>/dev/null | head -1)
+      shim=$PWD/.deps/pplx-shim && mkdir -p "$shim"
+      cat > "$shim/NVSHMEMConfig.cmake" <<CMAKE
+set(NVSHMEM_INCLUDE_DIR "$nv/include")
+add_library(nvshmem::nvshmem_host SHARED IMPORTED)
+set_target_properties(nvshmem::nvshmem_host PROPERTIES IMPORTED_LOCATION "$host" INTERFACE_INCLUDE_DIRECTORIES "$nv/include")
+add_library(nvshmem::nvshmem_device STATIC IMPORTED)
+set_target_properties(nvshmem::nvshmem_device PROPERTIES IMPORTED_LOCATION "$nv/lib/libnvshmem_device.a" INTERFACE_INCLUDE_DIRECTORIES "$nv/include")
+add_library(nvshmem::nvshmem INTERFACE IMPORTED)
+set_target_properties(nvshmem::nvshmem PROPERTIES INTERFACE_LINK_LIBRARIES "nvshmem::nvshmem_host;nvshmem::nvshmem_device")
+add_library(nvshmem::nvshmem_bootstrap_uid INTERFACE IMPORTED)
+set(NVSHMEM_FOUND TRUE)
+CMAKE
+      tp=$(python -c "import torch.utils; print(torch.utils.cmake_prefix_path)")
+      (cd .deps/pplx && timeout 300 cmake -S csrc -B build-cmake -G Ninja -DCMAKE_PREFIX_PATH="$tp" -DNVSHMEM_DIR="$shim" \
+        -DCMAKE_CUDA_ARCHITECTURES=90a -DTORCH_CUDA_ARCH_LIST=9.0a -DCMAKE_BUILD_RPATH="$nv/lib" \
+        ${CXX:+-DCMAKE_CUDA_HOST_COMPILER=$CXX} && timeout 400 ninja -C build-cmake) \
+        > "$OUT/peer-pplx-build.log" 2>&1 || { echo "pplx-kernels build failed"; tail -20 "$OUT/peer-pplx-build.log"; }
+      if [ -f .deps/pplx/src/pplx_kernels/libpplx_kernels.so ]; then
+        echo "== pplx-kernels built"
+        PYTHONPATH=$PWD/.deps/pplx/src timeout 240 torchrun --nproc-per-node="$n" bench/peers/pplx_moe.py --out "$OUT/pplx_moe.json" \
+          > "$OUT/peer-pplx-bench.log" 2>&1 || echo "pplx_moe.py failed (see peer-pplx-bench.log)"
+        grep -E "^\{" "$OUT/peer-pplx-bench.log" | head -8
+      fi
+    fi
+    # The device tool returns few files: the logs travel as one archive.
+    (cd "$OUT" && shopt -s nullglob && logs=(peer-*.log) && [ ${#logs[@]} -gt 0 ] && tar czf peer-logs.tgz "${logs[@]}" && rm -f "${logs[@]}")
     ;;
   *)
     echo "usage: tools/peers.sh prepare | run [NPROC]" >&2

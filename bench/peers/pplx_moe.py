@@ -1,0 +1,148 @@
+# pplx-kernels' intranode all-to-all (`AllToAll.intranode`: dispatch / combine into preallocated
+# tensors), a peer of issue 10, on the decode shapes of `symmem-bench moe`: dispatch and the
+# dispatch + combine pair captured in CUDA graphs of REPS operations, median of REPLAYS replays,
+# maximum over ranks (the method of `python -m symmem.bench --suite moe`; eager events where a
+# capture fails). Uniform routing (random top-k without repeats), fp8 dispatch with per-128 fp32
+# scales where the shape says so, bf16 combine.
+#   tools/peers.sh prepare                    # here: pplx-kernels 12cecfd into .deps/pplx (with DeepEP)
+#   tools/peers.sh run                        # on the GPU machine: builds it (CMake, PyTorch's NVSHMEM), runs this
+# Written in session 8 against pplx-kernels 12cecfd (the last commit before its NVSHMEM4Py
+# integration, which needs Python packages the GPU machines lack); NOT YET RUN.
+import argparse
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+REPS, REPLAYS = 20, 15
+
+# (name, tokens per rank, hidden, top-k, experts, fp8 dispatch): bench/moe.cu's decode shapes.
+SHAPES = [
+    ("decode", 128, 7168, 8, 256, True),
+    ("pplx_64e_1t", 1, 2048, 6, 64, False),
+    ("pplx_64e_128t", 128, 2048, 6, 64, False),
+    ("pplx_256e_1t", 1, 7168, 8, 256, True),
+]
+
+
+def max_over_ranks(v):
+    t = torch.tensor([v], dtype=torch.float64, device="cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+def graph_us(fn):
+    """us per fn(): REPS calls in one graph, median of REPLAYS replays, max over ranks; eager events
+    (median of REPLAYS single calls) where the capture fails."""
+    s = torch.cuda.Stream()
+    method = "graph"
+    try:
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn()  # warm-up outside the capture
+        torch.cuda.current_stream().wait_stream(s)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            for _ in range(REPS):
+                fn()
+        run, per = g.replay, REPS
+    except Exception:  # noqa: BLE001 - a peer that does not capture is timed eagerly
+        torch.cuda.synchronize()
+        method, run, per = "eager", fn, 1
+    times = []
+    for _ in range(REPLAYS):
+        dist.barrier()
+        torch.cuda.synchronize()
+        torch.cuda._sleep(50_000)  # the GPU busy while the host submits, as symmem's benchmarks do
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        run()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b) * 1e3 / per)
+    times.sort()
+    return max_over_ranks(times[len(times) // 2]), method
+
+
+def one_shape(rank, world, T, H, K, E, fp8):
+    from pplx_kernels.all_to_all import AllToAll
+
+    in_dtype = torch.float8_e4m3fn if fp8 else torch.bfloat16
+    groups = (H + 127) // 128
+    scale_bytes = groups * 4 if fp8 else 0
+    ata = AllToAll.intranode(max_num_tokens=T, num_experts=E, experts_per_token=K, rank=rank, world_size=world, dp_size=1,
+                             hidden_dim=H, hidden_dim_bytes=H * in_dtype.itemsize, hidden_dim_scale_bytes=scale_bytes)
+    el = E // world
+    dev = torch.device("cuda")
+    idx = torch.stack([torch.randperm(E, device=dev)[:K] for _ in range(T)]).to(torch.uint32)
+    w = torch.rand(T, K, device=dev, dtype=torch.float32)
+    x = (torch.randn(T, H, device=dev) * 4).to(in_dtype)
+    x_scale = torch.rand(T, groups, device=dev, dtype=torch.float32) if fp8 else None
+    bound_m = torch.tensor([T], dtype=torch.uint32, device=dev)
+    num_tok = torch.empty(el, dtype=torch.int32, device=dev)
+    ex = torch.empty(el, T * world, H, dtype=in_dtype, device=dev)
+    ex_scale = torch.empty(el, T * world, groups, dtype=torch.float32, device=dev) if fp8 else None
+    ey = torch.randn(el, T * world, H, device=dev).to(torch.bfloat16)
+    y = torch.empty(T, H, dtype=torch.bfloat16, device=dev)
+
+    def dispatch():
+        ata.dispatch(out_expert_num_tokens=num_tok, out_expert_x=ex, out_expert_x_scale=ex_scale, dp_x=x, dp_x_scale=x_scale,
+                     indices=idx, bound_m=bound_m)
+
+    def pair():
+        dispatch()
+        ata.combine(out_tokens=y, indices=idx, weights=w, expert_y=ey, bound_m=bound_m)
+
+    disp, m1 = graph_us(dispatch)
+    both, m2 = graph_us(pair)
+    ata.destroy()
+    return {"dispatch_us": disp, "combine_us": both - disp, "method": m1 if m1 == m2 else f"{m1}/{m2}"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="pplx_moe.json")
+    ap.add_argument("--shapes", default=",".join(s[0] for s in SHAPES))
+    args = ap.parse_args()
+    local = int(os.environ.get("LOCAL_RANK", 0))
+    torch.cuda.set_device(local)
+    dist.init_process_group("cpu:gloo,cuda:nccl", device_id=torch.device("cuda", local))
+    world, rank = dist.get_world_size(), dist.get_rank()
+    # pplx-kernels finds its process group by name ("default" unless told otherwise).
+    torch._C._distributed_c10d._register_process_group("default", dist.group.WORLD)
+    from pplx_kernels.nvshmem import nvshmem_alloc_empty_unique_id, nvshmem_finalize, nvshmem_get_unique_id, nvshmem_init
+
+    uid = nvshmem_get_unique_id() if rank == 0 else nvshmem_alloc_empty_unique_id()
+    dist.broadcast(uid, src=0)  # a CPU tensor: over gloo
+    nvshmem_init(uid, rank, world)
+    rows = []
+    for name, T, H, K, E, fp8 in SHAPES:
+        if name not in args.shapes.split(",") or E % world:
+            continue
+        torch.manual_seed(2000 + rank)
+        try:
+            r = one_shape(rank, world, T, H, K, E, fp8)
+        except Exception as e:  # noqa: BLE001 - a shape the peer does not take is reported, not fatal
+            r = {"error": f"{type(e).__name__}: {e}"}
+        r.update({"shape": name, "tokens": T, "hidden": H, "topk": K, "experts": E, "fp8": fp8})
+        rows.append(r)
+        if rank == 0:
+            print(json.dumps(r), flush=True)
+    if rank == 0:
+        meta = {"suite": "peer_pplx_moe", "peer": "pplx-kernels " + os.environ.get("PPLX_VERSION", "12cecfd"), "world": world,
+                "device": torch.cuda.get_device_name(), "torch": torch.__version__, "symmem_commit": os.environ.get("SYMMEM_COMMIT", ""),
+                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "timing": f"CUDA graph of {REPS} ops (eager where capture fails), median of {REPLAYS} replays, max over ranks",
+                "rows": rows}
+        with open(args.out, "w") as f:
+            json.dump(meta, f, indent=1)
+    dist.barrier()
+    nvshmem_finalize()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
