@@ -8,7 +8,8 @@
 #     then its own low-latency test at the decode shape (its intranode test with
 #     PEERS_INTRANODE_TEST=1), bench/peers/deepep_moe.py (prefill, intranode) and, where symmem's
 #     Python build is there, `python -m symmem.bench --suite moe` with DeepEP's low-latency kernels
-#     beside symmem in one run; NPROC GPUs (default: all); logs to $OUT/peer-*.log, JSON to $OUT.
+#     beside symmem in one run; with PEERS_PPLX=1 also pplx-kernels (bench/peers/pplx_moe.py);
+#     NPROC GPUs (default: all); logs to $OUT/peer-logs.tgz, JSON to $OUT.
 #
 # Measured in session 7 (one H100 machine, with /opt/gcc): the build takes ~60 s on 16 cores once
 # CUDA's CCCL headers are on the C++ include path (NVSHMEM's nvshmem_tensor.h includes
@@ -70,9 +71,10 @@ case "$cmd" in
         --out "$OUT/python_moe_deepep.json" > "$OUT/peer-python-moe.log" 2>&1 || echo "symmem.bench --suite moe failed (see peer-python-moe.log)"
       grep -E "^# moe" "$OUT/peer-python-moe.log" | head -8
     fi
-    # pplx-kernels (intranode) on the decode shapes: CMake against PyTorch's NVSHMEM wheel, which
-    # has no CMake config of its own, so a small one is written here (session 8; NOT YET RUN).
-    if [ -d .deps/pplx ]; then
+    # pplx-kernels (intranode) on the decode shapes, with PEERS_PPLX=1 (its build may take minutes:
+    # give it a call of its own): CMake against PyTorch's NVSHMEM wheel, which has no CMake config
+    # of its own, so a small one is written here (session 8; NOT YET RUN).
+    if [ -d .deps/pplx ] && [ "${PEERS_PPLX:-0}" = 1 ]; then
       nv=$(python -c "import importlib.util as u; print(u.find_spec('nvidia.nvshmem').submodule_search_locations[0])" 2>/dev/null)
       host=$(ls "$nv"/lib/libnvshmem_host.so* 2>/dev/null | head -1)
       shim=$PWD/.deps/pplx-shim && mkdir -p "$shim"
