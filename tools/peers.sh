@@ -2,7 +2,8 @@
 # The MoE peers (issue 10) beside symmem, built from their public source on the GPU machine.
 #
 # Here (with the library's mirrors):  tools/peers.sh prepare
-#     exports DeepEP v1.2.1 into .deps/deepep (ignored; carry [".deps"] in the device call).
+#     exports DeepEP v1.2.1 into .deps/deepep and pplx-kernels 12cecfd into .deps/pplx (ignored;
+#     carry [".deps"] in the device call).
 # On the device:                      tools/peers.sh run [NPROC]
 #     builds DeepEP (intranode, and low-latency with the NVSHMEM that PyTorch's wheels bring),
 #     then its own low-latency test at the decode shape (its intranode test with
@@ -40,11 +41,13 @@ case "$cmd" in
     mkdir -p "$OUT"
     n=${1:-$(nvidia-smi -L | wc -l)}
     export SYMMEM_COMMIT=${COMMIT:-${SYMMEM_COMMIT:-}} DEEPEP_VERSION=v1.2.1  # labels in the JSON (no git on the machine)
-    [ -d .deps/deepep ] || { echo "no .deps/deepep: run tools/peers.sh prepare here first" >&2; exit 2; }
     cuda=$(dirname "$(dirname "$(command -v nvcc)")")
     [ -x /usr/bin/g++ ] && export CXX=/usr/bin/g++ CC=/usr/bin/gcc
     export CPLUS_INCLUDE_PATH="$cuda/include/cccl:$cuda/include" C_INCLUDE_PATH="$cuda/include/cccl" TORCH_CUDA_ARCH_LIST=9.0
     export MAX_JOBS=$(nproc)
+    # PEERS_DEEPEP=0 skips DeepEP (e.g. a call for pplx-kernels alone).
+    if [ "${PEERS_DEEPEP:-1}" = 1 ]; then
+    [ -d .deps/deepep ] || { echo "no .deps/deepep: run tools/peers.sh prepare here first" >&2; exit 2; }
     (cd .deps/deepep && timeout 300 python setup.py build_ext --inplace) > "$OUT/peer-deepep-build.log" 2>&1 ||
       { echo "DeepEP build failed"; tail -20 "$OUT/peer-deepep-build.log"; exit 1; }
     echo "== DeepEP built"
@@ -71,6 +74,7 @@ case "$cmd" in
         --out "$OUT/python_moe_deepep.json" > "$OUT/peer-python-moe.log" 2>&1 || echo "symmem.bench --suite moe failed (see peer-python-moe.log)"
       grep -E "^# moe" "$OUT/peer-python-moe.log" | head -8
     fi
+    fi  # PEERS_DEEPEP
     # pplx-kernels (intranode) on the decode shapes, with PEERS_PPLX=1 (its build may take minutes:
     # give it a call of its own): CMake against PyTorch's NVSHMEM wheel, which has no CMake config
     # of its own, so a small one is written here (session 8; NOT YET RUN).
