@@ -118,3 +118,60 @@ TEST(WorkspaceModel, RootOnlyTokensOverwriteAtThreeRanks) {
   // Two ranks have no third party to overtake: the old scheme was safe there.
   for (uint64_t seed = 0; seed < 2000; ++seed) ASSERT_FALSE(violates(ops, 2, seed));
 }
+
+// Who raises the epoch (workspace.cuh, seq_begin / seq_end), under random interleavings of the
+// blocks of a sequence of operations with random grid sizes, some of them the wrap-cleaning kind:
+// every block must read the epoch of the previous operation (never the raised one), and after each
+// operation the epoch is raised exactly once and both counters are back to 0.
+TEST(WorkspaceModel, TheLastTicketRaisesTheEpochAfterEveryBlockHasReadIt) {
+  std::mt19937 rng(7);
+  uint64_t epoch = 0;  // kEpochSlot
+  int64_t started = 0, done = 0;  // kStartSlot, kDoneSlot
+  for (int op = 1; op <= 4000; ++op) {
+    const int grid = 1 + static_cast<int>(rng() % 9);
+    const bool cleans = rng() % 7 == 0;
+    struct Block {
+      bool begun = false, ended = false;
+      uint64_t read = 0;
+      int64_t ticket = 0;
+    };
+    std::vector<Block> b(grid);
+    int raises = 0, left = 2 * grid;
+    while (left > 0) {
+      Block& x = b[rng() % grid];
+      if (!x.begun) {  // seq_begin: every thread reads the epoch, then thread 0 takes a ticket
+        x.begun = true;
+        x.read = epoch;
+        if (grid > 1) x.ticket = started++;
+      } else if (!x.ended) {  // seq_end
+        x.ended = true;
+        const uint64_t e = x.read + 1;
+        bool raise = false;
+        if (cleans) {
+          if (grid == 1 || done++ == grid - 1) {
+            raise = true;
+            if (grid > 1) {
+              done = 0;
+              started -= grid;
+            }
+          }
+        } else if (grid == 1 || x.ticket == grid - 1) {
+          raise = true;
+          if (grid > 1) started = 0;
+        }
+        if (raise) {
+          epoch = e;
+          ++raises;
+        }
+      } else {
+        continue;
+      }
+      --left;
+    }
+    for (const Block& x : b) ASSERT_EQ(x.read, static_cast<uint64_t>(op - 1)) << "operation " << op << ", grid " << grid;
+    ASSERT_EQ(raises, 1) << "operation " << op;
+    ASSERT_EQ(epoch, static_cast<uint64_t>(op));
+    ASSERT_EQ(started, 0);
+    ASSERT_EQ(done, 0);
+  }
+}
