@@ -3,7 +3,11 @@ as torch.library operators (namespace `symmem`) with fake implementations, so to
 traces them without graph breaks.
 
 Buffers: any contiguous CUDA tensors work; symmetric ones (symmem.empty) take the zero-copy
-paths. all_to_all_v needs a symmetric input (peers read it directly)."""
+paths. all_to_all_v needs a symmetric input (peers read it directly). Arrays of other libraries
+(CuPy, JAX, ...) are taken where that is free: anything with __dlpack__ (through torch.from_dlpack,
+which orders the producer's stream before torch's) or __cuda_array_interface__ is viewed as a
+tensor without a copy; in-place operations and `out` write into its memory, and the function
+returns the object it was given."""
 from . import _group, _torch, InvalidArgument, Unsupported
 
 try:  # at import, so that torch.compile traces these wrappers without meeting an import
@@ -28,10 +32,29 @@ def _dtype_code(torch, dt):
     return _DTYPES[dt]
 
 
+def _as_tensor(t, what):
+    """t itself if it is a torch tensor, else a zero-copy tensor view of another library's CUDA array."""
+    torch = _torch_module or _torch()
+    if isinstance(t, torch.Tensor):
+        return t
+    if hasattr(t, "__dlpack__"):
+        try:
+            return torch.from_dlpack(t)
+        except Exception as e:  # noqa: BLE001 - reported as the argument's fault
+            raise InvalidArgument(f"{what}: a {type(t).__name__} could not be viewed as a tensor through DLPack ({e})") from e
+    if hasattr(t, "__cuda_array_interface__"):
+        try:
+            return torch.as_tensor(t, device="cuda")
+        except Exception as e:  # noqa: BLE001
+            raise InvalidArgument(f"{what}: a {type(t).__name__} could not be viewed through __cuda_array_interface__ ({e})") from e
+    return t  # _check names what it is
+
+
 def _check(t, what):
     torch = _torch_module or _torch()
     if not isinstance(t, torch.Tensor):
-        raise InvalidArgument(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
+        raise InvalidArgument(f"{what}: expected a torch.Tensor or a CUDA array with __dlpack__ or __cuda_array_interface__, "
+                              f"got {type(t).__name__}")
     if not t.is_cuda:
         raise InvalidArgument(f"{what}: the tensor is on {t.device}; symmem works on CUDA tensors")
     if not t.is_contiguous():
@@ -151,60 +174,66 @@ def _redop(op):
 
 def all_reduce(tensor, op="sum", group=None, *, out=None, algo="auto"):
     """Reduces `tensor` over the group: in place (returns tensor), or into `out`."""
-    _check(tensor, "all_reduce")
+    t = _as_tensor(tensor, "all_reduce")
+    _check(t, "all_reduce")
     if out is None:
-        _ops().all_reduce_(tensor, _redop(op), _name(group), algo)
+        _ops().all_reduce_(t, _redop(op), _name(group), algo)
         return tensor
-    _check(out, "all_reduce out")
-    if out.shape != tensor.shape or out.dtype != tensor.dtype:
-        raise InvalidArgument(f"all_reduce: out is {tuple(out.shape)} {out.dtype}, input {tuple(tensor.shape)} {tensor.dtype}")
-    _ops().all_reduce_out(tensor, out, _redop(op), _name(group), algo)
+    o = _as_tensor(out, "all_reduce out")
+    _check(o, "all_reduce out")
+    if o.shape != t.shape or o.dtype != t.dtype:
+        raise InvalidArgument(f"all_reduce: out is {tuple(o.shape)} {o.dtype}, input {tuple(t.shape)} {t.dtype}")
+    _ops().all_reduce_out(t, o, _redop(op), _name(group), algo)
     return out
 
 
 def reduce_scatter(output, input, op="sum", group=None, *, algo="auto"):
     """output (numel m) = op over ranks of this rank's m-element share of input (numel m * size)."""
-    _check(input, "reduce_scatter input")
-    _check(output, "reduce_scatter output")
+    i, o = _as_tensor(input, "reduce_scatter input"), _as_tensor(output, "reduce_scatter output")
+    _check(i, "reduce_scatter input")
+    _check(o, "reduce_scatter output")
     n = _group(group).size
-    if input.numel() != output.numel() * n or input.dtype != output.dtype:
-        raise InvalidArgument(f"reduce_scatter: input has {input.numel()} {input.dtype}, output {output.numel()} {output.dtype}; "
+    if i.numel() != o.numel() * n or i.dtype != o.dtype:
+        raise InvalidArgument(f"reduce_scatter: input has {i.numel()} {i.dtype}, output {o.numel()} {o.dtype}; "
                               f"input must hold output.numel() x {n} of the same dtype")
-    _ops().reduce_scatter_out(input, output, _redop(op), _name(group), algo)
+    _ops().reduce_scatter_out(i, o, _redop(op), _name(group), algo)
     return output
 
 
 def all_gather(output, input, group=None, *, algo="auto"):
     """output (numel m * size) = every rank's input (numel m), in rank order."""
-    _check(input, "all_gather input")
-    _check(output, "all_gather output")
+    i, o = _as_tensor(input, "all_gather input"), _as_tensor(output, "all_gather output")
+    _check(i, "all_gather input")
+    _check(o, "all_gather output")
     n = _group(group).size
-    if output.numel() != input.numel() * n or input.dtype != output.dtype:
-        raise InvalidArgument(f"all_gather: input has {input.numel()} {input.dtype}, output {output.numel()} {output.dtype}; "
+    if o.numel() != i.numel() * n or i.dtype != o.dtype:
+        raise InvalidArgument(f"all_gather: input has {i.numel()} {i.dtype}, output {o.numel()} {o.dtype}; "
                               f"output must hold input.numel() x {n} of the same dtype")
-    _ops().all_gather_out(input, output, _name(group), algo)
+    _ops().all_gather_out(i, o, _name(group), algo)
     return output
 
 
 def broadcast(tensor, src=0, group=None, *, algo="auto"):
     """tensor = rank `src`'s tensor (src is a rank of the group), in place."""
-    _check(tensor, "broadcast")
+    t = _as_tensor(tensor, "broadcast")
+    _check(t, "broadcast")
     g = _group(group)
     if not 0 <= src < g.size:
         raise InvalidArgument(f"broadcast: src={src} is not a rank of the group (size {g.size})")
-    _ops().broadcast_(tensor, int(src), g.name, algo)
+    _ops().broadcast_(t, int(src), g.name, algo)
     return tensor
 
 
 def all_to_all(output, input, group=None, *, algo="auto"):
     """Equal splits: output's block r = rank r's input block for this rank."""
-    _check(input, "all_to_all input")
-    _check(output, "all_to_all output")
+    i, o = _as_tensor(input, "all_to_all input"), _as_tensor(output, "all_to_all output")
+    _check(i, "all_to_all input")
+    _check(o, "all_to_all output")
     n = _group(group).size
-    if input.numel() != output.numel() or input.numel() % n or input.dtype != output.dtype:
+    if i.numel() != o.numel() or i.numel() % n or i.dtype != o.dtype:
         raise InvalidArgument(f"all_to_all: input and output must have the same dtype and numel, a multiple of {n} "
-                              f"(got {input.numel()} {input.dtype} and {output.numel()} {output.dtype})")
-    _ops().all_to_all_out(input, output, _name(group), algo)
+                              f"(got {i.numel()} {i.dtype} and {o.numel()} {o.dtype})")
+    _ops().all_to_all_out(i, o, _name(group), algo)
     return output
 
 

@@ -154,6 +154,63 @@ def test_all_reduce_matches_nccl():
     agreed(body)
 
 
+class _DLPackOnly:
+    """Another library's CUDA array as symmem sees it: only __dlpack__ (CuPy, JAX)."""
+
+    def __init__(self, t):
+        self._t = t
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._t.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._t.__dlpack_device__()
+
+
+class _CudaArrayInterfaceOnly:
+    """Only __cuda_array_interface__ (CuPy, Numba)."""
+
+    def __init__(self, t):
+        self._t = t
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._t.__cuda_array_interface__
+
+
+def test_arrays_of_other_libraries_through_dlpack_and_cuda_array_interface():
+    def body():
+        errs = []
+        for wrap in (_DLPackOnly, _CudaArrayInterfaceOnly):
+            n = 4099
+            seed = seed_of(wrap.__name__)
+            x = torch.empty(n, dtype=torch.float32, device=DEV)
+            x.copy_(rand(n, torch.float32, seed + RANK))
+            ref = reduce_ref(gathered(x), "sum")
+            out = poison(torch.empty_like(x))
+            if symmem.all_reduce(wrap(x), "sum", out=wrap(out)) is None:
+                errs.append(f"{wrap.__name__}: all_reduce returned None")
+            e = close(out, ref, torch.float32, WORLD)
+            if e:
+                errs.append(f"{wrap.__name__} all_reduce out: {e}")
+            symmem.all_reduce(wrap(x), "sum")  # in place, into the array's memory
+            e = close(x, ref, torch.float32, WORLD)
+            if e:
+                errs.append(f"{wrap.__name__} all_reduce in place: {e}")
+            g = poison(torch.empty(n * WORLD, dtype=torch.float32, device=DEV))
+            symmem.all_gather(wrap(g), wrap(x))
+            e = close(g.view(WORLD, n), gathered(x).float(), torch.float32, 1)
+            if e:
+                errs.append(f"{wrap.__name__} all_gather: {e}")
+        try:
+            symmem.all_reduce(object())
+            errs.append("all_reduce(object()) raised nothing")
+        except symmem.InvalidArgument:
+            pass
+        return "\n".join(errs)
+    agreed(body)
+
+
 def test_reduce_scatter_all_gather_broadcast_all_to_all_match_nccl():
     def body():
         errs = []
