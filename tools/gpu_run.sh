@@ -47,7 +47,11 @@ echo "== built"
 rc=0
 if [ "$tests" = 1 ]; then
   # Verbose: every test's own output is kept (a closing note quotes the suites' summary lines).
-  ctest --test-dir build -V $ctest_args > "$OUT/ctest.log" 2>&1
+  # SYMMEM_CTEST_STOP_S=N: ctest stops its tests N seconds from now and still prints its summary
+  # (an outer `timeout` would kill it with the summary unwritten).
+  stop=()
+  [ -n "${SYMMEM_CTEST_STOP_S:-}" ] && stop=(--stop-time "$(date -d "+${SYMMEM_CTEST_STOP_S} seconds" +%H:%M:%S)")
+  ctest --test-dir build -V "${stop[@]}" $ctest_args > "$OUT/ctest.log" 2>&1
   rc=$?
   grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|Total Test" "$OUT/ctest.log"
   # The suites' own summaries: gtest's per rank, pytest's (or tests/python/runner.py's) per rank.
