@@ -7,13 +7,12 @@
 #   tools/peers.sh prepare                    # here: DeepEP v1.2.1 into .deps/deepep
 #   tools/peers.sh run                        # on the GPU machine: builds it, runs this
 # First run in session 8 (4 x H200, DeepEP v1.2.1).
-import argparse
-import json
 import os
-import time
 
 import torch
 import torch.distributed as dist
+
+from peer_common import max_over_ranks, run_shapes, setup, write
 
 REPEATS = 15
 
@@ -26,12 +25,6 @@ def routing(tokens, experts, topk):
     idx = scores.topk(topk, dim=1).indices.to(torch.int64)
     w = torch.softmax(torch.randn(tokens, topk, device="cuda"), 1).float()
     return idx, w
-
-
-def max_over_ranks(v):
-    t = torch.tensor([v], dtype=torch.float64, device="cuda")
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return t.item()
 
 
 def time_replays(run):
@@ -50,7 +43,7 @@ def time_replays(run):
     return max_over_ranks(times[len(times) // 2])
 
 
-def intranode(deep_ep, group, world, name, tokens, hidden, topk, experts, fp8):
+def intranode(deep_ep, group, tokens, hidden, topk, experts, fp8):
     buf = deep_ep.Buffer(group, int(2e9), 0, explicitly_destroy=True)
     x = torch.randn(tokens, hidden, device="cuda", dtype=torch.bfloat16)
     idx, w = routing(tokens, experts, topk)
@@ -86,37 +79,14 @@ def intranode(deep_ep, group, world, name, tokens, hidden, topk, experts, fp8):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default="deepep_moe.json")
-    ap.add_argument("--shapes", default=",".join(s[0] for s in SHAPES))
-    args = ap.parse_args()
-    local = int(os.environ.get("LOCAL_RANK", 0))
-    torch.cuda.set_device(local)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local))
-    world, rank = dist.get_world_size(), dist.get_rank()
+    args, world, rank = setup("deepep_moe.json", SHAPES)
     group = dist.new_group(list(range(world)))
     import deep_ep
-    rows = []
-    for name, tokens, hidden, topk, experts, fp8 in SHAPES:
-        if name not in args.shapes.split(",") or experts % world:
-            continue
-        torch.manual_seed(1000 + rank)
-        try:
-            r = intranode(deep_ep, group, world, name, tokens, hidden, topk, experts, fp8)
-        except Exception as e:  # a shape DeepEP does not take (its hidden sizes are compile-time cases)
-            r = {"error": f"{type(e).__name__}: {e}"}
-        r.update({"shape": name, "tokens": tokens, "hidden": hidden, "topk": topk, "experts": experts, "fp8": fp8})
-        rows.append(r)
-        if rank == 0:
-            print(json.dumps(r), flush=True)
-    if rank == 0:
-        meta = {"suite": "peer_deepep_moe", "peer": "DeepEP " + getattr(deep_ep, "__version__", os.environ.get("DEEPEP_VERSION", "?")), "world": world,
-                "device": torch.cuda.get_device_name(), "torch": torch.__version__,
-                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "timing": "intranode: eager calls (layout + dispatch; combine), events, median of 15, max over ranks",
-                "rows": rows}
-        with open(args.out, "w") as f:
-            json.dump(meta, f, indent=1)
+    rows = run_shapes(SHAPES, args.shapes, world, rank, 1000,
+                      lambda tokens, hidden, topk, experts, fp8: intranode(deep_ep, group, tokens, hidden, topk, experts, fp8))
+    write(args.out, rank, world, rows, suite="peer_deepep_moe",
+          peer="DeepEP " + getattr(deep_ep, "__version__", os.environ.get("DEEPEP_VERSION", "?")),
+          timing="intranode: eager calls (layout + dispatch; combine), events, median of 15, max over ranks")
     dist.barrier()
     dist.destroy_process_group()
 

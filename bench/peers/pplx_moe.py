@@ -8,13 +8,12 @@
 #   tools/peers.sh run                        # on the GPU machine: builds it (CMake, PyTorch's NVSHMEM), runs this
 # Written in session 8 against pplx-kernels 12cecfd (the last commit before its NVSHMEM4Py
 # integration, which needs Python packages the GPU machines lack); NOT YET RUN.
-import argparse
-import json
 import os
-import time
 
 import torch
 import torch.distributed as dist
+
+from peer_common import max_over_ranks, run_shapes, setup, write
 
 REPS, REPLAYS = 20, 15
 
@@ -25,12 +24,6 @@ SHAPES = [
     ("pplx_64e_128t", 128, 2048, 6, 64, False),
     ("pplx_256e_1t", 1, 7168, 8, 256, True),
 ]
-
-
-def max_over_ranks(v):
-    t = torch.tensor([v], dtype=torch.float64, device="cuda")
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return t.item()
 
 
 def graph_us(fn):
@@ -103,14 +96,7 @@ def one_shape(rank, world, T, H, K, E, fp8):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default="pplx_moe.json")
-    ap.add_argument("--shapes", default=",".join(s[0] for s in SHAPES))
-    args = ap.parse_args()
-    local = int(os.environ.get("LOCAL_RANK", 0))
-    torch.cuda.set_device(local)
-    dist.init_process_group("cpu:gloo,cuda:nccl", device_id=torch.device("cuda", local))
-    world, rank = dist.get_world_size(), dist.get_rank()
+    args, world, rank = setup("pplx_moe.json", SHAPES, backend="cpu:gloo,cuda:nccl")
     # pplx-kernels finds its process group by name ("default" unless told otherwise).
     torch._C._distributed_c10d._register_process_group("default", dist.group.WORLD)
     from pplx_kernels.nvshmem import nvshmem_alloc_empty_unique_id, nvshmem_finalize, nvshmem_get_unique_id, nvshmem_init
@@ -118,27 +104,9 @@ def main():
     uid = nvshmem_get_unique_id() if rank == 0 else nvshmem_alloc_empty_unique_id()
     dist.broadcast(uid, src=0)  # a CPU tensor: over gloo
     nvshmem_init(uid, rank, world)
-    rows = []
-    for name, T, H, K, E, fp8 in SHAPES:
-        if name not in args.shapes.split(",") or E % world:
-            continue
-        torch.manual_seed(2000 + rank)
-        try:
-            r = one_shape(rank, world, T, H, K, E, fp8)
-        except Exception as e:  # noqa: BLE001 - a shape the peer does not take is reported, not fatal
-            r = {"error": f"{type(e).__name__}: {e}"}
-        r.update({"shape": name, "tokens": T, "hidden": H, "topk": K, "experts": E, "fp8": fp8})
-        rows.append(r)
-        if rank == 0:
-            print(json.dumps(r), flush=True)
-    if rank == 0:
-        meta = {"suite": "peer_pplx_moe", "peer": "pplx-kernels " + os.environ.get("PPLX_VERSION", "12cecfd"), "world": world,
-                "device": torch.cuda.get_device_name(), "torch": torch.__version__, "symmem_commit": os.environ.get("SYMMEM_COMMIT", ""),
-                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "timing": f"CUDA graph of {REPS} ops (eager where capture fails), median of {REPLAYS} replays, max over ranks",
-                "rows": rows}
-        with open(args.out, "w") as f:
-            json.dump(meta, f, indent=1)
+    rows = run_shapes(SHAPES, args.shapes, world, rank, 2000, lambda T, H, K, E, fp8: one_shape(rank, world, T, H, K, E, fp8))
+    write(args.out, rank, world, rows, suite="peer_pplx_moe", peer="pplx-kernels " + os.environ.get("PPLX_VERSION", "12cecfd"),
+          timing=f"CUDA graph of {REPS} ops (eager where capture fails), median of {REPLAYS} replays, max over ranks")
     dist.barrier()
     nvshmem_finalize()
     dist.destroy_process_group()

@@ -1,0 +1,59 @@
+# What the MoE peer drivers (deepep_moe.py, pplx_moe.py) share: the torchrun rank setup, the
+# maximum over ranks, the loop over shapes (a shape the peer cannot take is reported in its row,
+# not fatal) and the JSON they write. Imported from the drivers' own folder (torchrun puts it on
+# sys.path).
+import argparse
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def setup(default_out, shapes, backend="nccl"):
+    """(args, world, rank) of this torchrun rank; args.out, args.shapes (names, comma-separated)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=default_out)
+    ap.add_argument("--shapes", default=",".join(s[0] for s in shapes))
+    args = ap.parse_args()
+    local = int(os.environ.get("LOCAL_RANK", 0))
+    torch.cuda.set_device(local)
+    dist.init_process_group(backend, device_id=torch.device("cuda", local))
+    return args, dist.get_world_size(), dist.get_rank()
+
+
+def max_over_ranks(v):
+    t = torch.tensor([v], dtype=torch.float64, device="cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+def run_shapes(shapes, wanted, world, rank, seed, measure):
+    """Rows of measure(tokens, hidden, topk, experts, fp8) for the wanted shapes whose experts
+    divide over the ranks; rank 0 prints each row."""
+    rows = []
+    for name, tokens, hidden, topk, experts, fp8 in shapes:
+        if name not in wanted.split(",") or experts % world:
+            continue
+        torch.manual_seed(seed + rank)
+        try:
+            r = measure(tokens, hidden, topk, experts, fp8)
+        except Exception as e:  # noqa: BLE001 - a shape the peer does not take (e.g. a hidden size it lacks)
+            r = {"error": f"{type(e).__name__}: {e}"}
+        r.update({"shape": name, "tokens": tokens, "hidden": hidden, "topk": topk, "experts": experts, "fp8": fp8})
+        rows.append(r)
+        if rank == 0:
+            print(json.dumps(r), flush=True)
+    return rows
+
+
+def write(path, rank, world, rows, **meta):
+    """Rank 0 writes meta (suite, peer, timing, ...) with the device, versions, date and rows."""
+    if rank != 0:
+        return
+    meta.update({"world": world, "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                 "symmem_commit": os.environ.get("SYMMEM_COMMIT", ""), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "rows": rows})
+    with open(path, "w") as f:
+        json.dump(meta, f, indent=1)
