@@ -45,10 +45,12 @@ def graph_us(fn, reps, replays):
         dist.barrier()
         torch.cuda.synchronize()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        # As symmem-bench does: the GPU is kept busy (~50 us) while the host queues the barrier, the
-        # start event and the replay, so the host's launch latency (torch's replay() is slower to
-        # submit than C++) is never timed; then the replay starts together on every GPU.
-        torch.cuda._sleep(100_000)
+        # As symmem-bench does: the GPU is kept busy while the host queues the barrier, the start
+        # event and the replay, so the host's launch latency is never timed; then the replay starts
+        # together on every GPU. ~0.5 ms here (symmem-bench: 50 us): from Python those three calls
+        # take tens of us, and a spin of ~50 us left part of it inside the timed span on some
+        # replays (session 9, 4 x H100: 1 KiB 3.9-4.5 us a run against C++'s steady 3.77).
+        torch.cuda._sleep(1_000_000)
         symmem.barrier(_sync)
         a.record()
         g.replay()
