@@ -43,7 +43,7 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
       if (threadIdx.x == 0) device::signal(h, peer, kPingSlot, v);
     } else if (threadIdx.x == 0) {
       device::ll_store(reinterpret_cast<device::LLLine*>(device::peer_ptr(h, peer, dst)), *reinterpret_cast<const uint64_t*>(src),
-                       static_cast<uint32_t>(v));
+                       ws::flag_of(v));
     }
   };
   auto recv = [&](uint64_t v) -> bool {
@@ -55,7 +55,7 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
     }
     bool ok = true;
     uint64_t data;
-    if (threadIdx.x == 0) ok = device::ll_wait(h, reinterpret_cast<const device::LLLine*>(dst), static_cast<uint32_t>(v), peer, &data);
+    if (threadIdx.x == 0) ok = device::ll_wait(h, reinterpret_cast<const device::LLLine*>(dst), ws::flag_of(v), peer, &data);
     return __shfl_sync(0xffffffffu, ok, 0);
   };
   for (int i = 1; i <= iters; ++i) {

@@ -61,7 +61,7 @@ ws::Layout workspace_layout(int nranks, const CommOptions& opt) {
   return ws::Layout::make(nranks, opt.ll_max_bytes, 2 * opt.ll_max_bytes);
 }
 int ll_blocks(size_t bytes, int sms) {
-  const size_t lines = (bytes + 7) / 8;
+  const size_t lines = ws::ll_lines(bytes);
   if (lines <= static_cast<size_t>(coll::kThreads)) return 1;  // a line a thread in one block: no election (seq_end)
   const size_t b = (lines + 127) / 128;  // ~128 lines a block: more SMs polling at once
   return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 64))));

@@ -21,6 +21,7 @@
 namespace symmem::coll {
 namespace {
 
+using device::LLData;
 using device::LLLine;
 
 enum Kind { kAR, kRS, kAG, kBC, kA2A };
@@ -50,7 +51,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
     const int p = (me + k) % n;
     LLLine* dst = slot(h.peers[p], me);
     if (K == kBC && me != a.root) {
-      if (idx == 0) device::ll_store(dst, 0, flag);  // token: "I have finished the previous operation"
+      if (idx == 0) device::ll_store(dst, uint64_t{0}, flag);  // token: "I have finished the previous operation"
       continue;
     }
     if (K == kAR && a.chunk > 0) {  // two-shot: chunk p only
@@ -64,13 +65,13 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
 
   // Receive and combine.
   bool ok = true;
-  uint64_t v = 0;
+  LLData v;
   if constexpr (K == kAR || K == kRS) {
     // Line i folded over the ranks in rank order (every rank computes the same bits): this rank's
     // from `own` (own_len bytes), each peer's from line i of its slot here.
-    auto fold = [&](const char* own, size_t own_len, size_t i, uint64_t* r) {
-      device::Pack<D, uint64_t> acc;
-      uint64_t w = 0;
+    auto fold = [&](const char* own, size_t own_len, size_t i, LLData* r) {
+      device::Pack<D, LLData> acc;
+      LLData w;
       for (int p = 0; p < n; ++p) {
         if (p == me) w = device::ll_payload(own, own_len, i);
         else if (!device::ll_wait(h, slot(h.local, p) + i, flag, p, &w)) return false;
@@ -85,7 +86,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
       // chunk, send each folded line to every peer (lines L + i), then take theirs.
       const size_t L = device::ll_lines(a.chunk);
       const Chunk mine = chunk_of(a, me);
-      uint64_t r = 0;
+      LLData r;
       for (size_t i = idx; i < device::ll_lines(mine.len) && (ok = fold(a.in + mine.off, mine.len, i, &r)); i += stride) {
         for (int k = 1; k < n; ++k) device::ll_store(slot(h.peers[(me + k) % n], me) + L + i, r, flag);
         device::ll_unpack(a.out + mine.off, mine.len, i, r);
@@ -98,7 +99,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
       }
     } else {
       const char* mine = K == kRS ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
-      uint64_t r = 0;
+      LLData r;
       for (size_t i = idx; i < lines && (ok = fold(mine, a.bytes, i, &r)); i += stride) device::ll_unpack(a.out, a.bytes, i, r);
     }
   } else if constexpr (K == kAG || K == kA2A) {

@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   const int n = h.nranks, me = h.rank;
   const device::SeqOp sq = device::seq_begin(h);
   const size_t hdr = static_cast<size_t>(n) + 3;
-  const size_t cap_bytes = (a.layout.ll_slot_lines - hdr) * 8;
+  const size_t cap_bytes = (a.layout.ll_slot_lines - hdr) * ws::kLLPayload;
   const size_t limit = cap_bytes < kLLMaxPairBytes ? cap_bytes : kLLMaxPairBytes;
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t es = a.es;
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   auto from = [&](int s) { return recv_off[s + 1] - recv_off[s]; };  // cnt[s][me]
   if (plan == kSmall) {
     device::copy_bytes(a.out + recv_off[me] * es, a.in + src_off[me] * es, static_cast<size_t>(from(me)) * es, idx, stride);
-    uint64_t v;
+    device::LLData v;
     for (int k = 1; k < n; ++k) {
       const int s = (me + n - k) % n;
       const size_t bytes = static_cast<size_t>(from(s)) * es;

@@ -6,6 +6,7 @@
 #include "symmem/collectives.hpp"
 #include "symmem/error.hpp"
 #include "symmem/types.hpp"
+#include "symmem/device/workspace.hpp"
 
 namespace symmem {
 
@@ -236,7 +237,7 @@ size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines) {
   const size_t n = static_cast<size_t>(nranks);
   const size_t chunk = ((bytes + n - 1) / n + 7) / 8 * 8;  // whole elements of every type
   if ((n - 1) * chunk >= bytes) return 0;                  // every chunk holds data: every peer gets lines
-  if (2 * ((chunk + 7) / 8) > slot_lines) return 0;        // both halves fit the slot
+  if (2 * ws::ll_lines(chunk) > slot_lines) return 0;      // both halves fit the slot
   return chunk;
 }
 }  // namespace detail

@@ -95,6 +95,43 @@ TEST(Collectives, AllReduceLLTwoShot) {
   c.free(out);
 }
 
+// The LL flag wraps every 65535 operations (16 bits, include/symmem/device/workspace.hpp); the two
+// operations at its last values zero the slots. Without that, a large LL operation 2 x 65535
+// operations after another large one, with only one-line operations between, would find the old
+// operation's lines (same parity, same flag) past the first line and take them for its peers'.
+TEST(Collectives, LLFlagWrapCleansTheSlots) {
+  Communicator& c = comm();
+  const int n = c.size(), me = c.rank();
+  if (n < 2) GTEST_SKIP() << "needs 2 ranks or more";
+  const DataType d = DataType::kInt32;
+  const size_t count = 16384;  // 64 KiB: one-shot LL, 5462 lines a peer
+  SymmetricBuffer in = c.alloc(count * 4), out = c.alloc(count * 4), small = c.alloc(64);
+  std::vector<std::vector<uint8_t>> first, second;
+  for (int r = 0; r < n; ++r) {
+    first.push_back(random_elems(d, count, 7100 + r, ReduceOp::kSum));
+    second.push_back(random_elems(d, count, 7200 + r, ReduceOp::kSum));
+  }
+  upload(in.ptr(), first[me]);
+  SYMMEM_CUDA_CHECK(cudaMemset(small.ptr(), 1, 64));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::string why = attempt([&] {
+    c.all_reduce(in.ptr(), out.ptr(), count, d, ReduceOp::kSum, nullptr, Algo::kLL);
+    ctx()->synchronize(nullptr, "first large all_reduce");
+    upload(in.ptr(), second[me]);
+    poison(out.ptr(), count * 4);
+    SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    const int between = 2 * 0xFFFF - 1;  // one-line operations (8 bytes)
+    for (int i = 0; i < between; ++i) c.all_reduce(small.ptr(), small.ptr(), 2, d, ReduceOp::kMax, nullptr, Algo::kLL);
+    c.all_reduce(in.ptr(), out.ptr(), count, d, ReduceOp::kSum, nullptr, Algo::kLL);  // the first one's parity and flag
+    ctx()->synchronize(nullptr, "second large all_reduce");
+  });
+  long bad = why.empty() ? check_reduced(d, ReduceOp::kSum, second, 0, download(out.ptr(), count * 4), count, n, &why, 1) : -1;
+  ASSERT_ALL(bad == 0, "ll all_reduce after the flag wrapped: " << bad << " wrong; " << why);
+  c.free(in);
+  c.free(out);
+  c.free(small);
+}
+
 TEST(Collectives, AllReduceLargeAndInPlace) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();

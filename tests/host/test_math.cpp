@@ -60,31 +60,39 @@ TEST(Checks, RangeSlotPeer) {
 TEST(Workspace, FlagsNeverZeroAndCleanBeforeTheyRepeat) {
   using symmem::ws::cleans;
   using symmem::ws::flag_of;
+  using symmem::ws::kLLFlagMax;
+  EXPECT_EQ(kLLFlagMax, 0xFFFFu);  // 16 bits: the top of each 64-bit word of a line (ll.cuh)
   EXPECT_EQ(flag_of(1), 1u);
-  EXPECT_EQ(flag_of(0xFFFFFFFFull), 0xFFFFFFFFu);
-  EXPECT_EQ(flag_of(0x100000000ull), 1u);  // wraps to 1, never 0
-  for (uint64_t e : {1ull, 2ull, 0xFFFFFFFEull, 0xFFFFFFFFull, 0x100000000ull, 0x1FFFFFFFEull, 0x1FFFFFFFFull})
-    EXPECT_NE(flag_of(e), 0u) << e;
-  // The first epoch e' > e of e's parity with e's flag is e + 2 (2^32 - 1); between them each
-  // parity has an operation that cleans.
-  const uint64_t e = 12345, period = 2 * 0xFFFFFFFFull;
-  EXPECT_EQ(flag_of(e + period), flag_of(e));
-  bool cleaned[2] = {false, false};
-  for (uint64_t x : {0xFFFFFFFEull, 0xFFFFFFFFull})
-    if (cleans(x)) cleaned[x & 1] = true;
-  EXPECT_TRUE(cleaned[0] && cleaned[1]);
-  EXPECT_FALSE(cleans(e));
-  EXPECT_FALSE(cleans(0x100000000ull));
+  EXPECT_EQ(flag_of(0xFFFF), 0xFFFFu);
+  EXPECT_EQ(flag_of(0x10000), 1u);  // wraps to 1, never 0
+  for (uint64_t e = 1; e < 3 * 0x10000ull; ++e) {
+    ASSERT_NE(flag_of(e), 0u) << e;
+    ASSERT_LE(flag_of(e), kLLFlagMax) << e;
+  }
+  // The first epoch e' > e of e's parity with e's flag is e + 2 (2^16 - 1); between them e's
+  // parity has an operation that cleans (two in every 2 (2^16 - 1) epochs, one of each flag).
+  const uint64_t period = 2 * 0xFFFFull;
+  for (uint64_t e : {1ull, 2ull, 12345ull, 0xFFFEull, 0xFFFFull, 0x10000ull, 0x1FFFDull}) {
+    EXPECT_EQ(flag_of(e + period), flag_of(e));
+    for (uint64_t x = e + 1; x < e + period; ++x) ASSERT_NE(flag_of(x) == flag_of(e) && (x & 1) == (e & 1), true) << e;
+    int cleaned[2] = {0, 0};
+    for (uint64_t x = e + 1; x < e + period; ++x)
+      if (cleans(x)) ++cleaned[x & 1];
+    EXPECT_GE(cleaned[e & 1], 1) << e;
+    EXPECT_EQ(cleaned[0] + cleaned[1], 4 - (cleans(e) ? 1 : 0)) << e;
+  }
+  EXPECT_FALSE(cleans(12345));
+  EXPECT_FALSE(cleans(0x10000));
 }
 
 TEST(Workspace, RegionsAreDisjoint) {
   const auto L = symmem::ws::Layout::make(8, 1 << 20, 2 << 20);
-  EXPECT_EQ(L.ll_slot_lines, size_t(1) << 17);
+  EXPECT_EQ(L.ll_slot_lines, ((size_t(1) << 20) + 11) / 12);  // 12 payload bytes a line
   // LL slots tile [0, ll_region), push stages tile [ll_region, bytes).
   EXPECT_EQ(L.ll_offset(1, 7) + L.ll_slot_lines * 16, L.ll_region());
   EXPECT_EQ(L.stage_offset(0, 0), L.ll_region());
   EXPECT_EQ(L.stage_offset(1, 7) + L.stage_bytes, L.bytes());
-  EXPECT_EQ(L.bytes(), size_t(8) * 8 * (1 << 20));
+  EXPECT_EQ(L.bytes(), 2 * 8 * L.ll_slot_lines * 16 + size_t(2) * 8 * (2 << 20));
 }
 
 TEST(Math, CheckedSizesNameWhatOverflowed) {

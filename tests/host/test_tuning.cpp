@@ -2,6 +2,7 @@
 
 #include "symmem/collectives.hpp"
 #include "symmem/error.hpp"
+#include "symmem/device/workspace.hpp"
 
 using namespace symmem;
 
@@ -97,7 +98,7 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
 // 8-byte words, every chunk non-empty, both halves within the slot.
 TEST(Tuning, LLTwoShotChunk) {
   using detail::ll_two_shot_chunk;
-  const size_t lines = (size_t(1) << 20) / 8;  // a slot of 1 MiB of payload
+  const size_t lines = ws::ll_lines(size_t(1) << 20);  // a slot of 1 MiB of payload
   EXPECT_EQ(ll_two_shot_chunk(256 * 1024, 4, lines), 0u);
   EXPECT_EQ(ll_two_shot_chunk(512 * 1024, 2, lines), 0u);
   EXPECT_EQ(ll_two_shot_chunk(512 * 1024, 4, lines), 128u * 1024);

@@ -1,39 +1,59 @@
 #pragma once
-// LL ("low latency") transfers: the flag travels inside the data. Each 16-byte line carries 8 bytes
-// of payload and the flag twice ({d0, flag, d1, flag}), written with one 16-byte store; a reader that
-// sees both flags equal to the expected one has the payload, with no separate signal and no fence.
-// A line costs twice its payload in link bytes, so LL suits small, latency-bound messages.
+// LL ("low latency") transfers: the flag travels inside the data. A 16-byte line is two 64-bit
+// words; each carries 48 bits of payload in its low bits and the operation's 16-bit flag in its top
+// 16, and one 16-byte store writes both. A reader that sees the flag in both words has the line's
+// 12 payload bytes, with no separate signal and no fence: each 64-bit element of the vector access
+// is an aligned 64-bit access, single-copy atomic in the PTX memory model, so a word whose flag
+// matches holds the payload stored with that flag. (Only 64-bit atomicity is relied on, never the
+// 16-byte store's.) A line costs 16/12 of its payload in link bytes, so LL suits latency-bound
+// messages; ws::kLLPayload, ws::ll_lines and the flag's range are in workspace.hpp.
+//
+// Payload layout: line i carries message bytes [12 i, 12 i + 12) as three 32-bit words a, b, c:
+// word 0 = a | (low half of b) << 32, word 1 = (high half of b) | c << 16. 12 bytes hold whole
+// elements of every type (1, 2 and 4 bytes), so a reduction works line by line.
 #include <cstddef>
 #include <cstdint>
 
 #include "symmem/device/atomics.cuh"
 #include "symmem/device/handle.hpp"
 #include "symmem/device/wait.cuh"
+#include "symmem/device/workspace.hpp"
 
 #if defined(SYMMEM_DEVICE_COMPILE)
 namespace symmem::device {
 
 struct LLLine {
-  uint32_t d0, f0, d1, f1;
+  uint64_t w0, w1;
 };
+/// A line's payload: message bytes [12 i, 12 i + 12) of line i.
+struct LLData {
+  uint32_t w[3];
+};
+static_assert(sizeof(LLData) == ws::kLLPayload && sizeof(LLLine) == ws::kLLLineBytes, "LL line format");
 
 /// Lines needed for n payload bytes.
-__host__ __device__ constexpr size_t ll_lines(size_t n) { return (n + 7) / 8; }
+__host__ __device__ constexpr size_t ll_lines(size_t n) { return ws::ll_lines(n); }
 
-/// One 16-byte store of 8 payload bytes and the flag (volatile: not cached, not merged).
-__device__ __forceinline__ void ll_store(LLLine* dst, uint64_t data, uint32_t flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(static_cast<uint32_t>(data)), "r"(flag),
-               "r"(static_cast<uint32_t>(data >> 32)), "r"(flag)
-               : "memory");
+/// One 16-byte store of a line's payload and the flag (1 .. ws::kLLFlagMax; volatile: not cached,
+/// not merged).
+__device__ __forceinline__ void ll_store(LLLine* dst, const LLData& d, uint32_t flag) {
+  const uint64_t f = static_cast<uint64_t>(flag) << 48;
+  const uint64_t w0 = d.w[0] | (static_cast<uint64_t>(d.w[1] & 0xFFFFu) << 32) | f;
+  const uint64_t w1 = (d.w[1] >> 16) | (static_cast<uint64_t>(d.w[2]) << 16) | f;
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(dst), "l"(w0), "l"(w1) : "memory");
+}
+/// A 64-bit value as one line (headers, tokens).
+__device__ __forceinline__ void ll_store(LLLine* dst, uint64_t v, uint32_t flag) {
+  ll_store(dst, LLData{{static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32), 0u}}, flag);
 }
 
-/// Polls one line until both flags equal `flag`; returns false (and records the facts) on timeout.
-__device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_t flag, int peer, uint64_t* data) {
-  uint32_t d0, f0, d1, f1;
+/// Polls one line until both words carry `flag`; returns false (and records the facts) on timeout.
+__device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_t flag, int peer, LLData* data) {
+  uint64_t w0, w1;
   uint64_t start = 0, bound = 0;
   for (uint32_t it = 0;; ++it) {
-    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(d0), "=r"(f0), "=r"(d1), "=r"(f1) : "l"(src) : "memory");
-    if (f0 == flag && f1 == flag) break;
+    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(w0), "=l"(w1) : "l"(src) : "memory");
+    if ((w0 >> 48) == flag && (w1 >> 48) == flag) break;
     if ((it & 1023u) == 0u) {
       const uint64_t now = global_timer_ns();
       if (it == 0) {
@@ -41,31 +61,48 @@ __device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_
       } else {
         if (bound == 0) bound = wait_bound_ns(h);
         if (now - start <= bound && !aborted(h)) continue;
-        record_timeout(h, WaitKind::kCollective, peer, static_cast<uint64_t>(-1), Cmp::kEq, flag, f0 == flag ? f1 : f0, now - start);
+        record_timeout(h, WaitKind::kCollective, peer, static_cast<uint64_t>(-1), Cmp::kEq, flag,
+                       (w0 >> 48) == flag ? (w1 >> 48) : (w0 >> 48), now - start);
         return false;
       }
     }
   }
-  *data = static_cast<uint64_t>(d0) | (static_cast<uint64_t>(d1) << 32);
+  data->w[0] = static_cast<uint32_t>(w0);
+  data->w[1] = static_cast<uint32_t>((w0 >> 32) & 0xFFFFu) | (static_cast<uint32_t>(w1 & 0xFFFFu) << 16);
+  data->w[2] = static_cast<uint32_t>(w1 >> 16);
+  return true;
+}
+/// A line stored by the 64-bit ll_store.
+__device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_t flag, int peer, uint64_t* v) {
+  LLData d;
+  if (!ll_wait(h, src, flag, peer, &d)) return false;
+  *v = d.w[0] | (static_cast<uint64_t>(d.w[1]) << 32);
   return true;
 }
 
-/// Reads 8 bytes at `p` + 8*i of an n-byte message, zero-padding past its end.
-__device__ __forceinline__ uint64_t ll_payload(const char* p, size_t n, size_t i) {
-  const size_t off = i * 8;
-  if (off + 8 <= n && (reinterpret_cast<uintptr_t>(p + off) & 7u) == 0) return *reinterpret_cast<const uint64_t*>(p + off);
-  uint64_t v = 0;
-  for (size_t k = 0; k < 8 && off + k < n; ++k) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[off + k])) << (8 * k);
-  return v;
+/// Reads line i's 12 bytes of an n-byte message at `p`, zero-padding past its end.
+__device__ __forceinline__ LLData ll_payload(const char* p, size_t n, size_t i) {
+  const size_t off = i * ws::kLLPayload;
+  LLData d;
+  if (off + ws::kLLPayload <= n && (reinterpret_cast<uintptr_t>(p + off) & 3u) == 0) {
+    const uint32_t* q = reinterpret_cast<const uint32_t*>(p + off);
+    d.w[0] = q[0], d.w[1] = q[1], d.w[2] = q[2];
+    return d;
+  }
+  d.w[0] = d.w[1] = d.w[2] = 0;
+  for (size_t k = 0; k < ws::kLLPayload && off + k < n; ++k)
+    d.w[k / 4] |= static_cast<uint32_t>(static_cast<uint8_t>(p[off + k])) << (8 * (k % 4));
+  return d;
 }
-/// Writes line i's 8 bytes into an n-byte message, dropping what lies past its end.
-__device__ __forceinline__ void ll_unpack(char* p, size_t n, size_t i, uint64_t v) {
-  const size_t off = i * 8;
-  if (off + 8 <= n && (reinterpret_cast<uintptr_t>(p + off) & 7u) == 0) {
-    *reinterpret_cast<uint64_t*>(p + off) = v;
+/// Writes line i's 12 bytes into an n-byte message at `p`, dropping what lies past its end.
+__device__ __forceinline__ void ll_unpack(char* p, size_t n, size_t i, const LLData& d) {
+  const size_t off = i * ws::kLLPayload;
+  if (off + ws::kLLPayload <= n && (reinterpret_cast<uintptr_t>(p + off) & 3u) == 0) {
+    uint32_t* q = reinterpret_cast<uint32_t*>(p + off);
+    q[0] = d.w[0], q[1] = d.w[1], q[2] = d.w[2];
     return;
   }
-  for (size_t k = 0; k < 8 && off + k < n; ++k) p[off + k] = static_cast<char>(v >> (8 * k));
+  for (size_t k = 0; k < ws::kLLPayload && off + k < n; ++k) p[off + k] = static_cast<char>(d.w[k / 4] >> (8 * (k % 4)));
 }
 
 /// Writes an n-byte message as LL lines to `dst` (peer memory); member idx of a group of stride.

@@ -53,28 +53,37 @@ __device__ __forceinline__ char* push_stage(void* base, const ws::Layout& L, con
 /// Every thread of every block calls it last, after its reads of this operation's slots. One block
 /// raises the epoch (the next operation on this workspace, the next kernel in stream order, sees
 /// it): the block that started last (seq_begin), or the only one. The two operations that zero
-/// this rank's LL slots of their parity before the flag wraps (once in 2^32 operations) need every
-/// block's reads done first: there the last block to finish (a count) zeroes them (one thread) and
-/// raises the epoch.
+/// this rank's LL slots of their parity before the flag wraps (once in 65535 operations) need every
+/// block's reads done first: there the last block to finish (a count) zeroes them (all its threads)
+/// and raises the epoch.
 __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, const SeqOp& op) {
   __syncthreads();  // the block's reads are done
-  if (threadIdx.x != 0) return;
   unsigned* started = reinterpret_cast<unsigned*>(ws.local_signals + ws::kStartSlot);  // (32 bits of the slot)
-  if (ws::cleans(op.epoch)) {
+  if (ws::cleans(op.epoch)) {  // (the same for every thread of the grid)
     unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
-    if (gridDim.x > 1 && atomicAdd(done, 1ull) != gridDim.x - 1) return;
-    fence_acq_rel_gpu();  // every block's reads (their count) before the zeroing
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+      last = gridDim.x == 1 || atomicAdd(done, 1ull) == gridDim.x - 1;
+      if (last) fence_acq_rel_gpu();  // every block's reads (their count) before the zeroing
+    }
+    __syncthreads();
+    if (!last) return;
     int4* lines = reinterpret_cast<int4*>(ll_slot(ws.local, L, op, 0));
     const size_t count = static_cast<size_t>(L.nranks) * L.ll_slot_lines;
-    for (size_t i = 0; i < count; ++i) lines[i] = make_int4(0, 0, 0, 0);
+    for (size_t i = threadIdx.x; i < count; i += blockDim.x) lines[i] = make_int4(0, 0, 0, 0);
+    __syncthreads();  // the zeroing before the raise (the next operation reads after this kernel)
+    if (threadIdx.x != 0) return;
     if (gridDim.x > 1) {
       *done = 0;
       atomicSub(started, gridDim.x);  // every block's ticket, whenever its add lands
     }
-  } else if (gridDim.x > 1) {
-    if (op.ticket != gridDim.x - 1) return;
-    fence_acq_rel_gpu();  // acquire: every block's read of the epoch happened before its ticket
-    *started = 0u;
+  } else {
+    if (threadIdx.x != 0) return;
+    if (gridDim.x > 1) {
+      if (op.ticket != gridDim.x - 1) return;
+      fence_acq_rel_gpu();  // acquire: every block's read of the epoch happened before its ticket
+      *started = 0u;
+    }
   }
   ws.local_signals[ws::kEpochSlot] = op.epoch;
 }

@@ -4,7 +4,7 @@
 // declared here once; its device half is workspace.cuh. g++ parses this header.
 //
 // A workspace is a symmetric buffer whose data holds, per parity (0, 1) and per source rank, one
-// LL slot (16-byte flag-in-data lines) and one push stage (raw bytes), in two separate regions:
+// LL slot (16-byte flag-in-data lines, ll.cuh) and one push stage (raw bytes), in two separate regions:
 //   [ LL: parity 0: src 0 .. n-1 | parity 1: src 0 .. n-1 ][ push: parity 0: src 0 .. n-1 | parity 1 ]
 // and in its signal pad an operation counter (the epoch), block counters and per (source, block)
 // push flags (slots below).
@@ -24,13 +24,15 @@
 // LL lines and push data never share bytes (separate regions), so a push payload can never be
 // taken for an LL line.
 //
-// Flags. An LL line carries a 32-bit flag: flag(e) = 1 + (e - 1) mod (2^32 - 1), never 0, which
-// zeroed memory can never match. A stale line could match only if written at an epoch e' < e of
-// the same parity with flag(e') == flag(e), i.e. e - e' a multiple of 2 (2^32 - 1). Before that
+// Flags. An LL line carries a 16-bit flag (ll.cuh): flag(e) = 1 + (e - 1) mod (2^16 - 1), never 0,
+// which zeroed memory can never match. A stale line could match only if written at an epoch e' < e
+// of the same parity with flag(e') == flag(e), i.e. e - e' a multiple of 2 (2^16 - 1). Before that
 // can happen the flag reaches its last two values (one operation of each parity), and those
 // operations zero this rank's LL slots of their parity after reading them (the last block to
-// finish, before it raises the epoch, so before this rank sends the next message by (R)). Push flags are 64-bit
-// epochs, compared with >=, and never wrap.
+// finish, all of its threads, before it raises the epoch, so before this rank sends the next
+// message by (R)): once every 65535 operations, a pass over 2 x nranks x ll_max_bytes x 4/3 bytes
+// (GPU test Collectives.LLFlagWrapCleansTheSlots crosses it). Push flags are 64-bit epochs,
+// compared with >=, and never wrap.
 #include <cstddef>
 #include <cstdint>
 
@@ -49,12 +51,20 @@ constexpr int kMaxBlocks = 128;                    // blocks of a push operation
 constexpr size_t kPushFlagSlot = pad::kOpBase + 64;  // + src * kMaxBlocks + block: push arrivals
 static_assert(kPushFlagSlot + pad::kMaxTeam * kMaxBlocks <= pad::kOpBase + pad::kOpSlots, "push flags overflow the pad");
 
+// The LL line format (device half: ll.cuh): 16 bytes carry kLLPayload bytes of payload and a
+// flag in 1 .. kLLFlagMax.
+constexpr size_t kLLLineBytes = 16;
+constexpr size_t kLLPayload = 12;
+constexpr uint32_t kLLFlagMax = 0xFFFF;
+/// Lines needed for n payload bytes.
+SYMMEM_HOST_DEVICE constexpr size_t ll_lines(size_t n) { return (n + kLLPayload - 1) / kLLPayload; }
+
 /// The LL flag of operation e (e >= 1): never 0.
 SYMMEM_HOST_DEVICE constexpr uint32_t flag_of(uint64_t epoch) {
-  return static_cast<uint32_t>((epoch - 1) % 0xFFFFFFFFull) + 1u;
+  return static_cast<uint32_t>((epoch - 1) % kLLFlagMax) + 1u;
 }
 /// True for the two operations (one of each parity) that zero their LL slots before the flag wraps.
-SYMMEM_HOST_DEVICE constexpr bool cleans(uint64_t epoch) { return flag_of(epoch) >= 0xFFFFFFFEu; }
+SYMMEM_HOST_DEVICE constexpr bool cleans(uint64_t epoch) { return flag_of(epoch) >= kLLFlagMax - 1; }
 
 /// Where the slots lie in the workspace's data.
 struct Layout {
@@ -64,11 +74,11 @@ struct Layout {
 
   /// A layout that carries up to ll_bytes of LL payload and stage_bytes of push payload per peer.
   static SYMMEM_HOST_DEVICE constexpr Layout make(int n, size_t ll_bytes, size_t stage) {
-    return Layout{n, (ll_bytes + 7) / 8, stage};
+    return Layout{n, ll_lines(ll_bytes), stage};
   }
-  SYMMEM_HOST_DEVICE constexpr size_t ll_region() const { return 2 * static_cast<size_t>(nranks) * ll_slot_lines * 16; }
+  SYMMEM_HOST_DEVICE constexpr size_t ll_region() const { return 2 * static_cast<size_t>(nranks) * ll_slot_lines * kLLLineBytes; }
   SYMMEM_HOST_DEVICE constexpr size_t ll_offset(size_t parity, int src) const {
-    return (parity * static_cast<size_t>(nranks) + static_cast<size_t>(src)) * ll_slot_lines * 16;
+    return (parity * static_cast<size_t>(nranks) + static_cast<size_t>(src)) * ll_slot_lines * kLLLineBytes;
   }
   SYMMEM_HOST_DEVICE constexpr size_t stage_offset(size_t parity, int src) const {
     return ll_region() + (parity * static_cast<size_t>(nranks) + static_cast<size_t>(src)) * stage_bytes;
