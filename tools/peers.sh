@@ -101,7 +101,7 @@ CMAKE
       if [ -f .deps/pplx/src/pplx_kernels/libpplx_kernels.so ]; then
         echo "== pplx-kernels built"
         PYTHONPATH=$PWD/.deps/pplx/src timeout 240 torchrun --nproc-per-node="$n" bench/peers/pplx_moe.py --out "$OUT/pplx_moe.json" \
-          > "$OUT/peer-pplx-bench.log" 2>&1 || echo "pplx_moe.py failed (see peer-pplx-bench.log)"
+          > "$OUT/peer-pplx-bench.log" 2>&1 || { echo "pplx_moe.py failed (see peer-pplx-bench.log)"; grep -v "^\s*$" "$OUT/peer-pplx-bench.log" | tail -25; }
         grep -E "^\{" "$OUT/peer-pplx-bench.log" | head -8
       fi
     fi
