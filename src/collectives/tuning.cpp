@@ -63,16 +63,20 @@ TuningTable TuningTable::defaults() {
   // and 4 ranks on 4 x H200 (bench/results/2026-11-26-h200x4-*.json); the 4-rank choices also
   // stand for other team sizes until measured there. All-reduce at 3+ ranks, 128-512 KiB: ll
   // (two-shot past 256 KiB), from 4 x H100 and 3 x H100 in one run (session 7: 256 KiB ll 8.7 us,
-  // push 9.1; 512 KiB ll two-shot 10.8, push 11.3, two_shot 12.8). "nccl" is chosen only where NCCL on ordinary
+  // push 9.1; 512 KiB ll two-shot 10.8, push 11.3, two_shot 12.8). Since LL lines carry 12 bytes
+  // (session 9, 4 x H100, bench/results/2026-11-26-h100x4-ec16534-*): ll to 1 MiB for all-reduce
+  // (4 ranks: 1 MiB ll 13.1 us, two_shot 14.9; 2 ranks: 512 KiB ll 6.1, push 7.1; 1 MiB 8.3, 8.8)
+  // and to 2 MiB for all-gather at 3+ ranks (1 MiB ll 7.4, push 9.7; 2 MiB 12.2, 13.3; 4 MiB push
+  // wins). "nccl" is chosen only where NCCL on ordinary
   // buffers (what symmem calls) was faster than every symmem algorithm. (Broadcast never names
   // direct: auto decides from `out` alone, since only the root passes an input.) Where buffers do not fit
   // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
-all_reduce      *      2      262144        ll
-all_reduce      *      2      1048576       push
+all_reduce      *      2      1048576       ll
+all_reduce      *      2      2097152       push
 all_reduce      *      2      16777216      two_shot
 all_reduce      *      2      1099511627776 two_shot_push
-all_reduce      *      *      524288        ll
+all_reduce      *      *      1048576       ll
 all_reduce      *      *      4194304       two_shot
 all_reduce      *      *      1099511627776 nccl
 reduce_scatter  *      2      524288        ll
@@ -85,7 +89,7 @@ reduce_scatter  *      *      268435456     direct
 reduce_scatter  *      *      1099511627776 nccl
 all_gather      *      2      1048576       ll
 all_gather      *      2      1099511627776 push
-all_gather      *      *      262144        ll
+all_gather      *      *      2097152       ll
 all_gather      *      *      67108864      push
 all_gather      *      *      1099511627776 direct
 broadcast       *      2      1048576       ll

@@ -13,7 +13,8 @@ TEST(Tuning, DefaultsPickLLSmallAndZeroCopyLarge) {
   EXPECT_EQ(t.lookup(CollOp::kAllToAllV, DataType::kBFloat16, 8, 12345), Algo::kLL);
   // Keyed by team size: 2 ranks keep the write-only two-shot; 4 ranks measured NCCL faster there.
   EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 2, size_t(1) << 30), Algo::kTwoShotPush);
-  EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(1) << 20), Algo::kTwoShot);
+  EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(1) << 20), Algo::kLL);  // 12-byte lines (session 9)
+  EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(2) << 20), Algo::kTwoShot);
   EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(1) << 30), Algo::kNccl);
 }
 
@@ -73,7 +74,8 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   // 4 ranks, symmetric buffers: the measured choices.
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 1024, true, true, false, true, ll), Algo::kLL);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 256 * 1024, true, true, false, true, ll), Algo::kLL);
-  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, MiB, true, true, false, true, ll), Algo::kTwoShot);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, MiB, true, true, false, true, ll), Algo::kLL);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 2 * MiB, true, true, false, true, ll), Algo::kTwoShot);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 64 * MiB, true, true, false, true, ll), Algo::kNccl);
   // NCCL absent (ranks share a GPU): symmetric buffers take the zero-copy path instead.
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 64 * MiB, true, true, false, false, ll), Algo::kTwoShot);
