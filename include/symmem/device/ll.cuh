@@ -83,8 +83,9 @@ __device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_
 /// Reads line i's 12 bytes of an n-byte message at `p`, zero-padding past its end. (The partial
 /// last line of a message whose size is not a multiple of 12, e.g. any power of two: its bytes are
 /// read by independent loads, fully unrolled, so that they are in flight at once. The first form,
-/// a loop with a run-time bound over a local array, is the suspect of a ~1.4 us regression at
-/// 4 ranks on every power-of-two size, session 9.)
+/// a loop with a run-time bound over a local array, cost ~1.4 us at 4 ranks on small power-of-two
+/// sizes; this one still costs 0.2-0.6 us there against 8-byte lines (session 9, 4 x H100; branch
+/// ll-partial-words reads whole words instead, not yet measured).)
 __device__ __forceinline__ LLData ll_payload(const char* p, size_t n, size_t i) {
   const size_t off = i * ws::kLLPayload;
   LLData d;
