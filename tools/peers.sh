@@ -100,7 +100,10 @@ CMAKE
         > "$OUT/peer-pplx-build.log" 2>&1 || { echo "pplx-kernels build failed"; tail -20 "$OUT/peer-pplx-build.log"; }
       if [ -f .deps/pplx/src/pplx_kernels/libpplx_kernels.so ]; then
         echo "== pplx-kernels built"
-        PYTHONPATH=$PWD/.deps/pplx/src timeout 240 torchrun --nproc-per-node="$n" bench/peers/pplx_moe.py --out "$OUT/pplx_moe.json" \
+        # NVSHMEM's bootstrap plugins (nvshmem_bootstrap_uid.so) are loaded by name: its lib folder on
+        # the loader's path; one node, so no remote transport (the IB/IBGDA init fails here).
+        LD_LIBRARY_PATH="$nv/lib:${LD_LIBRARY_PATH:-}" NVSHMEM_REMOTE_TRANSPORT=none \
+          PYTHONPATH=$PWD/.deps/pplx/src timeout 240 torchrun --nproc-per-node="$n" bench/peers/pplx_moe.py --out "$OUT/pplx_moe.json" \
           > "$OUT/peer-pplx-bench.log" 2>&1 || { echo "pplx_moe.py failed (see peer-pplx-bench.log)"; grep -v "^\s*$" "$OUT/peer-pplx-bench.log" | tail -25; }
         grep -E "^\{" "$OUT/peer-pplx-bench.log" | head -8
       fi
