@@ -96,5 +96,10 @@ fi
 for f in torch.log moe.log torch_moe.log overlap.log torch_overlap.log pybench.log; do
   [ -f "$OUT/$f" ] && { echo "===== $f"; cat "$OUT/$f"; } >> "$OUT/bench.log" && rm -f "$OUT/$f"
 done
-( cd "$OUT" && shopt -s nullglob && files=(*.json *.svg *.txt) && [ ${#files[@]} -gt 0 ] && tar czf results.tgz "${files[@]}" && rm -f "${files[@]}" )
+# Only after benchmarks of its own (a tests-only run leaves what an earlier step of the same call
+# wrote alone: session 9 lost JSON that way), and never over an earlier archive.
+if [ "$bench" = 1 ]; then
+  arch=results.tgz; [ -e "$OUT/$arch" ] && arch=results-$$.tgz
+  ( cd "$OUT" && shopt -s nullglob && files=(*.json *.svg *.txt) && [ ${#files[@]} -gt 0 ] && tar czf "$arch" "${files[@]}" && rm -f "${files[@]}" )
+fi
 exit $rc
