@@ -67,7 +67,9 @@ TuningTable TuningTable::defaults() {
   // (session 9, 4 x H100, bench/results/2026-11-26-h100x4-ec16534-*): ll to 1 MiB for all-reduce
   // (4 ranks: 1 MiB ll 13.1 us, two_shot 14.9; 2 ranks: 512 KiB ll 6.1, push 7.1; 1 MiB 8.3, 8.8)
   // and to 2 MiB for all-gather at 3+ ranks (1 MiB ll 7.4, push 9.7; 2 MiB 12.2, 13.3; 4 MiB push
-  // wins). "nccl" is chosen only where NCCL on ordinary
+  // wins). two_shot up to 8 MiB at 3+ ranks: 55.6-55.9 us against NCCL's 60.9-61.3 in four 4 x H100
+  // runs (0eb1c38, and session 9's bench/results/2026-11-26-h100x4-cc65534-all_reduce-run*.json);
+  // NCCL from 16 MiB. "nccl" is chosen only where NCCL on ordinary
   // buffers (what symmem calls) was faster than every symmem algorithm. (Broadcast never names
   // direct: auto decides from `out` alone, since only the root passes an input.) Where buffers do not fit
   // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
@@ -77,7 +79,7 @@ all_reduce      *      2      2097152       push
 all_reduce      *      2      16777216      two_shot
 all_reduce      *      2      1099511627776 two_shot_push
 all_reduce      *      *      1048576       ll
-all_reduce      *      *      4194304       two_shot
+all_reduce      *      *      8388608       two_shot
 all_reduce      *      *      1099511627776 nccl
 reduce_scatter  *      2      524288        ll
 reduce_scatter  *      2      4194304       push

@@ -15,6 +15,8 @@ TEST(Tuning, DefaultsPickLLSmallAndZeroCopyLarge) {
   EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 2, size_t(1) << 30), Algo::kTwoShotPush);
   EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(1) << 20), Algo::kLL);  // 12-byte lines (session 9)
   EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(2) << 20), Algo::kTwoShot);
+  EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(8) << 20), Algo::kTwoShot);  // NCCL from 16 MiB
+  EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(16) << 20), Algo::kNccl);
   EXPECT_EQ(t.lookup(CollOp::kAllReduce, DataType::kBFloat16, 4, size_t(1) << 30), Algo::kNccl);
 }
 
