@@ -30,8 +30,8 @@
 // can happen the flag reaches its last two values (one operation of each parity), and those
 // operations zero this rank's LL slots of their parity after reading them (the last block to
 // finish, all of its threads, before it raises the epoch, so before this rank sends the next
-// message by (R)): once every 65535 operations, a pass over 2 x nranks x ll_max_bytes x 4/3 bytes
-// (GPU test Collectives.LLFlagWrapCleansTheSlots crosses it). Push flags are 64-bit epochs,
+// message by (R)): two operations in every 65535, each a pass over nranks x ll_max_bytes x 4/3
+// bytes (GPU test Collectives.LLFlagWrapCleansTheSlots crosses it). Push flags are 64-bit epochs,
 // compared with >=, and never wrap.
 #include <cstddef>
 #include <cstdint>
