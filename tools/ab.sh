@@ -6,7 +6,7 @@
 #                                                tree left in .deps/ab is built and timed: clear old ones)
 # On the device:     tools/ab.sh run [SUITE...]  builds the working tree and every .deps/ab/* tree,
 #                    then runs `symmem-bench SUITE` (default: all_reduce) with each, alternating
-#                    trees per suite, JSON and logs to $OUT as <suite>-<tree>.json
+#                    trees per suite, JSON and logs as <suite>-<tree>.json in $OUT/ab-<time>.tgz
 #                    (SYMMEM_AB_ARGS: more symmem-bench flags, e.g. "-e 1048576").
 # Carry [".deps"] in the device call. Multicast stays off in every child (lib.sh).
 set -uo pipefail
@@ -54,6 +54,9 @@ case "$cmd" in
         grep -E "^ " "$OUT/$s-$name.log" | head -24 || true
       done
     done
+    # One archive (the device tool returns few files: session 9 lost an A/B's JSON to the count).
+    (cd "$OUT" && shopt -s nullglob && files=(build-*.log) && for s in "${suites[@]}"; do files+=("$s"-*.json "$s"-*.log "$s"-*.svg); done &&
+      tar czf "ab-$(date +%H%M%S).tgz" "${files[@]}" && rm -f "${files[@]}")
     exit $rc
     ;;
   *)
