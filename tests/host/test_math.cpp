@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "symmem/device/workspace.hpp"
 
 #include "symmem/error.hpp"
@@ -83,6 +85,35 @@ TEST(Workspace, FlagsNeverZeroAndCleanBeforeTheyRepeat) {
   }
   EXPECT_FALSE(cleans(12345));
   EXPECT_FALSE(cleans(0x10000));
+}
+
+// The LL line format (workspace.hpp, used by ll.cuh): 12 payload bytes round-trip for any bits,
+// a line carries exactly the flag it was stored with (never another, never 0 from zeroed memory),
+// and payload bits never reach the flag bits.
+TEST(Workspace, LLLinesRoundTripAndCarryOnlyTheirFlag) {
+  using namespace symmem::ws;
+  std::mt19937_64 g(7);
+  const uint32_t edge[] = {0u, 1u, 0xFFFFu, 0x10000u, 0x7FFFFFFFu, 0xFFFFFFFFu};
+  for (int it = 0; it < 20000; ++it) {
+    const uint32_t a = it < 216 ? edge[it % 6] : static_cast<uint32_t>(g());
+    const uint32_t b = it < 216 ? edge[it / 6 % 6] : static_cast<uint32_t>(g());
+    const uint32_t c = it < 216 ? edge[it / 36 % 6] : static_cast<uint32_t>(g());
+    const uint32_t flag = 1 + static_cast<uint32_t>(g() % kLLFlagMax);
+    const LLWords l = ll_encode(a, b, c, flag);
+    ASSERT_EQ(ll_word(l, 0), a);
+    ASSERT_EQ(ll_word(l, 1), b);
+    ASSERT_EQ(ll_word(l, 2), c);
+    ASSERT_TRUE(ll_carries(l, flag));
+    const uint32_t other = flag % kLLFlagMax + 1;  // another valid flag
+    ASSERT_FALSE(ll_carries(l, other));
+    ASSERT_EQ(ll_seen_flag(l, other), flag);
+    // A line torn between two stores (one word from each) carries neither flag.
+    const LLWords o = ll_encode(a, b, c, other);
+    ASSERT_FALSE(ll_carries(LLWords{l.w0, o.w1}, flag));
+    ASSERT_FALSE(ll_carries(LLWords{l.w0, o.w1}, other));
+  }
+  for (uint32_t flag = 1; flag <= kLLFlagMax; ++flag) ASSERT_FALSE(ll_carries(LLWords{0, 0}, flag));  // zeroed slots
+  static_assert(ll_lines(0) == 0 && ll_lines(1) == 1 && ll_lines(12) == 1 && ll_lines(13) == 2, "lines of 12 bytes");
 }
 
 TEST(Workspace, RegionsAreDisjoint) {

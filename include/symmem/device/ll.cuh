@@ -8,9 +8,10 @@
 // 16-byte store's.) A line costs 16/12 of its payload in link bytes, so LL suits latency-bound
 // messages; ws::kLLPayload, ws::ll_lines and the flag's range are in workspace.hpp.
 //
-// Payload layout: line i carries message bytes [12 i, 12 i + 12) as three 32-bit words a, b, c:
-// word 0 = a | (low half of b) << 32, word 1 = (high half of b) | c << 16. 12 bytes hold whole
-// elements of every type (1, 2 and 4 bytes), so a reduction works line by line.
+// Payload layout (ws::ll_encode / ll_word, host-tested): line i carries message bytes
+// [12 i, 12 i + 12) as three 32-bit words a, b, c: word 0 = a | (low half of b) << 32, word 1 =
+// (high half of b) | c << 16. 12 bytes hold whole elements of every type (1, 2 and 4 bytes), so a
+// reduction works line by line.
 #include <cstddef>
 #include <cstdint>
 
@@ -37,10 +38,8 @@ __host__ __device__ constexpr size_t ll_lines(size_t n) { return ws::ll_lines(n)
 /// One 16-byte store of a line's payload and the flag (1 .. ws::kLLFlagMax; volatile: not cached,
 /// not merged).
 __device__ __forceinline__ void ll_store(LLLine* dst, const LLData& d, uint32_t flag) {
-  const uint64_t f = static_cast<uint64_t>(flag) << 48;
-  const uint64_t w0 = d.w[0] | (static_cast<uint64_t>(d.w[1] & 0xFFFFu) << 32) | f;
-  const uint64_t w1 = (d.w[1] >> 16) | (static_cast<uint64_t>(d.w[2]) << 16) | f;
-  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(dst), "l"(w0), "l"(w1) : "memory");
+  const ws::LLWords l = ws::ll_encode(d.w[0], d.w[1], d.w[2], flag);
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(dst), "l"(l.w0), "l"(l.w1) : "memory");
 }
 /// A 64-bit value as one line (headers, tokens).
 __device__ __forceinline__ void ll_store(LLLine* dst, uint64_t v, uint32_t flag) {
@@ -49,11 +48,11 @@ __device__ __forceinline__ void ll_store(LLLine* dst, uint64_t v, uint32_t flag)
 
 /// Polls one line until both words carry `flag`; returns false (and records the facts) on timeout.
 __device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_t flag, int peer, LLData* data) {
-  uint64_t w0, w1;
+  ws::LLWords l{0, 0};
   uint64_t start = 0, bound = 0;
   for (uint32_t it = 0;; ++it) {
-    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(w0), "=l"(w1) : "l"(src) : "memory");
-    if ((w0 >> 48) == flag && (w1 >> 48) == flag) break;
+    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(l.w0), "=l"(l.w1) : "l"(src) : "memory");
+    if (ws::ll_carries(l, flag)) break;
     if ((it & 1023u) == 0u) {
       const uint64_t now = global_timer_ns();
       if (it == 0) {
@@ -61,15 +60,14 @@ __device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_
       } else {
         if (bound == 0) bound = wait_bound_ns(h);
         if (now - start <= bound && !aborted(h)) continue;
-        record_timeout(h, WaitKind::kCollective, peer, static_cast<uint64_t>(-1), Cmp::kEq, flag,
-                       (w0 >> 48) == flag ? (w1 >> 48) : (w0 >> 48), now - start);
+        record_timeout(h, WaitKind::kCollective, peer, static_cast<uint64_t>(-1), Cmp::kEq, flag, ws::ll_seen_flag(l, flag), now - start);
         return false;
       }
     }
   }
-  data->w[0] = static_cast<uint32_t>(w0);
-  data->w[1] = static_cast<uint32_t>((w0 >> 32) & 0xFFFFu) | (static_cast<uint32_t>(w1 & 0xFFFFu) << 16);
-  data->w[2] = static_cast<uint32_t>(w1 >> 16);
+  data->w[0] = ws::ll_word(l, 0);
+  data->w[1] = ws::ll_word(l, 1);
+  data->w[2] = ws::ll_word(l, 2);
   return true;
 }
 /// A line stored by the 64-bit ll_store.

@@ -58,6 +58,27 @@ constexpr size_t kLLPayload = 12;
 constexpr uint32_t kLLFlagMax = 0xFFFF;
 /// Lines needed for n payload bytes.
 SYMMEM_HOST_DEVICE constexpr size_t ll_lines(size_t n) { return (n + kLLPayload - 1) / kLLPayload; }
+/// A line as two 64-bit words: payload words a, b, c (message bytes [12 i, 12 i + 12) of line i)
+/// as a | (low half of b) << 32 and (high half of b) | c << 16, each with the flag in its top 16 bits.
+struct LLWords {
+  uint64_t w0, w1;
+};
+SYMMEM_HOST_DEVICE constexpr LLWords ll_encode(uint32_t a, uint32_t b, uint32_t c, uint32_t flag) {
+  return LLWords{a | (static_cast<uint64_t>(b & 0xFFFFu) << 32) | (static_cast<uint64_t>(flag) << 48),
+                 (b >> 16) | (static_cast<uint64_t>(c) << 16) | (static_cast<uint64_t>(flag) << 48)};
+}
+/// Whether both words carry `flag` (1 .. kLLFlagMax): then the payload is the one stored with it.
+SYMMEM_HOST_DEVICE constexpr bool ll_carries(const LLWords& l, uint32_t flag) { return (l.w0 >> 48) == flag && (l.w1 >> 48) == flag; }
+/// The flag a reader reports having seen (the first word's unless that one matches).
+SYMMEM_HOST_DEVICE constexpr uint32_t ll_seen_flag(const LLWords& l, uint32_t flag) {
+  return static_cast<uint32_t>((l.w0 >> 48) == flag ? (l.w1 >> 48) : (l.w0 >> 48));
+}
+/// Payload word k (0, 1, 2) of a line.
+SYMMEM_HOST_DEVICE constexpr uint32_t ll_word(const LLWords& l, int k) {
+  return k == 0 ? static_cast<uint32_t>(l.w0)
+         : k == 1 ? static_cast<uint32_t>((l.w0 >> 32) & 0xFFFFu) | (static_cast<uint32_t>(l.w1 & 0xFFFFu) << 16)
+                  : static_cast<uint32_t>(l.w1 >> 16);
+}
 
 /// The LL flag of operation e (e >= 1): never 0.
 SYMMEM_HOST_DEVICE constexpr uint32_t flag_of(uint64_t epoch) {
