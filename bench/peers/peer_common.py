@@ -11,6 +11,12 @@ import torch
 import torch.distributed as dist
 
 
+# GPU spin (cycles, ~0.5 ms) before a timed replay, so that the host's submission of the events and
+# the replay is never inside the timed span: python -m symmem.bench waits as long (session 9: ~50 us
+# was shorter than what Python takes there, and put host time into some replays).
+SPIN_CYCLES = 1_000_000
+
+
 def setup(default_out, shapes, backend="nccl"):
     """(args, world, rank) of this torchrun rank; args.out, args.shapes (names, comma-separated)."""
     ap = argparse.ArgumentParser()

@@ -13,7 +13,7 @@ import os
 import torch
 import torch.distributed as dist
 
-from peer_common import max_over_ranks, run_shapes, setup, write
+from peer_common import SPIN_CYCLES, max_over_ranks, run_shapes, setup, write
 
 REPS, REPLAYS = 20, 15
 
@@ -49,7 +49,7 @@ def graph_us(fn):
     for _ in range(REPLAYS):
         dist.barrier()
         torch.cuda.synchronize()
-        torch.cuda._sleep(50_000)  # the GPU busy while the host submits, as symmem's benchmarks do
+        torch.cuda._sleep(SPIN_CYCLES)  # the GPU busy while the host submits (peer_common.py)
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         run()
