@@ -92,11 +92,20 @@ __device__ __forceinline__ LLData ll_payload(const char* p, size_t n, size_t i) 
     d.w[0] = q[0], d.w[1] = q[1], d.w[2] = q[2];
     return d;
   }
-  uint32_t b[ws::kLLPayload];
+  const bool aligned = (reinterpret_cast<uintptr_t>(p + off) & 3u) == 0;
 #pragma unroll
-  for (int k = 0; k < static_cast<int>(ws::kLLPayload); ++k) b[k] = off + k < n ? static_cast<uint8_t>(p[off + k]) : 0u;
+  for (int w = 0; w < 3; ++w) {
+    const size_t o = off + 4 * w;
+    if (aligned && o + 4 <= n) {  // whole words (every power-of-two size's partial line: 4 or 8 bytes)
+      d.w[w] = *reinterpret_cast<const uint32_t*>(p + o);
+      continue;
+    }
+    uint32_t v = 0;
 #pragma unroll
-  for (int w = 0; w < 3; ++w) d.w[w] = b[4 * w] | (b[4 * w + 1] << 8) | (b[4 * w + 2] << 16) | (b[4 * w + 3] << 24);
+    for (int k = 0; k < 4; ++k)
+      if (o + k < n) v |= static_cast<uint32_t>(static_cast<uint8_t>(p[o + k])) << (8 * k);
+    d.w[w] = v;
+  }
   return d;
 }
 /// Writes line i's 12 bytes into an n-byte message at `p`, dropping what lies past its end.
@@ -107,9 +116,18 @@ __device__ __forceinline__ void ll_unpack(char* p, size_t n, size_t i, const LLD
     q[0] = d.w[0], q[1] = d.w[1], q[2] = d.w[2];
     return;
   }
+  const bool aligned = (reinterpret_cast<uintptr_t>(p + off) & 3u) == 0;
 #pragma unroll
-  for (int k = 0; k < static_cast<int>(ws::kLLPayload); ++k)
-    if (off + k < n) p[off + k] = static_cast<char>(d.w[k / 4] >> (8 * (k % 4)));
+  for (int w = 0; w < 3; ++w) {
+    const size_t o = off + 4 * w;
+    if (aligned && o + 4 <= n) {
+      *reinterpret_cast<uint32_t*>(p + o) = d.w[w];
+      continue;
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      if (o + k < n) p[o + k] = static_cast<char>(d.w[w] >> (8 * k));
+  }
 }
 
 /// Writes an n-byte message as LL lines to `dst` (peer memory); member idx of a group of stride.
