@@ -61,13 +61,14 @@ __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, cons
   unsigned* started = reinterpret_cast<unsigned*>(ws.local_signals + ws::kStartSlot);  // (32 bits of the slot)
   if (ws::cleans(op.epoch)) {  // (the same for every thread of the grid)
     unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
-    __shared__ bool last;
+    int last = 0;
     if (threadIdx.x == 0) {
       last = gridDim.x == 1 || atomicAdd(done, 1ull) == gridDim.x - 1;
       if (last) fence_acq_rel_gpu();  // every block's reads (their count) before the zeroing
     }
-    __syncthreads();
-    if (!last) return;
+    // Thread 0's answer to the whole block by the barrier's vote (no shared memory: the kernels
+    // that end here had none before, and 1 byte of it is the suspect of a small-size regression).
+    if (!__syncthreads_or(last)) return;
     int4* lines = reinterpret_cast<int4*>(ll_slot(ws.local, L, op, 0));
     const size_t count = static_cast<size_t>(L.nranks) * L.ll_slot_lines;
     for (size_t i = threadIdx.x; i < count; i += blockDim.x) lines[i] = make_int4(0, 0, 0, 0);
