@@ -78,12 +78,11 @@ __device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_
   return true;
 }
 
-/// Reads line i's 12 bytes of an n-byte message at `p`, zero-padding past its end. (The partial
-/// last line of a message whose size is not a multiple of 12, e.g. any power of two: its bytes are
-/// read by independent loads, fully unrolled, so that they are in flight at once. The first form,
-/// a loop with a run-time bound over a local array, cost ~1.4 us at 4 ranks on small power-of-two
-/// sizes; this one still costs 0.2-0.6 us there against 8-byte lines (session 9, 4 x H100; branch
-/// ll-partial-words reads whole words instead, not yet measured).)
+/// Reads line i's 12 bytes of an n-byte message at `p`, zero-padding past its end. The partial
+/// last line of a message whose size is not a multiple of 12 (any power of two) is read as whole
+/// 32-bit words where they lie inside the message, bytes only for its last 1-3, all unrolled so
+/// the loads are in flight at once. (A loop with a run-time bound over a local array cost ~1.4 us
+/// at 4 ranks on small power-of-two sizes; session 9, 4 x H100.)
 __device__ __forceinline__ LLData ll_payload(const char* p, size_t n, size_t i) {
   const size_t off = i * ws::kLLPayload;
   LLData d;
