@@ -60,11 +60,23 @@ bool overlap(const void* a, size_t na, const void* b, size_t nb) {
 ws::Layout workspace_layout(int nranks, const CommOptions& opt) {
   return ws::Layout::make(nranks, opt.ll_max_bytes, 2 * opt.ll_max_bytes);
 }
-int ll_blocks(size_t bytes, int sms) {
-  const size_t lines = ws::ll_lines(bytes);
-  if (lines <= static_cast<size_t>(coll::kThreads)) return 1;  // a line a thread in one block: no election (seq_end)
-  const size_t b = (lines + 127) / 128;  // ~128 lines a block: more SMs polling at once
-  return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 64))));
+// The LL arguments of a message of `bytes` a peer (two-shot all-reduce: chunk > 0): its line
+// format follows from the size and the layout (ws::ll_payload_for), the same on every rank.
+coll::LLArgs ll_args(const DeviceHandle& ws, const ws::Layout& L, const void* in, void* out, size_t bytes, int root, size_t chunk = 0) {
+  coll::LLArgs a{ws, L, static_cast<const char*>(in), static_cast<char*>(out), bytes, root};
+  a.chunk = chunk;
+  a.payload = chunk > 0 ? ws::kLLPayload : ws::ll_payload_for(bytes, L.ll_slot_lines);
+  return a;
+}
+// The grid of an LL operation: a line a thread in one block where they fit (no election in
+// seq_end), else ~128 lines a block (more SMs polling at once), up to 128 blocks (session 10,
+// 4 x H200: 128 against 64 took 2 ranks' 512 KiB all-reduce from 5.99 to 5.07 us, 1 MiB from 8.32
+// to 8.04, and changed nothing at 4 ranks; 16 or 32 were slower everywhere from 128 KiB).
+int ll_blocks(const coll::LLArgs& a, int sms) {
+  const size_t lines = a.payload == ws::kLLNarrow ? ws::ll_lines<ws::kLLNarrow>(a.bytes) : ws::ll_lines(a.bytes);
+  if (lines <= static_cast<size_t>(coll::kThreads)) return 1;
+  const size_t b = (lines + 127) / 128;
+  return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 128))));
 }
 int push_blocks(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>((bytes + 8191) / 8192, 1, ws::kMaxBlocks));
@@ -447,9 +459,8 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
     nccl_check(ncclAllReduce(in, out, count, nccl_type(dtype), nccl_op(op), nccl_, s), "ncclAllReduce");
     nccl_started(s, "all_reduce");
   } else if (p.algo == Algo::kLL) {
-    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes, 0};
-    args.chunk = detail::ll_two_shot_chunk(bytes, size(), L.ll_slot_lines);
-    coll::launch_ll(CollOp::kAllReduce, args, dtype, op, ll_blocks(bytes, sms_), s);
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, bytes, 0, detail::ll_two_shot_chunk(bytes, size(), L.ll_slot_lines));
+    coll::launch_ll(CollOp::kAllReduce, args, dtype, op, ll_blocks(args, sms_), s);
   } else if (p.algo == Algo::kPush) {
     coll::PushArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes};
     coll::launch_push(CollOp::kAllReduce, args, dtype, op, push_blocks(bytes), s);
@@ -470,8 +481,8 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
     nccl_check(ncclReduceScatter(in, out, recv_count, nccl_type(dtype), nccl_op(op), nccl_, s), "ncclReduceScatter");
     nccl_started(s, "reduce_scatter");
   } else if (p.algo == Algo::kLL) {
-    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk, 0};
-    coll::launch_ll(CollOp::kReduceScatter, args, dtype, op, ll_blocks(chunk, sms_), s);
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, 0);
+    coll::launch_ll(CollOp::kReduceScatter, args, dtype, op, ll_blocks(args, sms_), s);
   } else if (p.algo == Algo::kPush) {
     coll::PushArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk};
     coll::launch_push(CollOp::kReduceScatter, args, dtype, op, push_blocks(chunk), s);
@@ -491,8 +502,8 @@ void Communicator::all_gather(const void* in, void* out, size_t send_count, Data
     nccl_started(s, "all_gather");
   } else if (p.algo == Algo::kLL) {
     const ws::Layout L = workspace_layout(size(), opt_);
-    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk, 0};
-    coll::launch_ll(CollOp::kAllGather, args, dtype, ReduceOp::kSum, ll_blocks(chunk, sms_), s);
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, 0);
+    coll::launch_ll(CollOp::kAllGather, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_), s);
   } else {
     coll::DirectArgs args = direct_args(in, chunk, p.algo != Algo::kPush, out, total, p.algo == Algo::kPush || p.in_place, chunk);
     args.push = p.algo == Algo::kPush;
@@ -511,8 +522,8 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
     nccl_started(s, "broadcast");
   } else if (p.algo == Algo::kLL) {
     const ws::Layout L = workspace_layout(size(), opt_);
-    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes, root};
-    coll::launch_ll(CollOp::kBroadcast, args, dtype, ReduceOp::kSum, ll_blocks(bytes, sms_), s);
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, bytes, root);
+    coll::launch_ll(CollOp::kBroadcast, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_), s);
   } else {
     // direct: every rank pulls from the root's symmetric input (same offset on every rank);
     // push: the root and then every rank write into the peers' symmetric outputs.
@@ -539,8 +550,8 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
     nccl_started(s, "all_to_all");
   } else if (p.algo == Algo::kLL) {
     const ws::Layout L = workspace_layout(size(), opt_);
-    coll::LLArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk, 0};
-    coll::launch_ll(CollOp::kAllToAll, args, dtype, ReduceOp::kSum, ll_blocks(chunk, sms_), s);
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, 0);
+    coll::launch_ll(CollOp::kAllToAll, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_), s);
   } else {
     coll::DirectArgs args = direct_args(in, total, p.algo != Algo::kPush, out, total, p.algo == Algo::kPush, chunk);
     args.push = p.algo == Algo::kPush;

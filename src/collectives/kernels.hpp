@@ -24,6 +24,7 @@ struct LLArgs {
   size_t bytes;          // payload per peer: AR, AG, broadcast: the message; RS, A2A: one rank's chunk
   int root;
   size_t chunk = 0;      // AR: > 0 runs it two-shot (ll.cu) over chunks of this many bytes (a multiple of 8)
+  size_t payload = ws::kLLPayload;  // the line format: payload bytes a line (ws::ll_payload_for)
 };
 
 struct DirectArgs {

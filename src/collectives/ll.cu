@@ -21,7 +21,7 @@
 namespace symmem::coll {
 namespace {
 
-using device::LLData;
+using device::LLDataT;
 using device::LLLine;
 
 enum Kind { kAR, kRS, kAG, kBC, kA2A };
@@ -35,15 +35,16 @@ __device__ __forceinline__ Chunk chunk_of(const LLArgs& a, int p) {
   return Chunk{lo, min(a.bytes, lo + a.chunk) - lo};
 }
 
-template <int K, DataType D, ReduceOp R>
+template <int K, DataType D, ReduceOp R, size_t P>
 __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
+  using LLData = LLDataT<P>;
   pdl_wait();
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
   const device::SeqOp sq = device::seq_begin(h);
   const uint32_t flag = sq.flag;
   auto slot = [&](void* base, int src) { return device::ll_slot(base, a.layout, sq, src); };
-  const size_t lines = device::ll_lines(a.bytes);
+  const size_t lines = device::ll_lines<P>(a.bytes);
   const size_t idx = device::grid_index(), stride = device::grid_size();
 
   // Send.
@@ -56,11 +57,11 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
     }
     if (K == kAR && a.chunk > 0) {  // two-shot: chunk p only
       const Chunk c = chunk_of(a, p);
-      device::ll_put(dst, a.in + c.off, c.len, flag, idx, stride);
+      device::ll_put<P>(dst, a.in + c.off, c.len, flag, idx, stride);
       continue;
     }
     const char* src = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
-    device::ll_put(dst, src, a.bytes, flag, idx, stride);
+    device::ll_put<P>(dst, src, a.bytes, flag, idx, stride);
   }
 
   // Receive and combine.
@@ -73,7 +74,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
       device::Pack<D, LLData> acc;
       LLData w;
       for (int p = 0; p < n; ++p) {
-        if (p == me) w = device::ll_payload(own, own_len, i);
+        if (p == me) w = device::ll_payload<P>(own, own_len, i);
         else if (!device::ll_wait(h, slot(h.local, p) + i, flag, p, &w)) return false;
         if (p == 0) acc.load(w);
         else acc.template reduce<R>(w);
@@ -84,17 +85,17 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
     if (K == kAR && a.chunk > 0) {
       // Two-shot: the reduce-scatter half went out above (chunk p to rank p); fold this rank's
       // chunk, send each folded line to every peer (lines L + i), then take theirs.
-      const size_t L = device::ll_lines(a.chunk);
+      const size_t L = device::ll_lines<P>(a.chunk);
       const Chunk mine = chunk_of(a, me);
       LLData r;
-      for (size_t i = idx; i < device::ll_lines(mine.len) && (ok = fold(a.in + mine.off, mine.len, i, &r)); i += stride) {
+      for (size_t i = idx; i < device::ll_lines<P>(mine.len) && (ok = fold(a.in + mine.off, mine.len, i, &r)); i += stride) {
         for (int k = 1; k < n; ++k) device::ll_store(slot(h.peers[(me + k) % n], me) + L + i, r, flag);
         device::ll_unpack(a.out + mine.off, mine.len, i, r);
       }
       for (int k = 1; k < n && ok; ++k) {
         const int p = (me + n - k) % n;
         const Chunk c = chunk_of(a, p);
-        for (size_t i = idx; i < device::ll_lines(c.len) && ok; i += stride)
+        for (size_t i = idx; i < device::ll_lines<P>(c.len) && ok; i += stride)
           if ((ok = device::ll_wait(h, slot(h.local, p) + L + i, flag, p, &v))) device::ll_unpack(a.out + c.off, c.len, i, v);
       }
     } else {
@@ -126,21 +127,27 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   device::seq_end(h, a.layout, sq);
 }
 
+template <size_t P>
+void launch_ll_format(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
+  switch (op) {
+    case CollOp::kAllReduce:
+      dispatch_reduce(d, r, [&](auto D, auto R) { launch(ll_kernel<kAR, D.value, R.value, P>, blocks, kThreads, s, a); });
+      break;
+    case CollOp::kReduceScatter:
+      dispatch_reduce(d, r, [&](auto D, auto R) { launch(ll_kernel<kRS, D.value, R.value, P>, blocks, kThreads, s, a); });
+      break;
+    case CollOp::kAllGather: launch(ll_kernel<kAG, DataType::kUInt8, ReduceOp::kSum, P>, blocks, kThreads, s, a); break;
+    case CollOp::kBroadcast: launch(ll_kernel<kBC, DataType::kUInt8, ReduceOp::kSum, P>, blocks, kThreads, s, a); break;
+    case CollOp::kAllToAll: launch(ll_kernel<kA2A, DataType::kUInt8, ReduceOp::kSum, P>, blocks, kThreads, s, a); break;
+    default: fail("launch_ll: no LL kernel for " + std::string(coll_name(op)));
+  }
+}
+
 }  // namespace
 
 void launch_ll(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
-  switch (op) {
-    case CollOp::kAllReduce:
-      dispatch_reduce(d, r, [&](auto D, auto R) { launch(ll_kernel<kAR, D.value, R.value>, blocks, kThreads, s, a); });
-      break;
-    case CollOp::kReduceScatter:
-      dispatch_reduce(d, r, [&](auto D, auto R) { launch(ll_kernel<kRS, D.value, R.value>, blocks, kThreads, s, a); });
-      break;
-    case CollOp::kAllGather: launch(ll_kernel<kAG, DataType::kUInt8, ReduceOp::kSum>, blocks, kThreads, s, a); break;
-    case CollOp::kBroadcast: launch(ll_kernel<kBC, DataType::kUInt8, ReduceOp::kSum>, blocks, kThreads, s, a); break;
-    case CollOp::kAllToAll: launch(ll_kernel<kA2A, DataType::kUInt8, ReduceOp::kSum>, blocks, kThreads, s, a); break;
-    default: fail("launch_ll: no LL kernel for " + std::string(coll_name(op)));
-  }
+  if (a.payload == ws::kLLNarrow) launch_ll_format<ws::kLLNarrow>(op, a, d, r, blocks, s);
+  else launch_ll_format<ws::kLLPayload>(op, a, d, r, blocks, s);
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }
 

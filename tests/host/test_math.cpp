@@ -87,7 +87,7 @@ TEST(Workspace, FlagsNeverZeroAndCleanBeforeTheyRepeat) {
   EXPECT_FALSE(cleans(0x10000));
 }
 
-// The LL line format (workspace.hpp, used by ll.cuh): 12 payload bytes round-trip for any bits,
+// The LL line formats (workspace.hpp, used by ll.cuh): 12 (8) payload bytes round-trip for any bits,
 // a line carries exactly the flag it was stored with (never another, never 0 from zeroed memory),
 // and payload bits never reach the flag bits.
 TEST(Workspace, LLLinesRoundTripAndCarryOnlyTheirFlag) {
@@ -111,9 +111,35 @@ TEST(Workspace, LLLinesRoundTripAndCarryOnlyTheirFlag) {
     const LLWords o = ll_encode(a, b, c, other);
     ASSERT_FALSE(ll_carries(LLWords{l.w0, o.w1}, flag));
     ASSERT_FALSE(ll_carries(LLWords{l.w0, o.w1}, other));
+    // Narrow lines: a and b round-trip, with the same flag in the same bits.
+    const LLWords n = ll_encode<kLLNarrow>(a, b, c, flag);
+    ASSERT_EQ(ll_word<kLLNarrow>(n, 0), a);
+    ASSERT_EQ(ll_word<kLLNarrow>(n, 1), b);
+    ASSERT_TRUE(ll_carries(n, flag));
+    ASSERT_FALSE(ll_carries(n, other));
+    ASSERT_EQ(ll_seen_flag(n, other), flag);
+    const LLWords no = ll_encode<kLLNarrow>(a, b, c, other);
+    ASSERT_FALSE(ll_carries(LLWords{n.w0, no.w1}, flag));
   }
   for (uint32_t flag = 1; flag <= kLLFlagMax; ++flag) ASSERT_FALSE(ll_carries(LLWords{0, 0}, flag));  // zeroed slots
   static_assert(ll_lines(0) == 0 && ll_lines(1) == 1 && ll_lines(12) == 1 && ll_lines(13) == 2, "lines of 12 bytes");
+  static_assert(ll_lines<kLLNarrow>(8) == 1 && ll_lines<kLLNarrow>(9) == 2, "lines of 8 bytes");
+}
+
+// The format choice (the same on every rank: a function of the size and the layout): narrow up to
+// kLLNarrowMaxBytes where its lines fit the slot, wide above and where they do not.
+TEST(Workspace, LLFormatFollowsSizeAndSlot) {
+  using namespace symmem::ws;
+  const size_t slot = Layout::make(4, 1 << 20, 2 << 20).ll_slot_lines;
+  EXPECT_EQ(ll_payload_for(8, slot), kLLNarrow);
+  EXPECT_EQ(ll_payload_for(kLLNarrowMaxBytes, slot), kLLNarrow);
+  EXPECT_EQ(ll_payload_for(kLLNarrowMaxBytes + 1, slot), kLLPayload);
+  EXPECT_EQ(ll_payload_for(1 << 20, slot), kLLPayload);
+  // A workspace whose slots hold 12 KiB wide (1024 lines) holds 8 KiB narrow: 9 KiB goes wide.
+  const size_t small = Layout::make(4, 12 * 1024, 24 * 1024).ll_slot_lines;
+  EXPECT_EQ(ll_payload_for(8 * 1024, small), kLLNarrow);
+  EXPECT_EQ(ll_payload_for(9 * 1024, small), kLLPayload);
+  EXPECT_EQ(ll_payload_for(8 * 1024, small, 2), kLLPayload);
 }
 
 TEST(Workspace, RegionsAreDisjoint) {

@@ -1,17 +1,19 @@
 #pragma once
 // LL ("low latency") transfers: the flag travels inside the data. A 16-byte line is two 64-bit
-// words; each carries 48 bits of payload in its low bits and the operation's 16-bit flag in its top
-// 16, and one 16-byte store writes both. A reader that sees the flag in both words has the line's
-// 12 payload bytes, with no separate signal and no fence: each 64-bit element of the vector access
-// is an aligned 64-bit access, single-copy atomic in the PTX memory model, so a word whose flag
-// matches holds the payload stored with that flag. (Only 64-bit atomicity is relied on, never the
-// 16-byte store's.) A line costs 16/12 of its payload in link bytes, so LL suits latency-bound
-// messages; ws::kLLPayload, ws::ll_lines and the flag's range are in workspace.hpp.
+// words; each carries payload in its low bits and the operation's 16-bit flag in its top 16, and
+// one 16-byte store writes both. A reader that sees the flag in both words has the line's payload,
+// with no separate signal and no fence: each 64-bit element of the vector access is an aligned
+// 64-bit access, single-copy atomic in the PTX memory model, so a word whose flag matches holds the
+// payload stored with that flag. (Only 64-bit atomicity is relied on, never the 16-byte store's.)
 //
-// Payload layout (ws::ll_encode / ll_word, host-tested): line i carries message bytes
-// [12 i, 12 i + 12) as three 32-bit words a, b, c: word 0 = a | (low half of b) << 32, word 1 =
-// (high half of b) | c << 16. 12 bytes hold whole elements of every type (1, 2 and 4 bytes), so a
-// reduction works line by line.
+// Two formats (ws::ll_encode / ll_word in workspace.hpp, host-tested), chosen per message from its
+// size (ws::ll_payload_for, the same on every rank): wide lines carry 12 payload bytes (message
+// bytes [12 i, 12 i + 12) as 32-bit words a, b, c: word 0 = a | (low half of b) << 32, word 1 =
+// (high half of b) | c << 16), 16/12 of the payload on the links; narrow lines carry 8 (bytes
+// [8 i, 8 i + 8), 32 bits in the low half of each word), 2x on the links but one aligned 8-byte
+// access of the message a line, which small messages are faster with. Both hold whole elements of
+// every type (1, 2 and 4 bytes), so a reduction works line by line. P below is the payload bytes a
+// line (ws::kLLPayload or ws::kLLNarrow); where it is not named, lines are wide.
 #include <cstddef>
 #include <cstdint>
 
@@ -26,28 +28,36 @@ namespace symmem::device {
 struct LLLine {
   uint64_t w0, w1;
 };
-/// A line's payload: message bytes [12 i, 12 i + 12) of line i.
-struct LLData {
-  uint32_t w[3];
+/// A line's payload: message bytes [P i, P i + P) of line i.
+template <size_t P = ws::kLLPayload>
+struct LLDataT {
+  static constexpr int kWords = static_cast<int>(P / 4);
+  uint32_t w[kWords];
 };
-static_assert(sizeof(LLData) == ws::kLLPayload && sizeof(LLLine) == ws::kLLLineBytes, "LL line format");
+using LLData = LLDataT<>;
+static_assert(sizeof(LLData) == ws::kLLPayload && sizeof(LLDataT<ws::kLLNarrow>) == ws::kLLNarrow && sizeof(LLLine) == ws::kLLLineBytes,
+              "LL line format");
 
 /// Lines needed for n payload bytes.
-__host__ __device__ constexpr size_t ll_lines(size_t n) { return ws::ll_lines(n); }
+template <size_t P = ws::kLLPayload>
+__host__ __device__ constexpr size_t ll_lines(size_t n) { return ws::ll_lines<P>(n); }
 
 /// One 16-byte store of a line's payload and the flag (1 .. ws::kLLFlagMax; volatile: not cached,
 /// not merged).
-__device__ __forceinline__ void ll_store(LLLine* dst, const LLData& d, uint32_t flag) {
-  const ws::LLWords l = ws::ll_encode(d.w[0], d.w[1], d.w[2], flag);
+template <size_t P>
+__device__ __forceinline__ void ll_store(LLLine* dst, const LLDataT<P>& d, uint32_t flag) {
+  const ws::LLWords l = ws::ll_encode<P>(d.w[0], d.w[1], d.w[LLDataT<P>::kWords - 1], flag);
   asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(dst), "l"(l.w0), "l"(l.w1) : "memory");
 }
-/// A 64-bit value as one line (headers, tokens).
+/// A 64-bit value as one (wide) line: headers, tokens. (Its words 0 and 1 read the same in both
+/// formats.)
 __device__ __forceinline__ void ll_store(LLLine* dst, uint64_t v, uint32_t flag) {
   ll_store(dst, LLData{{static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32), 0u}}, flag);
 }
 
 /// Polls one line until both words carry `flag`; returns false (and records the facts) on timeout.
-__device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_t flag, int peer, LLData* data) {
+template <size_t P>
+__device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_t flag, int peer, LLDataT<P>* data) {
   ws::LLWords l{0, 0};
   uint64_t start = 0, bound = 0;
   for (uint32_t it = 0;; ++it) {
@@ -65,9 +75,8 @@ __device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_
       }
     }
   }
-  data->w[0] = ws::ll_word(l, 0);
-  data->w[1] = ws::ll_word(l, 1);
-  data->w[2] = ws::ll_word(l, 2);
+#pragma unroll
+  for (int k = 0; k < LLDataT<P>::kWords; ++k) data->w[k] = ws::ll_word<P>(l, k);
   return true;
 }
 /// A line stored by the 64-bit ll_store.
@@ -78,24 +87,36 @@ __device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_
   return true;
 }
 
-/// Reads line i's 12 bytes of an n-byte message at `p`, zero-padding past its end. The partial
-/// last line of a message whose size is not a multiple of 12 (any power of two) is read as whole
-/// 32-bit words where they lie inside the message, bytes only for its last 1-3, all unrolled so
-/// the loads are in flight at once. (A loop with a run-time bound over a local array cost ~1.4 us
-/// at 4 ranks on small power-of-two sizes; session 9, 4 x H100.)
-__device__ __forceinline__ LLData ll_payload(const char* p, size_t n, size_t i) {
-  const size_t off = i * ws::kLLPayload;
-  LLData d;
-  if (off + ws::kLLPayload <= n && (reinterpret_cast<uintptr_t>(p + off) & 3u) == 0) {
-    const uint32_t* q = reinterpret_cast<const uint32_t*>(p + off);
-    d.w[0] = q[0], d.w[1] = q[1], d.w[2] = q[2];
-    return d;
-  }
-  const bool aligned = (reinterpret_cast<uintptr_t>(p + off) & 3u) == 0;
+/// Reads line i's P bytes of an n-byte message at `p`, zero-padding past its end. A whole line is
+/// one 8-byte load (narrow, where aligned) or three 4-byte loads (wide). The partial last line of a
+/// message whose size is not a multiple of P (wide: any power of two) is read as whole 32-bit words
+/// where they lie inside the message, bytes only for its last 1-3, all unrolled so the loads are
+/// in flight at once. (A loop with a run-time bound over a local array cost ~1.4 us at 4 ranks on
+/// small power-of-two sizes; session 9, 4 x H100.)
+template <size_t P = ws::kLLPayload>
+__device__ __forceinline__ LLDataT<P> ll_payload(const char* p, size_t n, size_t i) {
+  constexpr int W = LLDataT<P>::kWords;
+  const size_t off = i * P;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p + off);
+  LLDataT<P> d;
+  if (off + P <= n) {
+    if (P == ws::kLLNarrow && (at & 7u) == 0) {
+      const uint2 v = *reinterpret_cast<const uint2*>(p + off);
+      d.w[0] = v.x, d.w[W - 1] = v.y;
+      return d;
+    }
+    if ((at & 3u) == 0) {
+      const uint32_t* q = reinterpret_cast<const uint32_t*>(p + off);
 #pragma unroll
-  for (int w = 0; w < 3; ++w) {
+      for (int w = 0; w < W; ++w) d.w[w] = q[w];
+      return d;
+    }
+  }
+  const bool aligned = (at & 3u) == 0;
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
     const size_t o = off + 4 * w;
-    if (aligned && o + 4 <= n) {  // whole words (every power-of-two size's partial line: 4 or 8 bytes)
+    if (aligned && o + 4 <= n) {  // whole words (every power-of-two size's partial wide line: 4 or 8 bytes)
       d.w[w] = *reinterpret_cast<const uint32_t*>(p + o);
       continue;
     }
@@ -107,17 +128,27 @@ __device__ __forceinline__ LLData ll_payload(const char* p, size_t n, size_t i) 
   }
   return d;
 }
-/// Writes line i's 12 bytes into an n-byte message at `p`, dropping what lies past its end.
-__device__ __forceinline__ void ll_unpack(char* p, size_t n, size_t i, const LLData& d) {
-  const size_t off = i * ws::kLLPayload;
-  if (off + ws::kLLPayload <= n && (reinterpret_cast<uintptr_t>(p + off) & 3u) == 0) {
-    uint32_t* q = reinterpret_cast<uint32_t*>(p + off);
-    q[0] = d.w[0], q[1] = d.w[1], q[2] = d.w[2];
-    return;
-  }
-  const bool aligned = (reinterpret_cast<uintptr_t>(p + off) & 3u) == 0;
+/// Writes line i's P bytes into an n-byte message at `p`, dropping what lies past its end.
+template <size_t P>
+__device__ __forceinline__ void ll_unpack(char* p, size_t n, size_t i, const LLDataT<P>& d) {
+  constexpr int W = LLDataT<P>::kWords;
+  const size_t off = i * P;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p + off);
+  if (off + P <= n) {
+    if (P == ws::kLLNarrow && (at & 7u) == 0) {
+      *reinterpret_cast<uint2*>(p + off) = make_uint2(d.w[0], d.w[W - 1]);
+      return;
+    }
+    if ((at & 3u) == 0) {
+      uint32_t* q = reinterpret_cast<uint32_t*>(p + off);
 #pragma unroll
-  for (int w = 0; w < 3; ++w) {
+      for (int w = 0; w < W; ++w) q[w] = d.w[w];
+      return;
+    }
+  }
+  const bool aligned = (at & 3u) == 0;
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
     const size_t o = off + 4 * w;
     if (aligned && o + 4 <= n) {
       *reinterpret_cast<uint32_t*>(p + o) = d.w[w];
@@ -130,9 +161,10 @@ __device__ __forceinline__ void ll_unpack(char* p, size_t n, size_t i, const LLD
 }
 
 /// Writes an n-byte message as LL lines to `dst` (peer memory); member idx of a group of stride.
+template <size_t P = ws::kLLPayload>
 __device__ inline void ll_put(LLLine* dst, const void* src, size_t n, uint32_t flag, size_t idx, size_t stride) {
-  const size_t lines = ll_lines(n);
-  for (size_t i = idx; i < lines; i += stride) ll_store(dst + i, ll_payload(static_cast<const char*>(src), n, i), flag);
+  const size_t lines = ll_lines<P>(n);
+  for (size_t i = idx; i < lines; i += stride) ll_store(dst + i, ll_payload<P>(static_cast<const char*>(src), n, i), flag);
 }
 
 }  // namespace symmem::device
