@@ -81,8 +81,11 @@ def alloc_us(nbytes, rounds=21):
 
 
 def commit():
-    if os.environ.get("SYMMEM_COMMIT"):
-        return os.environ["SYMMEM_COMMIT"]
+    # SYMMEM_COMMIT, or COMMIT as tools/gpu_run.sh and tools/ab.sh take it: a device machine's copy of
+    # the tree may report another HEAD than the code it holds (session 10).
+    for name in ("SYMMEM_COMMIT", "COMMIT"):
+        if os.environ.get(name):
+            return os.environ[name]
     try:
         return subprocess.check_output(["git", "rev-parse", "--short=12", "HEAD"], stderr=subprocess.DEVNULL, text=True).strip()
     except Exception:
