@@ -8,7 +8,11 @@ export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ NCCL_NVLS_ENABLE=0 TORCH_SYMM_M
 . tools/lib.sh
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p $OUT; T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
-# Builds the work tree and both .deps/ab trees (ab.sh), then times `moe` (prefill only) with each.
+# The work tree in build/ first (ab.sh reuses it; the trace and the sweep's launcher come from it).
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE=$PWD/.deps/googletest -DSYMMEM_BUILD_PYTHON=OFF > $OUT/build.log 2>&1 &&
+  cmake --build build -j "$(nproc)" --target symmem-bench symmem-run >> $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
+rm -f $OUT/build.log
+# Builds both .deps/ab trees (ab.sh), then times `moe` (prefill only) with each and the work tree.
 SYMMEM_MOE_SHAPES=prefill timeout 300 tools/ab.sh run moe > $OUT/ab-moe.txt 2>&1
 grep -E "^==|prefill|dispatch|combine" $OUT/ab-moe.txt | head -30
 echo "== ab moe done at $(el) s"
