@@ -12,6 +12,10 @@
 // 2 (N-1)/N of the message instead of N-1 times it, for one more hop. Every rank still sends
 // every peer epoch-e lines and waits for lines from every peer (both halves), so rule (R) holds;
 // the two halves use disjoint lines of one slot (2 L <= the slot's lines, checked by the host).
+//
+// Each kernel is instantiated for both line formats (P: 8 or 12 payload bytes a line, ll.cuh);
+// LLArgs::payload says which, chosen by the host from the size alone, so every rank sends and
+// reads one operation in the same format.
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "reduce_common.cuh"
