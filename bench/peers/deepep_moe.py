@@ -12,7 +12,7 @@ import os
 import torch
 import torch.distributed as dist
 
-from peer_common import max_over_ranks, run_shapes, setup, write
+from peer_common import run_shapes, setup, timed_us, write
 
 REPEATS = 15
 
@@ -25,22 +25,6 @@ def routing(tokens, experts, topk):
     idx = scores.topk(topk, dim=1).indices.to(torch.int64)
     w = torch.softmax(torch.randn(tokens, topk, device="cuda"), 1).float()
     return idx, w
-
-
-def time_replays(run):
-    """us per eager run() (its host waits on the GPU inside), median of REPEATS, max over ranks."""
-    times = []
-    for _ in range(REPEATS):
-        dist.barrier()
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        run()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e3)
-    times.sort()
-    return max_over_ranks(times[len(times) // 2])
 
 
 def intranode(deep_ep, group, tokens, hidden, topk, experts, fp8):
@@ -71,9 +55,9 @@ def intranode(deep_ep, group, tokens, hidden, topk, experts, fp8):
     for _ in range(3):
         dispatch()
         combine()
-    d = time_replays(dispatch)
+    d = timed_us(dispatch, 1, REPEATS, spin=False)
     dispatch()
-    c = time_replays(combine)
+    c = timed_us(combine, 1, REPEATS, spin=False)
     buf.destroy()
     return {"mode": "intranode", "dispatch_us": d, "combine_us": c}
 

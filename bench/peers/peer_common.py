@@ -35,6 +35,27 @@ def max_over_ranks(v):
     return t.item()
 
 
+def timed_us(run, per, repeats, spin):
+    """us per operation of run() (per operations a call): events around it after a barrier, median
+    of `repeats`, maximum over ranks. spin: the GPU busy ~0.5 ms first, so that the host's queueing
+    of the event and run() is not timed (graph replays); eager calls whose host waits inside are
+    timed without it."""
+    times = []
+    for _ in range(repeats):
+        dist.barrier()
+        torch.cuda.synchronize()
+        if spin:
+            torch.cuda._sleep(SPIN_CYCLES)
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        run()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b) * 1e3 / per)
+    times.sort()
+    return max_over_ranks(times[len(times) // 2])
+
+
 def run_shapes(shapes, wanted, world, rank, seed, measure):
     """Rows of measure(tokens, hidden, topk, experts, fp8) for the wanted shapes whose experts
     divide over the ranks; rank 0 prints each row."""

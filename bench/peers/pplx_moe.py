@@ -13,7 +13,7 @@ import os
 import torch
 import torch.distributed as dist
 
-from peer_common import SPIN_CYCLES, max_over_ranks, run_shapes, setup, write
+from peer_common import run_shapes, setup, timed_us, write
 
 REPS, REPLAYS = 20, 15
 
@@ -45,19 +45,7 @@ def graph_us(fn):
     except Exception:  # noqa: BLE001 - a peer that does not capture is timed eagerly
         torch.cuda.synchronize()
         method, run, per = "eager", fn, 1
-    times = []
-    for _ in range(REPLAYS):
-        dist.barrier()
-        torch.cuda.synchronize()
-        torch.cuda._sleep(SPIN_CYCLES)  # the GPU busy while the host submits (peer_common.py)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        run()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / per)
-    times.sort()
-    return max_over_ranks(times[len(times) // 2]), method
+    return timed_us(run, per, REPLAYS, spin=True), method
 
 
 def one_shape(rank, world, T, H, K, E, fp8):
