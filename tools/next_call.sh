@@ -1,32 +1,18 @@
 #!/usr/bin/env bash
-# The next device call, prepared at the end of session 10 (docs/NOTES.md, "Next session"). Before it, here:
-#   rm -rf .deps/ab && tools/ab.sh prepare ab-llknobs && tools/ab.sh prepare moe-deep-pipeline
-# Then on the device (4 GPUs, carry [".deps"], work tree = main,
-# COMMIT=<main sha>): LL format/grid sweep (ab-llknobs), MoE prefill stamps, A/B of moe-deep-pipeline (prefill).
-# No tests of main needed first: main's library code is 3789aba's, tested in session 10.
+# A device call of session 11 (4 GPUs, carry [".deps"], COMMIT=<sha>): build, the MoE prefill with
+# the grid split between the next round's sends and this round's copy (SYMMEM_MOE_SEND_SHARE, 0 =
+# the old order) at two round sizes, then the C++ GPU tests.
 export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-. tools/lib.sh
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p $OUT; T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
-# The work tree in build/ first (ab.sh reuses it; the trace and the sweep's launcher come from it).
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE=$PWD/.deps/googletest -DSYMMEM_BUILD_PYTHON=OFF > $OUT/build.log 2>&1 &&
-  cmake --build build -j "$(nproc)" --target symmem-bench symmem-run >> $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
-rm -f $OUT/build.log
-# Builds both .deps/ab trees (ab.sh), then times `moe` (prefill only) with each and the work tree.
-SYMMEM_MOE_SHAPES=prefill timeout 300 tools/ab.sh run moe > $OUT/ab-moe.txt 2>&1
-grep -E "^==|prefill|dispatch|combine" $OUT/ab-moe.txt | head -30
-echo "== ab moe done at $(el) s"
-SYMMEM_MOE_TRACE=1 SYMMEM_MOE_SHAPES=prefill timeout 60 build/bench/symmem-bench moe > $OUT/moe-trace.log 2>&1
-grep -E "trace|prefill" $OUT/moe-trace.log | head -30
-echo "== trace done at $(el) s"
-SW=.deps/ab/ab-llknobs/build-ab/bench/symmem-bench
-for cfg in 32768:512:128 65536:512:128 131072:512:128 32768:1024:128 32768:2048:128 32768:512:64 32768:512:256; do
-  [ $(el) -gt 500 ] && break
-  IFS=: read NM OB LPB <<< "$cfg"
-  for n in 4 2; do
-    SYMMEM_LL_NARROW_MAX=$NM SYMMEM_LL_ONE_BLOCK=$OB SYMMEM_LL_LPB=$LPB timeout 25 build/symmem-run --no-prefix -n $n $SW all_reduce -b 4096 -e 262144 > $OUT/sw.log 2>&1
-    echo "sweep narrow<=$NM one-block<=$OB lines/block $LPB, n=$n: $(grep -E '^ +[0-9]' $OUT/sw.log | awk '{printf "%s:%s ", $1, $6}')"
-  done
+SYMMEM_BENCH_ALL=0 SYMMEM_BENCH_MOE=0 SYMMEM_BENCH_OVERLAP=0 SYMMEM_BENCH_PYTHON=0 tools/gpu_run.sh --no-tests --no-bench > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
+echo "== built at $(el) s"
+for cfg in 0:512 75:512 50:512 88:512 75:1024 0:1024; do
+  IFS=: read SH RT <<< "$cfg"
+  SYMMEM_MOE_SEND_SHARE=$SH SYMMEM_MOE_ROUND_TOKENS=$RT SYMMEM_MOE_SHAPES=prefill timeout 60 build/bench/symmem-bench moe > $OUT/m.log 2>&1
+  echo "share $SH round $RT:"; grep -E '^ +prefill' $OUT/m.log || tail -5 $OUT/m.log
 done
-tail -3 $OUT/sw.log; rm -f $OUT/sw.log
-echo "== end at $(el) s"; ls $OUT
+rm -f $OUT/m.log
+echo "== sweep done at $(el) s"
+COMMIT=${COMMIT:-x} SYMMEM_CTEST_STOP_S=${STOP_S:-260} tools/gpu_run.sh --no-bench --ctest-args "-R ${TESTS:-multigpu|gpu_1rank} --timeout 150" 2>&1 | grep -v "^== built"
+echo "== end at $(el) s"

@@ -69,13 +69,17 @@ coll::LLArgs ll_args(const DeviceHandle& ws, const ws::Layout& L, const void* in
   return a;
 }
 // The grid of an LL operation: a line a thread in one block where they fit (no election in
-// seq_end), else ~128 lines a block (more SMs polling at once), up to 128 blocks (session 10,
-// 4 x H200: 128 against 64 took 2 ranks' 512 KiB all-reduce from 5.99 to 5.07 us, 1 MiB from 8.32
-// to 8.04, and changed nothing at 4 ranks; 16 or 32 were slower everywhere from 128 KiB).
+// seq_end), else ~64 lines a block (more SMs polling at once), up to 128 blocks (session 10,
+// 4 x H200: 128 against 64 blocks took 2 ranks' 512 KiB all-reduce from 5.99 to 5.07 us, 1 MiB from
+// 8.32 to 8.04, and changed nothing at 4 ranks; session 11, 4 x H100: 64 lines a block against 128
+// took all-reduce at 8-64 KiB 0.02-0.14 us lower at 2 and 4 ranks, the same above; 256 lines a
+// block was slower; 16 or 32 were slower everywhere from 128 KiB in session 10; one block up to
+// 1024 or 2048 lines was up to 2x slower at 8-16 KiB).
 int ll_blocks(const coll::LLArgs& a, int sms) {
   const size_t lines = a.payload == ws::kLLNarrow ? ws::ll_lines<ws::kLLNarrow>(a.bytes) : ws::ll_lines(a.bytes);
   if (lines <= static_cast<size_t>(coll::kThreads)) return 1;
-  const size_t b = (lines + 127) / 128;
+  constexpr size_t kLinesPerBlock = 64;
+  const size_t b = (lines + kLinesPerBlock - 1) / kLinesPerBlock;
   return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 128))));
 }
 int push_blocks(size_t bytes) {

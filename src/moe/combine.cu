@@ -14,7 +14,7 @@ namespace {
 // The combine round epoch c (this round's) and the operation op (the last dispatch's) are read
 // once, at the start of a kernel.
 // The send half's stores: the partial rows of this round's received rows, into their sources.
-__device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uint64_t op) {
+__device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uint64_t op, Part part) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, C = L.capacity;
@@ -22,9 +22,9 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   // A second combine of one dispatch would read routing records the next dispatch may be
   // rewriting: it moves nothing and is reported (once, on this rank); its flags still go out, so
   // no peer waits for them.
-  stamp0(h, L, kCombSendStart);
+  stamp_lead(h, L, part, kCombSendStart);
   const bool refuse = h.local_signals[kCombinedSlot] >= op;  // (set by the last round of a finished combine)
-  if (refuse && blockIdx.x == 0 && threadIdx.x == 0)
+  if (refuse && part.lead() && threadIdx.x == 0)
     device::record_error(h, WaitKind::kMoe, -1, 3ull << 32, Cmp::kGt, op, h.local_signals[kCombinedSlot], 0);
   // This round's rows from each source, and where they start among the operation's records.
   const unsigned* round_counts = at<unsigned>(h, L.round_counts_off);
@@ -46,16 +46,16 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   // sources one after another; a grid of fewer warps than ranks takes the items in order.
   __shared__ long long wstart[pad::kMaxTeam + 1];
   __syncthreads();  // start[] is in
-  const long long W = warps_total(), total = static_cast<long long>(start[n]) * segs;
+  const long long W = part.warps(), total = static_cast<long long>(start[n]) * segs;
   const bool grouped = W >= n && total > 0;
   if (threadIdx.x == 0 && grouped)
     for (int q = 0; q <= n; ++q) wstart[q] = q + (W - n) * (static_cast<long long>(start[q]) * segs) / total;
   __syncthreads();
-  long long first = warp_global(), step = W, end = total;
+  long long first = part.warp(), step = W, end = total;
   if (grouped) {
     int q = 0;
     while (wstart[q + 1] <= first) ++q;
-    first = static_cast<long long>(start[q]) * segs + (warp_global() - wstart[q]);
+    first = static_cast<long long>(start[q]) * segs + (part.warp() - wstart[q]);
     step = wstart[q + 1] - wstart[q];
     end = static_cast<long long>(start[q + 1]) * segs;
   }
@@ -100,7 +100,7 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
     }
     sum.store(dst);
   }
-  stamp0(h, L, kCombSendWorked);
+  stamp_lead(h, L, part, kCombSendWorked);
 }
 // The block's arrival in every rank's flag; then, off the peers' path, the last block marks the
 // operation combined.
@@ -128,7 +128,7 @@ __device__ __forceinline__ bool recv_wait(const CombineArgs& a, uint64_t c, uint
 }
 
 // A warp per (token, segment) of this rank's tokens in the round: the sum of the ranks' partials.
-__device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool ok) {
+__device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool ok, Part part) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, parity = static_cast<int>(c & 1);
@@ -137,7 +137,7 @@ __device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool 
   const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
   // A warp per (token, segment): the partial rows of the token's ranks, summed in rank order (the
   // same sum on every call), loads of a rank's segment in flight together.
-  for (long long item = warp_global(); ok && item < static_cast<long long>(a.r.t1 - a.r.t0) * segs; item += warps_total()) {
+  for (long long item = part.warp(); ok && item < static_cast<long long>(a.r.t1 - a.r.t0) * segs; item += part.warps()) {
     const int t = a.r.t0 + static_cast<int>(item / segs), g = static_cast<int>(item % segs);
     SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
     for (uint64_t m = token_ranks[t]; m != 0;) {
@@ -158,7 +158,7 @@ __device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool 
     }
     sum.store(a.out + static_cast<size_t>(t) * hrow);
   }
-  stamp0(h, L, kCombRecvWorked);
+  stamp_lead(h, L, part, kCombRecvWorked);
 }
 
 // The last block (every block done reading the flags and summing): the flags' bases for their
@@ -178,13 +178,13 @@ __device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, con
 }
 
 __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op) {
-  send_items(a, c, op);
+  send_items(a, c, op, Part::grid());
   send_flags_close(a, c, op);
 }
 __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
   __shared__ uint64_t seen[pad::kMaxTeam];
   const bool ok = recv_wait(a, c, op, seen);
-  recv_sum(a, c, ok);
+  recv_sum(a, c, ok, Part::grid());
   recv_close(a, c, seen, ok);
 }
 
@@ -197,14 +197,20 @@ __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   combine_recv(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
 }
 // Pipelined rounds (moe_kernels.hpp), as dispatch_pipe_kernel: round c's flags waited for, round
-// c+1's partials stored (next), round c's sum, then round c+1's flags.
-__global__ void __launch_bounds__(kThreads) combine_pipe_kernel(CombineArgs send_next, CombineArgs recv, bool next) {
+// c+1's partials stored (next), round c's sum, then round c+1's flags; with send_blocks in
+// (0, gridDim.x) and a next round, the first send_blocks blocks store and the others sum, at once
+// (every block adds its arrival only after its own part of round c is done, as in dispatch).
+__global__ void __launch_bounds__(kThreads) combine_pipe_kernel(CombineArgs send_next, CombineArgs recv, bool next, int send_blocks) {
   coll::pdl_wait();
   const uint64_t c = recv.h.local_signals[kCombineEpochSlot] + 1, op = recv.h.local_signals[kOpSlot];
   __shared__ uint64_t seen[pad::kMaxTeam];
   const bool ok = recv_wait(recv, c, op, seen);
-  if (next) send_items(send_next, c + 1, op);
-  recv_sum(recv, c, ok);
+  const int B = static_cast<int>(gridDim.x);
+  const bool split = next && send_blocks > 0 && send_blocks < B;
+  const Part senders = split ? Part{0, send_blocks} : Part::grid(), summers = split ? Part{send_blocks, B - send_blocks} : Part::grid();
+  const bool sends = next && (!split || static_cast<int>(blockIdx.x) < send_blocks);
+  if (sends) send_items(send_next, c + 1, op, senders);
+  if (!split || !sends) recv_sum(recv, c, ok, summers);
   if (next) send_flags_close(send_next, c + 1, op);
   recv_close(recv, c, seen, ok);
 }
@@ -218,8 +224,8 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, Com
 
 }  // namespace
 
-void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, cudaStream_t s) {
-  coll::launch(combine_pipe_kernel, blocks, kThreads, s, send_next, recv, next);
+void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s) {
+  coll::launch(combine_pipe_kernel, blocks, kThreads, s, send_next, recv, next, send_blocks);
 }
 void launch_combine_send(const CombineArgs& a, int blocks, cudaStream_t s) {
   coll::launch(combine_send_kernel, blocks, kThreads, s, a);

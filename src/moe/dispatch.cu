@@ -23,7 +23,7 @@ struct SendShared {
 
 // The send half's stores: rows, scales and routing records of this block's tokens.
 template <class Idx>
-__device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uint64_t op, SendShared& sh) {
+__device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uint64_t op, SendShared& sh, Part part) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, K = L.topk;
@@ -34,7 +34,7 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
   const Idx* idx = static_cast<const Idx*>(a.topk_idx);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lane = lane_id();
-  stamp0(h, L, kDispSendStart);
+  stamp_lead(h, L, part, kDispSendStart);
 
   // A block per token (block-major: a decode batch of 128 tokens lands on 128 SMs). Its warp 0
   // routes the token: lane i < ndst takes the i-th destination rank and claims its staging row
@@ -45,14 +45,12 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
   constexpr int kWarps = kThreads / 32;
   char** s_dst = sh.dst;
   int& s_ndst = sh.ndst;
-  unsigned* s_rows = sh.rows;  // rows this block staged on each rank (its flag adds)
-  for (int d = threadIdx.x; d < n; d += blockDim.x) s_rows[d] = 0;
-  __syncthreads();
+  unsigned* s_rows = sh.rows;  // rows this block staged on each rank (its flag adds; zeroed by clear_rows)
   const int warp = static_cast<int>(threadIdx.x >> 5);
-  const size_t part = ((payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
-  const size_t p0 = static_cast<size_t>(warp) * part < payload ? static_cast<size_t>(warp) * part : payload;
-  const size_t p1 = p0 + part < payload ? p0 + part : payload;
-  for (int t = a.r.t0 + static_cast<int>(blockIdx.x); t < a.r.t1; t += static_cast<int>(gridDim.x)) {
+  const size_t share = ((payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
+  const size_t p0 = static_cast<size_t>(warp) * share < payload ? static_cast<size_t>(warp) * share : payload;
+  const size_t p1 = p0 + share < payload ? p0 + share : payload;
+  for (int t = a.r.t0 + part.block(); t < a.r.t1; t += part.count) {
     // This warp's share of the row is read before the routing (which it does not depend on).
     const char* src = a.x + static_cast<size_t>(t) * payload + p0;
     RowBatch rb;
@@ -111,7 +109,13 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
     }
     __syncthreads();  // s_dst is rewritten by the next token
   }
-  stamp0(h, L, kDispSendWorked);
+  stamp_lead(h, L, part, kDispSendWorked);
+}
+// Every block of a send half zeroes its row counts first (a block of a pipelined round that only
+// copies adds its arrival with no rows).
+__device__ __forceinline__ void clear_rows(const DispatchArgs& a, SendShared& sh) {
+  for (int d = threadIdx.x; d < a.L.n; d += blockDim.x) sh.rows[d] = 0;
+  __syncthreads();
 }
 // The block's arrival and its rows in every rank's flag (0 rows where nothing went), at once.
 __device__ __forceinline__ void send_flags(const DispatchArgs& a, uint64_t e, const SendShared& sh) {
@@ -165,7 +169,7 @@ __device__ __forceinline__ void recv_wait(const DispatchRecvArgs& a, uint64_t e,
 }
 
 // A warp per staged row: into each local expert it chose.
-__device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh) {
+__device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh, Part part) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity;
@@ -175,7 +179,7 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lane = lane_id();
-  for (int j = warp_global(); j < start[n]; j += warps_total()) {
+  for (int j = part.warp(); j < start[n]; j += part.warps()) {
     int s = 0;
     while (start[s + 1] <= j) ++s;
     const size_t row = (static_cast<size_t>(parity) * n + s) * L.round + (j - start[s]);
@@ -210,7 +214,7 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
       warp_fanout_words(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
                         lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst, &sb);
   }
-  stamp0(h, L, kDispRecvWorked);
+  stamp_lead(h, L, part, kDispRecvWorked);
 }
 
 // The last block of the receive half (every block done reading the flags and copying): the round's
@@ -257,14 +261,15 @@ __device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e
 template <class Idx>
 __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e, uint64_t op) {
   __shared__ SendShared sh;
-  send_rows<Idx>(a, e, op, sh);
+  clear_rows(a, sh);
+  send_rows<Idx>(a, e, op, sh, Part::grid());
   send_flags(a, e, sh);
   send_close(a, op);
 }
 __device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_t e, uint64_t op) {
   __shared__ RecvShared sh;
   recv_wait(a, e, op, sh);
-  recv_copy(a, e, op, sh);
+  recv_copy(a, e, op, sh, Part::grid());
   recv_close(a, e, op, sh);
 }
 
@@ -291,18 +296,28 @@ __global__ void __launch_bounds__(kThreads) dispatch_kernel(DispatchArgs s, Disp
 }
 
 // Pipelined rounds (moe_kernels.hpp): round j's flags waited for, round j+1's rows stored (next),
-// round j's rows copied, then round j+1's flags added; the elections last. No block waits for
-// another block of this grid (round j's flags, this rank's included, were added by earlier
-// kernels), so the grid need not be resident at once.
+// round j's rows copied, then round j+1's flags added; the elections last. With send_blocks in
+// (0, gridDim.x) and a next round, the first send_blocks blocks store round j+1 and the others copy
+// round j, at once; every block still adds its arrival to round j+1's flags, and only after its
+// own part of round j is done (a copying block after its copy, a sending block after its stores;
+// a sending block touches no row of round j), so the flow-control argument of moe_kernels.hpp holds
+// as it is. Otherwise every block does both, one after the other. No block waits for another
+// block of this grid (round j's flags, this rank's included, were added by earlier kernels), so the
+// grid need not be resident at once.
 template <class Idx>
-__global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s, DispatchRecvArgs r, bool next) {
+__global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s, DispatchRecvArgs r, bool next, int send_blocks) {
   coll::pdl_wait();
   const uint64_t e = r.h.local_signals[kEpochSlot] + 1, op = r.h.local_signals[kOpSlot];
   __shared__ SendShared ss;
   __shared__ RecvShared rs;
+  if (next) clear_rows(s, ss);
   recv_wait(r, e, op, rs);
-  if (next) send_rows<Idx>(s, e + 1, op, ss);
-  recv_copy(r, e, op, rs);
+  const int B = static_cast<int>(gridDim.x);
+  const bool split = next && send_blocks > 0 && send_blocks < B;
+  const Part senders = split ? Part{0, send_blocks} : Part::grid(), copiers = split ? Part{send_blocks, B - send_blocks} : Part::grid();
+  const bool sends = next && (!split || static_cast<int>(blockIdx.x) < send_blocks);
+  if (sends) send_rows<Idx>(s, e + 1, op, ss, senders);
+  if (!split || !sends) recv_copy(r, e, op, rs, copiers);
   if (next) {
     send_flags(s, e + 1, ss);
     send_close(s, op);
@@ -312,9 +327,9 @@ __global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s,
 
 }  // namespace
 
-void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, cudaStream_t s) {
-  if (send_next.idx_int64) coll::launch(dispatch_pipe_kernel<long long>, blocks, kThreads, s, send_next, recv, next);
-  else coll::launch(dispatch_pipe_kernel<int>, blocks, kThreads, s, send_next, recv, next);
+void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s) {
+  if (send_next.idx_int64) coll::launch(dispatch_pipe_kernel<long long>, blocks, kThreads, s, send_next, recv, next, send_blocks);
+  else coll::launch(dispatch_pipe_kernel<int>, blocks, kThreads, s, send_next, recv, next, send_blocks);
 }
 void launch_dispatch_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
   if (a.idx_int64) coll::launch(dispatch_send_kernel<long long>, blocks, kThreads, s, a);

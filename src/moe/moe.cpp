@@ -94,6 +94,7 @@ struct ExpertParallel::Impl {
   int resident_blocks = 1;  // blocks of every MoE kernel that stay resident at once: no grid is larger (one
                             // kernel a round needs it; two kernels then need no second wave)
   int last_tokens = 0;
+  int send_share = 75;  // percent of a pipelined round's grid that stores the next round (SYMMEM_MOE_SEND_SHARE; rank-local)
 };
 
 ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(comm), cfg_(cfg), impl_(std::make_unique<Impl>()) {
@@ -122,6 +123,8 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (cfg_.kernels == Kernels::kAuto && !comm.shares_gpu() && impl_->L.rounds == 1);
   impl_->L.backoff_ns = impl_->one_kernel ? 200 : 0;
+  if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
+    impl_->send_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
   impl_->buf = comm.alloc(impl_->L.bytes);
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
@@ -253,6 +256,13 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
   if (out != nullptr) kern::launch_dispatch_recv(ra, g.recv, stream);
 }
 
+// The blocks of a pipelined round's grid that store the next round (the rest finish this round at
+// the same time), or 0: every block does both. Rank-local: the flags count every block either way.
+static int send_blocks_of(int blocks, int share) {
+  if (share <= 0 || share >= 100 || blocks < 2) return 0;
+  return std::clamp((blocks * share + 50) / 100, 1, blocks - 1);
+}
+
 // Several rounds, pipelined (moe_kernels.hpp): send(0), then a kernel a round j that receives j
 // and sends j + 1. Round 0's flags count send(0)'s blocks, the later rounds' the pipelined grid's.
 void ExpertParallel::dispatch_pipelined(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
@@ -265,7 +275,8 @@ void ExpertParallel::dispatch_pipelined(const DispatchIn& in, const DispatchOut&
   for (int j = 0; j < L.rounds; ++j) {
     const bool next = j + 1 < L.rounds;
     kern::launch_dispatch_pipe(dispatch_args(L, h, &in, next ? j + 1 : j, T, cfg_.num_experts),
-                               dispatch_recv_args(L, h, &out, j, T, j == 0 ? g.send : g.both), next, g.both, stream);
+                               dispatch_recv_args(L, h, &out, j, T, j == 0 ? g.send : g.both), next, g.both,
+                               send_blocks_of(g.both, impl_->send_share), stream);
   }
 }
 
@@ -323,7 +334,8 @@ void ExpertParallel::combine_pipelined(const void* expert_out, bool weighted, vo
   kern::launch_combine_send(args(0, g.send), g.send, stream);
   for (int j = 0; j < L.rounds; ++j) {
     const bool next = j + 1 < L.rounds;
-    kern::launch_combine_pipe(args(next ? j + 1 : j, g.both), args(j, j == 0 ? g.send : g.both), next, g.both, stream);
+    kern::launch_combine_pipe(args(next ? j + 1 : j, g.both), args(j, j == 0 ? g.send : g.both), next, g.both,
+                              send_blocks_of(g.both, impl_->send_share), stream);
   }
 }
 

@@ -11,8 +11,17 @@
 namespace symmem::moe::kern {
 
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x & 31u); }
-__device__ __forceinline__ int warp_global() { return static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
-__device__ __forceinline__ int warps_total() { return static_cast<int>((gridDim.x * blockDim.x) >> 5); }
+/// A share of the grid: blocks [first, first + count) do one kind of work. A pipelined round gives
+/// round j+1's send and round j's receive work (copy or sum) to shares of its own, which then run
+/// at once instead of one after the other in every block (moe_kernels.hpp, "Rounds").
+struct Part {
+  int first, count;
+  __device__ __forceinline__ static Part grid() { return Part{0, static_cast<int>(gridDim.x)}; }
+  __device__ __forceinline__ int block() const { return static_cast<int>(blockIdx.x) - first; }
+  __device__ __forceinline__ int warp() const { return static_cast<int>((block() * blockDim.x + threadIdx.x) >> 5); }
+  __device__ __forceinline__ int warps() const { return static_cast<int>((count * blockDim.x) >> 5); }
+  __device__ __forceinline__ bool lead() const { return static_cast<int>(blockIdx.x) == first; }
+};
 /// A warp moves one row of `bytes` (16-byte aligned at both ends) from src to up to 32
 /// destinations: lane i < ndst holds destination i. The row is read once, kBatch 16-byte vectors
 /// per lane in flight (a load latency per 8 KiB, not per 512 bytes), and every batch is stored to
@@ -147,6 +156,10 @@ __device__ __forceinline__ void stamp_block0(const DeviceHandle& h, const Layout
 /// Block 0's thread 0 stamps `p` (a kernel half's start, its flags seen).
 __device__ __forceinline__ void stamp0(const DeviceHandle& h, const Layout& L, TracePoint p) {
   if (blockIdx.x == 0 && threadIdx.x == 0) stamp(h, L, p);
+}
+/// The first block of a share stamps `p` (its own work done).
+__device__ __forceinline__ void stamp_lead(const DeviceHandle& h, const Layout& L, const Part& part, TracePoint p) {
+  if (part.lead() && threadIdx.x == 0) stamp(h, L, p);
 }
 template <class T>
 __device__ __forceinline__ T* at_peer(const DeviceHandle& h, int peer, size_t off) {

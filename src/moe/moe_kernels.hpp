@@ -28,6 +28,9 @@
 // pipelined: send(0), then for each round j one kernel that waits for round j's flags, stores round
 // j+1's rows into the peers, finishes with round j's rows (the copy into experts, or the sum into
 // out), then adds its round-(j+1) flags: the NVLink stores of j+1 drain under the local work of j.
+// The grid is split between the two (a share of blocks stores round j+1 while the rest finishes
+// round j; Config-independent and rank-local: every block adds its arrival either way, so the
+// flags count the same blocks), so that the links are not idle while a block copies.
 //
 // Flow control, for any N and any interleaving of the ranks' progress: every dispatch round and
 // every combine round is a step in which every rank sends every peer a flag and waits for every
@@ -162,8 +165,10 @@ void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks
 // Blocks of every dispatch (combine) kernel that stay resident on one SM at once, the least over them.
 // Round j's receive half and round j+1's send half (next: j + 1 < rounds) in one kernel (pipelined
 // rounds, above).
-void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, cudaStream_t s);
-void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, cudaStream_t s);
+// send_blocks in (0, blocks): that many blocks store round j+1 while the others finish round j (at
+// once); otherwise every block does both, one after the other.
+void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s);
+void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s);
 int dispatch_resident_blocks_per_sm();
 int combine_resident_blocks_per_sm();
 
