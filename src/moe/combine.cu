@@ -128,7 +128,8 @@ __device__ __forceinline__ bool recv_wait(const CombineArgs& a, uint64_t c, uint
 }
 
 // A warp per (token, segment) of this rank's tokens in the round: the sum of the ranks' partials.
-__device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool ok, Part part) {
+// Items strided over `part`, or claimed from a counter (pipelined rounds, as dispatch's copy).
+__device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool ok, Part part, bool claims = false) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, parity = static_cast<int>(c & 1);
@@ -137,7 +138,9 @@ __device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool 
   const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
   // A warp per (token, segment): the partial rows of the token's ranks, summed in rank order (the
   // same sum on every call), loads of a rank's segment in flight together.
-  for (long long item = part.warp(); ok && item < static_cast<long long>(a.r.t1 - a.r.t0) * segs; item += part.warps()) {
+  const long long items = ok ? static_cast<long long>(a.r.t1 - a.r.t0) * segs : 0;
+  for (WorkItems w(items, claims ? at<unsigned>(h, L.arrive_off) + kSumClaims : nullptr, part); w.valid(); w.next()) {
+    const long long item = w.item;
     const int t = a.r.t0 + static_cast<int>(item / segs), g = static_cast<int>(item % segs);
     SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
     for (uint64_t m = token_ranks[t]; m != 0;) {
@@ -172,6 +175,7 @@ __device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, con
   if (last_block(arrive) && threadIdx.x == 0) {
     uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(1, static_cast<int>(c & 1), 0);
     for (int s = 0; ok && s < L.n; ++s) base[s] = seen[s];  // the flag's value at this round, for its next one
+    at<unsigned>(h, L.arrive_off)[kSumClaims] = 0;  // every block's claims are in
     h.local_signals[kCombineEpochSlot] = c;
     stamp(h, L, kCombRecvDone);
   }
@@ -198,8 +202,9 @@ __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
 }
 // Pipelined rounds (moe_kernels.hpp), as dispatch_pipe_kernel: round c's flags waited for, round
 // c+1's partials stored (next), round c's sum, then round c+1's flags; with send_blocks in
-// (0, gridDim.x) and a next round, the first send_blocks blocks store and the others sum, at once
-// (every block adds its arrival only after its own part of round c is done, as in dispatch).
+// (0, gridDim.x) and a next round, the first send_blocks blocks store and the others sum, at once;
+// a storing block done joins the sum (claimed items), and every block adds its arrival only after
+// its own part of round c is done, as in dispatch.
 __global__ void __launch_bounds__(kThreads) combine_pipe_kernel(CombineArgs send_next, CombineArgs recv, bool next, int send_blocks) {
   coll::pdl_wait();
   const uint64_t c = recv.h.local_signals[kCombineEpochSlot] + 1, op = recv.h.local_signals[kOpSlot];
@@ -210,7 +215,7 @@ __global__ void __launch_bounds__(kThreads) combine_pipe_kernel(CombineArgs send
   const Part senders = split ? Part{0, send_blocks} : Part::grid(), summers = split ? Part{send_blocks, B - send_blocks} : Part::grid();
   const bool sends = next && (!split || static_cast<int>(blockIdx.x) < send_blocks);
   if (sends) send_items(send_next, c + 1, op, senders);
-  if (!split || !sends) recv_sum(recv, c, ok, summers);
+  recv_sum(recv, c, ok, summers, split);
   if (next) send_flags_close(send_next, c + 1, op);
   recv_close(recv, c, seen, ok);
 }

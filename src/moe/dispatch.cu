@@ -168,8 +168,11 @@ __device__ __forceinline__ void recv_wait(const DispatchRecvArgs& a, uint64_t e,
   __syncthreads();
 }
 
-// A warp per staged row: into each local expert it chose.
-__device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh, Part part) {
+// A warp per staged row: into each local expert it chose. Rows are strided over `part`, or taken
+// from the copy claims counter where `claims` is set (pipelined rounds: blocks done with their
+// sends join the copy).
+__device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh, Part part,
+                                          bool claims = false) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity;
@@ -179,7 +182,8 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lane = lane_id();
-  for (int j = part.warp(); j < start[n]; j += part.warps()) {
+  for (WorkItems w(start[n], claims ? at<unsigned>(h, L.arrive_off) + kCopyClaims : nullptr, part); w.valid(); w.next()) {
+    const int j = static_cast<int>(w.item);
     int s = 0;
     while (start[s + 1] <= j) ++s;
     const size_t row = (static_cast<size_t>(parity) * n + s) * L.round + (j - start[s]);
@@ -237,6 +241,7 @@ __device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e
       total[s] = a.r.last ? 0u : total[s] + round_counts[s];
       if (sh.ok) base[s] = sh.seen[s];  // the flag's value at this round, for its next one
     }
+    if (threadIdx.x == 0) at<unsigned>(h, L.arrive_off)[kCopyClaims] = 0;  // every block's claims are in
     __shared__ int over;
     if (threadIdx.x == 0) over = 0;
     __syncthreads();
@@ -298,10 +303,11 @@ __global__ void __launch_bounds__(kThreads) dispatch_kernel(DispatchArgs s, Disp
 // Pipelined rounds (moe_kernels.hpp): round j's flags waited for, round j+1's rows stored (next),
 // round j's rows copied, then round j+1's flags added; the elections last. With send_blocks in
 // (0, gridDim.x) and a next round, the first send_blocks blocks store round j+1 and the others copy
-// round j, at once; every block still adds its arrival to round j+1's flags, and only after its
-// own part of round j is done (a copying block after its copy, a sending block after its stores;
-// a sending block touches no row of round j), so the flow-control argument of moe_kernels.hpp holds
-// as it is. Otherwise every block does both, one after the other. No block waits for another
+// round j, at once, and a sending block done with its stores joins the copy (the rows are claimed
+// from a counter, so the copy ends when the grid has done it, whichever blocks did). Every block
+// still adds its arrival to round j+1's flags only after all its own work of round j is done (its
+// claimed rows copied), so the flow-control argument of moe_kernels.hpp holds as it is. Otherwise
+// every block does both, one after the other. No block waits for another
 // block of this grid (round j's flags, this rank's included, were added by earlier kernels), so the
 // grid need not be resident at once.
 template <class Idx>
@@ -317,7 +323,7 @@ __global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s,
   const Part senders = split ? Part{0, send_blocks} : Part::grid(), copiers = split ? Part{send_blocks, B - send_blocks} : Part::grid();
   const bool sends = next && (!split || static_cast<int>(blockIdx.x) < send_blocks);
   if (sends) send_rows<Idx>(s, e + 1, op, ss, senders);
-  if (!split || !sends) recv_copy(r, e, op, rs, copiers);
+  recv_copy(r, e, op, rs, copiers, split);
   if (next) {
     send_flags(s, e + 1, ss);
     send_close(s, op);

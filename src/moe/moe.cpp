@@ -78,7 +78,7 @@ Layout make_layout(const Config& c, int n) {
   L.expert_count_off = take(sizeof(unsigned) * L.experts_local);
   L.recv_total_off = take(sizeof(unsigned) * n);
   L.round_counts_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(L.rounds), "moe round counts"));
-  L.arrive_off = take(sizeof(unsigned) * 4);
+  L.arrive_off = take(sizeof(unsigned) * kCounters);
   L.trace_off = take(sizeof(uint64_t) * kTracePoints);
   L.flag_base_off = take(sizeof(uint64_t) * 4 * pad::kMaxTeam);
   L.bytes = off;
@@ -122,7 +122,12 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   impl_->L = kern::make_layout(cfg_, nranks_);
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (cfg_.kernels == Kernels::kAuto && !comm.shares_gpu() && impl_->L.rounds == 1);
-  impl_->L.backoff_ns = impl_->one_kernel ? 200 : 0;
+  // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
+  // kernel a round, and pipelined rounds (their every block waits for the round's flags first;
+  // under skewed routing the light ranks wait while the hot rank stores into their memory).
+  impl_->L.backoff_ns = impl_->one_kernel || impl_->L.rounds > 1 ? 200 : 0;
+  if (const char* v = std::getenv("SYMMEM_MOE_BACKOFF_NS"); v != nullptr && *v != 0)
+    impl_->L.backoff_ns = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_BACKOFF_NS", 0, 100000));
   if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
     impl_->send_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
   impl_->buf = comm.alloc(impl_->L.bytes);

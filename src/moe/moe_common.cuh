@@ -22,6 +22,35 @@ struct Part {
   __device__ __forceinline__ int warps() const { return static_cast<int>((count * blockDim.x) >> 5); }
   __device__ __forceinline__ bool lead() const { return static_cast<int>(blockIdx.x) == first; }
 };
+
+/// Work items [0, total) taken by warps: from a shared counter when `claims` is set (any warp of the
+/// grid may join whenever it is free; the next claim is in flight while the warp works on the
+/// current item; the counter is zeroed by the grid's last block, after every claim), else a static
+/// stride over `part`. Usage: for (WorkItems w(...); w.valid(); w.next()) { ... w.item ... }
+struct WorkItems {
+  long long item, total;
+  unsigned* claims;
+  long long step;
+  unsigned long long pending;
+  __device__ __forceinline__ WorkItems(long long total_, unsigned* claims_, const Part& part) : total(total_), claims(claims_) {
+    if (claims != nullptr) {
+      item = static_cast<long long>(__shfl_sync(0xffffffffu, lane_id() == 0 ? atomicAdd(claims, 1u) : 0u, 0));
+      pending = lane_id() == 0 && item < total ? atomicAdd(claims, 1u) : 0u;
+    } else {
+      item = part.warp();
+      step = part.warps();
+    }
+  }
+  __device__ __forceinline__ bool valid() const { return item < total; }
+  __device__ __forceinline__ void next() {
+    if (claims == nullptr) {
+      item += step;
+      return;
+    }
+    item = static_cast<long long>(__shfl_sync(0xffffffffu, static_cast<unsigned>(pending), 0));
+    if (lane_id() == 0 && item < total) pending = atomicAdd(claims, 1u);
+  }
+};
 /// A warp moves one row of `bytes` (16-byte aligned at both ends) from src to up to 32
 /// destinations: lane i < ndst holds destination i. The row is read once, kBatch 16-byte vectors
 /// per lane in flight (a load latency per 8 KiB, not per 512 bytes), and every batch is stored to

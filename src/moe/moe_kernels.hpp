@@ -60,6 +60,9 @@ constexpr int kThreads = 256;  // 8 warps: a dispatch token's row is moved by al
 constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound items need many in flight
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
+// Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
+// 2: combine send, 3: combine receive), then the work claims of a split pipelined round.
+constexpr int kCopyClaims = 4, kSumClaims = 5, kCounters = 6;
 
 struct Meta {
   int32_t src_token;
@@ -98,7 +101,8 @@ struct Layout {
          bytes = 0;
   bool trace = false;  // SYMMEM_MOE_TRACE=1: the kernels stamp their phases (TracePoint) at trace_off
   // Sleep between polls of the peers' flags: one kernel a round, whose early blocks wait beside
-  // blocks still sending (a prefill combine of one kernel a round: 7.8 ms without, 1.4 ms with 200 ns), else 0.
+  // blocks still sending (a prefill combine of one kernel a round: 7.8 ms without, 1.4 ms with 200 ns),
+  // and pipelined rounds (SYMMEM_MOE_BACKOFF_NS overrides it), else 0.
   unsigned backoff_ns = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };

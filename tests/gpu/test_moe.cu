@@ -225,6 +225,26 @@ TEST(Moe, RoundsBoundTheBuffers) {
   ASSERT_ALL(why.empty(), "rounds: " << why);
 }
 
+TEST(Moe, PipelinedRoundsSplitTheirGrid) {
+  // 320 tokens (fp8, top-8) in rounds of 64: grids of 64 blocks of which a share stores the next
+  // round while the rest copies (or sums) this one, blocks done storing joining the copy through
+  // the claims counter (SYMMEM_MOE_SEND_SHARE, read when the object is made): no share, a few
+  // blocks, the default, all but one; the hot expert and the rank without tokens as everywhere.
+  const int n = comm().size();
+  std::string why;
+  for (const char* share : {"0", "3", "75", "99"}) {
+    setenv("SYMMEM_MOE_SEND_SHARE", share, 1);
+    const moe::Config cfg{512, 8, 8 * n, 320, 0, true, false, 64};
+    why = attempt([&] { throw_if(run_moe(cfg, std::string(share) == "75", 1, std::string(share) == "75" ? 2 : 1)); });
+    if (!why.empty()) {
+      why = std::string("share ") + share + "%: " + why;
+      break;
+    }
+  }
+  unsetenv("SYMMEM_MOE_SEND_SHARE");
+  ASSERT_ALL(why.empty(), why);
+}
+
 TEST(Moe, ReplayedInACudaGraph) {
   // Three replays of one captured dispatch, each with new rows and routing in the same buffers.
   moe::Config cfg{256, 4, 4 * comm().size(), 32, 0, false};
