@@ -41,7 +41,7 @@ const std::vector<EnvVar>& env_vars() {
                                       "(0: every block does both, one after the other; a rank-local choice)"},
       {"SYMMEM_MOE_BACKOFF_NS", nullptr, "sleep between an MoE kernel's polls of its peers' flags (default: 200 for one kernel a round "
                                          "and for pipelined rounds, else 0; a rank-local choice)"},
-      {"SYMMEM_MOE_ROUND_TOKENS", "512", "symmem-bench moe: tokens a round for the shapes with more tokens than that (prefill)"},
+      {"SYMMEM_MOE_ROUND_TOKENS", "1024", "symmem-bench moe: tokens a round for the shapes with more tokens than that (prefill)"},
       {"SYMMEM_OVERLAP_GROUPS", "1", "0: all_gather_matmul runs one GEMM per peer's shard instead of grouping shards that "
                                      "have landed (for comparisons; a rank-local choice)"},
       {"SYMMEM_OVERLAP_MODELS", nullptr, "symmem-bench overlap: only these models (8B, 70B)"},
