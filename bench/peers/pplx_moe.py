@@ -1,19 +1,20 @@
 # pplx-kernels' intranode all-to-all (`AllToAll.intranode`: dispatch / combine into preallocated
-# tensors), a peer of issue 10, on the decode shapes of `symmem-bench moe`: dispatch and the
-# dispatch + combine pair captured in CUDA graphs of REPS operations, median of REPLAYS replays,
-# maximum over ranks (the method of `python -m symmem.bench --suite moe`; eager events where a
-# capture fails). Uniform routing (random top-k without repeats), fp8 dispatch with per-128 fp32
+# tensors), a peer of issue 10, on the decode shapes of `symmem-bench moe`: the dispatch + combine
+# pair captured in CUDA graphs of REPS pairs, median of REPLAYS replays, maximum over ranks (eager
+# events where a capture fails); each half by events around it in eager pairs queued behind a GPU
+# spin (pplx cannot run dispatches alone in a row). Uniform routing (random top-k without repeats), fp8 dispatch with per-128 fp32
 # scales where the shape says so, bf16 combine.
 #   tools/peers.sh prepare                    # here: pplx-kernels 12cecfd into .deps/pplx (with DeepEP)
 #   tools/peers.sh run                        # on the GPU machine: builds it (CMake, PyTorch's NVSHMEM), runs this
 # Written in session 8 against pplx-kernels 12cecfd (the last commit before its NVSHMEM4Py
-# integration, which needs Python packages the GPU machines lack); NOT YET RUN.
+# integration, which needs Python packages the GPU machines lack). Session 11: built in ~30 s; the
+# first form timed REPS dispatches in a row and faulted (illegal memory access).
 import os
 
 import torch
 import torch.distributed as dist
 
-from peer_common import run_shapes, setup, timed_us, write
+from peer_common import SPIN_CYCLES, max_over_ranks, run_shapes, setup, timed_us, write
 
 REPS, REPLAYS = 20, 15
 
@@ -48,6 +49,28 @@ def graph_us(fn):
     return timed_us(run, per, REPLAYS, spin=True), method
 
 
+def split_us(first, second):
+    """(us of first(), us of second()) of eager pairs: events before, between and after, the host's
+    queueing behind a ~0.5 ms GPU spin; median of REPLAYS, maximum over ranks."""
+    a_times, b_times = [], []
+    for _ in range(REPLAYS):
+        dist.barrier()
+        torch.cuda.synchronize()
+        torch.cuda._sleep(SPIN_CYCLES)
+        e = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+        e[0].record()
+        first()
+        e[1].record()
+        second()
+        e[2].record()
+        torch.cuda.synchronize()
+        a_times.append(e[0].elapsed_time(e[1]) * 1e3)
+        b_times.append(e[1].elapsed_time(e[2]) * 1e3)
+    a_times.sort()
+    b_times.sort()
+    return max_over_ranks(a_times[len(a_times) // 2]), max_over_ranks(b_times[len(b_times) // 2])
+
+
 def one_shape(rank, world, T, H, K, E, fp8):
     from pplx_kernels.all_to_all import AllToAll
 
@@ -73,14 +96,21 @@ def one_shape(rank, world, T, H, K, E, fp8):
         ata.dispatch(out_expert_num_tokens=num_tok, out_expert_x=ex, out_expert_x_scale=ex_scale, dp_x=x, dp_x_scale=x_scale,
                      indices=idx, bound_m=bound_m)
 
-    def pair():
-        dispatch()
+    def combine():
         ata.combine(out_tokens=y, indices=idx, weights=w, expert_y=ey, bound_m=bound_m)
 
-    disp, m1 = graph_us(dispatch)
-    both, m2 = graph_us(pair)
+    def pair():
+        dispatch()
+        combine()
+
+    # A dispatch must be followed by its combine before the next dispatch (pplx's combine zeroes
+    # the receive counter that every dispatch adds to; dispatches alone in a row ran past its
+    # buffers: session 11's "illegal memory access"). So the graph holds pairs, and the halves are
+    # timed apart by events between them in eager pairs queued behind a GPU spin.
+    both, method = graph_us(pair)
+    disp, comb = split_us(dispatch, combine)
     ata.destroy()
-    return {"dispatch_us": disp, "combine_us": both - disp, "method": m1 if m1 == m2 else f"{m1}/{m2}"}
+    return {"dispatch_us": disp, "combine_us": comb, "pair_us": both, "method": f"pair: {method}; halves: eager events"}
 
 
 def main():
