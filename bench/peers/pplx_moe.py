@@ -124,7 +124,8 @@ def main():
     nvshmem_init(uid, rank, world)
     rows = run_shapes(SHAPES, args.shapes, world, rank, 2000, lambda T, H, K, E, fp8: one_shape(rank, world, T, H, K, E, fp8))
     write(args.out, rank, world, rows, suite="peer_pplx_moe", peer="pplx-kernels " + os.environ.get("PPLX_VERSION", "12cecfd"),
-          timing=f"CUDA graph of {REPS} ops (eager where capture fails), median of {REPLAYS} replays, max over ranks")
+          timing=f"pair: CUDA graph of {REPS} dispatch+combine pairs (eager where capture fails), median of {REPLAYS} replays, "
+                 f"max over ranks; halves: events around each in eager pairs queued behind a GPU spin, median of {REPLAYS}")
     dist.barrier()
     nvshmem_finalize()
     dist.destroy_process_group()
