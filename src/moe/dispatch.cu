@@ -307,9 +307,9 @@ __global__ void __launch_bounds__(kThreads) dispatch_kernel(DispatchArgs s, Disp
 // from a counter, so the copy ends when the grid has done it, whichever blocks did). Every block
 // still adds its arrival to round j+1's flags only after all its own work of round j is done (its
 // claimed rows copied), so the flow-control argument of moe_kernels.hpp holds as it is. Otherwise
-// every block does both, one after the other. No block waits for another
-// block of this grid (round j's flags, this rank's included, were added by earlier kernels), so the
-// grid need not be resident at once.
+// every block does both, one after the other. No block waits for another block of this grid
+// (round j's flags, this rank's included, were added by earlier kernels), so the grid need not be
+// resident at once.
 template <class Idx>
 __global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s, DispatchRecvArgs r, bool next, int send_blocks) {
   coll::pdl_wait();
