@@ -17,7 +17,8 @@
 // nranks x R rows (R = round_tokens, default max_tokens; row = H elements + scales, 16-byte
 // aligned), two sets of routing records for nranks x max_tokens rows (208 bytes each), two combine
 // areas of nranks x R x H bf16, and small counters. For the decode shape (128 tokens, H 7168, fp8,
-// top-8, 4 ranks) that is about 22 MiB; for prefill (4096 tokens, R 512) about 95 MiB.
+// top-8, 4 ranks) that is about 22 MiB; for prefill (4096 tokens) about 95 MiB at R 512 and 180 MiB
+// at R 1024 (symmem-bench's rounds).
 //
 // Calls are collective over the communicator: every rank calls dispatch and combine in the same
 // order (a rank may pass 0 tokens). Tokens per call may differ across ranks (up to max_tokens).
