@@ -35,25 +35,35 @@ def max_over_ranks(v):
     return t.item()
 
 
-def timed_us(run, per, repeats, spin):
-    """us per operation of run() (per operations a call): events around it after a barrier, median
-    of `repeats`, maximum over ranks. spin: the GPU busy ~0.5 ms first, so that the host's queueing
-    of the event and run() is not timed (graph replays); eager calls whose host waits inside are
-    timed without it."""
-    times = []
+def timed_parts_us(parts, repeats, spin):
+    """us of each of parts (callables run one after another, an event between each two): after a
+    barrier, median of `repeats`, maximum over ranks, one value a part. spin: the GPU busy ~0.5 ms
+    first, so that the host's queueing of the events and the parts is not timed (graph replays, or
+    eager parts queued behind it); eager calls whose host waits inside are timed without it."""
+    times = [[] for _ in parts]
     for _ in range(repeats):
         dist.barrier()
         torch.cuda.synchronize()
         if spin:
             torch.cuda._sleep(SPIN_CYCLES)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        run()
-        b.record()
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(len(parts) + 1)]
+        events[0].record()
+        for i, part in enumerate(parts):
+            part()
+            events[i + 1].record()
         torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / per)
-    times.sort()
-    return max_over_ranks(times[len(times) // 2])
+        for i in range(len(parts)):
+            times[i].append(events[i].elapsed_time(events[i + 1]) * 1e3)
+    out = []
+    for t in times:
+        t.sort()
+        out.append(max_over_ranks(t[len(t) // 2]))
+    return out
+
+
+def timed_us(run, per, repeats, spin):
+    """us per operation of run() (per operations a call): timed_parts_us of one part."""
+    return timed_parts_us([run], repeats, spin)[0] / per
 
 
 def run_shapes(shapes, wanted, world, rank, seed, measure):

@@ -14,7 +14,7 @@ import os
 import torch
 import torch.distributed as dist
 
-from peer_common import SPIN_CYCLES, max_over_ranks, run_shapes, setup, timed_us, write
+from peer_common import run_shapes, setup, timed_parts_us, timed_us, write
 
 REPS, REPLAYS = 20, 15
 
@@ -47,28 +47,6 @@ def graph_us(fn):
         torch.cuda.synchronize()
         method, run, per = "eager", fn, 1
     return timed_us(run, per, REPLAYS, spin=True), method
-
-
-def split_us(first, second):
-    """(us of first(), us of second()) of eager pairs: events before, between and after, the host's
-    queueing behind a ~0.5 ms GPU spin; median of REPLAYS, maximum over ranks."""
-    a_times, b_times = [], []
-    for _ in range(REPLAYS):
-        dist.barrier()
-        torch.cuda.synchronize()
-        torch.cuda._sleep(SPIN_CYCLES)
-        e = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
-        e[0].record()
-        first()
-        e[1].record()
-        second()
-        e[2].record()
-        torch.cuda.synchronize()
-        a_times.append(e[0].elapsed_time(e[1]) * 1e3)
-        b_times.append(e[1].elapsed_time(e[2]) * 1e3)
-    a_times.sort()
-    b_times.sort()
-    return max_over_ranks(a_times[len(a_times) // 2]), max_over_ranks(b_times[len(b_times) // 2])
 
 
 def one_shape(rank, world, T, H, K, E, fp8):
@@ -108,7 +86,7 @@ def one_shape(rank, world, T, H, K, E, fp8):
     # buffers: session 11's "illegal memory access"). So the graph holds pairs, and the halves are
     # timed apart by events between them in eager pairs queued behind a GPU spin.
     both, method = graph_us(pair)
-    disp, comb = split_us(dispatch, combine)
+    disp, comb = timed_parts_us([dispatch, combine], REPLAYS, spin=True)
     ata.destroy()
     return {"dispatch_us": disp, "combine_us": comb, "pair_us": both, "method": f"pair: {method}; halves: eager events"}
 
