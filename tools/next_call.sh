@@ -8,7 +8,7 @@
 #          ("-" for none), e.g. SWEEP="SYMMEM_MOE_RING=0 - SYMMEM_MOE_RING_FENCE=chunk,SYMMEM_MOE_RING_SENDERS=8"
 #   TRACE  the same form: one more run with SYMMEM_MOE_TRACE=1 and these settings ("" for none)
 #   TESTS  a gtest filter (default Moe*) run by symmem-run at every rank count from the GPUs present
-#          down to 2, one rank a GPU; for the work tree, CTEST=<ctest -R regex> runs ctest instead
+#          down to 2, one rank a GPU ("-" for none); for the work tree, CTEST=<ctest -R regex> runs ctest instead
 #   STOP_S ctest's stop time in seconds (default 260)
 # Session 11: a sweep item costs ~10-15 s at 4 GPUs (prefill only); the build ~40 s on a fresh machine.
 export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -40,7 +40,7 @@ rm -f "$OUT/m.log"
 echo "== sweep done at $(el) s"
 if [ -n "${CTEST:-}" ] && [ "$TREE" = . ]; then
   COMMIT=${COMMIT:-x} SYMMEM_CTEST_STOP_S=${STOP_S:-260} tools/gpu_run.sh --no-bench --ctest-args "-R $CTEST --timeout 150" 2>&1 | grep -v "^== built"
-else
+elif [ "${TESTS:-}" != - ]; then
   ngpu=$(nvidia-smi -L | wc -l)
   for ((n = ngpu; n >= 2; n--)); do
     timeout 150 "$B/symmem-run" -n "$n" "$B/tests/symmem_gpu_tests" --gtest_filter="${TESTS:-Moe*}" > "$OUT/t.log" 2>&1

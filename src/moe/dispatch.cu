@@ -122,23 +122,27 @@ __device__ __forceinline__ void send_flags(const DispatchArgs& a, uint64_t e, co
   arrive_at_flags(a.h, a.L, dispatch_flag(static_cast<int>(e & 1), a.h.rank), [&](int d) { return static_cast<uint64_t>(sh.rows[d]); },
                   kDispSendFenced, kDispFlagsRaised);
 }
-// Then, off the peers' path, the last block (every claim in) closes the round's send counts.
-__device__ __forceinline__ void send_close(const DispatchArgs& a, uint64_t op) {
+// The round's send counts closed, by the threads of the block elected after every claim is in:
+// the rows staged on each rank (zeroed for the next round), the operation's running totals, and on
+// the first round the operation.
+__device__ __forceinline__ void close_send_counts(const DispatchArgs& a, uint64_t op) {
   const DeviceHandle& h = a.h;
-  const Layout& L = a.L;
-  __shared__ unsigned* arrive;
-  if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
-  __syncthreads();
-  if (last_block(arrive)) {
-    unsigned* send_count = at<unsigned>(h, L.send_count_off);
-    unsigned* total = at<unsigned>(h, L.sent_total_off);
-    for (int d = threadIdx.x; d < L.n; d += blockDim.x) {
-      const unsigned rows = send_count[d];
-      send_count[d] = 0;
-      total[d] = a.r.last ? 0u : total[d] + rows;
-    }
-    if (a.r.first && threadIdx.x == 0) h.local_signals[kOpSlot] = op;
+  unsigned* send_count = at<unsigned>(h, a.L.send_count_off);
+  unsigned* total = at<unsigned>(h, a.L.sent_total_off);
+  for (int d = threadIdx.x; d < a.L.n; d += blockDim.x) {
+    const unsigned rows = send_count[d];
+    send_count[d] = 0;
+    total[d] = a.r.last ? 0u : total[d] + rows;
   }
+  if (a.r.first && threadIdx.x == 0) h.local_signals[kOpSlot] = op;
+}
+// Then, off the peers' path, the last block (every claim in) closes them. (dispatch_kernel leaves
+// this to its receive half's election instead: one election a kernel, ~2.5 us less at decode.)
+__device__ __forceinline__ void send_close(const DispatchArgs& a, uint64_t op) {
+  __shared__ unsigned* arrive;
+  if (threadIdx.x == 0) arrive = at<unsigned>(a.h, a.L.arrive_off);
+  __syncthreads();
+  if (last_block(arrive)) close_send_counts(a, op);
 }
 
 // A receive half's per-block state: the flags' values, where each source's rows start.
@@ -222,8 +226,11 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
 }
 
 // The last block of the receive half (every block done reading the flags and copying): the round's
-// counts, the flags' bases for their next round, and on the last round the expert counts.
-__device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh) {
+// counts, the flags' bases for their next round, and on the last round the expert counts. With
+// `send` (one kernel for both halves) also the send half's counts: every block of the grid added
+// its flag after its claims and has passed its own rank's flag since, so every claim is in.
+__device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh,
+                                           const DispatchArgs* send = nullptr) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity, parity = static_cast<int>(e & 1);
@@ -233,6 +240,7 @@ __device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e
   __syncthreads();
   if (last_block(arrive)) {  // its threads split the epilogue: source s, local expert le
     if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
+    if (send != nullptr) close_send_counts(*send, op);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
     uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, parity, 0);
@@ -264,18 +272,18 @@ __device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e
 }
 
 template <class Idx>
-__device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e, uint64_t op) {
+__device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e, uint64_t op, bool close = true) {
   __shared__ SendShared sh;
   clear_rows(a, sh);
   send_rows<Idx>(a, e, op, sh, Part::grid());
   send_flags(a, e, sh);
-  send_close(a, op);
+  if (close) send_close(a, op);
 }
-__device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_t e, uint64_t op) {
+__device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const DispatchArgs* send = nullptr) {
   __shared__ RecvShared sh;
   recv_wait(a, e, op, sh);
   recv_copy(a, e, op, sh, Part::grid());
-  recv_close(a, e, op, sh);
+  recv_close(a, e, op, sh, send);
 }
 
 template <class Idx>
@@ -296,8 +304,8 @@ template <class Idx>
 __global__ void __launch_bounds__(kThreads) dispatch_kernel(DispatchArgs s, DispatchRecvArgs r) {
   coll::pdl_wait();
   const uint64_t e = s.h.local_signals[kEpochSlot] + 1, op = s.h.local_signals[kOpSlot] + (s.r.first ? 1 : 0);
-  dispatch_send<Idx>(s, e, op);
-  dispatch_recv(r, e, op);
+  dispatch_send<Idx>(s, e, op, false);
+  dispatch_recv(r, e, op, &s);
 }
 
 // Pipelined rounds (moe_kernels.hpp): round j's flags waited for, round j+1's rows stored (next),
@@ -324,11 +332,8 @@ __global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s,
   const bool sends = next && (!split || static_cast<int>(blockIdx.x) < send_blocks);
   if (sends) send_rows<Idx>(s, e + 1, op, ss, senders);
   recv_copy(r, e, op, rs, copiers, split);
-  if (next) {
-    send_flags(s, e + 1, ss);
-    send_close(s, op);
-  }
-  recv_close(r, e, op, rs);
+  if (next) send_flags(s, e + 1, ss);
+  recv_close(r, e, op, rs, next ? &s : nullptr);  // one election for both halves (recv_close)
 }
 
 }  // namespace
