@@ -103,12 +103,11 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   stamp_lead(h, L, part, kCombSendWorked);
 }
 // The block's arrival in every rank's flag; then, off the peers' path, the last block marks the
-// operation combined (combine_kernel leaves that to its receive half's election: one a kernel).
-__device__ __forceinline__ void send_flags_close(const CombineArgs& a, uint64_t c, uint64_t op, bool close = true) {
+// operation combined.
+__device__ __forceinline__ void send_flags_close(const CombineArgs& a, uint64_t c, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   arrive_at_flags(h, L, combine_flag(static_cast<int>(c & 1), h.rank), [](int) { return uint64_t{0}; }, kCombSendFenced, kCombFlagsRaised);
-  if (!close) return;
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
@@ -166,10 +165,8 @@ __device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool 
 }
 
 // The last block (every block done reading the flags and summing): the flags' bases for their
-// next round, the round epoch. (out is read in stream order only.) With `send` (one kernel for both
-// halves; every block of the grid is past its send half) also the operation combined.
-__device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, const uint64_t* seen, bool ok, const CombineArgs* send = nullptr,
-                                           uint64_t op = 0) {
+// next round, the round epoch. (out is read in stream order only.)
+__device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, const uint64_t* seen, bool ok) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   __shared__ unsigned* arrive;
@@ -180,20 +177,19 @@ __device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, con
     for (int s = 0; ok && s < L.n; ++s) base[s] = seen[s];  // the flag's value at this round, for its next one
     at<unsigned>(h, L.arrive_off)[kSumClaims] = 0;  // every block's claims are in
     h.local_signals[kCombineEpochSlot] = c;
-    if (send != nullptr && send->r.last) h.local_signals[kCombinedSlot] = op;
     stamp(h, L, kCombRecvDone);
   }
 }
 
-__device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op, bool close = true) {
+__device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op) {
   send_items(a, c, op, Part::grid());
-  send_flags_close(a, c, op, close);
+  send_flags_close(a, c, op);
 }
-__device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op, const CombineArgs* send = nullptr) {
+__device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
   __shared__ uint64_t seen[pad::kMaxTeam];
   const bool ok = recv_wait(a, c, op, seen);
   recv_sum(a, c, ok, Part::grid());
-  recv_close(a, c, seen, ok, send, op);
+  recv_close(a, c, seen, ok);
 }
 
 __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
@@ -220,15 +216,15 @@ __global__ void __launch_bounds__(kThreads) combine_pipe_kernel(CombineArgs send
   const bool sends = next && (!split || static_cast<int>(blockIdx.x) < send_blocks);
   if (sends) send_items(send_next, c + 1, op, senders);
   recv_sum(recv, c, ok, summers, split);
-  if (next) send_flags_close(send_next, c + 1, op, false);
-  recv_close(recv, c, seen, ok, next ? &send_next : nullptr, op);  // one election for both halves
+  if (next) send_flags_close(send_next, c + 1, op);
+  recv_close(recv, c, seen, ok);
 }
 // One kernel per round (Kernels::kOne, or kAuto at one round), as dispatch_kernel: every block resident at once.
 __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, CombineArgs recv) {
   coll::pdl_wait();
   const uint64_t c = send.h.local_signals[kCombineEpochSlot] + 1, op = send.h.local_signals[kOpSlot];
-  combine_send(send, c, op, false);
-  combine_recv(recv, c, op, &send);
+  combine_send(send, c, op);
+  combine_recv(recv, c, op);
 }
 
 }  // namespace

@@ -18,7 +18,9 @@ struct Part {
   int first, count;
   __device__ __forceinline__ static Part grid() { return Part{0, static_cast<int>(gridDim.x)}; }
   __device__ __forceinline__ int block() const { return static_cast<int>(blockIdx.x) - first; }
-  __device__ __forceinline__ int warp() const { return static_cast<int>((block() * blockDim.x + threadIdx.x) >> 5); }
+  // Warps numbered block-major (warp w of block b is w * count + b): a few items (a decode batch's
+  // rows) spread over every SM of the share instead of filling the first blocks' warps.
+  __device__ __forceinline__ int warp() const { return static_cast<int>(threadIdx.x >> 5) * count + block(); }
   __device__ __forceinline__ int warps() const { return static_cast<int>((count * blockDim.x) >> 5); }
   __device__ __forceinline__ bool lead() const { return static_cast<int>(blockIdx.x) == first; }
 };

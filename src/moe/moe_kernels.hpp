@@ -22,9 +22,9 @@
 // construction; all modulo 2^64); the round's rows are the low bits of the difference. No block
 // waits for the others before its flags go out (an election would add a fence and an atomic round
 // trip to every step); what needs every block done (the round's send counts and totals, the flag
-// bases, the receive epilogue) is done by local elections afterwards, off the peers' path: one per
-// kernel (a kernel with both halves closes its send half in its receive election, which comes after
-// every block's claims; a send-only kernel has its own).
+// bases, the receive epilogue) is done by local elections afterwards, off the peers' path (decode's
+// one-kernel dispatch closes its send half in its receive election, which comes after every block's
+// claims).
 //
 // Rounds: one round (decode) is a send half, then a receive half. More rounds (prefill) are
 // pipelined: send(0), then for each round j one kernel that waits for round j's flags, stores round
@@ -63,7 +63,7 @@ constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
-// 2: combine send, 3: combine receive; 0 and 2 in send-only kernels), then the work claims of a split pipelined round.
+// 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch), then the work claims of a split pipelined round.
 constexpr int kCopyClaims = 4, kSumClaims = 5, kCounters = 6;
 
 struct Meta {
