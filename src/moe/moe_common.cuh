@@ -18,9 +18,10 @@ struct Part {
   int first, count;
   __device__ __forceinline__ static Part grid() { return Part{0, static_cast<int>(gridDim.x)}; }
   __device__ __forceinline__ int block() const { return static_cast<int>(blockIdx.x) - first; }
-  // Warps numbered block-major (warp w of block b is w * count + b): a few items (a decode batch's
-  // rows) spread over every SM of the share instead of filling the first blocks' warps.
-  __device__ __forceinline__ int warp() const { return static_cast<int>(threadIdx.x >> 5) * count + block(); }
+  __device__ __forceinline__ int warp() const { return static_cast<int>((block() * blockDim.x + threadIdx.x) >> 5); }
+  // The same warps numbered block-major (warp w of block b is w * count + b): a few items spread
+  // over every SM of the share instead of filling the first blocks' warps.
+  __device__ __forceinline__ int warp_spread() const { return static_cast<int>(threadIdx.x >> 5) * count + block(); }
   __device__ __forceinline__ int warps() const { return static_cast<int>((count * blockDim.x) >> 5); }
   __device__ __forceinline__ bool lead() const { return static_cast<int>(blockIdx.x) == first; }
 };
@@ -28,18 +29,19 @@ struct Part {
 /// Work items [0, total) taken by warps: from a shared counter when `claims` is set (any warp of the
 /// grid may join whenever it is free; the next claim is in flight while the warp works on the
 /// current item; the counter is zeroed by the grid's last block, after every claim), else a static
-/// stride over `part`. Usage: for (WorkItems w(...); w.valid(); w.next()) { ... w.item ... }
+/// stride over `part` (`spread`: block-major, Part::warp_spread). Usage: for (WorkItems w(...); w.valid(); w.next()) { ... w.item ... }
 struct WorkItems {
   long long item, total;
   unsigned* claims;
   long long step;
   unsigned long long pending;
-  __device__ __forceinline__ WorkItems(long long total_, unsigned* claims_, const Part& part) : total(total_), claims(claims_) {
+  __device__ __forceinline__ WorkItems(long long total_, unsigned* claims_, const Part& part, bool spread = false)
+      : total(total_), claims(claims_) {
     if (claims != nullptr) {
       item = static_cast<long long>(__shfl_sync(0xffffffffu, lane_id() == 0 ? atomicAdd(claims, 1u) : 0u, 0));
       pending = lane_id() == 0 && item < total ? atomicAdd(claims, 1u) : 0u;
     } else {
-      item = part.warp();
+      item = spread ? part.warp_spread() : part.warp();
       step = part.warps();
     }
   }

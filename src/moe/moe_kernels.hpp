@@ -92,6 +92,18 @@ inline constexpr size_t flag_base_index(int kind, int parity, int src) { return 
 constexpr int kOverflowSeenSlot = 4;  // the last operation whose peer overflow was reported here
 static_assert(8 + 5 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user slots");
 
+/// Layout::tune bits. Spread*: a share's warps take their items block-major (Part::warp_spread), so
+/// a few items reach every SM; OneElection*: a one-kernel operation closes its send half in its
+/// receive election instead of an election of its own.
+enum TuneBits : unsigned {
+  kSpreadCopy = 1,       // dispatch: the copy into experts
+  kSpreadSend = 2,       // combine: the partial rows' items
+  kSpreadSum = 4,        // combine: the sum into out
+  kOneElectionDispatch = 8,
+  kOneElectionCombine = 16,
+  kTuneDefault = kSpreadCopy | kOneElectionDispatch,
+};
+
 struct Layout {
   int n = 1, hidden = 0, topk = 0, experts_local = 0, max_tokens = 0, capacity = 0;
   int round = 0, rounds = 1;  // tokens per round, rounds per operation
@@ -106,6 +118,9 @@ struct Layout {
   // blocks still sending (a prefill combine of one kernel a round: 7.8 ms without, 1.4 ms with 200 ns),
   // and pipelined rounds (SYMMEM_MOE_BACKOFF_NS overrides it), else 0.
   unsigned backoff_ns = 0;
+  // Rank-local work placement (TuneBits; never part of a protocol, so ranks may differ):
+  // SYMMEM_MOE_TUNE overrides the default, for measurements.
+  unsigned tune = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
 SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for the host tests)
