@@ -51,12 +51,11 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   if (threadIdx.x == 0 && grouped)
     for (int q = 0; q <= n; ++q) wstart[q] = q + (W - n) * (static_cast<long long>(start[q]) * segs) / total;
   __syncthreads();
-  const long long wi = (L.tune & kSpreadSend) != 0 ? part.warp_spread() : part.warp();
-  long long first = wi, step = W, end = total;
+  long long first = part.warp(), step = W, end = total;
   if (grouped) {
     int q = 0;
     while (wstart[q + 1] <= first) ++q;
-    first = static_cast<long long>(start[q]) * segs + (wi - wstart[q]);
+    first = static_cast<long long>(start[q]) * segs + (part.warp() - wstart[q]);
     step = wstart[q + 1] - wstart[q];
     end = static_cast<long long>(start[q + 1]) * segs;
   }
@@ -105,11 +104,10 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
 }
 // The block's arrival in every rank's flag; then, off the peers' path, the last block marks the
 // operation combined.
-__device__ __forceinline__ void send_flags_close(const CombineArgs& a, uint64_t c, uint64_t op, bool close = true) {
+__device__ __forceinline__ void send_flags_close(const CombineArgs& a, uint64_t c, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   arrive_at_flags(h, L, combine_flag(static_cast<int>(c & 1), h.rank), [](int) { return uint64_t{0}; }, kCombSendFenced, kCombFlagsRaised);
-  if (!close) return;  // (combine_kernel with kOneElectionCombine: its receive election does it)
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 2;
   __syncthreads();
@@ -141,7 +139,7 @@ __device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool 
   // A warp per (token, segment): the partial rows of the token's ranks, summed in rank order (the
   // same sum on every call), loads of a rank's segment in flight together.
   const long long items = ok ? static_cast<long long>(a.r.t1 - a.r.t0) * segs : 0;
-  for (WorkItems w(items, claims ? at<unsigned>(h, L.arrive_off) + kSumClaims : nullptr, part, (L.tune & kSpreadSum) != 0); w.valid(); w.next()) {
+  for (WorkItems w(items, claims ? at<unsigned>(h, L.arrive_off) + kSumClaims : nullptr, part); w.valid(); w.next()) {
     const long long item = w.item;
     const int t = a.r.t0 + static_cast<int>(item / segs), g = static_cast<int>(item % segs);
     SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
@@ -167,10 +165,8 @@ __device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool 
 }
 
 // The last block (every block done reading the flags and summing): the flags' bases for their
-// next round, the round epoch. (out is read in stream order only.) With `send` (one kernel for both
-// halves; every block of the grid is past its send half) also the operation combined.
-__device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, const uint64_t* seen, bool ok, const CombineArgs* send = nullptr,
-                                           uint64_t op = 0) {
+// next round, the round epoch. (out is read in stream order only.)
+__device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, const uint64_t* seen, bool ok) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   __shared__ unsigned* arrive;
@@ -181,20 +177,19 @@ __device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, con
     for (int s = 0; ok && s < L.n; ++s) base[s] = seen[s];  // the flag's value at this round, for its next one
     at<unsigned>(h, L.arrive_off)[kSumClaims] = 0;  // every block's claims are in
     h.local_signals[kCombineEpochSlot] = c;
-    if (send != nullptr && send->r.last) h.local_signals[kCombinedSlot] = op;
     stamp(h, L, kCombRecvDone);
   }
 }
 
-__device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op, bool close = true) {
+__device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op) {
   send_items(a, c, op, Part::grid());
-  send_flags_close(a, c, op, close);
+  send_flags_close(a, c, op);
 }
-__device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op, const CombineArgs* send = nullptr) {
+__device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
   __shared__ uint64_t seen[pad::kMaxTeam];
   const bool ok = recv_wait(a, c, op, seen);
   recv_sum(a, c, ok, Part::grid());
-  recv_close(a, c, seen, ok, send, op);
+  recv_close(a, c, seen, ok);
 }
 
 __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
@@ -228,9 +223,8 @@ __global__ void __launch_bounds__(kThreads) combine_pipe_kernel(CombineArgs send
 __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, CombineArgs recv) {
   coll::pdl_wait();
   const uint64_t c = send.h.local_signals[kCombineEpochSlot] + 1, op = send.h.local_signals[kOpSlot];
-  const bool one = (send.L.tune & kOneElectionCombine) != 0;
-  combine_send(send, c, op, !one);
-  combine_recv(recv, c, op, one ? &send : nullptr);
+  combine_send(send, c, op);
+  combine_recv(recv, c, op);
 }
 
 }  // namespace

@@ -137,8 +137,8 @@ __device__ __forceinline__ void close_send_counts(const DispatchArgs& a, uint64_
   if (a.r.first && threadIdx.x == 0) h.local_signals[kOpSlot] = op;
 }
 // Then, off the peers' path, the last block (every claim in) closes them. (dispatch_kernel leaves
-// this to its receive half's election: decode dispatch 0.4-1.1 us less at 2 x H100, session 12;
-// the pipelined rounds and combine kept theirs, where one election measured 1-2% slower.)
+// this to its receive half's election, kOneElectionDispatch; the pipelined rounds keep theirs, where
+// one election measured 1-2% slower at prefill.)
 __device__ __forceinline__ void send_close(const DispatchArgs& a, uint64_t op) {
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(a.h, a.L.arrive_off);
@@ -187,10 +187,9 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lane = lane_id();
-  // Rows spread block-major: a decode batch's few hundred rows, each copied into several experts by
-  // one warp, went to the first blocks' warps and took 32 SMs at 2 ranks (dispatch 19.0 -> 15.4 us
-  // at 2 x H100, session 12; prefill unchanged; combine's items stay warp-major, where block-major
-  // measured 1.5% slower at prefill).
+  // Rows spread block-major (kSpreadCopy): a decode batch's few hundred rows, each copied into
+  // several experts by one warp, filled the first blocks' warps, 32 SMs at 2 ranks. (Combine's
+  // items stay warp-major: block-major measured 1.5% slower at prefill, no different at decode.)
   for (WorkItems w(start[n], claims ? at<unsigned>(h, L.arrive_off) + kCopyClaims : nullptr, part, (L.tune & kSpreadCopy) != 0); w.valid();
        w.next()) {
     const int j = static_cast<int>(w.item);

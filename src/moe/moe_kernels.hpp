@@ -22,9 +22,9 @@
 // construction; all modulo 2^64); the round's rows are the low bits of the difference. No block
 // waits for the others before its flags go out (an election would add a fence and an atomic round
 // trip to every step); what needs every block done (the round's send counts and totals, the flag
-// bases, the receive epilogue) is done by local elections afterwards, off the peers' path (decode's
+// bases, the receive epilogue) is done by local elections afterwards, off the peers' path (the
 // one-kernel dispatch closes its send half in its receive election, which comes after every block's
-// claims).
+// claims: kOneElectionDispatch).
 //
 // Rounds: one round (decode) is a send half, then a receive half. More rounds (prefill) are
 // pipelined: send(0), then for each round j one kernel that waits for round j's flags, stores round
@@ -63,7 +63,7 @@ constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
-// 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch), then the work claims of a split pipelined round.
+// 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with kOneElectionDispatch), then the work claims of a split pipelined round.
 constexpr int kCopyClaims = 4, kSumClaims = 5, kCounters = 6;
 
 struct Meta {
@@ -92,15 +92,15 @@ inline constexpr size_t flag_base_index(int kind, int parity, int src) { return 
 constexpr int kOverflowSeenSlot = 4;  // the last operation whose peer overflow was reported here
 static_assert(8 + 5 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user slots");
 
-/// Layout::tune bits. Spread*: a share's warps take their items block-major (Part::warp_spread), so
-/// a few items reach every SM; OneElection*: a one-kernel operation closes its send half in its
-/// receive election instead of an election of its own.
+/// Layout::tune bits (rank-local; SYMMEM_MOE_TUNE overrides the default, for measurements).
+/// kSpreadCopy: the dispatch copy's warps take their rows block-major (Part::warp_spread), so that a
+/// decode batch's few hundred rows reach every SM (2 x H100, session 12: decode dispatch 19.0 ->
+/// 15.4 us on one machine, 19.6 -> 17.1 on another; prefill unchanged). kOneElectionDispatch: the
+/// one-kernel dispatch closes its send half in its receive election (1-token shapes 0.7-0.9 us
+/// less, decode unchanged). The same two for combine measured no difference and were not kept.
 enum TuneBits : unsigned {
-  kSpreadCopy = 1,       // dispatch: the copy into experts
-  kSpreadSend = 2,       // combine: the partial rows' items
-  kSpreadSum = 4,        // combine: the sum into out
-  kOneElectionDispatch = 8,
-  kOneElectionCombine = 16,
+  kSpreadCopy = 1,
+  kOneElectionDispatch = 2,
   kTuneDefault = kSpreadCopy | kOneElectionDispatch,
 };
 
