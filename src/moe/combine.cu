@@ -192,11 +192,11 @@ __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, u
   recv_close(a, c, seen, ok);
 }
 
-__global__ void __launch_bounds__(kThreads, kCombineBlocksPerSm) combine_send_kernel(CombineArgs a) {
+__global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
   coll::pdl_wait();
   combine_send(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
 }
-__global__ void __launch_bounds__(kThreads, kCombineBlocksPerSm) combine_recv_kernel(CombineArgs a) {
+__global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   coll::pdl_wait();
   combine_recv(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
 }
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, kCombineBlocksPerSm) combine_recv_ke
 // (0, gridDim.x) and a next round, the first send_blocks blocks store and the others sum, at once;
 // a storing block done joins the sum (claimed items), and every block adds its arrival only after
 // its own part of round c is done, as in dispatch.
-__global__ void __launch_bounds__(kThreads, kCombineBlocksPerSm) combine_pipe_kernel(CombineArgs send_next, CombineArgs recv, bool next, int send_blocks) {
+__global__ void __launch_bounds__(kThreads) combine_pipe_kernel(CombineArgs send_next, CombineArgs recv, bool next, int send_blocks) {
   coll::pdl_wait();
   const uint64_t c = recv.h.local_signals[kCombineEpochSlot] + 1, op = recv.h.local_signals[kOpSlot];
   __shared__ uint64_t seen[pad::kMaxTeam];
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(kThreads, kCombineBlocksPerSm) combine_pipe_ke
   recv_close(recv, c, seen, ok);
 }
 // One kernel per round (Kernels::kOne, or kAuto at one round), as dispatch_kernel: every block resident at once.
-__global__ void __launch_bounds__(kThreads, kCombineBlocksPerSm) combine_kernel(CombineArgs send, CombineArgs recv) {
+__global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, CombineArgs recv) {
   coll::pdl_wait();
   const uint64_t c = send.h.local_signals[kCombineEpochSlot] + 1, op = send.h.local_signals[kOpSlot];
   combine_send(send, c, op);

@@ -59,10 +59,6 @@ constexpr int kMaxTopk = 16;
 constexpr uint64_t kArrival = 1ull << 40;  // a send block's arrival in a flag; rows in the bits below
 constexpr uint64_t kRowsMask = kArrival - 1;
 constexpr int kThreads = 256;  // 8 warps: a dispatch token's row is moved by all of them
-// Combine's kernels are held to two blocks an SM (at most 128 registers a thread; 157 left one):
-// at decode a warp sums 2-3 row segments one after another, each a chain of dependent loads, so
-// twice the warps halve the chain.
-constexpr int kCombineBlocksPerSm = 2;
 constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound items need many in flight
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
