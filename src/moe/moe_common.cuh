@@ -29,7 +29,8 @@ struct Part {
 /// Work items [0, total) taken by warps: from a shared counter when `claims` is set (any warp of the
 /// grid may join whenever it is free; the next claim is in flight while the warp works on the
 /// current item; the counter is zeroed by the grid's last block, after every claim), else a static
-/// stride over `part` (`spread`: block-major, Part::warp_spread). Usage: for (WorkItems w(...); w.valid(); w.next()) { ... w.item ... }
+/// stride over `part` (`spread`: block-major, Part::warp_spread).
+/// Usage: for (WorkItems w(...); w.valid(); w.next()) { ... w.item ... }
 struct WorkItems {
   long long item, total;
   unsigned* claims;

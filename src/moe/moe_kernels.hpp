@@ -63,7 +63,8 @@ constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
-// 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with kOneElectionDispatch), then the work claims of a split pipelined round.
+// 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
+// kOneElectionDispatch), then the work claims of a split pipelined round.
 constexpr int kCopyClaims = 4, kSumClaims = 5, kCounters = 6;
 
 struct Meta {
