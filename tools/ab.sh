@@ -55,8 +55,9 @@ case "$cmd" in
       done
     done
     # One archive (the device tool returns few files: session 9 lost an A/B's JSON to the count).
-    (cd "$OUT" && shopt -s nullglob && files=(build-*.log) && for s in "${suites[@]}"; do files+=("$s"-*.json "$s"-*.log "$s"-*.svg); done &&
-      tar czf "ab-$(date +%H%M%S).tgz" "${files[@]}" && rm -f "${files[@]}")
+    pats=("build-*.log")
+    for s in "${suites[@]}"; do pats+=("$s-*.json" "$s-*.log" "$s-*.svg"); done
+    archive "$OUT" "ab-$(date +%H%M%S)" "${pats[@]}"
     exit $rc
     ;;
   *)

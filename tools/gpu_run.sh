@@ -98,8 +98,5 @@ for f in torch.log moe.log torch_moe.log overlap.log torch_overlap.log pybench.l
 done
 # Only after benchmarks of its own (a tests-only run leaves what an earlier step of the same call
 # wrote alone: session 9 lost JSON that way), and never over an earlier archive.
-if [ "$bench" = 1 ]; then
-  arch=results.tgz; [ -e "$OUT/$arch" ] && arch=results-$$.tgz
-  ( cd "$OUT" && shopt -s nullglob && files=(*.json *.svg *.txt) && [ ${#files[@]} -gt 0 ] && tar czf "$arch" "${files[@]}" && rm -f "${files[@]}" )
-fi
+[ "$bench" = 1 ] && archive "$OUT" results "*.json" "*.svg" "*.txt"
 exit $rc

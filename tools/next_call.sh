@@ -11,7 +11,8 @@
 #          down to 2, one rank a GPU ("-" for none); for the work tree, CTEST=<ctest -R regex> runs ctest instead
 #   STOP_S ctest's stop time in seconds (default 260)
 # Session 11: a sweep item costs ~10-15 s at 4 GPUs (prefill only); the build ~40 s on a fresh machine.
-export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++ NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+. "$(dirname "$0")/lib.sh"  # (multicast off in every child)
+export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"; T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
 TREE=${TREE:-.}

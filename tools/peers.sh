@@ -110,8 +110,7 @@ CMAKE
     fi
     # The device tool returns few files: the logs travel as one archive.
     # (A second run in one call keeps the first one's archive: session 9 lost pplx's log that way.)
-    arch=peer-logs.tgz; [ -e "$OUT/$arch" ] && arch=peer-logs-$$.tgz
-    (cd "$OUT" && shopt -s nullglob && logs=(peer-*.log) && [ ${#logs[@]} -gt 0 ] && tar czf "$arch" "${logs[@]}" && rm -f "${logs[@]}")
+    archive "$OUT" peer-logs "peer-*.log"
     ;;
   *)
     echo "usage: tools/peers.sh prepare | run [NPROC]" >&2
