@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
 // (0, gridDim.x) and a next round, the first send_blocks blocks store and the others sum, at once;
 // a storing block done joins the sum (claimed items), and every block adds its arrival only after
 // its own part of round c is done, as in dispatch.
-__global__ void __launch_bounds__(kThreads) combine_pipe_kernel(CombineArgs send_next, CombineArgs recv, bool next, int send_blocks) {
+__global__ void __launch_bounds__(kThreads, kCombinePipeBlocksPerSm) combine_pipe_kernel(CombineArgs send_next, CombineArgs recv, bool next, int send_blocks) {
   coll::pdl_wait();
   const uint64_t c = recv.h.local_signals[kCombineEpochSlot] + 1, op = recv.h.local_signals[kOpSlot];
   __shared__ uint64_t seen[pad::kMaxTeam];
@@ -241,10 +241,15 @@ void launch_combine_recv(const CombineArgs& a, int blocks, cudaStream_t s) {
 void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s) {
   coll::launch(combine_kernel, blocks, kThreads, s, send, recv);
 }
+int combine_pipe_resident_blocks_per_sm() {
+  int b = 0;
+  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, reinterpret_cast<const void*>(combine_pipe_kernel), kThreads, 0));
+  return b;
+}
 int combine_resident_blocks_per_sm() {
   int least = 1 << 30;
   for (const void* k : {reinterpret_cast<const void*>(combine_kernel), reinterpret_cast<const void*>(combine_send_kernel),
-                        reinterpret_cast<const void*>(combine_recv_kernel), reinterpret_cast<const void*>(combine_pipe_kernel)}) {
+                        reinterpret_cast<const void*>(combine_recv_kernel)}) {
     int b = 0;
     SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
     least = b < least ? b : least;

@@ -93,6 +93,7 @@ struct ExpertParallel::Impl {
   bool one_kernel = false;  // Config::kernels resolved: from the config and shares_gpu, the same on every rank
   int resident_blocks = 1;  // blocks of every MoE kernel that stay resident at once: no grid is larger (one
                             // kernel a round needs it; two kernels then need no second wave)
+  int resident_pipe = 1;  // the same for the pipelined combine's grid (kCombinePipeBlocksPerSm)
   int last_tokens = 0;
   int send_share = 75;  // percent of a pipelined round's grid that stores the next round (SYMMEM_MOE_SEND_SHARE; rank-local)
 };
@@ -138,16 +139,19 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
   impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
+  impl_->resident_pipe = std::max(1, impl_->sms * kern::combine_pipe_resident_blocks_per_sm());
   // A receiver counts every sender's blocks (moe_kernels.hpp): the grids are sized from facts every
   // rank shares, the least SM count and residency over the team.
   {
-    const auto facts = comm.team().all_gather(std::to_string(impl_->sms) + ' ' + std::to_string(impl_->resident_blocks), "moe grid facts");
+    const auto facts = comm.team().all_gather(
+        std::to_string(impl_->sms) + ' ' + std::to_string(impl_->resident_blocks) + ' ' + std::to_string(impl_->resident_pipe), "moe grid facts");
     for (const std::string& f : facts) {
       std::istringstream in(f);
-      int sms = 0, resident = 0;
-      in >> sms >> resident;
+      int sms = 0, resident = 0, resident_pipe = 0;
+      in >> sms >> resident >> resident_pipe;
       impl_->sms = std::min(impl_->sms, sms);
       impl_->resident_blocks = std::min(impl_->resident_blocks, resident);
+      impl_->resident_pipe = std::min(impl_->resident_pipe, resident_pipe);
     }
   }
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
@@ -333,7 +337,7 @@ void ExpertParallel::combine_round(const void* expert_out, bool weighted, void* 
 void ExpertParallel::combine_pipelined(const void* expert_out, bool weighted, void* out, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const Grids g = grids_of(static_cast<long long>(nranks_) * L.round * segments(L), static_cast<long long>(L.round) * segments(L), impl_->sms,
-                           impl_->resident_blocks);
+                           impl_->resident_pipe);  // (round 0's send kernel may take two waves: no block of it waits for another)
   const DeviceHandle h = impl_->buf.handle();
   const int T = impl_->last_tokens;
   auto args = [&](int j, int senders) {

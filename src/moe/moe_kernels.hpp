@@ -59,6 +59,11 @@ constexpr int kMaxTopk = 16;
 constexpr uint64_t kArrival = 1ull << 40;  // a send block's arrival in a flag; rows in the bits below
 constexpr uint64_t kRowsMask = kArrival - 1;
 constexpr int kThreads = 256;  // 8 warps: a dispatch token's row is moved by all of them
+// The pipelined combine kernel is held to two blocks an SM (at most 128 registers a thread; 157
+// left one): its grid then has twice the warps (2 x H100, session 12, both combine kernels held
+// so: prefill combine 330 -> 313 us, but decode 19.9 -> 21.3 us, and 20.8 with decode's grid kept
+// at a block an SM: the cap itself costs the one-kernel form, so it keeps its registers).
+constexpr int kCombinePipeBlocksPerSm = 2;
 constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound items need many in flight
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
@@ -192,6 +197,7 @@ void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks
 void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s);
 void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s);
 int dispatch_resident_blocks_per_sm();
-int combine_resident_blocks_per_sm();
+int combine_resident_blocks_per_sm();  // (every combine kernel but the pipelined one)
+int combine_pipe_resident_blocks_per_sm();
 
 }  // namespace symmem::moe::kern
