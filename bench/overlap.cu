@@ -43,6 +43,7 @@ void run_overlap(Harness& h) {
                 "auto", "vs_flr", "hidden");
   }
   const char* only = std::getenv("SYMMEM_OVERLAP_MODELS");  // e.g. "8B": those models only
+  const bool probe = std::getenv("SYMMEM_OVERLAP_PROBE") != nullptr;
   for (const Model& md : models) {
     if (only != nullptr && std::strstr(only, md.name) == nullptr) continue;
     for (int64_t m : ms) {
@@ -91,6 +92,24 @@ void run_overlap(Harness& h) {
         r.extra["vs_floor"] = ov / floor_us;
         r.extra["hidden_fraction"] = comm_part > 0 ? std::max(0.0, 1.0 - (ov - floor_us) / comm_part) : -1;
         h.add(r);
+        if (probe && op == 1) {
+          // SYMMEM_OVERLAP_PROBE=1: the GEMMs of matmul_reduce_scatter's blocks alone (a rank's
+          // block, its halves as at 2 ranks, a half adding C in the epilogue), with their plans.
+          const int64_t half = rows / 2;
+          auto gemm_us = [&](int64_t mm, bool acc) {
+            auto one = [&](cudaStream_t s) {
+              if (acc) gemm.run_acc(mm, nn, k, a, k, b, nn, c, 1.0f, 1.0f, c, nn, s);
+              else gemm.run(mm, nn, k, a, k, b, nn, c, nn, s);
+            };
+            one(h.stream());  // uncaptured: tunes the shape
+            return h.time_graph(one, ops);
+          };
+          const double t_rows = gemm_us(rows, false), t_half = gemm_us(half, false), t_acc = gemm_us(half, true);
+          if (me == 0)
+            std::printf("# probe %s M %lld: block %lld rows %.1f us [%s]; half %lld rows %.1f us [%s], with C added %.1f us\n", md.name,
+                        static_cast<long long>(m), static_cast<long long>(rows), t_rows, gemm.describe(rows, nn, k, k, nn, nn).c_str(),
+                        static_cast<long long>(half), t_half, gemm.describe(half, nn, k, k, nn, nn).c_str(), t_acc);
+        }
         if (me == 0)
           std::printf("%5s %6s %8lld | %9.1f %9.1f %9.1f %9.1f %4s | %6.3f %6.2f\n", md.name, op == 0 ? "ag+mm" : "mm+rs",
                       static_cast<long long>(m), floor_us, seq_nccl, ov, sq, auto_overlap ? "ov" : "seq", r.extra["vs_floor"],

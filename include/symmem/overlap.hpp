@@ -11,7 +11,8 @@
 // Overlap, reduce-scatter: after a barrier, the GEMM of each peer's rows (ring order) writes into
 // local staging, and the copy engine carries it to that peer's landing slot with a signal while the
 // next GEMM runs; the local rows go last; once every peer's slot has arrived, one kernel sums the
-// N slots (fp32) into C_shard.
+// N slots (fp32) into C_shard. At 2 ranks each block goes in two halves and the local halves' GEMMs
+// add the peer's landed halves in their epilogue (no sum kernel).
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.

@@ -1,5 +1,6 @@
 #include "gemm.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -88,20 +89,26 @@ Gemm::Plan& Gemm::plan(const Key& key) {
   return *p;
 }
 
+static std::string config_of(const cublasLtMatmulAlgo_t& algo);
+
 // Times cuBLASLt's candidates on this shape and keeps the fastest: the heuristic ranks them by a
 // model, and the overlap's block GEMMs (M/N rows) are shapes where its pick could leave a partial
 // last wave. (Measured at TP = 4: the 2048 x 3584 x 4096 block went 80.8 -> 78.4 us, within the
-// run-to-run spread; what costs there is the tile count itself.) Runs on a private stream into
+// run-to-run spread; what costs there is the tile count itself.) Another candidate replaces the
+// heuristic's first only where it is kTuneMargin faster: candidates within a percent of each other
+// alone differ under the overlap's copies (2 x H100, the 1024 x 4096 x 7168 halves of
+// matmul_reduce_scatter: tile 20 timed 70.4 us alone against the first's 71.1, yet the call took
+// 337 us with it and 297 with the first). Runs on a private stream into
 // scratch output (the operands are only read), so it orders against nothing of the caller's; this
 // thread is put in relaxed capture mode meanwhile, so another thread's global-mode capture is not
 // disturbed. Skipped while `stream` is capturing (the plan is tuned at the next uncaptured call).
 void Gemm::tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStream_t stream) {
   p.tuned = true;
   if (p.candidates.size() < 2) return;
-  static const bool enabled = [] {
-    const char* v = std::getenv("SYMMEM_GEMM_TUNE");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
+  static const char* const setting = std::getenv("SYMMEM_GEMM_TUNE");  // "0": off; "verbose": each candidate's time on stderr
+  static const bool enabled = setting == nullptr || std::strcmp(setting, "0") != 0;
+  static const bool verbose = setting != nullptr && std::strcmp(setting, "verbose") == 0;
+  std::string report;
   if (!enabled) return;
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
@@ -135,7 +142,11 @@ void Gemm::tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStr
       cudaEventRecord(e1, s);
       float ms = 0;
       if (!ok || cudaEventSynchronize(e1) != cudaSuccess || cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess) continue;
-      if (best < 0 || ms < best) {
+      if (verbose) report += "  " + std::to_string(ms * 1000 / kTuneRuns) + " us: " + config_of(cand.algo) + "\n";
+      if (best < 0) {  // the heuristic's pick (the first that ran) stays unless another beats it by kTuneMargin
+        best = ms * (1.0f - kTuneMargin);
+        p.algo = cand;
+      } else if (ms < best) {
         best = ms;
         p.algo = cand;
       }
@@ -144,10 +155,42 @@ void Gemm::tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStr
   if (scratch) cudaFreeAsync(scratch, s);
   if (s) cudaStreamSynchronize(s);
   (void)cudaGetLastError();  // a candidate that failed to launch is skipped, not reported
+  if (verbose) std::fprintf(stderr, "# gemm tune (output %zu bytes): chose %s\n%s", out_bytes, config_of(p.algo.algo).c_str(), report.c_str());
   if (e0) cudaEventDestroy(e0);
   if (e1) cudaEventDestroy(e1);
   if (s) cudaStreamDestroy(s);
   (void)cudaThreadExchangeStreamCaptureMode(&mode);
+}
+
+void Gemm::run_acc(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* c_in, float alpha,
+                   float beta, void* d, int64_t ldd, cudaStream_t stream) {
+  if (m == 0 || n == 0) return;
+  Plan& p = plan(Key{m, n, k, lda, ldb, ldd, 0, 0, 1});  // (the plan of run's shape: C_in and D share its layout)
+  if (!p.tuned) tune(p, static_cast<size_t>(m) * static_cast<size_t>(ldd) * 2, a, b, stream);
+  SYMMEM_LT_CHECK(cublasLtMatmul(handle_, p.op, &alpha, b, p.a, a, p.b, &beta, c_in, p.c, d, p.c, &p.algo.algo, workspace_,
+                                 workspace_bytes_, stream));
+}
+
+// An algorithm's configuration in words (algorithm, tile, stages, split-K, cluster ids).
+static std::string config_of(const cublasLtMatmulAlgo_t& algo) {
+  std::string s;
+  const std::pair<cublasLtMatmulAlgoConfigAttributes_t, const char*> attrs[] = {
+      {CUBLASLT_ALGO_CONFIG_ID, "algo"},          {CUBLASLT_ALGO_CONFIG_TILE_ID, "tile"},
+      {CUBLASLT_ALGO_CONFIG_STAGES_ID, "stages"}, {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, "splitk"},
+      {CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, "cluster"}};
+  for (const auto& [attr, name] : attrs) {
+    uint64_t v = 0;  // (sizes must match exactly: asked first; at most 8 bytes, little-endian)
+    size_t size = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, nullptr, 0, &size) == CUBLAS_STATUS_SUCCESS && size <= sizeof(v) &&
+        cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, size, &size) == CUBLAS_STATUS_SUCCESS)
+      s += std::string(s.empty() ? "" : " ") + name + " " + std::to_string(v);
+  }
+  return s;
+}
+
+std::string Gemm::describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) const {
+  auto it = plans_.find(Key{m, n, k, lda, ldb, ldc, 0, 0, 1});
+  return it == plans_.end() ? std::string() : config_of(it->second->algo.algo);
 }
 
 void Gemm::run_batched(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, void* c,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -26,15 +27,23 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
            cudaStream_t stream) {
     run_batched(m, n, k, a, lda, 0, b, ldb, c, ldc, 0, 1, stream);
   }
+  /// D [m, n] (ldd) = alpha * A x B + beta * C_in [m, n] (ldd as well), in fp32 before the one
+  /// rounding to bf16 (the epilogue adds C_in: no pass of its own over the output). C_in may be D.
+  void run_acc(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* c_in, float alpha,
+               float beta, void* d, int64_t ldd, cudaStream_t stream);
   /// `batch` GEMMs in one launch: A and C of instance i start stride_a / stride_c elements after
   /// instance i-1's; every instance multiplies by the same B. One grid over all instances' tiles,
   /// so two blocks of rows cost what one GEMM of their total rows costs (no partial wave each).
   void run_batched(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, void* c,
                    int64_t ldc, int64_t stride_c, int batch, cudaStream_t stream);
+  /// The cuBLASLt configuration the plan of run's shape uses now (algorithm, tile, stages,
+  /// split-K, cluster ids), for benchmarks' probes; "" where no plan was made for it.
+  std::string describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) const;
 
  private:
   struct Plan;
   static constexpr int kCandidates = 16, kTuneRuns = 4;
+  static constexpr float kTuneMargin = 0.03f;  // (tune)
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
   Plan& plan(const Key& key);
   void tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStream_t stream);

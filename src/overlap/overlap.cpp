@@ -238,6 +238,41 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     return;
   }
   stream::barrier(d.recv, s);  // every peer has summed the previous call's slots and zeroed its signals
+  const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
+  if (N == 2 && rows >= 2) {
+    // Two ranks: no sum kernel. The peer's block goes in two halves (GEMM into staging, then the
+    // copy engine to the peer's slot and a signal per half: slot `me` for the first, N + me for
+    // the second), and this rank's own block goes in two halves too, each GEMM adding the peer's
+    // landed half in its epilogue (beta = 1: D = scale * (A x B + peer's partial), fp32 before the
+    // one rounding). Each half of the own block starts after both of the peer's halves of this
+    // rank's block were due: the first lands under the peer's second GEMM, the second under this
+    // rank's first own GEMM. (The sum kernel after the last GEMM read and wrote 3 x the shard, ~25 us
+    // at 8B, M 8192, where the GEMM alone is ~550.) Signals as above: set in call k after its
+    // barrier, zeroed at its end (both halves' slots).
+    const int p = 1 - me;
+    const int64_t h0 = rows / 2, h1 = rows - h0;
+    char* st = static_cast<char*>(d.staging);
+    for (int half = 0; half < 2; ++half) {
+      const int64_t r0 = half == 0 ? 0 : h0, hr = half == 0 ? h0 : h1;
+      char* sth = st + static_cast<size_t>(r0) * n * 2;
+      d.gemm.run(hr, n, k, aa + (static_cast<size_t>(p) * rows + r0) * k * 2, k, b, n, sth, n, s);
+      SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
+      SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
+      stream::put_signal(d.recv, p, (static_cast<size_t>(me) * slot + static_cast<size_t>(r0) * n) * 2, sth, static_cast<size_t>(hr) * n * 2,
+                         half == 0 ? me : N + me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
+    }
+    for (int half = 0; half < 2; ++half) {
+      const int64_t r0 = half == 0 ? 0 : h0, hr = half == 0 ? h0 : h1;
+      stream::wait(d.recv, half == 0 ? p : N + p, Cmp::kGe, 1, s);
+      d.gemm.run_acc(hr, n, k, aa + (static_cast<size_t>(me) * rows + r0) * k * 2, k, b, n,
+                     recv + (static_cast<size_t>(p) * slot + static_cast<size_t>(r0) * n) * 2, scale, scale,
+                     static_cast<char*>(c_shard) + static_cast<size_t>(r0) * n * 2, n, s);
+    }
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * 2 * N, s));
+    return;
+  }
   // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
   // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. (A GEMM
   // storing straight into the peer over NVLink was measured slower: its epilogue stalls on the
@@ -255,7 +290,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
   SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
   for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
-  launch_sum_slots(recv, slot, N, c_shard, op == ReduceOp::kAvg ? 1.0f / N : 1.0f, d.sms, s);
+  launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s);
   SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
 }
 

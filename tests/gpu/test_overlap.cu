@@ -153,6 +153,17 @@ TEST(Overlap, WideOutputsGroupThePeersShards) {
   ASSERT_ALL(why.empty(), why);
 }
 
+// An odd number of rows a rank: at 2 ranks matmul_reduce_scatter splits each block in two unequal
+// halves (32 and 33 rows), each with its own signal, the own halves adding the peer's in the GEMM.
+TEST(Overlap, OddRowsPerRankSplitIntoUnequalHalves) {
+  const int n = comm().size();
+  std::string why = attempt([&] {
+    std::string w = run_overlap(overlap::Mode::kOverlap, false, 65 * n, 128, 256);
+    if (!w.empty()) throw std::runtime_error(w);
+  });
+  ASSERT_ALL(why.empty(), why);
+}
+
 TEST(Overlap, ReplayedInACudaGraphWithNewData) {
   const int n = comm().size();
   std::string why = attempt([&] {
