@@ -210,12 +210,9 @@ __global__ void __launch_bounds__(kThreads, kCombinePipeBlocksPerSm) combine_pip
   const uint64_t c = recv.h.local_signals[kCombineEpochSlot] + 1, op = recv.h.local_signals[kOpSlot];
   __shared__ uint64_t seen[pad::kMaxTeam];
   const bool ok = recv_wait(recv, c, op, seen);
-  const int B = static_cast<int>(gridDim.x);
-  const bool split = next && send_blocks > 0 && send_blocks < B;
-  const Part senders = split ? Part{0, send_blocks} : Part::grid(), summers = split ? Part{send_blocks, B - send_blocks} : Part::grid();
-  const bool sends = next && (!split || static_cast<int>(blockIdx.x) < send_blocks);
-  if (sends) send_items(send_next, c + 1, op, senders);
-  recv_sum(recv, c, ok, summers, split);
+  const PipeSplit ps(next, send_blocks);
+  if (ps.sends) send_items(send_next, c + 1, op, ps.senders);
+  recv_sum(recv, c, ok, ps.finishers, ps.split);
   if (next) send_flags_close(send_next, c + 1, op);
   recv_close(recv, c, seen, ok);
 }

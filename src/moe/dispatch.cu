@@ -332,12 +332,9 @@ __global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s,
   __shared__ RecvShared rs;
   if (next) clear_rows(s, ss);
   recv_wait(r, e, op, rs);
-  const int B = static_cast<int>(gridDim.x);
-  const bool split = next && send_blocks > 0 && send_blocks < B;
-  const Part senders = split ? Part{0, send_blocks} : Part::grid(), copiers = split ? Part{send_blocks, B - send_blocks} : Part::grid();
-  const bool sends = next && (!split || static_cast<int>(blockIdx.x) < send_blocks);
-  if (sends) send_rows<Idx>(s, e + 1, op, ss, senders);
-  recv_copy(r, e, op, rs, copiers, split);
+  const PipeSplit ps(next, send_blocks);
+  if (ps.sends) send_rows<Idx>(s, e + 1, op, ss, ps.senders);
+  recv_copy(r, e, op, rs, ps.finishers, ps.split);
   if (next) {
     send_flags(s, e + 1, ss);
     send_close(s, op);

@@ -26,6 +26,21 @@ struct Part {
   __device__ __forceinline__ bool lead() const { return static_cast<int>(blockIdx.x) == first; }
 };
 
+/// A pipelined round's grid split (moe_kernels.hpp, "Rounds"): with a next round and send_blocks in
+/// (0, gridDim.x), blocks [0, send_blocks) store round j+1 and the others finish round j (copy or
+/// sum); otherwise every block does both, one after the other. `sends`: this block stores.
+struct PipeSplit {
+  bool split, sends;
+  Part senders, finishers;
+  __device__ __forceinline__ PipeSplit(bool next, int send_blocks) {
+    const int B = static_cast<int>(gridDim.x);
+    split = next && send_blocks > 0 && send_blocks < B;
+    senders = split ? Part{0, send_blocks} : Part::grid();
+    finishers = split ? Part{send_blocks, B - send_blocks} : Part::grid();
+    sends = next && (!split || static_cast<int>(blockIdx.x) < send_blocks);
+  }
+};
+
 /// Work items [0, total) taken by warps: from a shared counter when `claims` is set (any warp of the
 /// grid may join whenever it is free; the next claim is in flight while the warp works on the
 /// current item; the counter is zeroed by the grid's last block, after every claim), else a static
