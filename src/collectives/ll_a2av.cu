@@ -67,108 +67,82 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
       device::ll_put(dst + hdr, a.in + row_off[p] * es, static_cast<size_t>(c) * es, sq.flag, idx, stride);
   }
 
-  // Block 0 alone reads the headers (the only lines that cross the links), reaches the verdict and
-  // publishes the plan to the other blocks as LL lines in this rank's own slot, which no rank
-  // otherwise writes (nobody sends itself lines): [0] what to do, [1, n] where each source's data
-  // goes, [n + 1, 2n] where it starts in the source's input, [2n + 1, 3n] where this rank's split for
-  // each peer goes in that peer's output. Those lines carry this operation's flag, so they follow
-  // rule (R) like any other line of the slot; 3n + 1 <= ll_slot_lines (the slot holds at least 512
-  // lines, the team at most pad::kMaxTeam ranks).
+  // Every block reads every header (they lie in this rank's own slots: n x (n + 3) lines, polled
+  // by 256 threads at once) and reaches the verdict itself: the same headers give every block (and
+  // every rank) the same plan, so no block waits for another's (the first form had block 0 alone
+  // read them and publish its plan to the other blocks as LL lines in this rank's own slot: one
+  // more local hop on every call). Block 0 alone records a bad count and the receive counts.
   enum : uint64_t { kStop = 1, kSmall = 2, kPull = 3, kPush = 4 };
-  constexpr int kPlanLines = 3;  // x n, + 1
   __shared__ long long recv_off[pad::kMaxTeam + 1], src_off[pad::kMaxTeam], dst_off[pad::kMaxTeam];
   __shared__ unsigned long long plan;
   __shared__ long long cnt[pad::kMaxTeam][pad::kMaxTeam];
-  device::LLLine* plan_lines = device::ll_slot(h.local, a.layout, sq, me);
-  if (blockIdx.x == 0) {
-    __shared__ unsigned long long caps[pad::kMaxTeam][3];
-    __shared__ int waited_ok;
-    if (threadIdx.x == 0) waited_ok = 1;
-    __syncthreads();
-    for (size_t j = threadIdx.x; j < static_cast<size_t>(n) * hdr; j += blockDim.x) {
-      const int s = static_cast<int>(j / hdr);
-      const size_t i = j % hdr;
-      uint64_t v;
-      if (s == me) {
-        v = header(i);
-      } else if (!device::ll_wait(h, device::ll_slot(h.local, a.layout, sq, s) + i, sq.flag, s, &v)) {
-        atomicAnd(&waited_ok, 0);
-        continue;
-      }
-      if (i < static_cast<size_t>(n)) cnt[s][i] = static_cast<long long>(v);
-      else caps[s][i - n] = v;
+  __shared__ unsigned long long caps[pad::kMaxTeam][3];
+  __shared__ int waited_ok;
+  if (threadIdx.x == 0) waited_ok = 1;
+  __syncthreads();
+  for (size_t j = threadIdx.x; j < static_cast<size_t>(n) * hdr; j += blockDim.x) {
+    const int s = static_cast<int>(j / hdr);
+    const size_t i = j % hdr;
+    uint64_t v;
+    if (s == me) {
+      v = header(i);
+    } else if (!device::ll_wait(h, device::ll_slot(h.local, a.layout, sq, s) + i, sq.flag, s, &v)) {
+      atomicAnd(&waited_ok, 0);
+      continue;
     }
-    // The verdict, the same on every rank: the first problem in (rank, kind) order.
-    __shared__ unsigned long long worst;
-    __shared__ int all_small, all_push;
-    if (threadIdx.x == 0) worst = ~0ull, all_small = 1, all_push = 1;
-    __syncthreads();
-    for (int t = threadIdx.x; t < n && waited_ok; t += blockDim.x) {
-      long long sent = 0, got = 0;
-      bool negative = false;
-      for (int q = 0; q < n; ++q) {
-        negative |= cnt[t][q] < 0;
-        sent += cnt[t][q] < 0 ? 0 : cnt[t][q];
-        got += cnt[q][t] < 0 ? 0 : cnt[q][t];
-        if (q != t && cnt[t][q] > 0 && static_cast<size_t>(cnt[t][q]) * es > limit) atomicAnd(&all_small, 0);
-      }
-      if (caps[t][2] == 0 || caps[t][2] != caps[0][2]) atomicAnd(&all_push, 0);  // the same place on every rank
-      unsigned long long key = ~0ull;
-      if (negative) key = 3ull * t;
-      else if (static_cast<unsigned long long>(sent) > caps[t][0]) key = 3ull * t + 1;
-      else if (static_cast<unsigned long long>(got) > caps[t][1]) key = 3ull * t + 2;
-      if (key != ~0ull) atomicMin(&worst, key);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      plan = !waited_ok || worst != ~0ull ? kStop : all_small ? kSmall : all_push ? kPush : kPull;
-      if (waited_ok && worst != ~0ull) {
-        const int t = static_cast<int>(worst / 3), kind = static_cast<int>(worst % 3);
-        unsigned long long index = 0, seen = 0, lim = 0;
-        for (int q = 0; q < n; ++q) {
-          if (kind == 0 && cnt[t][q] < 0) { index = q; seen = static_cast<unsigned long long>(cnt[t][q]); break; }
-          if (kind == 1) seen += cnt[t][q];
-          if (kind == 2) seen += cnt[q][t];
-        }
-        lim = kind == 1 ? caps[t][0] : kind == 2 ? caps[t][1] : 0;
-        device::record_error(h, WaitKind::kBadCount, t, (static_cast<uint64_t>(kind) << 32) | index, Cmp::kLe, lim, seen, 0);
-      }
-      if (plan != kStop) {
-        // Where each source's data goes, and where it starts in the source's input.
-        recv_off[0] = 0;
-        for (int s = 0; s < n; ++s) {
-          recv_off[s + 1] = recv_off[s] + cnt[s][me];
-          long long off = 0, dst = 0;
-          for (int q = 0; q < me; ++q) off += cnt[s][q], dst += cnt[q][s];
-          src_off[s] = off;  // source s's split for this rank, in s's input
-          dst_off[s] = dst;  // this rank's split for s, in s's output
-        }
-      }
-    }
-    __syncthreads();
-    if (gridDim.x > 1)
-      for (int i = threadIdx.x; i < kPlanLines * n + 1; i += blockDim.x)
-        device::ll_store(plan_lines + i, i == 0 ? plan : i <= n ? recv_off[i] : i <= 2 * n ? src_off[i - n - 1] : dst_off[i - 2 * n - 1],
-                         sq.flag);
-    if (a.recv_counts != nullptr && plan != kStop)
-      for (int s = threadIdx.x; s < n; s += blockDim.x) a.recv_counts[s] = cnt[s][me];
-  } else {
-    __shared__ int waited_ok;
-    if (threadIdx.x == 0) waited_ok = 1;
-    __syncthreads();
-    for (int i = threadIdx.x; i < kPlanLines * n + 1; i += blockDim.x) {
-      uint64_t v;
-      if (!device::ll_wait(h, plan_lines + i, sq.flag, me, &v)) { atomicAnd(&waited_ok, 0); continue; }
-      if (i == 0) plan = v;
-      else if (i <= n) recv_off[i] = static_cast<long long>(v);
-      else if (i <= 2 * n) src_off[i - n - 1] = static_cast<long long>(v);
-      else dst_off[i - 2 * n - 1] = static_cast<long long>(v);
-    }
-    if (threadIdx.x == 0) recv_off[0] = 0;
-    __syncthreads();
-    if (threadIdx.x == 0 && !waited_ok) plan = kStop;
-    __syncthreads();
+    if (i < static_cast<size_t>(n)) cnt[s][i] = static_cast<long long>(v);
+    else caps[s][i - n] = v;
   }
+  // The verdict, the same on every block and every rank: the first problem in (rank, kind) order.
+  __shared__ unsigned long long worst;
+  __shared__ int all_small, all_push;
+  if (threadIdx.x == 0) worst = ~0ull, all_small = 1, all_push = 1;
+  __syncthreads();
+  for (int t = threadIdx.x; t < n && waited_ok; t += blockDim.x) {
+    long long sent = 0, got = 0;
+    bool negative = false;
+    for (int q = 0; q < n; ++q) {
+      negative |= cnt[t][q] < 0;
+      sent += cnt[t][q] < 0 ? 0 : cnt[t][q];
+      got += cnt[q][t] < 0 ? 0 : cnt[q][t];
+      if (q != t && cnt[t][q] > 0 && static_cast<size_t>(cnt[t][q]) * es > limit) atomicAnd(&all_small, 0);
+    }
+    if (caps[t][2] == 0 || caps[t][2] != caps[0][2]) atomicAnd(&all_push, 0);  // the same place on every rank
+    unsigned long long key = ~0ull;
+    if (negative) key = 3ull * t;
+    else if (static_cast<unsigned long long>(sent) > caps[t][0]) key = 3ull * t + 1;
+    else if (static_cast<unsigned long long>(got) > caps[t][1]) key = 3ull * t + 2;
+    if (key != ~0ull) atomicMin(&worst, key);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    plan = !waited_ok || worst != ~0ull ? kStop : all_small ? kSmall : all_push ? kPush : kPull;
+    if (blockIdx.x == 0 && waited_ok && worst != ~0ull) {
+      const int t = static_cast<int>(worst / 3), kind = static_cast<int>(worst % 3);
+      unsigned long long index = 0, seen = 0, lim = 0;
+      for (int q = 0; q < n; ++q) {
+        if (kind == 0 && cnt[t][q] < 0) { index = q; seen = static_cast<unsigned long long>(cnt[t][q]); break; }
+        if (kind == 1) seen += cnt[t][q];
+        if (kind == 2) seen += cnt[q][t];
+      }
+      lim = kind == 1 ? caps[t][0] : kind == 2 ? caps[t][1] : 0;
+      device::record_error(h, WaitKind::kBadCount, t, (static_cast<uint64_t>(kind) << 32) | index, Cmp::kLe, lim, seen, 0);
+    }
+    if (plan != kStop) {
+      // Where each source's data goes, and where it starts in the source's input.
+      recv_off[0] = 0;
+      for (int s = 0; s < n; ++s) {
+        recv_off[s + 1] = recv_off[s] + cnt[s][me];
+        long long off = 0, dst = 0;
+        for (int q = 0; q < me; ++q) off += cnt[s][q], dst += cnt[q][s];
+        src_off[s] = off;  // source s's split for this rank, in s's input
+        dst_off[s] = dst;  // this rank's split for s, in s's output
+      }
+    }
+  }
+  __syncthreads();
+  if (blockIdx.x == 0 && a.recv_counts != nullptr && plan != kStop)
+    for (int s = threadIdx.x; s < n; s += blockDim.x) a.recv_counts[s] = cnt[s][me];
   if (plan == kStop) {
     device::seq_end(h, a.layout, sq);
     return;
