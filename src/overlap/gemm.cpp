@@ -89,7 +89,22 @@ Gemm::Plan& Gemm::plan(const Key& key) {
   return *p;
 }
 
-static std::string config_of(const cublasLtMatmulAlgo_t& algo);
+// An algorithm's configuration in words (algorithm, tile, stages, split-K, cluster ids).
+static std::string config_of(const cublasLtMatmulAlgo_t& algo) {
+  std::string s;
+  const std::pair<cublasLtMatmulAlgoConfigAttributes_t, const char*> attrs[] = {
+      {CUBLASLT_ALGO_CONFIG_ID, "algo"},          {CUBLASLT_ALGO_CONFIG_TILE_ID, "tile"},
+      {CUBLASLT_ALGO_CONFIG_STAGES_ID, "stages"}, {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, "splitk"},
+      {CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, "cluster"}};
+  for (const auto& [attr, name] : attrs) {
+    uint64_t v = 0;  // (sizes must match exactly: asked first; at most 8 bytes, little-endian)
+    size_t size = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, nullptr, 0, &size) == CUBLAS_STATUS_SUCCESS && size <= sizeof(v) &&
+        cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, size, &size) == CUBLAS_STATUS_SUCCESS)
+      s += std::string(s.empty() ? "" : " ") + name + " " + std::to_string(v);
+  }
+  return s;
+}
 
 // Times cuBLASLt's candidates on this shape and keeps the fastest: the heuristic ranks them by a
 // model, and the overlap's block GEMMs (M/N rows) are shapes where its pick could leave a partial
@@ -169,23 +184,6 @@ void Gemm::run_acc(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   if (!p.tuned) tune(p, static_cast<size_t>(m) * static_cast<size_t>(ldd) * 2, a, b, stream);
   SYMMEM_LT_CHECK(cublasLtMatmul(handle_, p.op, &alpha, b, p.a, a, p.b, &beta, c_in, p.c, d, p.c, &p.algo.algo, workspace_,
                                  workspace_bytes_, stream));
-}
-
-// An algorithm's configuration in words (algorithm, tile, stages, split-K, cluster ids).
-static std::string config_of(const cublasLtMatmulAlgo_t& algo) {
-  std::string s;
-  const std::pair<cublasLtMatmulAlgoConfigAttributes_t, const char*> attrs[] = {
-      {CUBLASLT_ALGO_CONFIG_ID, "algo"},          {CUBLASLT_ALGO_CONFIG_TILE_ID, "tile"},
-      {CUBLASLT_ALGO_CONFIG_STAGES_ID, "stages"}, {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, "splitk"},
-      {CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, "cluster"}};
-  for (const auto& [attr, name] : attrs) {
-    uint64_t v = 0;  // (sizes must match exactly: asked first; at most 8 bytes, little-endian)
-    size_t size = 0;
-    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, nullptr, 0, &size) == CUBLAS_STATUS_SUCCESS && size <= sizeof(v) &&
-        cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, size, &size) == CUBLAS_STATUS_SUCCESS)
-      s += std::string(s.empty() ? "" : " ") + name + " " + std::to_string(v);
-  }
-  return s;
 }
 
 std::string Gemm::describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) const {
