@@ -6,7 +6,9 @@
 // of call k + 1 only after that call's barrier, which this rank reaches after the zeroing. The same
 // barrier orders the data: a peer writes this rank's gathered rows / landing slots of call k + 1
 // only after this rank has passed call k's GEMMs / sum, which precede the barrier in its stream.
-// The local staging of matmul_reduce_scatter (a peer's rows before the copy engine carries them) is
+// (At 2 ranks matmul_reduce_scatter signals each half of a block, in slots s and N + s for source
+// s, and zeroes all 2N; the barrier's own slots lie past the user slots.) The local staging of
+// matmul_reduce_scatter (a peer's rows before the copy engine carries them) is
 // rewritten in call k + 1 only after call k's copies finished: call k ends by joining the side
 // stream into the compute stream.
 //
