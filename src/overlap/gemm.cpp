@@ -177,13 +177,21 @@ void Gemm::tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStr
   (void)cudaThreadExchangeStreamCaptureMode(&mode);
 }
 
+// The plan of `key` (tuned at its first uncaptured call; out_bytes: the output's extent), then
+// D = alpha * A x B + beta * C_in.
+void Gemm::matmul(const Key& key, size_t out_bytes, const void* a, const void* b, float alpha, float beta, const void* c_in, void* d,
+                  cudaStream_t stream) {
+  Plan& p = plan(key);
+  if (!p.tuned) tune(p, out_bytes, a, b, stream);
+  SYMMEM_LT_CHECK(cublasLtMatmul(handle_, p.op, &alpha, b, p.a, a, p.b, &beta, c_in, p.c, d, p.c, &p.algo.algo, workspace_,
+                                 workspace_bytes_, stream));
+}
+
 void Gemm::run_acc(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* c_in, float alpha,
                    float beta, void* d, int64_t ldd, cudaStream_t stream) {
   if (m == 0 || n == 0) return;
-  Plan& p = plan(Key{m, n, k, lda, ldb, ldd, 0, 0, 1});  // (the plan of run's shape: C_in and D share its layout)
-  if (!p.tuned) tune(p, static_cast<size_t>(m) * static_cast<size_t>(ldd) * 2, a, b, stream);
-  SYMMEM_LT_CHECK(cublasLtMatmul(handle_, p.op, &alpha, b, p.a, a, p.b, &beta, c_in, p.c, d, p.c, &p.algo.algo, workspace_,
-                                 workspace_bytes_, stream));
+  // (the plan of run's shape: C_in and D share its layout)
+  matmul(Key{m, n, k, lda, ldb, ldd, 0, 0, 1}, static_cast<size_t>(m) * static_cast<size_t>(ldd) * 2, a, b, alpha, beta, c_in, d, stream);
 }
 
 std::string Gemm::describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) const {
@@ -195,12 +203,9 @@ void Gemm::run_batched(int64_t m, int64_t n, int64_t k, const void* a, int64_t l
                        int64_t ldc, int64_t stride_c, int batch, cudaStream_t stream) {
   if (m == 0 || n == 0 || batch <= 0) return;
   if (batch == 1) stride_a = stride_c = 0;
-  Plan& p = plan(Key{m, n, k, lda, ldb, ldc, stride_a, stride_c, batch});
   // The output's extent: the last instance's start plus one matrix (scratch for the timing runs).
-  if (!p.tuned) tune(p, (static_cast<size_t>(stride_c) * (batch - 1) + static_cast<size_t>(m) * static_cast<size_t>(ldc)) * 2, a, b, stream);
-  const float alpha = 1.0f, beta = 0.0f;
-  SYMMEM_LT_CHECK(cublasLtMatmul(handle_, p.op, &alpha, b, p.a, a, p.b, &beta, c, p.c, c, p.c, &p.algo.algo, workspace_,
-                                 workspace_bytes_, stream));
+  matmul(Key{m, n, k, lda, ldb, ldc, stride_a, stride_c, batch},
+         (static_cast<size_t>(stride_c) * (batch - 1) + static_cast<size_t>(m) * static_cast<size_t>(ldc)) * 2, a, b, 1.0f, 0.0f, c, c, stream);
 }
 
 }  // namespace symmem::overlap

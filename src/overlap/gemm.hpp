@@ -47,6 +47,8 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
   Plan& plan(const Key& key);
   void tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStream_t stream);
+  void matmul(const Key& key, size_t out_bytes, const void* a, const void* b, float alpha, float beta, const void* c_in, void* d,
+              cudaStream_t stream);
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;

@@ -252,10 +252,10 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     // at 8B, M 8192, where the GEMM alone is ~550.) Signals as above: set in call k after its
     // barrier, zeroed at its end (both halves' slots).
     const int p = 1 - me;
-    const int64_t h0 = rows / 2, h1 = rows - h0;
+    const int64_t first[2] = {0, rows / 2}, count[2] = {rows / 2, rows - rows / 2};  // the halves' rows
     char* st = static_cast<char*>(d.staging);
     for (int half = 0; half < 2; ++half) {
-      const int64_t r0 = half == 0 ? 0 : h0, hr = half == 0 ? h0 : h1;
+      const int64_t r0 = first[half], hr = count[half];
       char* sth = st + static_cast<size_t>(r0) * n * 2;
       d.gemm.run(hr, n, k, aa + (static_cast<size_t>(p) * rows + r0) * k * 2, k, b, n, sth, n, s);
       SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
@@ -264,7 +264,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
                          half == 0 ? me : N + me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
     }
     for (int half = 0; half < 2; ++half) {
-      const int64_t r0 = half == 0 ? 0 : h0, hr = half == 0 ? h0 : h1;
+      const int64_t r0 = first[half], hr = count[half];
       stream::wait(d.recv, half == 0 ? p : N + p, Cmp::kGe, 1, s);
       d.gemm.run_acc(hr, n, k, aa + (static_cast<size_t>(me) * rows + r0) * k * 2, k, b, n,
                      recv + (static_cast<size_t>(p) * slot + static_cast<size_t>(r0) * n) * 2, scale, scale,

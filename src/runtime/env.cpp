@@ -34,7 +34,8 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_PDL", "1", "0: launch collective kernels without programmatic dependent launch"},
       {"SYMMEM_MOE_TRACE", "0", "1: MoE kernels stamp their phases (ExpertParallel::trace_ns; symmem-bench moe prints them)"},
       {"SYMMEM_GEMM_TUNE", "1", "0: overlap GEMMs take cuBLASLt's first heuristic choice instead of timing its candidates "
-                                "at the first uncaptured call of each shape"},
+                                "at the first uncaptured call of each shape (another replaces the first only where 3% faster); "
+                                "verbose: also print each tuned shape's candidates and times on stderr"},
       {"SYMMEM_BENCH_SWEEP", nullptr, "symmem-bench p2p: also sweep SM-put grid shapes at the largest size"},
       {"SYMMEM_MOE_SHAPES", nullptr, "symmem-bench moe: only these shapes (comma-separated names, e.g. decode,prefill)"},
       {"SYMMEM_MOE_SEND_SHARE", "75", "percent of a pipelined MoE round's blocks that send the next round while the rest finish this one "
@@ -45,6 +46,10 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_GROUPS", "1", "0: all_gather_matmul runs one GEMM per peer's shard instead of grouping shards that "
                                      "have landed (for comparisons; a rank-local choice)"},
       {"SYMMEM_OVERLAP_MODELS", nullptr, "symmem-bench overlap: only these models (8B, 70B)"},
+      {"SYMMEM_OVERLAP_PROBE", nullptr, "symmem-bench overlap: also time the reduce-scatter's block and half GEMMs alone, "
+                                        "with their cuBLASLt configurations"},
+      {"SYMMEM_MOE_TUNE", "3", "MoE kernel variants as bits (1: the receive copy spread over every SM, 2: one election in the "
+                               "one-kernel dispatch), for measurements; a rank-local choice"},
   };
   return vars;
 }
