@@ -370,6 +370,55 @@ def test_torch_compile_fullgraph():
     agreed(body)
 
 
+def test_eager_calls_keep_the_dispatchers_semantics():
+    """Eager calls skip torch's dispatcher (ops.py): versions still bump, so autograd still sees an
+    in-place change of a tensor it saved; a dispatch mode still sees the operator."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Seen(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    def body():
+        n = 4099
+        x = symmem.empty(n, dtype=torch.float32)
+        x.copy_(rand(n, torch.float32, seed_of("eager", RANK)))
+        want = reduce_ref(gathered(x), "sum")
+        v = x._version
+        symmem.all_reduce(x)
+        if x._version <= v:
+            return f"the version did not move ({v} -> {x._version})"
+        if msg := close(x, want, torch.float32, WORLD):
+            return "direct: " + msg
+        y = symmem.empty(n, dtype=torch.float32)
+        y.copy_(rand(n, torch.float32, seed_of("eager mode", RANK)))
+        want = reduce_ref(gathered(y), "sum")
+        with Seen() as mode:
+            symmem.all_reduce(y)
+        if not any("symmem.all_reduce_" in o for o in mode.ops):
+            return f"the dispatch mode did not see the operator: {mode.ops}"
+        if msg := close(y, want, torch.float32, WORLD):
+            return "under a mode: " + msg
+        w = torch.ones(n, device=DEV, requires_grad=True)
+        a = symmem.empty(n, dtype=torch.float32)
+        a.copy_(rand(n, torch.float32, seed_of("eager grad", RANK)))
+        loss = (w * a).sum()  # saves a for w's gradient
+        symmem.all_reduce(a)
+        try:
+            loss.backward()
+        except RuntimeError as e:
+            if "inplace" not in str(e):
+                return f"backward raised, but not for the in-place change: {e}"
+            return ""
+        return "backward ran over a tensor changed in place after autograd saved it"
+    agreed(body)
+
+
 def test_sub_groups_run_at_once():
     def body():
         if WORLD < 2:

@@ -1,0 +1,73 @@
+"""The host cost of one eager collective call from Python, layer by layer, beside NCCL's
+(torch.distributed), and the dp_train example's step with each (a probe, not a test):
+
+    python -m torch.distributed.run --nproc-per-node=2 tools/py_host_cost.py
+
+Host cost: perf_counter around a batch of calls issued with the GPU idle at its start (the launch
+queue never fills), per call, median of the batches, max over ranks. Layers: the public function
+(symmem.all_reduce), the registered operator (torch.ops.symmem.all_reduce_), the extension's
+method (Communicator.all_reduce, which does the argument checks and the launch)."""
+import os
+import statistics
+import time
+
+import torch
+import torch.distributed as dist
+
+import symmem
+from symmem import ops as sops
+
+
+def host_us(fn, batches=30, per=20):
+    per_call = []
+    for _ in range(batches):
+        torch.cuda.synchronize()
+        dist.barrier()
+        t0 = time.perf_counter()
+        for _ in range(per):
+            fn()
+        per_call.append((time.perf_counter() - t0) * 1e6 / per)
+    torch.cuda.synchronize()
+    return statistics.median(per_call)
+
+
+def max_over_ranks(v):
+    t = torch.tensor([v], device="cuda", dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+def main():
+    rank = int(os.environ["RANK"])
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    dist.init_process_group("nccl", device_id=torch.device("cuda", torch.cuda.current_device()))
+    symmem.init()
+    g = symmem.world()
+    rows = []
+    for n in (1024, 1325066):  # 4 KiB; the dp_train example's gradients (5.3 MB fp32)
+        flat = symmem.empty(n, dtype=torch.float32)
+        flat.normal_()
+        plain = torch.randn(n, device="cuda")
+        stream = torch.cuda.current_stream().cuda_stream
+        sops._ops()  # registered before timing
+        cases = [
+            ("nccl dist.all_reduce", lambda: dist.all_reduce(plain)),
+            ("symmem.all_reduce", lambda: symmem.all_reduce(flat, "avg")),
+            ("torch.ops.symmem.all_reduce_", lambda: torch.ops.symmem.all_reduce_(flat, "avg", g.name, "auto")),
+            ("Communicator.all_reduce", lambda: g._comm.all_reduce(flat.data_ptr(), flat.data_ptr(), n, 0, "avg", stream, "auto")),
+            ("checks only (_check, _name)", lambda: (sops._check(flat, "x"), sops._name(None))),
+        ]
+        for name, fn in cases:
+            for _ in range(20):
+                fn()
+            rows.append((n * 4, name, max_over_ranks(host_us(fn))))
+    if rank == 0:
+        print(f"host cost of one eager call, us (median of 30 batches of 20, max over {dist.get_world_size()} ranks)")
+        for b, name, us in rows:
+            print(f"  {b:>9} B  {name:<32} {us:8.2f}")
+    dist.barrier()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
