@@ -55,6 +55,8 @@ def main():
             ("symmem.all_reduce", lambda: symmem.all_reduce(flat, "avg")),
             ("torch.ops.symmem.all_reduce_", lambda: torch.ops.symmem.all_reduce_(flat, "avg", g.name, "auto")),
             ("Communicator.all_reduce", lambda: g._comm.all_reduce(flat.data_ptr(), flat.data_ptr(), n, 0, "avg", stream, "auto")),
+            ("the implementation (no dispatcher)", lambda: sops._EAGER["all_reduce_"][0](flat, "avg", g.name, "auto")),
+            ("_direct_ok", lambda: sops._direct_ok(torch, (flat, "avg", g.name, "auto"))),
             ("checks only (_check, _name)", lambda: (sops._check(flat, "x"), sops._name(None))),
         ]
         for name, fn in cases:
@@ -62,6 +64,17 @@ def main():
                 fn()
             rows.append((n * 4, name, max_over_ranks(host_us(fn))))
     if rank == 0:
+        C = torch._C
+        for name, fn in (("is_compiling", lambda: torch.compiler.is_compiling()),
+                         ("dispatch modes", lambda: C._len_torch_dispatch_mode()),
+                         ("function mode", lambda: C._is_torch_function_mode_enabled()),
+                         ("functorch", lambda: C._are_functorch_transforms_active()),
+                         ("profiler", lambda: torch.autograd.profiler._is_profiler_enabled),
+                         ("direct", lambda: sops._direct_ok(torch, (flat, "avg", g.name, "auto")))):
+            try:
+                print(f"  {name}: {fn()}")
+            except Exception as e:  # noqa: BLE001 - a probe: say what is missing
+                print(f"  {name}: {type(e).__name__}: {e}")
         print(f"host cost of one eager call, us (median of 30 batches of 20, max over {dist.get_world_size()} ranks)")
         for b, name, us in rows:
             print(f"  {b:>9} B  {name:<32} {us:8.2f}")
