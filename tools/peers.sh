@@ -70,7 +70,7 @@ case "$cmd" in
     # Decode shapes: symmem and DeepEP's low-latency kernels in one run, the same graph replays
     # (python -m symmem.bench --suite moe; needs symmem's Python build in build/python: gpu_run.sh first).
     if [ -d build/python/symmem ]; then
-      PYTHONPATH=$PWD/build/python:$PWD/.deps/deepep timeout 300 torchrun --nproc-per-node="$n" -m symmem.bench --suite moe \
+      PYTHONPATH=$PWD/build/python:$PWD/.deps/deepep timeout 300 torchrun --nproc-per-node="$n" -m symmem.bench --suite moe --kind "$(gpu_kind)" \
         --out "$OUT/python_moe_deepep.json" > "$OUT/peer-python-moe.log" 2>&1 || echo "symmem.bench --suite moe failed (see peer-python-moe.log)"
       grep -E "^# moe" "$OUT/peer-python-moe.log" | head -8
     fi

@@ -48,7 +48,7 @@ def main():
         flat = symmem.empty(n, dtype=torch.float32)
         flat.normal_()
         plain = torch.randn(n, device="cuda")
-        stream = torch.cuda.current_stream().cuda_stream
+        stream = sops._stream(torch)
         sops._ops()  # registered before timing
         cases = [
             ("nccl dist.all_reduce", lambda: dist.all_reduce(plain)),
@@ -66,7 +66,7 @@ def main():
     if rank == 0:
         C = torch._C
         for name, fn in (("is_compiling", lambda: torch.compiler.is_compiling()),
-                         ("dispatch modes", lambda: C._len_torch_dispatch_mode()),
+                         ("dispatch modes", lambda: C._len_torch_dispatch_stack()),
                          ("function mode", lambda: C._is_torch_function_mode_enabled()),
                          ("functorch", lambda: C._are_functorch_transforms_active()),
                          ("profiler", lambda: torch.autograd.profiler._is_profiler_enabled),

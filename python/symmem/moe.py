@@ -8,7 +8,7 @@
 Outputs live in tensors the object owns and reuses (the same addresses every call: a CUDA graph
 can capture dispatch and combine). Every rank calls dispatch and combine in the same order; the
 token count may differ across ranks (at most max_tokens)."""
-from . import _group, _lib, _torch, InvalidArgument
+from . import _current_stream, _group, _lib, _torch, InvalidArgument
 
 
 class ExpertParallel:
@@ -57,7 +57,7 @@ class ExpertParallel:
         if self.fp8 and (scales is None or scales.dtype != want_scales or scales.shape[0] != T or not scales.is_contiguous()):
             raise InvalidArgument(f"moe dispatch: an fp8 dispatch needs contiguous scales [T, {self.recv_scales.shape[2]}] "
                                   f"{want_scales} ({'packed UE8M0' if self.ue8m0 else 'one per 128 channels'})")
-        s = torch.cuda.current_stream().cuda_stream
+        s = _current_stream()
         self._ep.dispatch(x.data_ptr() if T else 0, scales.data_ptr() if scales is not None and T else 0,
                           topk_idx.data_ptr() if T else 0, topk_idx.dtype == torch.int64,
                           topk_weights.data_ptr() if topk_weights is not None and T else 0, T,
@@ -73,6 +73,6 @@ class ExpertParallel:
                 or not expert_out.is_contiguous():
             raise InvalidArgument(f"moe combine: expert_out must be a contiguous bf16 "
                                   f"[{self.local_experts}, {self.capacity}, {self.hidden}] tensor")
-        s = torch.cuda.current_stream().cuda_stream
+        s = _current_stream()
         self._ep.combine(expert_out.data_ptr(), self.out.data_ptr(), bool(weighted), s)
         return self.out[: self._tokens]

@@ -14,7 +14,7 @@ history to guard, not under torch.compile, a dispatch or function mode, a functo
 the profiler): the operator's own implementation runs and the mutated tensors' version counters
 are bumped as the dispatcher would. That costs ~10 us a call instead of ~55 (2 x H100,
 tools/py_host_cost.py); everywhere else the registered operator runs."""
-from . import _group, _torch, InvalidArgument, Unsupported
+from . import _current_stream, _group, _torch, InvalidArgument, Unsupported
 
 try:  # at import, so that torch.compile traces these wrappers without meeting an import
     import torch as _torch_module
@@ -69,7 +69,7 @@ def _check(t, what):
 
 
 def _stream(torch):
-    return torch.cuda.current_stream().cuda_stream
+    return _current_stream()
 
 
 def _comm(name):
@@ -87,8 +87,8 @@ def _direct_ok(torch, args):
     intercepts operators (torch.compile's tracing, dispatch and function modes, functorch transforms,
     the profiler, which records the operator by name)."""
     C = torch._C
-    try:
-        if (torch.compiler.is_compiling() or C._len_torch_dispatch_mode() or C._is_torch_function_mode_enabled()
+    try:  # (the dispatch stack's length counts the infrastructure modes too: fake, proxy, functional)
+        if (torch.compiler.is_compiling() or C._len_torch_dispatch_stack() or C._is_torch_function_mode_enabled()
                 or C._are_functorch_transforms_active() or torch.autograd.profiler._is_profiler_enabled):
             return False
     except AttributeError:  # a PyTorch without one of these: always through the dispatcher
@@ -104,9 +104,9 @@ def _run(name, *args):
     """Runs operator `name` on args: directly where _direct_ok, else through torch.ops.symmem."""
     torch = _torch_module
     ops = _ops()
-    fn, mutated = _EAGER[name]
     if not _direct_ok(torch, args):
         return getattr(ops, name)(*args)
+    fn, mutated = _EAGER[name]
     out = fn(*args)
     if mutated:
         torch.autograd.graph.increment_version([args[i] for i in mutated])

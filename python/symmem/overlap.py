@@ -6,7 +6,7 @@
 bf16, row-major, fp32 accumulation; on the current stream, capturable in CUDA graphs. M (the full
 row count) must be a multiple of the group size. Each group keeps one TensorParallel, remade
 (collectively: every rank makes the same calls) when a call needs larger buffers."""
-from . import _group, _lib, _torch, InvalidArgument
+from . import _current_stream, _group, _lib, _torch, InvalidArgument
 
 _tp = {}  # group name -> (TensorParallel, max_m, max_k, max_n)
 
@@ -41,7 +41,7 @@ def all_gather_matmul(a_shard, b, group=None, *, return_a=False, mode="auto"):
     c = torch.empty(m, n, dtype=torch.bfloat16, device=a_shard.device)
     a = torch.empty(m, k, dtype=torch.bfloat16, device=a_shard.device) if return_a else None
     _get(g, m, k, n).all_gather_matmul(a_shard.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), a.data_ptr() if a is not None else 0,
-                                       torch.cuda.current_stream().cuda_stream, mode)
+                                       _current_stream(), mode)
     return (c, a) if return_a else c
 
 
@@ -54,5 +54,5 @@ def matmul_reduce_scatter(a, b, op="sum", group=None, *, mode="auto"):
         raise InvalidArgument(f"matmul_reduce_scatter: M={m} is not a multiple of the group's {g.size} ranks")
     c = torch.empty(m // g.size, n, dtype=torch.bfloat16, device=a.device)
     _get(g, m, k, n).matmul_reduce_scatter(a.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), op,
-                                           torch.cuda.current_stream().cuda_stream, mode)
+                                           _current_stream(), mode)
     return c

@@ -3,7 +3,7 @@ one-sided operations on a stream."""
 import bisect
 import weakref
 
-from . import _group, _lib, _torch, InvalidArgument
+from . import _current_stream, _group, _lib, _torch, InvalidArgument
 
 
 class _Owner:
@@ -139,7 +139,7 @@ def pointer_tables(t):
 
 def _stream(stream):
     if stream is None:
-        return _torch().cuda.current_stream().cuda_stream
+        return _current_stream()
     return getattr(stream, "cuda_stream", stream)
 
 
