@@ -73,6 +73,14 @@ if [ "$bench" = 1 ] && [ "$ngpu" -ge 2 ]; then
     [ -f ".deps/anchors/$1.py" ] || return 0
     timeout "$T" torchrun --nproc-per-node="$ngpu" ".deps/anchors/$1.py" --out "$prefix-$1.json" > "$OUT/$2" 2>&1 ||
       echo "anchor $1 failed (see $2)"
+    # The anchor's JSON says neither the machine kind nor the commit it ran beside: stamp them in.
+    [ -f "$prefix-$1.json" ] && KIND="$kind" COMMIT_ID="$commit" python3 - "$prefix-$1.json" <<'PY'
+import datetime, json, os, sys
+d = json.load(open(sys.argv[1]))
+d.setdefault("device_kind", os.environ["KIND"]); d.setdefault("commit", os.environ["COMMIT_ID"])
+d.setdefault("date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+json.dump(d, open(sys.argv[1], "w"), indent=1)
+PY
   }
   # A symmem-bench suite and its anchor, unless SYMMEM_BENCH_<SUITE>=0.
   suite() {  # suite NAME ANCHOR
