@@ -12,8 +12,9 @@ returns the object it was given.
 Eager calls skip torch's dispatcher where it would change nothing (plain tensors, no autograd
 history to guard, not under torch.compile, a dispatch or function mode, a functorch transform or
 the profiler): the operator's own implementation runs and the mutated tensors' version counters
-are bumped as the dispatcher would. That costs ~10 us a call instead of ~55 (2 x H100,
-tools/py_host_cost.py); everywhere else the registered operator runs."""
+are bumped as the dispatcher would: 17.5 us a call against 43.8 through the operator and 44.1 for
+NCCL's dist.all_reduce in one run (2 x H100, tools/py_host_cost.py). Everywhere else the
+registered operator runs."""
 from . import _current_stream, _group, _torch, InvalidArgument, Unsupported
 
 try:  # at import, so that torch.compile traces these wrappers without meeting an import
