@@ -1,6 +1,7 @@
 #pragma once
 // One error model: every host entry point throws a symmem::Error subclass whose message says
 // what was wrong, on which rank, and what to do about it.
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -41,6 +42,16 @@ template <class E = InvalidArgument>
 /// Checks an argument; throws InvalidArgument naming it.
 inline void require(bool ok, const std::string& msg) {
   if (!ok) fail<InvalidArgument>(msg);
+}
+/// The same, the message written from its parts (strings, numbers) only when the check fails: no
+/// allocation on a call's path where every argument is good.
+template <class... Parts>
+inline void require(bool ok, const char* first, const Parts&... rest) {
+  if (ok) return;
+  std::ostringstream os;
+  os << first;
+  ((os << rest), ...);
+  fail<InvalidArgument>(os.str());
 }
 
 }  // namespace symmem

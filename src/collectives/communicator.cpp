@@ -332,20 +332,20 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
                                              size_t ll_bytes) const {
   const char* name = coll_name(op);
   usable(name);
-  const std::string n = name;
+  const char* n = name;
   require(static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) <= static_cast<int>(DataType::kUInt8),
-          n + ": dtype=" + std::to_string(static_cast<int>(dtype)) + " is not a symmem::DataType");
+          n, ": dtype=", static_cast<int>(dtype), " is not a symmem::DataType");
   const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
   if (reducing) {
     require(static_cast<int>(redop) >= 0 && static_cast<int>(redop) <= static_cast<int>(ReduceOp::kAvg),
-            n + ": op=" + std::to_string(static_cast<int>(redop)) + " is not a symmem::ReduceOp");
-    require(reducible(dtype), n + ": dtype " + dtype_name(dtype) + " has no reductions; use a numeric type");
+            n, ": op=", static_cast<int>(redop), " is not a symmem::ReduceOp");
+    require(reducible(dtype), n, ": dtype ", dtype_name(dtype), " has no reductions; use a numeric type");
   }
   require(static_cast<int>(asked) >= 0 && static_cast<int>(asked) <= static_cast<int>(Algo::kTwoShotPush),
-          n + ": algo=" + std::to_string(static_cast<int>(asked)) + " is not a symmem::Algo");
-  require(count <= (size_t(1) << 50) / dtype_size(dtype), n + ": count=" + std::to_string(count) + " is too large");
+          n, ": algo=", static_cast<int>(asked), " is not a symmem::Algo");
+  require(count <= (size_t(1) << 50) / dtype_size(dtype), n, ": count=", count, " is too large");
   if (op == CollOp::kBroadcast)
-    require(root >= 0 && root < size(), n + ": root=" + std::to_string(root) + " is out of range [0, " + std::to_string(size()) + ")");
+    require(root >= 0 && root < size(), n, ": root=", root, " is out of range [0, ", size(), ")");
 
   // Broadcast: only the root's input is read; direct (pull) also needs every rank to pass the root's
   // input's symmetric address, to find it on the root.
@@ -355,26 +355,26 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
   p.skip = count == 0;
   bool in_sym = false, out_sym = false, in_place = false;
   if (!p.skip) {
-    require(out != nullptr, n + ": out is null");
-    if (needs_in) require(in != nullptr, n + (root_in ? ": in is null" : ": in is null (direct broadcast: every rank passes the root's input address)"));
+    require(out != nullptr, n, ": out is null");
+    if (needs_in) require(in != nullptr, n, root_in ? ": in is null" : ": in is null (direct broadcast: every rank passes the root's input address)");
     const size_t es = dtype_size(dtype);
-    require(reinterpret_cast<uintptr_t>(out) % es == 0, n + ": out is not aligned to its dtype (" + std::to_string(es) + " bytes)");
+    require(reinterpret_cast<uintptr_t>(out) % es == 0, n, ": out is not aligned to its dtype (", es, " bytes)");
     if (in != nullptr && needs_in)
-      require(reinterpret_cast<uintptr_t>(in) % es == 0, n + ": in is not aligned to its dtype (" + std::to_string(es) + " bytes)");
+      require(reinterpret_cast<uintptr_t>(in) % es == 0, n, ": in is not aligned to its dtype (", es, " bytes)");
     // In place: the one form each operation allows (collectives.hpp); any other overlap is an error.
     if (in != nullptr && root_in && overlap(in, in_bytes, out, out_bytes)) {
       const char* o = static_cast<const char*>(out);
       const char* i = static_cast<const char*>(in);
       if (op == CollOp::kReduceScatter) {
         require(o == i + static_cast<size_t>(rank()) * out_bytes,
-                n + ": in and out overlap; in place means out == in + rank * recv_count, else pass disjoint buffers");
+                std::string(n) + ": in and out overlap; in place means out == in + rank * recv_count, else pass disjoint buffers");
       } else if (op == CollOp::kAllGather) {
         require(i == o + static_cast<size_t>(rank()) * in_bytes,
-                n + ": in and out overlap; in place means in == out + rank * send_count, else pass disjoint buffers");
+                std::string(n) + ": in and out overlap; in place means in == out + rank * send_count, else pass disjoint buffers");
       } else if (op == CollOp::kAllReduce || op == CollOp::kBroadcast) {
-        require(i == o, n + ": in and out overlap partially; pass in == out (in place) or disjoint buffers");
+        require(i == o, std::string(n) + ": in and out overlap partially; pass in == out (in place) or disjoint buffers");
       } else {
-        fail(n + ": cannot run in place (in and out overlap); pass disjoint buffers");
+        fail(std::string(n) + ": cannot run in place (in and out overlap); pass disjoint buffers");
       }
       in_place = true;
     }
@@ -383,7 +383,7 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
     out_sym = heap_->find(out, out_bytes).valid();
     in_sym = op != CollOp::kBroadcast && in != nullptr && heap_->find(in, in_bytes).valid();
     if (op == CollOp::kBroadcast && asked == Algo::kDirect) {
-      require(heap_->find(in, in_bytes).valid(), n + " with algo=direct: in must come from Communicator::alloc (the root's input, at the same offset on every rank)");
+      require(heap_->find(in, in_bytes).valid(), n, " with algo=direct: in must come from Communicator::alloc (the root's input, at the same offset on every rank)");
       in_sym = true;
     }
     p.algo = asked == Algo::kAuto ? select(op, dtype, count * es * (op == CollOp::kReduceScatter || op == CollOp::kAllGather ||
@@ -392,12 +392,12 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
     std::string why = op == CollOp::kAllToAllV ? (p.algo == Algo::kLL || p.algo == Algo::kDirect ? "" : "all_to_all_v has ll and direct")
                                                : detail::algo_unfit(op, p.algo, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size());
     if (why.empty() && p.algo == Algo::kNccl && nccl_ == nullptr) why = "no NCCL communicator (ranks share a GPU)";
-    if (!why.empty()) fail(n + " with algo=" + algo_name(p.algo) + ": " + why);
+    if (!why.empty()) fail(std::string(n) + " with algo=" + algo_name(p.algo) + ": " + why);
     SYMMEM_LOG(kTrace, [&] {
       const size_t total = count * dtype_size(dtype) * (op == CollOp::kReduceScatter || op == CollOp::kAllGather || op == CollOp::kAllToAll ? size() : 1);
       const Algo table_algo = table_.lookup(op, dtype, size(), total);
       std::string reason = asked != Algo::kAuto ? "asked" : table_algo == p.algo ? "the table's choice" : std::string("the table's ") + algo_name(table_algo) + " cannot run with these buffers";
-      return n + " count=" + std::to_string(count) + " " + dtype_name(dtype) + " bytes=" + std::to_string(total) +
+      return std::string(n) + " count=" + std::to_string(count) + " " + dtype_name(dtype) + " bytes=" + std::to_string(total) +
              " in=" + (in_sym ? "symmetric" : "plain") + " out=" + (out_sym ? "symmetric" : "plain") + (in_place ? " in place" : "") +
              " -> " + algo_name(p.algo) + " (" + reason + ")";
     }());
@@ -411,15 +411,15 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
       return "symmetric+" + std::to_string(static_cast<const char*>(ptr) - static_cast<const char*>(b.ptr())) + "/" +
              std::to_string(b.bytes());
     };
-    std::string mine = n + " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) +
+    std::string mine = std::string(n) + " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) +
                        (reducing ? std::string(" op=") + redop_name(redop) : "") +
                        (op == CollOp::kBroadcast ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) +
                        " algo=" + algo_name(p.algo) + " in_place=" + (in_place ? "1" : "0") +
                        " out=" + where(out, out_bytes) + (needs_in ? " in=" + where(in, in_bytes) : "");
-    auto all = heap_->team().all_gather(mine, n + " argument check");
+    auto all = heap_->team().all_gather(mine, std::string(n) + " argument check");
     for (size_t r = 0; r < all.size(); ++r)
       if (all[r] != mine)
-        fail(n + ": arguments differ across ranks: this rank has '" + mine + "', rank " +
+        fail(std::string(n) + ": arguments differ across ranks: this rank has '" + mine + "', rank " +
              std::to_string(heap_->team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
   return p;
