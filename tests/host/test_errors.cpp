@@ -26,6 +26,18 @@ TEST(Errors, HierarchyCatchesAsError) {
   EXPECT_THROW(throw InvalidArgument("x"), std::runtime_error);
 }
 
+TEST(Errors, RequireWritesItsPartsOnlyOnFailure) {
+  EXPECT_NO_THROW(require(true, "all_reduce", ": count=", size_t{7}, " is too large"));
+  detail::error_rank() = 2;
+  try {
+    require(false, "all_reduce", ": out is not aligned to its dtype (", size_t{4}, " bytes), rank ", -1, std::string(" ok"));
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "[symmem rank 2] all_reduce: out is not aligned to its dtype (4 bytes), rank -1 ok");
+  }
+  detail::error_rank() = -1;
+}
+
 TEST(Errors, DeviceTimeoutMessageNamesRankPeerAndSlot) {
   DeviceErrorRecord r{};
   r.flag = 2;
