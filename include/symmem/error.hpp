@@ -1,9 +1,9 @@
 #pragma once
 // One error model: every host entry point throws a symmem::Error subclass whose message says
 // what was wrong, on which rank, and what to do about it.
-#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "symmem/export.hpp"
 
@@ -34,6 +34,12 @@ SYMMEM_API std::string rank_prefix();
 [[noreturn]] SYMMEM_API void throw_cuda(int code, const char* name, const char* desc, const char* expr,
                                         const char* file, int line);
 [[noreturn]] SYMMEM_API void throw_system(const std::string& what, int err);
+/// A message's parts: text as it is, numbers in decimal.
+inline void append_part(std::string& s, const char* p) { s += p; }
+inline void append_part(std::string& s, const std::string& p) { s += p; }
+inline void append_part(std::string& s, char c) { s += c; }
+template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+inline void append_part(std::string& s, T v) { s += std::to_string(v); }
 }  // namespace detail
 
 template <class E = InvalidArgument>
@@ -48,10 +54,9 @@ inline void require(bool ok, const std::string& msg) {
 template <class... Parts>
 inline void require(bool ok, const char* first, const Parts&... rest) {
   if (ok) return;
-  std::ostringstream os;
-  os << first;
-  ((os << rest), ...);
-  fail<InvalidArgument>(os.str());
+  std::string msg(first);
+  (detail::append_part(msg, rest), ...);
+  fail<InvalidArgument>(msg);
 }
 
 }  // namespace symmem

@@ -134,7 +134,7 @@ py::object dlpack(uintptr_t ptr, int64_t count, int device, py::object owner, in
 }
 
 DataType dtype_of(int d) {
-  require(d >= 0 && d <= static_cast<int>(DataType::kUInt8), "dtype code " + std::to_string(d) + " is not a symmem dtype");
+  require(d >= 0 && d <= static_cast<int>(DataType::kUInt8), "dtype code ", d, " is not a symmem dtype");
   return static_cast<DataType>(d);
 }
 ReduceOp op_of(const std::string& s) { return parse_redop(s); }
@@ -330,7 +330,7 @@ PYBIND11_MODULE(_C, m) {
 
   // Overlapped tensor-parallel GEMMs (symmem/overlap.hpp).
   auto mode_of = [](const std::string& m) {
-    require(m == "auto" || m == "overlap" || m == "sequential", "mode='" + m + "': use auto, overlap or sequential");
+    require(m == "auto" || m == "overlap" || m == "sequential", "mode='", m, "': use auto, overlap or sequential");
     return m == "overlap" ? overlap::Mode::kOverlap : m == "sequential" ? overlap::Mode::kSequential : overlap::Mode::kAuto;
   };
   py::class_<overlap::TensorParallel>(m, "TensorParallel")
@@ -357,7 +357,7 @@ PYBIND11_MODULE(_C, m) {
 
   // One-sided operations on a stream (capturable in CUDA graphs).
   auto engine_of = [](const std::string& e) {
-    require(e == "sm" || e == "ce", "engine='" + e + "': use 'sm' (a copy kernel) or 'ce' (the copy engines)");
+    require(e == "sm" || e == "ce", "engine='", e, "': use 'sm' (a copy kernel) or 'ce' (the copy engines)");
     return e == "sm" ? Engine::kSM : Engine::kCopyEngine;
   };
   auto cmp_of = [](const std::string& c) {
@@ -367,7 +367,7 @@ PYBIND11_MODULE(_C, m) {
     fail("cmp='" + c + "': use one of eq, ne, ge, gt, le, lt");
   };
   auto sigop_of = [](const std::string& o) {
-    require(o == "set" || o == "add", "signal op='" + o + "': use 'set' or 'add'");
+    require(o == "set" || o == "add", "signal op='", o, "': use 'set' or 'add'");
     return o == "set" ? SignalOp::kSet : SignalOp::kAdd;
   };
   m.def("put", [=](const PyBuffer& dst, int peer, size_t off, uintptr_t src, size_t bytes, uintptr_t s, const std::string& e) {

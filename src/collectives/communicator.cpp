@@ -367,12 +367,12 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
       const char* i = static_cast<const char*>(in);
       if (op == CollOp::kReduceScatter) {
         require(o == i + static_cast<size_t>(rank()) * out_bytes,
-                std::string(n) + ": in and out overlap; in place means out == in + rank * recv_count, else pass disjoint buffers");
+                n, ": in and out overlap; in place means out == in + rank * recv_count, else pass disjoint buffers");
       } else if (op == CollOp::kAllGather) {
         require(i == o + static_cast<size_t>(rank()) * in_bytes,
-                std::string(n) + ": in and out overlap; in place means in == out + rank * send_count, else pass disjoint buffers");
+                n, ": in and out overlap; in place means in == out + rank * send_count, else pass disjoint buffers");
       } else if (op == CollOp::kAllReduce || op == CollOp::kBroadcast) {
-        require(i == o, std::string(n) + ": in and out overlap partially; pass in == out (in place) or disjoint buffers");
+        require(i == o, n, ": in and out overlap partially; pass in == out (in place) or disjoint buffers");
       } else {
         fail(std::string(n) + ": cannot run in place (in and out overlap); pass disjoint buffers");
       }

@@ -181,7 +181,7 @@ std::vector<uint64_t> ExpertParallel::trace_ns() const {
 }
 
 static void require_aligned(const void* p, const char* what) {
-  require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, std::string("moe: ") + what + " must be 16-byte aligned");
+  require((reinterpret_cast<uintptr_t>(p) & 15u) == 0, "moe: ", what, " must be 16-byte aligned");
 }
 
 // Blocks for a warp per work item, up to kMaxWarpsPerSm warps an SM and no more than stay resident
@@ -205,7 +205,7 @@ static kern::Round round_of(const kern::Layout& L, int j, int tokens) {
 
 void ExpertParallel::check_in(const DispatchIn& in) const {
   require(in.tokens >= 0 && in.tokens <= cfg_.max_tokens,
-          "moe dispatch: tokens=" + std::to_string(in.tokens) + " must be in [0, max_tokens=" + std::to_string(cfg_.max_tokens) + "]");
+          "moe dispatch: tokens=", in.tokens, " must be in [0, max_tokens=", cfg_.max_tokens, "]");
   if (in.tokens > 0) {
     require(in.x != nullptr && in.topk_idx != nullptr, "moe dispatch: x and topk_idx must be device pointers");
     require(!cfg_.fp8 || in.scales != nullptr, "moe dispatch: an fp8 dispatch needs scales (fp32 [T, ceil(H/128)], or packed UE8M0)");

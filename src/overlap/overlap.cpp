@@ -135,15 +135,11 @@ std::vector<int> gather_groups(int nranks, int64_t n) {
 Mode TensorParallel::choose(Op op, int64_t m, int64_t k, int64_t n) const { return detail::choose_mode(op, m, k, n, comm_.size()); }
 
 static void check_shapes(const char* op, int64_t m, int64_t k, int64_t n, int nranks, int64_t max_m, int64_t max_k, int64_t max_n) {
-  const std::string o = std::string("overlap::") + op;
-  require(m > 0 && k > 0 && n > 0, o + ": M, K and Nc must be positive");
-  require(m % nranks == 0, o + ": M=" + std::to_string(m) + " is not a multiple of the " + std::to_string(nranks) +
-                               " ranks; pad M or split it unevenly yourself");
-  require(k % 8 == 0 && n % 8 == 0, o + ": K=" + std::to_string(k) + " and Nc=" + std::to_string(n) +
-                                        " must be multiples of 8 (16-byte bf16 rows)");
-  require(m <= max_m && k <= max_k && n <= max_n, o + ": M, K, Nc = " + std::to_string(m) + ", " + std::to_string(k) + ", " +
-                                                      std::to_string(n) + " exceed the sizes this TensorParallel was made for (" +
-                                                      std::to_string(max_m) + ", " + std::to_string(max_k) + ", " + std::to_string(max_n) + ")");
+  require(m > 0 && k > 0 && n > 0, "overlap::", op, ": M, K and Nc must be positive");
+  require(m % nranks == 0, "overlap::", op, ": M=", m, " is not a multiple of the ", nranks, " ranks; pad M or split it unevenly yourself");
+  require(k % 8 == 0 && n % 8 == 0, "overlap::", op, ": K=", k, " and Nc=", n, " must be multiples of 8 (16-byte bf16 rows)");
+  require(m <= max_m && k <= max_k && n <= max_n, "overlap::", op, ": M, K, Nc = ", m, ", ", k, ", ", n,
+          " exceed the sizes this TensorParallel was made for (", max_m, ", ", max_k, ", ", max_n, ")");
 }
 // Every operand non-null (an optional one may be null) and 16-byte aligned.
 struct Operand {
@@ -154,8 +150,8 @@ struct Operand {
 static void check_ptrs(const char* op, std::initializer_list<Operand> operands) {
   for (const Operand& o : operands) {
     if (o.optional && o.ptr == nullptr) continue;
-    require(o.ptr != nullptr, std::string("overlap::") + op + ": " + o.name + " is null");
-    require((reinterpret_cast<uintptr_t>(o.ptr) & 15u) == 0, std::string("overlap::") + op + ": " + o.name + " must be 16-byte aligned");
+    require(o.ptr != nullptr, "overlap::", op, ": ", o.name, " is null");
+    require((reinterpret_cast<uintptr_t>(o.ptr) & 15u) == 0, "overlap::", op, ": ", o.name, " must be 16-byte aligned");
   }
 }
 

@@ -84,14 +84,14 @@ static const Allocation& alive(const std::shared_ptr<Allocation>& a) {
 void* SymmetricBuffer::ptr() const { return alive(a_).peers[a_->rank]; }
 void* SymmetricBuffer::peer_ptr(int peer) const {
   const Allocation& a = alive(a_);
-  require(peer >= 0 && peer < a.nranks, "peer=" + std::to_string(peer) + " is out of range [0, " + std::to_string(a.nranks) + ")");
+  require(peer >= 0 && peer < a.nranks, "peer=", peer, " is out of range [0, ", a.nranks, ")");
   return a.peers[peer];
 }
 size_t SymmetricBuffer::bytes() const { return alive(a_).bytes; }
 uint64_t* SymmetricBuffer::signal_pad() const { return alive(a_).signals[a_->rank]; }
 uint64_t* SymmetricBuffer::peer_signal_pad(int peer) const {
   const Allocation& a = alive(a_);
-  require(peer >= 0 && peer < a.nranks, "peer=" + std::to_string(peer) + " is out of range [0, " + std::to_string(a.nranks) + ")");
+  require(peer >= 0 && peer < a.nranks, "peer=", peer, " is out of range [0, ", a.nranks, ")");
   return a.signals[peer];
 }
 int SymmetricBuffer::rank() const { return alive(a_).rank; }
@@ -520,9 +520,9 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
 }
 
 static std::shared_ptr<Allocation> take_live(HeapState& st, SymmetricBuffer& buf, const std::shared_ptr<Allocation>& a, const char* what) {
-  require(a != nullptr, std::string(what) + ": the buffer is empty");
+  require(a != nullptr, what, ": the buffer is empty");
   auto it = st.live.find(reinterpret_cast<uintptr_t>(a->peers[a->rank]));
-  require(it != st.live.end() && it->second == a, std::string(what) + ": the buffer is not live in this heap (freed twice, or from another heap)");
+  require(it != st.live.end() && it->second == a, what, ": the buffer is not live in this heap (freed twice, or from another heap)");
   st.live.erase(it);
   a->released = true;
   (void)buf;

@@ -34,7 +34,7 @@ int Team::rank() const { check_valid(state_.get()); return state_->me; }
 int Team::size() const { check_valid(state_.get()); return static_cast<int>(state_->ranks.size()); }
 int Team::global_rank(int r) const {
   check_valid(state_.get());
-  require(r >= 0 && r < size(), "team rank " + std::to_string(r) + " is out of range [0, " + std::to_string(size()) + ")");
+  require(r >= 0 && r < size(), "team rank ", r, " is out of range [0, ", size(), ")");
   return state_->ranks[r];
 }
 const std::vector<int>& Team::global_ranks() const { check_valid(state_.get()); return state_->ranks; }

@@ -119,7 +119,7 @@ void launch_put(const SymmetricBuffer& dst, int peer, size_t off, const void* sr
   const char* name = slot < 0 ? "stream::put" : "stream::put_signal";
   detail::check_peer(name, peer, dst.nranks());
   detail::check_range(name, "dst_offset", off, bytes, dst.bytes());
-  require(src != nullptr || bytes == 0, std::string(name) + ": src is null");
+  require(src != nullptr || bytes == 0, name, ": src is null");
   if (engine == Engine::kCopyEngine) {
     if (bytes) SYMMEM_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst.peer_ptr(peer)) + off, src, bytes, cudaMemcpyDeviceToDevice, s));
     if (slot >= 0) {
