@@ -69,10 +69,6 @@ def _check(t, what):
     return _dtype_code(torch, t.dtype)
 
 
-def _stream(torch):
-    return _current_stream()
-
-
 def _comm(name):
     return _group(name)._comm
 
@@ -137,7 +133,7 @@ def _register():
 
     @lib.custom_op("symmem::all_reduce_", mutates_args=("x",))
     def all_reduce_(x: Tensor, op: str, group: str, algo: str) -> None:
-        _comm(group).all_reduce(x.data_ptr(), x.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, _stream(torch), algo)
+        _comm(group).all_reduce(x.data_ptr(), x.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, _current_stream(), algo)
 
     @all_reduce_.register_fake
     def _(x, op, group, algo):
@@ -145,7 +141,7 @@ def _register():
 
     @lib.custom_op("symmem::all_reduce_out", mutates_args=("out",))
     def all_reduce_out(x: Tensor, out: Tensor, op: str, group: str, algo: str) -> None:
-        _comm(group).all_reduce(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, _stream(torch), algo)
+        _comm(group).all_reduce(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, _current_stream(), algo)
 
     @all_reduce_out.register_fake
     def _(x, out, op, group, algo):
@@ -154,7 +150,7 @@ def _register():
     @lib.custom_op("symmem::all_reduce", mutates_args=())
     def all_reduce(x: Tensor, op: str, group: str, algo: str) -> Tensor:
         out = torch.empty_like(x)
-        _comm(group).all_reduce(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, _stream(torch), algo)
+        _comm(group).all_reduce(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, _current_stream(), algo)
         return out
 
     @all_reduce.register_fake
@@ -163,7 +159,7 @@ def _register():
 
     @lib.custom_op("symmem::reduce_scatter_out", mutates_args=("out",))
     def reduce_scatter_out(x: Tensor, out: Tensor, op: str, group: str, algo: str) -> None:
-        _comm(group).reduce_scatter(x.data_ptr(), out.data_ptr(), out.numel(), _dtype_code(torch, x.dtype), op, _stream(torch), algo)
+        _comm(group).reduce_scatter(x.data_ptr(), out.data_ptr(), out.numel(), _dtype_code(torch, x.dtype), op, _current_stream(), algo)
 
     @reduce_scatter_out.register_fake
     def _(x, out, op, group, algo):
@@ -171,7 +167,7 @@ def _register():
 
     @lib.custom_op("symmem::all_gather_out", mutates_args=("out",))
     def all_gather_out(x: Tensor, out: Tensor, group: str, algo: str) -> None:
-        _comm(group).all_gather(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), _stream(torch), algo)
+        _comm(group).all_gather(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), _current_stream(), algo)
 
     @all_gather_out.register_fake
     def _(x, out, group, algo):
@@ -179,7 +175,7 @@ def _register():
 
     @lib.custom_op("symmem::broadcast_", mutates_args=("x",))
     def broadcast_(x: Tensor, root: int, group: str, algo: str) -> None:
-        _comm(group).broadcast(x.data_ptr(), x.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), root, _stream(torch), algo)
+        _comm(group).broadcast(x.data_ptr(), x.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), root, _current_stream(), algo)
 
     @broadcast_.register_fake
     def _(x, root, group, algo):
@@ -188,7 +184,7 @@ def _register():
     @lib.custom_op("symmem::all_to_all_out", mutates_args=("out",))
     def all_to_all_out(x: Tensor, out: Tensor, group: str, algo: str) -> None:
         n = _group(group).size
-        _comm(group).all_to_all(x.data_ptr(), out.data_ptr(), x.numel() // n, _dtype_code(torch, x.dtype), _stream(torch), algo)
+        _comm(group).all_to_all(x.data_ptr(), out.data_ptr(), x.numel() // n, _dtype_code(torch, x.dtype), _current_stream(), algo)
 
     @all_to_all_out.register_fake
     def _(x, out, group, algo):
@@ -197,7 +193,7 @@ def _register():
     @lib.custom_op("symmem::all_to_all_v_out", mutates_args=("out", "recv_counts"))
     def all_to_all_v_out(x: Tensor, send_counts: Tensor, out: Tensor, recv_counts: Tensor, group: str, algo: str) -> None:
         _comm(group).all_to_all_v(x.data_ptr(), out.data_ptr(), out.numel(), send_counts.data_ptr(), recv_counts.data_ptr(),
-                                  _dtype_code(torch, x.dtype), _stream(torch), algo)
+                                  _dtype_code(torch, x.dtype), _current_stream(), algo)
 
     @all_to_all_v_out.register_fake
     def _(x, send_counts, out, recv_counts, group, algo):

@@ -121,16 +121,21 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
   return why;
 }
 
+// run_overlap under attempt(): a mismatch or an error on this rank, as a message ("" when it passed).
+std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc) {
+  return attempt([&] {
+    std::string w = run_overlap(mode, graph, m, k, nc);
+    if (!w.empty()) throw std::runtime_error(w);
+  });
+}
+
 }  // namespace
 
 TEST(Overlap, GemmsWithCommunicationMatchTheReference) {
   const int n = comm().size();
   std::string why;
   for (auto mode : {overlap::Mode::kOverlap, overlap::Mode::kSequential, overlap::Mode::kAuto}) {
-    why = attempt([&] {
-      std::string w = run_overlap(mode, false, 256 * n > 1024 ? 1024 / n * n : 256 * n, 256, 384);
-      if (!w.empty()) throw std::runtime_error(w);
-    });
+    why = overlap_case(mode, false, 256 * n > 1024 ? 1024 / n * n : 256 * n, 256, 384);
     if (!why.empty()) { why = "mode " + std::to_string(static_cast<int>(mode)) + ": " + why; break; }
   }
   ASSERT_ALL(why.empty(), why);
@@ -144,10 +149,7 @@ TEST(Overlap, WideOutputsGroupThePeersShards) {
   std::string why;
   for (int64_t nc : {3072, 8192})
     for (bool graph : {false, true}) {
-      why = attempt([&] {
-        std::string w = run_overlap(overlap::Mode::kOverlap, graph, 64 * n, 64, nc);
-        if (!w.empty()) throw std::runtime_error(w);
-      });
+      why = overlap_case(overlap::Mode::kOverlap, graph, 64 * n, 64, nc);
       if (!why.empty()) { why = "Nc " + std::to_string(nc) + (graph ? " (graph): " : ": ") + why; break; }
     }
   ASSERT_ALL(why.empty(), why);
@@ -157,19 +159,13 @@ TEST(Overlap, WideOutputsGroupThePeersShards) {
 // halves (32 and 33 rows), each with its own signal, the own halves adding the peer's in the GEMM.
 TEST(Overlap, OddRowsPerRankSplitIntoUnequalHalves) {
   const int n = comm().size();
-  std::string why = attempt([&] {
-    std::string w = run_overlap(overlap::Mode::kOverlap, false, 65 * n, 128, 256);
-    if (!w.empty()) throw std::runtime_error(w);
-  });
+  const std::string why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256);
   ASSERT_ALL(why.empty(), why);
 }
 
 TEST(Overlap, ReplayedInACudaGraphWithNewData) {
   const int n = comm().size();
-  std::string why = attempt([&] {
-    std::string w = run_overlap(overlap::Mode::kOverlap, true, 128 * n, 128, 256);
-    if (!w.empty()) throw std::runtime_error(w);
-  });
+  const std::string why = overlap_case(overlap::Mode::kOverlap, true, 128 * n, 128, 256);
   ASSERT_ALL(why.empty(), why);
 }
 
