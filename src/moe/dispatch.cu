@@ -304,9 +304,11 @@ __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArg
 // One kernel per round (Kernels::kOne, or kAuto at one round): the send half, each block's flag
 // adds, then the receive half in the same grid. Every block must be resident at once (the receive
 // half spins until every block of the send half has added to this rank's own flag): the host sizes
-// the grid to what stays resident and refuses the path where ranks share a GPU.
+// the grid to what stays resident and refuses the path where ranks share a GPU. The arguments are
+// grid constants: the receive half's election takes the send half's by address, which otherwise
+// copies them (~300 bytes) into every thread's local memory, and every later read goes there.
 template <class Idx>
-__global__ void __launch_bounds__(kThreads) dispatch_kernel(DispatchArgs s, DispatchRecvArgs r) {
+__global__ void __launch_bounds__(kThreads) dispatch_kernel(const __grid_constant__ DispatchArgs s, const __grid_constant__ DispatchRecvArgs r) {
   coll::pdl_wait();
   const uint64_t e = s.h.local_signals[kEpochSlot] + 1, op = s.h.local_signals[kOpSlot] + (s.r.first ? 1 : 0);
   const bool one = (s.L.tune & kOneElectionDispatch) != 0;

@@ -117,7 +117,7 @@ struct WordBatch {
 __device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, uint32_t* lane_dst, int ndst, const WordBatch* pre = nullptr) {
   for (int base = 0; base < n; base += 32) {
     const int i0 = base + lane_id();
-    const uint32_t v = pre != nullptr && base < 64 ? pre->w[base / 32] : i0 < n ? src[i0] : 0u;
+    const uint32_t v = pre != nullptr && base < 64 ? (base == 0 ? pre->w[0] : pre->w[1]) : i0 < n ? src[i0] : 0u;  // (no dynamic index: w stays in registers)
     for (int i = 0; i < ndst; ++i) {
       uint32_t* d = reinterpret_cast<uint32_t*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
       if (i0 < n) d[i0] = v;
