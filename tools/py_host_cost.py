@@ -6,7 +6,8 @@
 Host cost: perf_counter around a batch of calls issued with the GPU idle at its start (the launch
 queue never fills), per call, median of the batches, max over ranks. Layers: the public function
 (symmem.all_reduce), the registered operator (torch.ops.symmem.all_reduce_), the extension's
-method (Communicator.all_reduce, which does the argument checks and the launch)."""
+method (Communicator.all_reduce, which does the argument checks and the launch); then an MoE
+dispatch + combine pair at the decode shape through symmem.moe and through the extension alone."""
 import os
 import statistics
 import time
@@ -48,7 +49,7 @@ def main():
         flat = symmem.empty(n, dtype=torch.float32)
         flat.normal_()
         plain = torch.randn(n, device="cuda")
-        stream = sops._stream(torch)
+        stream = symmem._current_stream()
         sops._ops()  # registered before timing
         cases = [
             ("nccl dist.all_reduce", lambda: dist.all_reduce(plain)),
@@ -63,6 +64,30 @@ def main():
             for _ in range(20):
                 fn()
             rows.append((n * 4, name, max_over_ranks(host_us(fn))))
+    # MoE at the decode shape (issue 10's (a)): a dispatch and its combine, through the package and
+    # through the extension's methods alone (a combine needs a dispatch before it).
+    world = dist.get_world_size()
+    ep = symmem.moe.ExpertParallel(hidden=7168, topk=8, num_experts=256, max_tokens=128, fp8=True)
+    T = 128
+    gen = torch.Generator(device="cuda").manual_seed(rank)
+    x = torch.randn(T, 7168, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+    scales = torch.rand(T, 56, device="cuda", generator=gen) + 0.5
+    idx = torch.stack([torch.randperm(256, device="cuda", generator=gen)[:8] for _ in range(T)]).to(torch.int64)
+    w = torch.rand(T, 8, device="cuda", generator=gen)
+    y = torch.randn(ep.local_experts, ep.capacity, 7168, device="cuda", generator=gen).to(torch.bfloat16)
+    stream = symmem._current_stream()
+    raw = ep._ep
+
+    def raw_pair():
+        raw.dispatch(x.data_ptr(), scales.data_ptr(), idx.data_ptr(), True, w.data_ptr(), T, ep.recv_x.data_ptr(),
+                     ep.recv_scales.data_ptr(), ep.expert_counts.data_ptr(), stream)
+        raw.combine(y.data_ptr(), ep.out.data_ptr(), True, stream)
+
+    for name, fn in (("ExpertParallel.dispatch + combine", lambda: (ep.dispatch(x, idx, w, scales=scales), ep.combine(y))),
+                     ("the extension's dispatch + combine", raw_pair)):
+        for _ in range(20):
+            fn()
+        rows.append((T * 7168, name, max_over_ranks(host_us(fn))))
     if rank == 0:
         C = torch._C
         for name, fn in (("is_compiling", lambda: torch.compiler.is_compiling()),
@@ -75,7 +100,7 @@ def main():
                 print(f"  {name}: {fn()}")
             except Exception as e:  # noqa: BLE001 - a probe: say what is missing
                 print(f"  {name}: {type(e).__name__}: {e}")
-        print(f"host cost of one eager call, us (median of 30 batches of 20, max over {dist.get_world_size()} ranks)")
+        print(f"host cost of one eager call, us (median of 30 batches of 20, max over {world} ranks)")
         for b, name, us in rows:
             print(f"  {b:>9} B  {name:<32} {us:8.2f}")
     dist.barrier()
