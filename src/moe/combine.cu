@@ -48,14 +48,14 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   __syncthreads();  // start[] is in
   const long long W = part.warps(), total = static_cast<long long>(start[n]) * segs;
   const bool grouped = W >= n && total > 0;
-  const long long rw = 1 + ((L.tune & kCombRemoteX2) ? 1 : 0) + ((L.tune & kCombRemoteX3) ? 2 : 0);
+  const long long lw = 1 + ((L.tune & kCombLocalX2) ? 1 : 0) + ((L.tune & kCombLocalX3) ? 2 : 0);
   if (threadIdx.x == 0 && grouped) {
-    long long wt = 0;  // weighted items: another rank's count rw times this rank's own
-    for (int q = 0; q < n; ++q) wt += (q == me ? 1 : rw) * (start[q + 1] - start[q]);
+    long long wt = 0;  // weighted items: this rank's own count lw times another rank's
+    for (int q = 0; q < n; ++q) wt += (q == me ? lw : 1) * (start[q + 1] - start[q]);
     long long cum = 0;
     for (int q = 0; q <= n; ++q) {
       wstart[q] = q + (W - n) * cum / wt;
-      if (q < n) cum += (q == me ? 1 : rw) * (start[q + 1] - start[q]);
+      if (q < n) cum += (q == me ? lw : 1) * (start[q + 1] - start[q]);
     }
   }
   __syncthreads();

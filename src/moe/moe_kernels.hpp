@@ -107,8 +107,8 @@ static_assert(8 + 5 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user 
 enum TuneBits : unsigned {
   kSpreadCopy = 1,
   kOneElectionDispatch = 2,
-  kCombRemoteX2 = 4,  // (measuring) combine's send warps: another rank's item counts twice this rank's own
-  kCombRemoteX3 = 8,  // (measuring) three times (with kCombRemoteX2: four times)
+  kCombLocalX2 = 4,  // (measuring) combine's send warps: this rank's own item counts twice another rank's
+  kCombLocalX3 = 8,  // (measuring) three times (with kCombLocalX2: four times)
   kTuneDefault = kSpreadCopy | kOneElectionDispatch,
 };
 
