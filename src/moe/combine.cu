@@ -231,6 +231,12 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, Com
   combine_send(send, c, op);
   combine_recv(recv, c, op);
 }
+__global__ void __launch_bounds__(kWideThreads) combine_wide_kernel(CombineArgs send, CombineArgs recv) {
+  coll::pdl_wait();
+  const uint64_t c = send.h.local_signals[kCombineEpochSlot] + 1, op = send.h.local_signals[kOpSlot];
+  combine_send(send, c, op);
+  combine_recv(recv, c, op);
+}
 
 }  // namespace
 
@@ -244,7 +250,8 @@ void launch_combine_recv(const CombineArgs& a, int blocks, cudaStream_t s) {
   coll::launch(combine_recv_kernel, blocks, kThreads, s, a);
 }
 void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s) {
-  coll::launch(combine_kernel, blocks, kThreads, s, send, recv);
+  if (send.L.tune & kCombWide) coll::launch(combine_wide_kernel, blocks, kWideThreads, s, send, recv);
+  else coll::launch(combine_kernel, blocks, kThreads, s, send, recv);
 }
 int combine_pipe_resident_blocks_per_sm() {
   int b = 0;
@@ -259,7 +266,9 @@ int combine_resident_blocks_per_sm() {
     SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
     least = b < least ? b : least;
   }
-  return least;
+  int b = 0;
+  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, reinterpret_cast<const void*>(combine_wide_kernel), kWideThreads, 0));
+  return b < least ? b : least;
 }
 
 }  // namespace symmem::moe::kern
