@@ -41,7 +41,8 @@ echo "== $(date -u +%FT%TZ) commit $commit, $ngpu GPUs, kind $kind"
 nvidia-smi -L
 gtest=""
 [ -d .deps/googletest ] && gtest="-DSYMMEM_GTEST_SOURCE=$PWD/.deps/googletest"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release $gtest > "$OUT/build.log" 2>&1 &&
+# (AUTO again: a build directory that tools/next_call.sh configured without the package gets it back)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_BUILD_PYTHON=AUTO $gtest > "$OUT/build.log" 2>&1 &&
   cmake --build build -j "$(nproc)" >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 echo "== built"
 rc=0
