@@ -48,16 +48,8 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   __syncthreads();  // start[] is in
   const long long W = part.warps(), total = static_cast<long long>(start[n]) * segs;
   const bool grouped = W >= n && total > 0;
-  const long long lw = 1 + ((L.tune & kCombLocalX2) ? 1 : 0) + ((L.tune & kCombLocalX3) ? 2 : 0);
-  if (threadIdx.x == 0 && grouped) {
-    long long wt = 0;  // weighted items: this rank's own count lw times another rank's
-    for (int q = 0; q < n; ++q) wt += (q == me ? lw : 1) * (start[q + 1] - start[q]);
-    long long cum = 0;
-    for (int q = 0; q <= n; ++q) {
-      wstart[q] = q + (W - n) * cum / wt;
-      if (q < n) cum += (q == me ? lw : 1) * (start[q + 1] - start[q]);
-    }
-  }
+  if (threadIdx.x == 0 && grouped)
+    for (int q = 0; q <= n; ++q) wstart[q] = q + (W - n) * (static_cast<long long>(start[q]) * segs) / total;
   __syncthreads();
   long long first = part.warp(), step = W, end = total;
   if (grouped) {
@@ -231,12 +223,6 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, Com
   combine_send(send, c, op);
   combine_recv(recv, c, op);
 }
-__global__ void __launch_bounds__(kWideThreads) combine_wide_kernel(CombineArgs send, CombineArgs recv) {
-  coll::pdl_wait();
-  const uint64_t c = send.h.local_signals[kCombineEpochSlot] + 1, op = send.h.local_signals[kOpSlot];
-  combine_send(send, c, op);
-  combine_recv(recv, c, op);
-}
 
 }  // namespace
 
@@ -250,8 +236,7 @@ void launch_combine_recv(const CombineArgs& a, int blocks, cudaStream_t s) {
   coll::launch(combine_recv_kernel, blocks, kThreads, s, a);
 }
 void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s) {
-  if (send.L.tune & kCombWide) coll::launch(combine_wide_kernel, blocks, kWideThreads, s, send, recv);
-  else coll::launch(combine_kernel, blocks, kThreads, s, send, recv);
+  coll::launch(combine_kernel, blocks, kThreads, s, send, recv);
 }
 int combine_pipe_resident_blocks_per_sm() {
   int b = 0;
@@ -266,9 +251,7 @@ int combine_resident_blocks_per_sm() {
     SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
     least = b < least ? b : least;
   }
-  int b = 0;
-  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, reinterpret_cast<const void*>(combine_wide_kernel), kWideThreads, 0));
-  return b < least ? b : least;
+  return least;
 }
 
 }  // namespace symmem::moe::kern

@@ -131,7 +131,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->L.backoff_ns = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_BACKOFF_NS", 0, 100000));
   impl_->L.tune = kern::kTuneDefault;
   if (const char* v = std::getenv("SYMMEM_MOE_TUNE"); v != nullptr && *v != 0)
-    impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 31));
+    impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 3));
   if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
     impl_->send_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
   impl_->buf = comm.alloc(impl_->L.bytes);

@@ -64,7 +64,6 @@ constexpr int kThreads = 256;  // 8 warps: a dispatch token's row is moved by al
 // so: prefill combine 330 -> 313 us, but decode 19.9 -> 21.3 us, and 20.8 with decode's grid kept
 // at a block an SM: the cap itself costs the one-kernel form, so it keeps its registers).
 constexpr int kCombinePipeBlocksPerSm = 2;
-constexpr int kWideThreads = 512;  // (measuring, kCombWide)
 constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound items need many in flight
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
@@ -108,9 +107,6 @@ static_assert(8 + 5 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user 
 enum TuneBits : unsigned {
   kSpreadCopy = 1,
   kOneElectionDispatch = 2,
-  kCombLocalX2 = 4,  // (measuring) combine's send warps: this rank's own item counts twice another rank's
-  kCombLocalX3 = 8,  // (measuring) three times (with kCombLocalX2: four times)
-  kCombWide = 16,  // (measuring) the one-kernel combine at kWideThreads a block (the same blocks, twice the warps)
   kTuneDefault = kSpreadCopy | kOneElectionDispatch,
 };
 
