@@ -26,17 +26,22 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   const bool refuse = h.local_signals[kCombinedSlot] >= op;  // (set by the last round of a finished combine)
   if (refuse && part.lead() && threadIdx.x == 0)
     device::record_error(h, WaitKind::kMoe, -1, 3ull << 32, Cmp::kGt, op, h.local_signals[kCombinedSlot], 0);
-  // This round's rows from each source, and where they start among the operation's records.
+  // This round's rows from each source, and where they start among the operation's records: thread
+  // s loads source s's counts (every source's loads in flight at once: one thread's loads, each
+  // after a shared store, went one L2 round trip at a time), then thread s sums the prefix.
   const unsigned* round_counts = at<unsigned>(h, L.round_counts_off);
-  __shared__ int start[pad::kMaxTeam + 1], base[pad::kMaxTeam];
-  if (threadIdx.x == 0) {
-    start[0] = 0;
-    for (int s = 0; s < n; ++s) {
-      int b = 0;
-      for (int j = 0; j < a.r.index; ++j) b += static_cast<int>(round_counts[static_cast<size_t>(j) * n + s]);
-      base[s] = b;
-      start[s + 1] = start[s] + static_cast<int>(round_counts[static_cast<size_t>(a.r.index) * n + s]);
-    }
+  __shared__ int start[pad::kMaxTeam + 1], base[pad::kMaxTeam], rows[pad::kMaxTeam];
+  for (int s = threadIdx.x; s < n; s += blockDim.x) {
+    int b = 0;
+    for (int j = 0; j < a.r.index; ++j) b += static_cast<int>(round_counts[static_cast<size_t>(j) * n + s]);
+    base[s] = b;
+    rows[s] = static_cast<int>(round_counts[static_cast<size_t>(a.r.index) * n + s]);
+  }
+  __syncthreads();
+  for (int s = threadIdx.x; s <= n; s += blockDim.x) {
+    int v = 0;
+    for (int q = 0; q < s; ++q) v += rows[q];
+    start[s] = v;
   }
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;  // bf16 row
   const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
@@ -48,8 +53,7 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   __syncthreads();  // start[] is in
   const long long W = part.warps(), total = static_cast<long long>(start[n]) * segs;
   const bool grouped = W >= n && total > 0;
-  if (threadIdx.x == 0 && grouped)
-    for (int q = 0; q <= n; ++q) wstart[q] = q + (W - n) * (static_cast<long long>(start[q]) * segs) / total;
+  for (int q = threadIdx.x; grouped && q <= n; q += blockDim.x) wstart[q] = q + (W - n) * (static_cast<long long>(start[q]) * segs) / total;
   __syncthreads();
   long long first = part.warp(), step = W, end = total;
   if (grouped) {

@@ -56,7 +56,7 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
     RowBatch rb;
     rb.load(src, p1 - p0, 0);
     int expert = -1, dest = -1, d = -1;
-    unsigned slot = 0;
+    unsigned slot = 0, before = 0;  // before: the rows sent to d in the operation's earlier rounds
     int ndst = 0;
     if (warp == 0) {
       if (lane < K) {
@@ -79,6 +79,7 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
         for (int i = 0; i < lane; ++i) m &= m - 1;
         d = __ffsll(static_cast<long long>(m)) - 1;
         slot = atomicAdd(&send_count[d], 1u);
+        before = sent_total[d];  // (loaded here, every destination's at once, beside the claim)
         ++s_rows[d];  // (the lanes hold distinct ranks)
         s_dst[lane] = at_peer<char>(h, d, L.stage_off + ((static_cast<size_t>(parity) * n + me) * L.round + slot) * L.row);
       }
@@ -96,8 +97,8 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
       const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
       for (int i = 0; i < ndst; ++i) {
         const int di = __shfl_sync(0xffffffffu, d, i);
-        const unsigned si = __shfl_sync(0xffffffffu, slot, i);
-        const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + sent_total[di] + si;
+        const unsigned si = __shfl_sync(0xffffffffu, slot, i), bi = __shfl_sync(0xffffffffu, before, i);
+        const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + bi + si;
         Meta* meta = at_peer<Meta>(h, di, L.meta_off + rec * sizeof(Meta));
         if (lane < kMaxTopk) {
           const bool mine = lane < K && dest == di;
@@ -146,10 +147,12 @@ __device__ __forceinline__ void send_close(const DispatchArgs& a, uint64_t op) {
   if (last_block(arrive)) close_send_counts(a, op);
 }
 
-// A receive half's per-block state: the flags' values, where each source's rows start.
+// A receive half's per-block state: the flags' values, each source's rows this round, where they
+// start, and the source's rows in the operation's earlier rounds (recv_total, read once here).
 struct RecvShared {
   uint64_t seen[pad::kMaxTeam];
-  int start[pad::kMaxTeam + 1];
+  int rows[pad::kMaxTeam], start[pad::kMaxTeam + 1];
+  unsigned total[pad::kMaxTeam];
   int ok;
 };
 
@@ -164,10 +167,18 @@ __device__ __forceinline__ void recv_wait(const DispatchRecvArgs& a, uint64_t e,
   const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, base, static_cast<uint64_t>(a.senders), sh.seen,
                            L.backoff_ns);
   stamp0(h, L, kDispRecvFlagsIn);
-  if (threadIdx.x == 0) {
-    sh.ok = ok;
-    sh.start[0] = 0;
-    for (int s = 0; s < n; ++s) sh.start[s + 1] = sh.start[s] + (ok ? static_cast<int>((sh.seen[s] - base[s]) & kRowsMask) : 0);
+  // Thread s takes source s's loads (all in flight at once), then thread s sums the prefix.
+  const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
+  for (int s = threadIdx.x; s < n; s += blockDim.x) {
+    sh.rows[s] = ok ? static_cast<int>((sh.seen[s] - base[s]) & kRowsMask) : 0;
+    sh.total[s] = recv_total[s];
+  }
+  if (threadIdx.x == 0) sh.ok = ok;
+  __syncthreads();
+  for (int s = threadIdx.x; s <= n; s += blockDim.x) {
+    int v = 0;
+    for (int q = 0; q < s; ++q) v += sh.rows[q];
+    sh.start[s] = v;
   }
   if (a.r.first && ok) report_peer_overflow(h, n, op - 1);  // a peer over capacity in the last operation
   __syncthreads();
@@ -182,7 +193,6 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
   const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity;
   const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
-  const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
   const int* start = sh.start;
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
@@ -196,7 +206,7 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
     int s = 0;
     while (start[s + 1] <= j) ++s;
     const size_t row = (static_cast<size_t>(parity) * n + s) * L.round + (j - start[s]);
-    const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + recv_total[s] + (j - start[s]);
+    const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + sh.total[s] + (j - start[s]);
     const char* src = at<char>(h, L.stage_off + row * L.row);
     Meta* meta = at<Meta>(h, L.meta_off + rec * sizeof(Meta));
     RowBatch rb;  // the staged row's first batch and its first 64 scale words in flight during the claims
@@ -250,7 +260,7 @@ __device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e
     unsigned* total = at<unsigned>(h, L.recv_total_off);
     uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, parity, 0);
     for (int s = threadIdx.x; s < n; s += blockDim.x) {
-      round_counts[s] = sh.ok ? static_cast<unsigned>((sh.seen[s] - base[s]) & kRowsMask) : 0u;
+      round_counts[s] = static_cast<unsigned>(sh.rows[s]);
       total[s] = a.r.last ? 0u : total[s] + round_counts[s];
       if (sh.ok) base[s] = sh.seen[s];  // the flag's value at this round, for its next one
     }
