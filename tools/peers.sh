@@ -40,7 +40,7 @@ case "$cmd" in
     OUT=${OUT:-$PWD/gpu-out}
     mkdir -p "$OUT"
     n=${1:-$(nvidia-smi -L | wc -l)}
-    export SYMMEM_COMMIT=${COMMIT:-${SYMMEM_COMMIT:-}} DEEPEP_VERSION=v1.2.1  # labels in the JSON (no git on the machine)
+    export SYMMEM_COMMIT=${COMMIT:-${SYMMEM_COMMIT:-}} SYMMEM_KIND=$(gpu_kind) DEEPEP_VERSION=v1.2.1  # labels in the JSON (no git on the machine)
     cuda=$(dirname "$(dirname "$(command -v nvcc)")")
     [ -x /usr/bin/g++ ] && export CXX=/usr/bin/g++ CC=/usr/bin/gcc
     export CPLUS_INCLUDE_PATH="$cuda/include/cccl:$cuda/include" C_INCLUDE_PATH="$cuda/include/cccl" TORCH_CUDA_ARCH_LIST=9.0

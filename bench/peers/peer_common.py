@@ -89,7 +89,8 @@ def write(path, rank, world, rows, **meta):
     """Rank 0 writes meta (suite, peer, timing, ...) with the device, versions, date and rows."""
     if rank != 0:
         return
-    meta.update({"world": world, "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+    meta.update({"world": world, "device": torch.cuda.get_device_name(), "device_kind": os.environ.get("SYMMEM_KIND", ""),
+                 "torch": torch.__version__,
                  "symmem_commit": os.environ.get("SYMMEM_COMMIT", ""), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                  "rows": rows})
     with open(path, "w") as f:
