@@ -33,22 +33,21 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t es = a.es;
 
-  // This rank's own row, checked before its data is read. Thread q loads count q (every count in
-  // flight at once: one thread's loads, each after a shared store, went one round trip at a time),
-  // then thread q sums its prefix from shared memory.
-  __shared__ long long own[pad::kMaxTeam], row_off[pad::kMaxTeam + 1];
-  __shared__ int row_negative;
-  if (threadIdx.x == 0) row_negative = 0;
-  for (int q = threadIdx.x; q < n; q += blockDim.x) own[q] = a.counts[q];
-  __syncthreads();
-  for (int q = threadIdx.x; q <= n; q += blockDim.x) {
+  // This rank's own row, checked before its data is read.
+  __shared__ long long row_off[pad::kMaxTeam + 1];
+  __shared__ bool row_ok;
+  if (threadIdx.x == 0) {
     long long off = 0;
-    for (int i = 0; i < q; ++i) off += own[i] < 0 ? 0 : own[i];
-    row_off[q] = off;
-    if (q < n && own[q] < 0) row_negative = 1;
+    bool ok = true;
+    for (int q = 0; q < n; ++q) {
+      row_off[q] = off;
+      ok &= a.counts[q] >= 0;
+      off += a.counts[q] < 0 ? 0 : a.counts[q];
+    }
+    row_off[n] = off;
+    row_ok = ok && static_cast<unsigned long long>(off) <= a.in_capacity;
   }
   __syncthreads();
-  const bool row_ok = row_negative == 0 && static_cast<unsigned long long>(row_off[n]) <= a.in_capacity;
 
   // Header line i: counts[i] for i < n, then input capacity, output capacity, output placement.
   auto header = [&](size_t i) -> uint64_t {
@@ -63,7 +62,7 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
     for (size_t i = idx; i < hdr; i += stride) {
       device::ll_store(dst + i, header(i), sq.flag);
     }
-    const long long c = own[p];
+    const long long c = a.counts[p];
     if (row_ok && static_cast<size_t>(c) * es <= limit)
       device::ll_put(dst + hdr, a.in + row_off[p] * es, static_cast<size_t>(c) * es, sq.flag, idx, stride);
   }
