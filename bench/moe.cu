@@ -22,6 +22,12 @@
 namespace symmem::bench {
 
 namespace {
+// What kAuto (or the config) runs: one kernel a round ("1k"), two ("2k"), or one for dispatch and
+// two for combine ("1k/2k").
+std::string launch_name(const moe::ExpertParallel& e) {
+  const bool d = e.dispatch_one_kernel_per_round(), c = e.one_kernel_per_round();
+  return d == c ? (d ? "1k" : "2k") : (d ? "1k/2k" : "2k/1k");
+}
 // SYMMEM_MOE_TRACE=1: where a dispatch + combine step spends its time. One step captured in a graph,
 // replayed 21 times; after each, the kernels' phase stamps (ExpertParallel::trace_ns, one GPU's
 // %globaltimer) give the phases below; median over replays, maximum over ranks, us.
@@ -111,7 +117,7 @@ void run_moe(Harness& h) {
   if (me == 0) {
     std::printf("# symmem-bench moe: %d ranks, %s; time in us (dispatch; combine = pair - dispatch), remote GB/s per rank\n", n,
                 h.gpu_name().c_str());
-    std::printf("%16s %7s %6s | %9s %9s %8s %2s | %9s %9s %9s %9s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine",
+    std::printf("%16s %7s %6s | %9s %9s %8s %5s | %9s %9s %9s %9s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine",
                 "disp_GBs", "k", "disp_2k", "comb_2k", "disp_1k", "comb_1k", "nccl_a2a", "nccl_GBs", "#wrong");
   }
   // SYMMEM_MOE_SHAPES (a comma-separated list of names, same on every rank): only those shapes.
@@ -165,24 +171,28 @@ void run_moe(Harness& h) {
         if (!e.trace_ns().empty()) trace_phases(h, e, [&](cudaStream_t st) {
             e.dispatch(din, dout, st);
             e.combine(y, out, true, st);
-          }, std::string(s.name) + (skewed ? "/skewed" : "/uniform") + (e.one_kernel_per_round() ? " 1k" : " 2k"));
+          }, std::string(s.name) + (skewed ? "/skewed" : "/uniform") + " " + launch_name(e));
       };
-      // The launch choice kAuto did not make, beside it (one kernel only where ranks have their own
-      // GPUs): columns disp_2k/comb_2k (two kernels a round) and disp_1k/comb_1k (one).
-      const bool auto_one = ep.one_kernel_per_round();
-      double alt_disp = -1, alt_pair = -1;
-      if (auto_one || !h.comm().shares_gpu()) {
+      // The launch choices kAuto did not make, beside it (one kernel only where ranks have their own
+      // GPUs): columns disp_2k/comb_2k (two kernels a round) and disp_1k/comb_1k (one). kAuto may take
+      // one kernel for dispatch and two for combine ("1k/2k"), and then both others run.
+      const bool auto_d = ep.dispatch_one_kernel_per_round(), auto_c = ep.one_kernel_per_round();
+      const bool auto_one = auto_d && auto_c, auto_two = !auto_d && !auto_c;
+      double disp1 = -1, pair1 = -1, disp2 = -1, pair2 = -1;
+      for (moe::Kernels k : {moe::Kernels::kTwo, moe::Kernels::kOne}) {
+        const bool one = k == moe::Kernels::kOne;
+        if ((one ? auto_one : auto_two) || (one && h.comm().shares_gpu())) continue;
         moe::Config c1 = cfg;
-        c1.kernels = auto_one ? moe::Kernels::kTwo : moe::Kernels::kOne;
+        c1.kernels = k;
         moe::ExpertParallel ep1(h.comm(), c1);
-        alt_disp = time_ep(ep1, &alt_pair);
+        (one ? disp1 : disp2) = time_ep(ep1, one ? &pair1 : &pair2);
         trace(ep1);
       }
       double pair = 0;
       const double disp = time_ep(ep, &pair);  // last: the counts checked below are the default path's
       trace(ep);
-      const double disp1 = auto_one ? disp : alt_disp, pair1 = auto_one ? pair : alt_pair;
-      const double disp2 = auto_one ? alt_disp : disp, pair2 = auto_one ? alt_pair : pair;
+      if (auto_one) disp1 = disp, pair1 = pair;
+      if (auto_two) disp2 = disp, pair2 = pair;
       // Check: every rank's expert counts add up to what the routing says it receives.
       h.ctx().synchronize(h.stream(), "moe bench");
       std::vector<int> got(El);
@@ -233,14 +243,15 @@ void run_moe(Harness& h) {
       r.extra["nccl_gbps"] = nccl > 0 ? remote_bytes / nccl / 1000.0 : -1;
       r.extra["bytes_per_rank"] = static_cast<double>(ep.bytes_per_rank());
       r.extra["auto_one_kernel"] = auto_one ? 1 : 0;
+      r.extra["auto_dispatch_one_kernel"] = auto_d ? 1 : 0;
       r.extra["one_kernel_dispatch_us"] = disp1;
       r.extra["one_kernel_combine_us"] = disp1 > 0 ? pair1 - disp1 : -1;
       r.extra["two_kernels_dispatch_us"] = disp2;
       r.extra["two_kernels_combine_us"] = disp2 > 0 ? pair2 - disp2 : -1;
       h.add(r);
       if (me == 0)
-        std::printf("%16s %7s %6d | %9.2f %9.2f %8.1f %2s | %9.2f %9.2f %9.2f %9.2f | %9.2f %8.1f | %9ld\n", s.name,
-                    skewed ? "skewed" : "uniform", s.tokens, disp, pair - disp, r.extra["dispatch_gbps"], auto_one ? "1k" : "2k", disp2,
+        std::printf("%16s %7s %6d | %9.2f %9.2f %8.1f %5s | %9.2f %9.2f %9.2f %9.2f | %9.2f %8.1f | %9ld\n", s.name,
+                    skewed ? "skewed" : "uniform", s.tokens, disp, pair - disp, r.extra["dispatch_gbps"], launch_name(ep).c_str(), disp2,
                     r.extra["two_kernels_combine_us"], disp1, r.extra["one_kernel_combine_us"], nccl, r.extra["nccl_gbps"], wrong);
       for (void* p : {x, sc, di, rx, rsc, cnt, y, out}) cudaFree(p);
     }

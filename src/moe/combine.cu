@@ -38,11 +38,7 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
     rows[s] = static_cast<int>(round_counts[static_cast<size_t>(a.r.index) * n + s]);
   }
   __syncthreads();
-  for (int s = threadIdx.x; s <= n; s += blockDim.x) {
-    int v = 0;
-    for (int q = 0; q < s; ++q) v += rows[q];
-    start[s] = v;
-  }
+  prefix_starts(rows, n, start);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;  // bf16 row
   const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
   // Work items: (received row, segment of kSegBytes), every SM taking part even for a few rows. The

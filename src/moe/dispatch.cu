@@ -16,7 +16,8 @@ namespace {
 // half's last block raises the operation in the pad while other blocks may still run).
 // A send half's per-block state: the current token's destinations, the rows staged on each rank.
 struct SendShared {
-  char* dst[32];
+  char* dst[32];      // where the token's row goes: peers' staging rows, then (self-direct) local expert rows
+  uint32_t* sdst[32]; // and its scale words
   int ndst;
   unsigned rows[pad::kMaxTeam];
 };
@@ -34,6 +35,14 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
   const Idx* idx = static_cast<const Idx*>(a.topk_idx);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lane = lane_id();
+  // Self-direct (a.recv_x set: the caller gave the outputs to the send half): a row this rank sends
+  // itself skips the staging area and goes straight into its local experts' rows, claimed here as
+  // the receive copy claims them (expert_count, up to the capacity). It still takes a staging index
+  // (send_count) for its routing record, so the records, the flags' row counts and combine stay
+  // as they are; the receive half skips these rows (DispatchRecvArgs::self_direct).
+  const bool direct = a.recv_x != nullptr;
+  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  const int El = L.experts_local, C = L.capacity;
   stamp_lead(h, L, part, kDispSendStart);
 
   // A block per token (block-major: a decode batch of 128 tokens lands on 128 SMs). Its warp 0
@@ -44,6 +53,7 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
   // for every thread of a block, so the block barriers below are safe.
   constexpr int kWarps = kThreads / 32;
   char** s_dst = sh.dst;
+  uint32_t** s_sdst = sh.sdst;
   int& s_ndst = sh.ndst;
   unsigned* s_rows = sh.rows;  // rows this block staged on each rank (its flag adds; zeroed by clear_rows)
   const int warp = static_cast<int>(threadIdx.x >> 5);
@@ -57,7 +67,8 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
     rb.load(src, p1 - p0, 0);
     int expert = -1, dest = -1, d = -1;
     unsigned slot = 0, before = 0;  // before: the rows sent to d in the operation's earlier rounds
-    int ndst = 0;
+    unsigned lslot = 0;             // self-direct: lane k's row in its local expert (>= C: dropped)
+    int ndst = 0;                   // the token's destination ranks (warp 0)
     if (warp == 0) {
       if (lane < K) {
         const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
@@ -74,6 +85,7 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
       for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
       if (lane == 0) token_ranks[t] = mask;
       ndst = __popcll(mask);
+      if (direct && dest == me) lslot = atomicAdd(&expert_count[expert - me * El], 1u);  // (lanes < K; beside the claims below)
       if (lane < ndst) {
         uint64_t m = mask;
         for (int i = 0; i < lane; ++i) m &= m - 1;
@@ -81,17 +93,35 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
         slot = atomicAdd(&send_count[d], 1u);
         before = sent_total[d];  // (loaded here, every destination's at once, beside the claim)
         ++s_rows[d];  // (the lanes hold distinct ranks)
-        s_dst[lane] = at_peer<char>(h, d, L.stage_off + ((static_cast<size_t>(parity) * n + me) * L.round + slot) * L.row);
       }
-      if (lane == 0) s_ndst = ndst;
+      // The row's destinations, compacted: the staging rows (every rank, or every peer where
+      // self-direct), then this rank's kept expert rows.
+      const bool staged = lane < ndst && !(direct && d == me);
+      const unsigned st = __ballot_sync(0xffffffffu, staged), below = (1u << lane) - 1u;
+      if (staged) {
+        char* p = at_peer<char>(h, d, L.stage_off + ((static_cast<size_t>(parity) * n + me) * L.round + slot) * L.row);
+        s_dst[__popc(st & below)] = p;
+        s_sdst[__popc(st & below)] = reinterpret_cast<uint32_t*>(p + payload);
+      }
+      int nout = __popc(st);
+      if (direct) {  // (uniform)
+        const bool local = dest == me && lslot < static_cast<unsigned>(C);
+        const unsigned lk = __ballot_sync(0xffffffffu, local);
+        if (local) {
+          const size_t r = static_cast<size_t>(expert - me * El) * C + lslot;
+          s_dst[nout + __popc(lk & below)] = a.recv_x + r * payload;
+          s_sdst[nout + __popc(lk & below)] = a.recv_scales != nullptr ? a.recv_scales + r * L.scale_words : nullptr;
+        }
+        nout += __popc(lk);
+      }
+      if (lane == 0) s_ndst = nout;
     }
     __syncthreads();
-    ndst = s_ndst;
-    char* dst = lane < ndst ? s_dst[lane] : nullptr;
-    if (p0 < p1) warp_fanout16(src, p1 - p0, dst != nullptr ? dst + p0 : nullptr, ndst, rb, t + warp);
+    const int nout = s_ndst;
+    char* dst = lane < nout ? s_dst[lane] : nullptr;
+    if (p0 < p1) warp_fanout16(src, p1 - p0, dst != nullptr ? dst + p0 : nullptr, nout, rb, t + warp);
     if (L.scale_words && warp == kWarps - 1)
-      warp_fanout_words(a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words,
-                        dst != nullptr ? reinterpret_cast<uint32_t*>(dst + payload) : nullptr, ndst);
+      warp_fanout_words(a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words, lane < nout ? s_sdst[lane] : nullptr, nout);
     if (warp == 0) {
       // The routing record of each copy: source token, that rank's experts (local ids) and weights.
       const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
@@ -104,6 +134,7 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
           const bool mine = lane < K && dest == di;
           meta->expert[lane] = mine ? expert - di * L.experts_local : -1;
           meta->weight[lane] = mine ? wk : 1.0f;
+          if (direct && di == me) meta->slot[lane] = mine && lslot < static_cast<unsigned>(C) ? static_cast<int>(lslot) : -1;  // (as recv_copy)
         }
         if (lane == 0) meta->src_token = t;
       }
@@ -167,7 +198,7 @@ __device__ __forceinline__ void recv_wait(const DispatchRecvArgs& a, uint64_t e,
   const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, base, static_cast<uint64_t>(a.senders), sh.seen,
                            L.backoff_ns);
   stamp0(h, L, kDispRecvFlagsIn);
-  // Thread s takes source s's loads (all in flight at once), then thread s sums the prefix.
+  // Thread s takes source s's loads (all in flight at once), then the prefix.
   const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
   for (int s = threadIdx.x; s < n; s += blockDim.x) {
     sh.rows[s] = ok ? static_cast<int>((sh.seen[s] - base[s]) & kRowsMask) : 0;
@@ -175,11 +206,7 @@ __device__ __forceinline__ void recv_wait(const DispatchRecvArgs& a, uint64_t e,
   }
   if (threadIdx.x == 0) sh.ok = ok;
   __syncthreads();
-  for (int s = threadIdx.x; s <= n; s += blockDim.x) {
-    int v = 0;
-    for (int q = 0; q < s; ++q) v += sh.rows[q];
-    sh.start[s] = v;
-  }
+  prefix_starts(sh.rows, n, sh.start);
   if (a.r.first && ok) report_peer_overflow(h, n, op - 1);  // a peer over capacity in the last operation
   __syncthreads();
 }
@@ -200,9 +227,11 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
   // Rows spread block-major (kSpreadCopy): a decode batch's few hundred rows, each copied into
   // several experts by one warp, filled the first blocks' warps, 32 SMs at 2 ranks. (Combine's
   // items stay warp-major: block-major measured 1.5% slower at prefill, no different at decode.)
-  for (WorkItems w(start[n], claims ? at<unsigned>(h, L.arrive_off) + kCopyClaims : nullptr, part, (L.tune & kSpreadCopy) != 0); w.valid();
+  // Self-direct: this rank's own rows are in its experts already (send_rows); the items skip them.
+  const int me = h.rank, skip = a.self_direct ? start[me + 1] - start[me] : 0;
+  for (WorkItems w(start[n] - skip, claims ? at<unsigned>(h, L.arrive_off) + kCopyClaims : nullptr, part, (L.tune & kSpreadCopy) != 0); w.valid();
        w.next()) {
-    const int j = static_cast<int>(w.item);
+    const int j = static_cast<int>(w.item) + (static_cast<int>(w.item) >= start[me] ? skip : 0);
     int s = 0;
     while (start[s + 1] <= j) ++s;
     const size_t row = (static_cast<size_t>(parity) * n + s) * L.round + (j - start[s]);
@@ -255,6 +284,9 @@ __device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e
   __syncthreads();
   if (last_block(arrive)) {  // its threads split the epilogue: source s, local expert le
     if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
+    // Each thread's first expert count is loaded first, beside the send counts (one round trip).
+    const int le0 = static_cast<int>(threadIdx.x);
+    const unsigned c0 = a.r.last && le0 < El ? expert_count[le0] : 0u;
     if (send != nullptr) close_send_counts(*send, op);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
@@ -265,19 +297,17 @@ __device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e
       if (sh.ok) base[s] = sh.seen[s];  // the flag's value at this round, for its next one
     }
     if (threadIdx.x == 0) at<unsigned>(h, L.arrive_off)[kCopyClaims] = 0;  // every block's claims are in
-    __shared__ int over;
-    if (threadIdx.x == 0) over = 0;
-    __syncthreads();
-    for (int le = threadIdx.x; a.r.last && le < El; le += blockDim.x) {
-      const unsigned c = expert_count[le];
+    int over_mine = 0;
+    for (int le = le0; a.r.last && le < El; le += blockDim.x) {
+      const unsigned c = le == le0 ? c0 : expert_count[le];
       expert_count[le] = 0;
       a.expert_counts[le] = static_cast<int>(c < static_cast<unsigned>(C) ? c : static_cast<unsigned>(C));
       if (c > static_cast<unsigned>(C)) {
-        over = 1;
+        over_mine = 1;
         device::record_error(h, WaitKind::kMoe, -1, (2ull << 32) | static_cast<unsigned>(le), Cmp::kLe, static_cast<uint64_t>(C), c, 0);
       }
     }
-    __syncthreads();
+    const int over = __syncthreads_or(over_mine);
     if (over)  // every peer learns of it (report_peer_overflow)
       for (int d = threadIdx.x; d < n; d += blockDim.x)
         if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);

@@ -90,7 +90,8 @@ struct ExpertParallel::Impl {
   SymmetricBuffer buf;
   kern::Layout L;
   int sms = 132;
-  bool one_kernel = false;  // Config::kernels resolved: from the config and shares_gpu, the same on every rank
+  bool one_kernel = false;  // Config::kernels resolved for combine: from the config and shares_gpu, the same on every rank
+  bool dispatch_one = false;  // the same for dispatch (kAuto also takes one kernel a round for several rounds at 1-2 ranks)
   int resident_blocks = 1;  // blocks of every MoE kernel that stay resident at once: no grid is larger (one
                             // kernel a round needs it; two kernels then need no second wave)
   int resident_pipe = 1;  // the same for the pipelined combine's grid (kCombinePipeBlocksPerSm)
@@ -122,16 +123,23 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
   impl_->L = kern::make_layout(cfg_, nranks_);
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
-  impl_->one_kernel = cfg_.kernels == Kernels::kOne || (cfg_.kernels == Kernels::kAuto && !comm.shares_gpu() && impl_->L.rounds == 1);
+  const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();
+  impl_->one_kernel = cfg_.kernels == Kernels::kOne || (own_gpus && impl_->L.rounds == 1);
+  // Dispatch over several rounds at one or two ranks: one kernel a round, whose send half writes
+  // this rank's own rows (half of them at 2 ranks) into its experts (self_direct), beat the
+  // pipelined rounds (2 x H100, session 16, prefill: 226.5 us against 245.3; the pipelined rounds
+  // with self-direct 244.5 at their best split). At 4 ranks the pipelined rounds were well ahead
+  // before (4 x H100, session 11: 347 against 425), so they stay there.
+  impl_->dispatch_one = impl_->one_kernel || (own_gpus && nranks_ <= 2);
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
   // kernel a round, and pipelined rounds (their every block waits for the round's flags first;
   // under skewed routing the light ranks wait while the hot rank stores into their memory).
-  impl_->L.backoff_ns = impl_->one_kernel || impl_->L.rounds > 1 ? 200 : 0;
+  impl_->L.backoff_ns = impl_->dispatch_one || impl_->L.rounds > 1 ? 200 : 0;
   if (const char* v = std::getenv("SYMMEM_MOE_BACKOFF_NS"); v != nullptr && *v != 0)
     impl_->L.backoff_ns = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_BACKOFF_NS", 0, 100000));
   impl_->L.tune = kern::kTuneDefault;
   if (const char* v = std::getenv("SYMMEM_MOE_TUNE"); v != nullptr && *v != 0)
-    impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 3));
+    impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 15));
   if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
     impl_->send_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
   impl_->buf = comm.alloc(impl_->L.bytes);
@@ -172,6 +180,7 @@ ExpertParallel::~ExpertParallel() {
 
 size_t ExpertParallel::bytes_per_rank() const { return impl_->L.bytes; }
 bool ExpertParallel::one_kernel_per_round() const { return impl_->one_kernel; }
+bool ExpertParallel::dispatch_one_kernel_per_round() const { return impl_->dispatch_one; }
 std::vector<uint64_t> ExpertParallel::trace_ns() const {
   if (!impl_->L.trace) return {};
   std::vector<uint64_t> t(kern::kTracePoints);
@@ -229,8 +238,24 @@ static Grids grids_of(long long send_warps, long long recv_warps, int sms, int r
   return {blocks_for(send_warps, sms, resident), blocks_for(recv_warps, sms, resident), blocks_for(std::max(send_warps, recv_warps), sms, resident)};
 }
 
-static kern::DispatchArgs dispatch_args(const kern::Layout& L, const DeviceHandle& h, const DispatchIn* in, int j, int tokens, int experts) {
-  kern::DispatchArgs sa{h, L, round_of(L, j, tokens), nullptr, nullptr, nullptr, false, nullptr, tokens, experts};
+// Self-direct: a send half given the outputs writes this rank's own rows straight into its experts,
+// and its receive half skips them (dispatch.cu, send_rows). Rank-local: a rank's own rows never
+// cross the links, so ranks need not agree on it. Taken by one kernel a round over several rounds
+// (`multi`), where a block sends several tokens and its own rows' writes run beside its next
+// tokens' stores (2 x H100, session 16, prefill 253.8 -> 226.5 us). Elsewhere it measured no
+// better: the one-kernel decode dispatch level (the writes move from the copy to before the
+// block's fence), 1-token shapes 0.5 us slower, the pipelined rounds 28 us slower at their
+// default split. kSelfDirect / kSelfStaged force it either way, for measurements.
+static bool self_direct(const kern::Layout& L, bool multi) {
+  return (L.tune & kern::kSelfStaged) == 0 && (multi || (L.tune & kern::kSelfDirect) != 0);
+}
+static kern::DispatchArgs dispatch_args(const kern::Layout& L, const DeviceHandle& h, const DispatchIn* in, int j, int tokens, int experts,
+                                        const DispatchOut* out) {
+  kern::DispatchArgs sa{h, L, round_of(L, j, tokens), nullptr, nullptr, nullptr, false, nullptr, tokens, experts, nullptr, nullptr};
+  if (in != nullptr && out != nullptr) {
+    sa.recv_x = static_cast<char*>(out->recv_x);
+    sa.recv_scales = static_cast<uint32_t*>(out->recv_scales);
+  }
   if (in != nullptr) {
     sa.x = static_cast<const char*>(in->x);
     sa.scales = static_cast<const uint32_t*>(in->scales);
@@ -241,8 +266,8 @@ static kern::DispatchArgs dispatch_args(const kern::Layout& L, const DeviceHandl
   return sa;
 }
 static kern::DispatchRecvArgs dispatch_recv_args(const kern::Layout& L, const DeviceHandle& h, const DispatchOut* out, int j, int tokens,
-                                                 int senders) {
-  kern::DispatchRecvArgs ra{h, L, round_of(L, j, tokens), senders, nullptr, nullptr, nullptr};
+                                                 int senders, bool direct) {
+  kern::DispatchRecvArgs ra{h, L, round_of(L, j, tokens), senders, nullptr, nullptr, nullptr, direct};
   if (out != nullptr) {
     ra.recv_x = static_cast<char*>(out->recv_x);
     ra.recv_scales = static_cast<uint32_t*>(out->recv_scales);
@@ -252,15 +277,17 @@ static kern::DispatchRecvArgs dispatch_recv_args(const kern::Layout& L, const De
 }
 
 // Round j of a dispatch: its send half (in given), its receive half (out given), or both, as two
-// kernels or, with one_kernel, as one (a grid for both halves, within what stays resident).
+// kernels or, with dispatch_one, as one (a grid for both halves, within what stays resident).
 void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out, int j, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const Grids g = grids_of(static_cast<long long>(L.round) * (kern::kThreads / 32), static_cast<long long>(nranks_) * L.round, impl_->sms,
                            impl_->resident_blocks);
-  const int senders = impl_->one_kernel ? g.both : g.send;
-  const kern::DispatchArgs sa = dispatch_args(L, impl_->buf.handle(), in, j, impl_->last_tokens, cfg_.num_experts);
-  const kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, j, impl_->last_tokens, senders);
-  if (in != nullptr && out != nullptr && impl_->one_kernel) {
+  const int senders = impl_->dispatch_one ? g.both : g.send;
+  // Self-direct only where both halves are in this call (dispatch, not dispatch_send / dispatch_recv).
+  const bool direct = in != nullptr && out != nullptr && self_direct(L, impl_->dispatch_one && L.rounds > 1);
+  const kern::DispatchArgs sa = dispatch_args(L, impl_->buf.handle(), in, j, impl_->last_tokens, cfg_.num_experts, direct ? out : nullptr);
+  const kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, j, impl_->last_tokens, senders, direct);
+  if (in != nullptr && out != nullptr && impl_->dispatch_one) {
     kern::launch_dispatch(sa, ra, g.both, stream);
     return;
   }
@@ -283,11 +310,12 @@ void ExpertParallel::dispatch_pipelined(const DispatchIn& in, const DispatchOut&
                            impl_->resident_blocks);
   const DeviceHandle h = impl_->buf.handle();
   const int T = impl_->last_tokens;
-  kern::launch_dispatch_send(dispatch_args(L, h, &in, 0, T, cfg_.num_experts), g.send, stream);
+  const bool direct = self_direct(L, false);
+  kern::launch_dispatch_send(dispatch_args(L, h, &in, 0, T, cfg_.num_experts, direct ? &out : nullptr), g.send, stream);
   for (int j = 0; j < L.rounds; ++j) {
     const bool next = j + 1 < L.rounds;
-    kern::launch_dispatch_pipe(dispatch_args(L, h, &in, next ? j + 1 : j, T, cfg_.num_experts),
-                               dispatch_recv_args(L, h, &out, j, T, j == 0 ? g.send : g.both), next, g.both,
+    kern::launch_dispatch_pipe(dispatch_args(L, h, &in, next ? j + 1 : j, T, cfg_.num_experts, direct ? &out : nullptr),
+                               dispatch_recv_args(L, h, &out, j, T, j == 0 ? g.send : g.both, direct), next, g.both,
                                send_blocks_of(g.both, impl_->send_share), stream);
   }
 }
@@ -309,7 +337,7 @@ void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cuda
   check_in(in);
   check_out(out);
   impl_->last_tokens = in.tokens;
-  if (impl_->L.rounds > 1 && !impl_->one_kernel) {
+  if (impl_->L.rounds > 1 && !impl_->dispatch_one) {
     dispatch_pipelined(in, out, stream);
     return;
   }

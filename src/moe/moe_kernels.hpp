@@ -5,7 +5,10 @@
 // (tokens [jR, jR + R) of every rank in round j; ceil(max_tokens / R) rounds, empty ones included,
 // so every rank runs the same number). One round is the low-latency case; more bound the buffers
 // for prefill. One symmetric buffer per ExpertParallel, the same layout on every rank:
-//   stage  [2][n][R] rows               a round's rows, by (round parity, source)
+//   stage  [2][n][R] rows               a round's rows, by (round parity, source); a rank's own
+//                                       rows skip it where its send half has the outputs
+//                                       (self-direct, dispatch.cu send_rows: their expert rows are
+//                                       claimed and written there, their slots in the records)
 //   meta   [2][n][max_tokens] Meta      every staged row of the operation, by (operation parity,
 //                                       source, arrival order): source token, local experts, weights,
 //                                       and (written by the receiver) the slot each expert gave it
@@ -77,7 +80,7 @@ struct Meta {
   int32_t pad_[3];
   int32_t expert[kMaxTopk];  // local expert id, or -1
   float weight[kMaxTopk];
-  int32_t slot[kMaxTopk];    // row in recv_x of that expert (receiver-written), -1: dropped
+  int32_t slot[kMaxTopk];    // row in recv_x of that expert (receiver-written; the sender's for its own rows where self-direct), -1: dropped
 };
 static_assert(sizeof(Meta) % 16 == 0, "Meta rows stay 16-byte aligned");
 
@@ -107,6 +110,8 @@ static_assert(8 + 5 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user 
 enum TuneBits : unsigned {
   kSpreadCopy = 1,
   kOneElectionDispatch = 2,
+  kSelfDirect = 4,  // (measurement) self-direct wherever the send half has the outputs (moe.cpp, self_direct)
+  kSelfStaged = 8,  // (measurement) never self-direct
   kTuneDefault = kSpreadCopy | kOneElectionDispatch,
 };
 
@@ -161,6 +166,10 @@ struct DispatchArgs {
   const float* weights;
   int tokens;
   int num_experts;
+  // Self-direct (set where the send half is given the outputs): rows to this rank go straight into
+  // its experts (dispatch.cu, send_rows); nullptr: they are staged like every other rank's.
+  char* recv_x;
+  uint32_t* recv_scales;
 };
 struct DispatchRecvArgs {
   DeviceHandle h;
@@ -170,6 +179,7 @@ struct DispatchRecvArgs {
   char* recv_x;
   uint32_t* recv_scales;
   int* expert_counts;
+  bool self_direct;  // this rank's send half of the round wrote its own rows into the experts: skip them
 };
 struct CombineArgs {
   DeviceHandle h;
