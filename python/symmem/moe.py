@@ -18,13 +18,15 @@ class ExpertParallel:
         g = _group(group)
         self.group = g
         # one_kernel: None lets symmem choose (one kernel a round where ranks have their own GPUs
-        # and an operation is one round), True / False force one / two kernels a round.
+        # and an operation is one round, and for a dispatch of several rounds at 1-2 ranks), True /
+        # False force one / two kernels a round. one_kernel / dispatch_one_kernel: what was chosen.
         if one_kernel not in (None, True, False):
             raise InvalidArgument(f"moe.ExpertParallel: one_kernel={one_kernel!r} must be None, True or False")
         kernels = 0 if one_kernel is None else (2 if one_kernel else 1)
         self._ep = _lib().ExpertParallel(g._comm, hidden, topk, num_experts, max_tokens, capacity, fp8, ue8m0, round_tokens,
                                          kernels)
         self.one_kernel = self._ep.one_kernel_per_round
+        self.dispatch_one_kernel = self._ep.dispatch_one_kernel_per_round
         self.ue8m0 = ue8m0
         self.hidden, self.topk, self.num_experts, self.max_tokens, self.fp8 = hidden, topk, num_experts, max_tokens, fp8
         self.local_experts, self.capacity = self._ep.local_experts, self._ep.capacity
@@ -37,45 +39,62 @@ class ExpertParallel:
         self.out = torch.empty(max_tokens, hidden, dtype=torch.bfloat16, device=dev)
         self._tokens = 0
         self._views = {}  # tokens -> out[:tokens], made once (a slice costs ~1-2 us a call)
+        # What every call checks or passes, looked up once (each tensor attribute read costs
+        # ~0.1-0.3 us of host time; the outputs are this object's and never move).
+        self._x_dtype = torch.float8_e4m3fn if fp8 else torch.bfloat16
+        self._scale_dtype = torch.int32 if ue8m0 else torch.float32
+        self._idx_dtypes = (torch.int32, torch.int64)
+        self._int64, self._fp32, self._bf16 = torch.int64, torch.float32, torch.bfloat16
+        self._expert_shape = (el, cap, hidden)
+        self._out_ptrs = (self.recv_x.data_ptr(), self.recv_scales.data_ptr() if fp8 else 0, self.expert_counts.data_ptr())
+        self._out_ptr = self.out.data_ptr()
+        self._dev = dev.index
 
     def dispatch(self, x, topk_idx, topk_weights=None, *, scales=None):
         """x: [T, H] bf16 (or float8_e4m3fn with scales [T, ceil(H/128)] fp32, or int32 of packed
         UE8M0 exponents [T, ceil(ceil(H/128)/4)] with ue8m0=True); topk_idx: [T, K]
         int32/int64, -1 for none; topk_weights: [T, K] fp32. Returns (recv_x, recv_scales or None,
         expert_counts)."""
-        torch = _torch()
-        T = x.shape[0]
-        if x.dim() != 2 or x.shape[1] != self.hidden or not x.is_contiguous():
-            raise InvalidArgument(f"moe dispatch: x must be a contiguous [T, {self.hidden}] tensor, got {tuple(x.shape)}")
-        want = torch.float8_e4m3fn if self.fp8 else torch.bfloat16
-        if x.dtype != want:
-            raise InvalidArgument(f"moe dispatch: x is {x.dtype}; this ExpertParallel was made for {want}")
-        if tuple(topk_idx.shape) != (T, self.topk) or topk_idx.dtype not in (torch.int32, torch.int64) or not topk_idx.is_contiguous():
+        xs = x.shape
+        T = xs[0]
+        if len(xs) != 2 or xs[1] != self.hidden or not x.is_contiguous():
+            raise InvalidArgument(f"moe dispatch: x must be a contiguous [T, {self.hidden}] tensor, got {tuple(xs)}")
+        dev = self._dev
+        if x.get_device() != dev or topk_idx.get_device() != dev or (topk_weights is not None and topk_weights.get_device() != dev) \
+                or (scales is not None and scales.get_device() != dev):
+            where = [f"{n} on {t.device}" for n, t in (("x", x), ("topk_idx", topk_idx), ("topk_weights", topk_weights),
+                                                        ("scales", scales)) if t is not None and t.get_device() != dev]
+            raise InvalidArgument(f"moe dispatch: {', '.join(where)}; every input must be on this rank's GPU, cuda:{dev}")
+        if x.dtype != self._x_dtype:
+            raise InvalidArgument(f"moe dispatch: x is {x.dtype}; this ExpertParallel was made for {self._x_dtype}")
+        idx_dtype = topk_idx.dtype
+        if topk_idx.shape != (T, self.topk) or idx_dtype not in self._idx_dtypes or not topk_idx.is_contiguous():
             raise InvalidArgument(f"moe dispatch: topk_idx must be a contiguous int32/int64 [{T}, {self.topk}] tensor")
-        if topk_weights is not None and (tuple(topk_weights.shape) != (T, self.topk) or topk_weights.dtype != torch.float32):
-            raise InvalidArgument(f"moe dispatch: topk_weights must be fp32 [{T}, {self.topk}]")
-        want_scales = torch.int32 if self.ue8m0 else torch.float32
-        if self.fp8 and (scales is None or scales.dtype != want_scales or scales.shape[0] != T or not scales.is_contiguous()):
-            raise InvalidArgument(f"moe dispatch: an fp8 dispatch needs contiguous scales [T, {self.recv_scales.shape[2]}] "
-                                  f"{want_scales} ({'packed UE8M0' if self.ue8m0 else 'one per 128 channels'})")
-        s = _current_stream()
-        self._ep.dispatch(x.data_ptr() if T else 0, scales.data_ptr() if scales is not None and T else 0,
-                          topk_idx.data_ptr() if T else 0, topk_idx.dtype == torch.int64,
-                          topk_weights.data_ptr() if topk_weights is not None and T else 0, T,
-                          self.recv_x.data_ptr(), self.recv_scales.data_ptr() if self.fp8 else 0, self.expert_counts.data_ptr(), s)
+        if topk_weights is not None and (topk_weights.shape != (T, self.topk) or topk_weights.dtype != self._fp32
+                                         or not topk_weights.is_contiguous()):
+            raise InvalidArgument(f"moe dispatch: topk_weights must be a contiguous fp32 [{T}, {self.topk}] tensor")
+        if self.fp8 and (scales is None or scales.dtype != self._scale_dtype or scales.shape != (T, self.recv_scales.shape[2])
+                         or not scales.is_contiguous()):
+            raise InvalidArgument(f"moe dispatch: an fp8 dispatch needs contiguous scales [{T}, {self.recv_scales.shape[2]}] "
+                                  f"{self._scale_dtype} ({'packed UE8M0' if self.ue8m0 else 'one per 128 channels'})")
+        rx, rs, cnt = self._out_ptrs
+        if T:
+            self._ep.dispatch(x.data_ptr(), scales.data_ptr() if scales is not None else 0, topk_idx.data_ptr(), idx_dtype == self._int64,
+                              topk_weights.data_ptr() if topk_weights is not None else 0, T, rx, rs, cnt, _current_stream())
+        else:
+            self._ep.dispatch(0, 0, 0, idx_dtype == self._int64, 0, 0, rx, rs, cnt, _current_stream())
         self._tokens = T
         return self.recv_x, self.recv_scales, self.expert_counts
 
     def combine(self, expert_out, weighted=True):
         """expert_out: [E_local, capacity, H] bf16 (row r of expert e answers recv_x[e, r]).
         Returns [T, H] bf16 for this rank's tokens of the last dispatch."""
-        torch = _torch()
-        if tuple(expert_out.shape) != (self.local_experts, self.capacity, self.hidden) or expert_out.dtype != torch.bfloat16 \
-                or not expert_out.is_contiguous():
+        if expert_out.get_device() != self._dev:
+            raise InvalidArgument(f"moe combine: expert_out is on {expert_out.device}; it must be on this rank's GPU, cuda:{self._dev}")
+        if expert_out.shape != self._expert_shape or expert_out.dtype != self._bf16 or not expert_out.is_contiguous():
             raise InvalidArgument(f"moe combine: expert_out must be a contiguous bf16 "
                                   f"[{self.local_experts}, {self.capacity}, {self.hidden}] tensor")
-        s = _current_stream()
-        self._ep.combine(expert_out.data_ptr(), self.out.data_ptr(), bool(weighted), s)
+        self._ep.combine(expert_out.data_ptr(), self._out_ptr, weighted is True or bool(weighted), _current_stream())
         view = self._views.get(self._tokens)
         if view is None:
             view = self._views[self._tokens] = self.out[: self._tokens]

@@ -611,6 +611,33 @@ def moe_against_a_reference(one_kernel):
     agreed(body)
 
 
+def test_moe_bad_inputs_are_refused():
+    # Each raises InvalidArgument naming the input, before anything is launched, on every rank.
+    def body():
+        H, K, E, T = 256, 4, 4 * WORLD, 16
+        ep = symmem.moe.ExpertParallel(H, K, E, T, fp8=True)
+        x = torch.randn(T, H, device=DEV).to(torch.float8_e4m3fn)
+        idx = torch.zeros(T, K, dtype=torch.int32, device=DEV)
+        w = torch.rand(T, K, device=DEV)
+        sc = torch.ones(T, 2, device=DEV)
+        errs = []
+        for name, call, want in (
+                ("x on the CPU", lambda: ep.dispatch(x.cpu(), idx, w, scales=sc), "x on cpu"),
+                ("x in bf16", lambda: ep.dispatch(x.to(torch.bfloat16), idx, w, scales=sc), "x is torch.bfloat16"),
+                ("strided weights", lambda: ep.dispatch(x, idx, torch.rand(K, T, device=DEV).t(), scales=sc), "topk_weights"),
+                ("scales one column short", lambda: ep.dispatch(x, idx, w, scales=sc[:, :1].contiguous()), "scales"),
+                ("idx as float", lambda: ep.dispatch(x, idx.float(), w, scales=sc), "topk_idx"),
+                ("expert_out wrong shape", lambda: ep.combine(torch.zeros(1, 1, H, dtype=torch.bfloat16, device=DEV)), "expert_out")):
+            try:
+                call()
+                errs.append(f"{name}: accepted")
+            except symmem.InvalidArgument as e:
+                if want not in str(e):
+                    errs.append(f"{name}: '{e}' does not name {want!r}")
+        return "\n".join(errs)
+    agreed(body)
+
+
 def test_overlapped_gemms_against_torch():
     def body():
         errs = []
