@@ -44,8 +44,9 @@ namespace symmem::moe {
 /// and an operation is one round (decode), two otherwise (measured at 4 x H100: one kernel is ~10%
 /// faster for a decode combine and as fast for dispatch; in multi-round prefill it was several
 /// times slower before its waits backed off, and is level now); except that a dispatch over several
-/// rounds at one or two ranks with their own GPUs also runs one kernel a round (its own rows go
-/// straight into the experts there: 7% faster at 2 x H100). The halves called apart
+/// rounds at one or two ranks with their own GPUs, on GPUs whose memory peaks below 4 TB/s (H100,
+/// not H200), also runs one kernel a round (its own rows go straight into the experts there: 7%
+/// faster at 2 x H100, 7% slower at 2 x H200). The halves called apart
 /// (dispatch_send, ...) always run their own kernels.
 enum class Kernels : int { kAuto = 0, kTwo = 1, kOne = 2 };
 

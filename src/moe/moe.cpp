@@ -104,14 +104,26 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   rank_ = comm.rank();
   if (cfg_.capacity == 0) cfg_.capacity = nranks_ * cfg_.max_tokens;
   const std::string why = detail::check_config(cfg_, nranks_);
-  // The same verdict and the same config everywhere: compare before anyone allocates.
+  // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
+  // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
+  // choice below; the team takes it only if every rank does.
+  int dev = 0, mem_khz = 0, bus_bits = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+  const double mem_bytes_s = 2.0 * mem_khz * 1e3 * bus_bits / 8;  // (double data rate)
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
        << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
-  auto all = comm.team().all_gather(why.empty() ? mine.str() : "invalid: " + why, "moe::ExpertParallel config");
+  auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
+  bool slow_memory = true;
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].rfind("invalid: ", 0) == 0)
       fail("moe::ExpertParallel: rank " + std::to_string(comm.team().global_rank(static_cast<int>(r))) + "'s config: " + all[r].substr(9));
+    slow_memory = slow_memory && all[r].substr(all[r].find('|')) == "|1";
+    all[r].resize(all[r].find('|'));
+  }
+  for (size_t r = 0; r < all.size(); ++r) {
     if (all[r] != all[0])
       fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
@@ -125,12 +137,15 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (own_gpus && impl_->L.rounds == 1);
-  // Dispatch over several rounds at one or two ranks: one kernel a round, whose send half writes
-  // this rank's own rows (half of them at 2 ranks) into its experts (self_direct), beat the
-  // pipelined rounds (2 x H100, session 16, prefill: 226.5 us against 245.3; the pipelined rounds
-  // with self-direct 244.5 at their best split). At 4 ranks the pipelined rounds were well ahead
-  // before (4 x H100, session 11: 347 against 425), so they stay there.
-  impl_->dispatch_one = impl_->one_kernel || (own_gpus && nranks_ <= 2);
+  // Dispatch over several rounds at one or two ranks, on GPUs whose memory peaks below 4 TB/s: one
+  // kernel a round, whose send half writes this rank's own rows (half of them at 2 ranks) into its
+  // experts (self_direct), beat the pipelined rounds on 2 x H100 (3.35 TB/s; session 16, prefill:
+  // 225-227 us against 242-245 in the same calls; the pipelined rounds with self-direct 244.5 at
+  // their best split) and lost on 2 x H200 (4.8 TB/s; 233.5 against 217.8: there the pipelined
+  // rounds' copy keeps up). At 4 ranks the pipelined rounds were well ahead before (4 x H100,
+  // session 11: 347 against 425), so they stay there. (Every rank's GPU must qualify: the team
+  // agrees on it above, since the grids' block counts depend on it.)
+  impl_->dispatch_one = impl_->one_kernel || (own_gpus && nranks_ <= 2 && slow_memory);
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
   // kernel a round, and pipelined rounds (their every block waits for the round's flags first;
   // under skewed routing the light ranks wait while the hot rank stores into their memory).
@@ -139,12 +154,10 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->L.backoff_ns = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_BACKOFF_NS", 0, 100000));
   impl_->L.tune = kern::kTuneDefault;
   if (const char* v = std::getenv("SYMMEM_MOE_TUNE"); v != nullptr && *v != 0)
-    impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 15));
+    impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 31));
   if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
     impl_->send_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
   impl_->buf = comm.alloc(impl_->L.bytes);
-  int dev = 0;
-  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
   impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
   impl_->resident_pipe = std::max(1, impl_->sms * kern::combine_pipe_resident_blocks_per_sm());
@@ -242,9 +255,9 @@ static Grids grids_of(long long send_warps, long long recv_warps, int sms, int r
 // and its receive half skips them (dispatch.cu, send_rows). Rank-local: a rank's own rows never
 // cross the links, so ranks need not agree on it. Taken by one kernel a round over several rounds
 // (`multi`), where a block sends several tokens and its own rows' writes run beside its next
-// tokens' stores (2 x H100, session 16, prefill 253.8 -> 226.5 us). Elsewhere it measured no
-// better: the one-kernel decode dispatch level (the writes move from the copy to before the
-// block's fence), 1-token shapes 0.5 us slower, the pipelined rounds 28 us slower at their
+// tokens' stores (2 x H100, session 16, prefill 253.8 -> 226.5 us; its last token's after its
+// flags, send_own_rows). Elsewhere it measured no better: the one-kernel decode dispatch level or
+// 0.5 us slower, 1-token shapes 0.3-0.9 us slower, the pipelined rounds 28 us slower at their
 // default split. kSelfDirect / kSelfStaged force it either way, for measurements.
 static bool self_direct(const kern::Layout& L, bool multi) {
   return (L.tune & kern::kSelfStaged) == 0 && (multi || (L.tune & kern::kSelfDirect) != 0);

@@ -112,6 +112,7 @@ enum TuneBits : unsigned {
   kOneElectionDispatch = 2,
   kSelfDirect = 4,  // (measurement) self-direct wherever the send half has the outputs (moe.cpp, self_direct)
   kSelfStaged = 8,  // (measurement) never self-direct
+  kOwnInLoop = 16,  // (measurement) self-direct: a block's last token's own rows before its flags too (dispatch.cu)
   kTuneDefault = kSpreadCopy | kOneElectionDispatch,
 };
 
