@@ -18,8 +18,9 @@ class ExpertParallel:
         g = _group(group)
         self.group = g
         # one_kernel: None lets symmem choose (one kernel a round where ranks have their own GPUs
-        # and an operation is one round, and for a dispatch of several rounds at 1-2 ranks), True /
-        # False force one / two kernels a round. one_kernel / dispatch_one_kernel: what was chosen.
+        # and an operation is one round, and for a dispatch of several rounds at 1-2 ranks on GPUs
+        # whose memory peaks below 4 TB/s), True / False force one / two kernels a round.
+        # one_kernel / dispatch_one_kernel: what was chosen for combine / dispatch.
         if one_kernel not in (None, True, False):
             raise InvalidArgument(f"moe.ExpertParallel: one_kernel={one_kernel!r} must be None, True or False")
         kernels = 0 if one_kernel is None else (2 if one_kernel else 1)
