@@ -95,7 +95,7 @@ class ExpertParallel:
         if expert_out.shape != self._expert_shape or expert_out.dtype != self._bf16 or not expert_out.is_contiguous():
             raise InvalidArgument(f"moe combine: expert_out must be a contiguous bf16 "
                                   f"[{self.local_experts}, {self.capacity}, {self.hidden}] tensor")
-        self._ep.combine(expert_out.data_ptr(), self._out_ptr, weighted is True or bool(weighted), _current_stream())
+        self._ep.combine(expert_out.data_ptr(), self._out_ptr, bool(weighted), _current_stream())
         view = self._views.get(self._tokens)
         if view is None:
             view = self._views[self._tokens] = self.out[: self._tokens]
