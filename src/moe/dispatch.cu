@@ -27,6 +27,7 @@ struct SendShared {
 // round: 241.5 -> 233.5 us). Not in the pipelined rounds (their kernel has no such step).
 struct OwnRows {
   const char* src = nullptr;  // this warp's share of the row (read again there: it is in L2)
+  size_t p0 = 0, len = 0;     // where that share starts in the row, and its bytes
   int t = -1;                 // the token, or -1: nothing deferred
 };
 
@@ -131,6 +132,8 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
     const int nout = defer ? sh.nstaged : s_ndst;
     if (defer) {
       own->src = src;
+      own->p0 = p0;
+      own->len = p1 - p0;
       own->t = t;
     }
     char* dst = lane < nout ? s_dst[lane] : nullptr;
@@ -165,16 +168,12 @@ __device__ __forceinline__ void send_own_rows(const DispatchArgs& a, const SendS
   if (own.t < 0 || sh.ndst == sh.nstaged) return;  // (the same on every thread of the block)
   const Layout& L = a.L;
   constexpr int kWarps = kThreads / 32;
-  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id();
-  const size_t share = ((payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
-  const size_t p0 = static_cast<size_t>(warp) * share < payload ? static_cast<size_t>(warp) * share : payload;
-  const size_t p1 = p0 + share < payload ? p0 + share : payload;
   const int first = sh.nstaged, nloc = sh.ndst - sh.nstaged;
   char* dst = lane < nloc ? sh.dst[first + lane] : nullptr;
   RowBatch rb;
-  rb.load(own.src, p1 - p0, 0);
-  if (p0 < p1) warp_fanout16(own.src, p1 - p0, dst != nullptr ? dst + p0 : nullptr, nloc, rb, warp);
+  rb.load(own.src, own.len, 0);
+  if (own.len > 0) warp_fanout16(own.src, own.len, dst != nullptr ? dst + own.p0 : nullptr, nloc, rb, warp);
   if (L.scale_words && warp == kWarps - 1)
     warp_fanout_words(a.scales + static_cast<size_t>(own.t) * L.scale_words, L.scale_words, lane < nloc ? sh.sdst[first + lane] : nullptr, nloc);
 }

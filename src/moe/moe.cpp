@@ -253,14 +253,21 @@ static Grids grids_of(long long send_warps, long long recv_warps, int sms, int r
 
 // Self-direct: a send half given the outputs writes this rank's own rows straight into its experts,
 // and its receive half skips them (dispatch.cu, send_rows). Rank-local: a rank's own rows never
-// cross the links, so ranks need not agree on it. Taken by one kernel a round over several rounds
-// (`multi`), where a block sends several tokens and its own rows' writes run beside its next
+// cross the links, so ranks need not agree on it. Taken by one kernel a round (`one_kernel`) over
+// several rounds, where a block sends several tokens and its own rows' writes run beside its next
 // tokens' stores (2 x H100, session 16, prefill 253.8 -> 226.5 us; its last token's after its
-// flags, send_own_rows). Elsewhere it measured no better: the one-kernel decode dispatch level or
-// 0.5 us slower, 1-token shapes 0.3-0.9 us slower, the pipelined rounds 28 us slower at their
-// default split. kSelfDirect / kSelfStaged force it either way, for measurements.
-static bool self_direct(const kern::Layout& L, bool multi) {
-  return (L.tune & kern::kSelfStaged) == 0 && (multi || (L.tune & kern::kSelfDirect) != 0);
+// flags, send_own_rows), and by one kernel at one round of at least kSelfDirectTokens tokens from
+// 3 ranks on (4 x H200, session 17, three calls: decode dispatch 20.85 -> 20.36 us, skewed 21.03
+// -> 20.84; pplx's 128-token shape level; its 1-token shapes 0.2-0.9 us slower, so they stay
+// staged: a lone block's own-row writes lengthen the one block everything waits for). Elsewhere it
+// measured no better: at 2 ranks the one-kernel decode dispatch level or 0.5 us slower and 1-token
+// shapes 0.3-0.9 us slower; the pipelined rounds 28 us slower at their default split.
+// kSelfDirect / kSelfStaged force it either way, for measurements.
+constexpr int kSelfDirectTokens = 32;  // (measured at 1 and 128; a block a token either way)
+static bool self_direct(const kern::Layout& L, bool one_kernel) {
+  if ((L.tune & kern::kSelfStaged) != 0) return false;
+  if ((L.tune & kern::kSelfDirect) != 0) return true;
+  return one_kernel && (L.rounds > 1 || (L.n >= 3 && L.round >= kSelfDirectTokens));
 }
 static kern::DispatchArgs dispatch_args(const kern::Layout& L, const DeviceHandle& h, const DispatchIn* in, int j, int tokens, int experts,
                                         const DispatchOut* out) {
@@ -297,7 +304,7 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
                            impl_->resident_blocks);
   const int senders = impl_->dispatch_one ? g.both : g.send;
   // Self-direct only where both halves are in this call (dispatch, not dispatch_send / dispatch_recv).
-  const bool direct = in != nullptr && out != nullptr && self_direct(L, impl_->dispatch_one && L.rounds > 1);
+  const bool direct = in != nullptr && out != nullptr && self_direct(L, impl_->dispatch_one);
   const kern::DispatchArgs sa = dispatch_args(L, impl_->buf.handle(), in, j, impl_->last_tokens, cfg_.num_experts, direct ? out : nullptr);
   const kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, j, impl_->last_tokens, senders, direct);
   if (in != nullptr && out != nullptr && impl_->dispatch_one) {
