@@ -142,9 +142,10 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // experts (self_direct), beat the pipelined rounds on 2 x H100 (3.35 TB/s; session 16, prefill:
   // 225-227 us against 242-245 in the same calls; the pipelined rounds with self-direct 244.5 at
   // their best split) and lost on 2 x H200 (4.8 TB/s; 233.5 against 217.8: there the pipelined
-  // rounds' copy keeps up). At 4 ranks the pipelined rounds were well ahead before (4 x H100,
-  // session 11: 347 against 425), so they stay there. (Every rank's GPU must qualify: the team
-  // agrees on it above, since the grids' block counts depend on it.)
+  // rounds' copy keeps up). At 4 ranks the pipelined rounds stay ahead (4 x H100, session 11: 347
+  // against 425 staged; 4 x H200, session 17: 336 against 380 with self-direct), so they stay
+  // there. (Every rank's GPU must qualify: the team agrees on it above, since the grids' block
+  // counts depend on it.)
   impl_->dispatch_one = impl_->one_kernel || (own_gpus && nranks_ <= 2 && slow_memory);
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
   // kernel a round, and pipelined rounds (their every block waits for the round's flags first;
