@@ -229,15 +229,15 @@ __device__ __forceinline__ void recv_wait(const DispatchRecvArgs& a, uint64_t e,
   const int n = L.n, parity = static_cast<int>(e & 1);
   const uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, parity, 0);
   stamp0(h, L, kDispRecvStart);
+  // Source s's rows in the operation's earlier rounds, loaded before the wait (an earlier kernel's
+  // election wrote them: off the path after the flags).
+  const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
+  for (int s = threadIdx.x; s < n; s += blockDim.x) sh.total[s] = recv_total[s];
   const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, base, static_cast<uint64_t>(a.senders), sh.seen,
                            L.backoff_ns);
   stamp0(h, L, kDispRecvFlagsIn);
-  // Thread s takes source s's loads (all in flight at once), then the prefix.
-  const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
-  for (int s = threadIdx.x; s < n; s += blockDim.x) {
-    sh.rows[s] = ok ? static_cast<int>((sh.seen[s] - base[s]) & kRowsMask) : 0;
-    sh.total[s] = recv_total[s];
-  }
+  // Thread s takes source s's rows, then the prefix.
+  for (int s = threadIdx.x; s < n; s += blockDim.x) sh.rows[s] = ok ? static_cast<int>((sh.seen[s] - base[s]) & kRowsMask) : 0;
   if (threadIdx.x == 0) sh.ok = ok;
   __syncthreads();
   prefix_starts(sh.rows, n, sh.start);

@@ -294,8 +294,10 @@ __device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64
 /// Thread p < n of every block waits until peer p's flag at `slot(p)` holds `arrivals` more send
 /// blocks than base[p], its value at the slot's previous round (moe_kernels.hpp; modulo 2^64), and
 /// puts the value in seen[p]: every block reads the same one (the next add to the slot is a round
-/// two ahead, which needs this rank's flags of the next round, added only after this read). Returns
-/// false on every thread if a wait gave up (the error is recorded).
+/// two ahead, which needs this rank's flags of the next round, added only after this read). So the
+/// value that satisfied the wait is already the round's final one: it is kept as it is (reading
+/// the flag again cost one more round trip after the wait, on the path of every receive half).
+/// Returns false on every thread if a wait gave up (the error is recorded).
 template <class SlotOf>
 __device__ inline bool wait_all(const DeviceHandle& h, int n, SlotOf slot, const uint64_t* base, uint64_t arrivals, uint64_t* seen,
                                 unsigned backoff_ns) {
@@ -306,10 +308,8 @@ __device__ inline bool wait_all(const DeviceHandle& h, int n, SlotOf slot, const
     const uint64_t* f = h.local_signals + slot(p);
     const uint64_t target = base[p] + arrivals * kArrival;
     if (!device::wait_for(h, f, [&](uint64_t v) { return static_cast<int64_t>(v - target) >= 0; }, Cmp::kGe, target, WaitKind::kSignal,
-                          p, backoff_ns))
+                          p, backoff_ns, &seen[p]))
       ok = 0;
-    else
-      seen[p] = device::ld_acquire(f);
   }
   __syncthreads();
   return ok != 0;

@@ -27,7 +27,8 @@
 // trip to every step); what needs every block done (the round's send counts and totals, the flag
 // bases, the receive epilogue) is done by local elections afterwards, off the peers' path (the
 // one-kernel dispatch closes its send half in its receive election, which comes after every block's
-// claims: kOneElectionDispatch).
+// claims: kOneElectionDispatch). The one-kernel combine has none: there block 0's wait already
+// covers every block of its grid (combine.cu, combine_kernel).
 //
 // Rounds: one round (decode) is a send half, then a receive half. More rounds (prefill) are
 // pipelined: send(0), then for each round j one kernel that waits for round j's flags, stores round
@@ -72,7 +73,8 @@ constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
 // 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
-// kOneElectionDispatch), then the work claims of a split pipelined round.
+// kOneElectionDispatch, 2 and 3 by the one-kernel combine), then the work claims of a split
+// pipelined round.
 constexpr int kCopyClaims = 4, kSumClaims = 5, kCounters = 6;
 
 struct Meta {

@@ -175,3 +175,113 @@ TEST(MoeModel, FlagsOnlyWhereRowsWentDoOverwrite) {
     }
   EXPECT_TRUE(found) << "the model should catch a rank running two operations ahead without rule (R)";
 }
+
+namespace {
+
+// The one-kernel combine's bookkeeping without an election (src/moe/combine.cu, combine_kernel),
+// block by block: on every rank, kernel c (a combine round) runs B blocks; each reads the round
+// epoch and (`early_base`) its flags' bases at its start, adds its arrival to every rank's flag of
+// parity c & 1, waits until every source's flag holds B more arrivals than its base, and block 0
+// then writes the bases (the values it saw) and the epoch. A rank's next kernel starts once all
+// its blocks are done (stream order). Any interleaving of all ranks' blocks must keep every read
+// of the epoch and the bases at the previous round's values and every wait's count at exactly B;
+// with the bases read at the wait instead, a block that comes late finds block 0's new bases and
+// waits for arrivals that never come.
+struct CombineGrids {
+  struct Block {
+    int pc = 0;
+    std::vector<uint64_t> base;
+  };
+  int n, B, K;
+  bool early_base;
+  std::vector<int> round;  // the rank's running kernel, 1-based (K + 1: done)
+  std::vector<std::vector<Block>> blocks;
+  std::vector<std::vector<std::vector<uint64_t>>> flag, base;  // [rank][parity][source]
+  std::vector<int> epoch;
+  std::mt19937_64 g;
+
+  CombineGrids(int n_, int B_, int K_, bool early, uint64_t seed)
+      : n(n_), B(B_), K(K_), early_base(early), round(n_, 1), blocks(n_, std::vector<Block>(B_)),
+        flag(n_, std::vector<std::vector<uint64_t>>(2, std::vector<uint64_t>(n_, 0))),
+        base(n_, std::vector<std::vector<uint64_t>>(2, std::vector<uint64_t>(n_, 0))), epoch(n_, 0), g(seed) {}
+
+  // One step of block b of rank r; false if it must wait. Sets *violation on a wrong read.
+  bool step(int r, int b, bool* violation) {
+    const int c = round[r], par = c & 1;
+    Block& k = blocks[r][b];
+    switch (k.pc) {
+      case 0:  // start: the epoch (and the bases)
+        if (epoch[r] != c - 1) *violation = true;
+        if (early_base) k.base = base[r][par];
+        k.pc = 1;
+        return true;
+      case 1:  // send share done, fenced: the arrival to every rank
+        for (int d = 0; d < n; ++d) flag[d][par][r] += 1;
+        k.pc = 2;
+        return true;
+      case 2: {  // the wait
+        const std::vector<uint64_t>& bs = early_base ? k.base : base[r][par];
+        for (int s = 0; s < n; ++s)
+          if (flag[r][par][s] - bs[s] < static_cast<uint64_t>(B)) return false;
+        for (int s = 0; s < n; ++s)
+          if (flag[r][par][s] - bs[s] != static_cast<uint64_t>(B)) *violation = true;  // a later round's arrival counted
+        if (b == 0) {
+          base[r][par] = flag[r][par];
+          epoch[r] = c;
+        }
+        k.pc = 3;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // 0: every rank ran K rounds; 1: a violation; 2: a deadlock.
+  int run() {
+    bool violation = false;
+    for (int guard = 0; guard < 1000000; ++guard) {
+      std::vector<std::pair<int, int>> live;
+      for (int r = 0; r < n; ++r)
+        for (int b = 0; round[r] <= K && b < B; ++b)
+          if (blocks[r][b].pc < 3) live.emplace_back(r, b);
+      if (live.empty()) return 0;
+      std::shuffle(live.begin(), live.end(), g);
+      bool moved = false;
+      for (auto [r, b] : live)
+        if (step(r, b, &violation)) {
+          moved = true;
+          bool all = true;
+          for (const Block& k : blocks[r]) all &= k.pc == 3;
+          if (all) {  // the grid is complete: the rank's next kernel
+            ++round[r];
+            blocks[r].assign(B, Block());
+          }
+          break;
+        }
+      if (violation) return 1;
+      if (!moved) return 2;
+    }
+    return 2;
+  }
+};
+
+}  // namespace
+
+TEST(MoeModel, OneKernelCombineNeedsNoElection) {
+  for (int n = 2; n <= 8; ++n)
+    for (int B : {1, 2, 3, 5})
+      for (uint64_t seed = 0; seed < 100; ++seed) {
+        CombineGrids m(n, B, 6, true, seed * 7919 + n * 31 + B);
+        ASSERT_EQ(m.run(), 0) << n << " ranks, " << B << " blocks, seed " << seed << " (1: a wrong read, 2: a deadlock)";
+      }
+}
+
+TEST(MoeModel, OneKernelCombineBasesReadAtTheWaitCanHang) {
+  bool found = false;
+  for (int n = 2; n <= 4 && !found; ++n)
+    for (uint64_t seed = 0; seed < 200 && !found; ++seed) {
+      CombineGrids m(n, 3, 6, false, seed * 7919 + n);
+      found = m.run() != 0;
+    }
+  EXPECT_TRUE(found) << "the model should catch a block reading bases that block 0 already moved";
+}

@@ -63,18 +63,25 @@ __device__ __forceinline__ uint64_t wait_bound_ns(const DeviceHandle& h) {
 /// visible after this returns true), or the handle's deadline passes (returns false; the record
 /// names `cmp` and `value` as what was waited for). backoff_ns > 0: sleeps about that long between
 /// polls (waiters that share the GPU with the work they wait for then take fewer issue slots and
-/// memory requests from it).
+/// memory requests from it). `observed`, where given, receives the value that satisfied `done`
+/// (a caller that needs it saves a second load after the wait).
 template <class Done>
 __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Done done, Cmp cmp, uint64_t value, WaitKind kind, int peer,
-                                unsigned backoff_ns = 0) {
+                                unsigned backoff_ns = 0, uint64_t* observed = nullptr) {
   uint64_t v = ld_acquire(addr);
-  if (done(v)) return true;
+  if (done(v)) {
+    if (observed != nullptr) *observed = v;
+    return true;
+  }
   const uint64_t start = global_timer_ns();
   uint64_t bound = 0;
   for (uint32_t it = 1;; ++it) {
     if (backoff_ns != 0) __nanosleep(backoff_ns);
     v = ld_acquire(addr);
-    if (done(v)) return true;
+    if (done(v)) {
+      if (observed != nullptr) *observed = v;
+      return true;
+    }
     if ((it & 255u) == 0u) {
       if (bound == 0) bound = wait_bound_ns(h);
       uint64_t waited = global_timer_ns() - start;
