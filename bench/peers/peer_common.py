@@ -91,7 +91,7 @@ def write(path, rank, world, rows, **meta):
         return
     meta.update({"world": world, "device": torch.cuda.get_device_name(), "device_kind": os.environ.get("SYMMEM_KIND", ""),
                  "torch": torch.__version__,
-                 "symmem_commit": os.environ.get("SYMMEM_COMMIT", ""), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "symmem_commit": os.environ.get("SYMMEM_COMMIT") or os.environ.get("COMMIT", ""), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                  "rows": rows})
     with open(path, "w") as f:
         json.dump(meta, f, indent=1)
