@@ -223,9 +223,7 @@ struct RecvShared {
 
 // Waits for every rank's round flag (its `senders` blocks), then takes the round's row counts.
 // (A wait that gave up leaves this block with nothing to copy; it still arrives at the election.)
-__device__ __forceinline__ void recv_wait(const DispatchRecvArgs& a, uint64_t e, uint64_t op, RecvShared& sh) {
-  const DeviceHandle& h = a.h;
-  const Layout& L = a.L;
+__device__ __forceinline__ void recv_wait(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, RecvShared& sh) {
   const int n = L.n, parity = static_cast<int>(e & 1);
   const uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, parity, 0);
   stamp0(h, L, kDispRecvStart);
@@ -248,10 +246,8 @@ __device__ __forceinline__ void recv_wait(const DispatchRecvArgs& a, uint64_t e,
 // A warp per staged row: into each local expert it chose. Rows are strided over `part`, or taken
 // from the copy claims counter where `claims` is set (pipelined rounds: blocks done with their
 // sends join the copy).
-__device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh, Part part,
+__device__ __forceinline__ void recv_copy(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh, Part part,
                                           bool claims = false) {
-  const DeviceHandle& h = a.h;
-  const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity;
   const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
   const int* start = sh.start;
@@ -307,10 +303,8 @@ __device__ __forceinline__ void recv_copy(const DispatchRecvArgs& a, uint64_t e,
 // counts, the flags' bases for their next round, and on the last round the expert counts. With
 // `send` (one kernel for both halves) also the send half's counts: every block of the grid added
 // its flag after its claims and has passed its own rank's flag since, so every claim is in.
-__device__ __forceinline__ void recv_close(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh,
+__device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh,
                                            const DispatchArgs* send = nullptr) {
-  const DeviceHandle& h = a.h;
-  const Layout& L = a.L;
   const int n = L.n, El = L.experts_local, C = L.capacity, parity = static_cast<int>(e & 1);
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   __shared__ unsigned* arrive;
@@ -360,11 +354,15 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   send_own_rows(a, sh, own);
   if (close) send_close(a, op);
 }
-__device__ __forceinline__ void dispatch_recv(const DispatchRecvArgs& a, uint64_t e, uint64_t op, const DispatchArgs* send = nullptr) {
+// h and L: the receive half's handle and layout, from the arguments whose fields the kernel has
+// read already (the one-kernel dispatch passes its send half's: the same values, and their
+// parameter lines are in the constant cache by then).
+__device__ __forceinline__ void dispatch_recv(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op,
+                                              const DispatchArgs* send = nullptr) {
   __shared__ RecvShared sh;
-  recv_wait(a, e, op, sh);
-  recv_copy(a, e, op, sh, Part::grid());
-  recv_close(a, e, op, sh, send);
+  recv_wait(h, L, a, e, op, sh);
+  recv_copy(h, L, a, e, op, sh, Part::grid());
+  recv_close(h, L, a, e, op, sh, send);
 }
 
 template <class Idx>
@@ -375,7 +373,7 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(DispatchArgs a)
 __global__ void __launch_bounds__(kThreads) dispatch_recv_kernel(DispatchRecvArgs a) {
   coll::pdl_wait();
   // The operation was raised by its first send round, an earlier kernel.
-  dispatch_recv(a, a.h.local_signals[kEpochSlot] + 1, a.h.local_signals[kOpSlot]);
+  dispatch_recv(a.h, a.L, a, a.h.local_signals[kEpochSlot] + 1, a.h.local_signals[kOpSlot]);
 }
 // One kernel per round (Kernels::kOne, or kAuto at one round): the send half, each block's flag
 // adds, then the receive half in the same grid. Every block must be resident at once (the receive
@@ -389,7 +387,7 @@ __global__ void __launch_bounds__(kThreads) dispatch_kernel(const __grid_constan
   const uint64_t e = s.h.local_signals[kEpochSlot] + 1, op = s.h.local_signals[kOpSlot] + (s.r.first ? 1 : 0);
   const bool one = (s.L.tune & kOneElectionDispatch) != 0;
   dispatch_send<Idx>(s, e, op, !one);
-  dispatch_recv(r, e, op, one ? &s : nullptr);
+  dispatch_recv(s.h, s.L, r, e, op, one ? &s : nullptr);
 }
 
 // Pipelined rounds (moe_kernels.hpp): round j's flags waited for, round j+1's rows stored (next),
@@ -409,15 +407,15 @@ __global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s,
   __shared__ SendShared ss;
   __shared__ RecvShared rs;
   if (next) clear_rows(s, ss);
-  recv_wait(r, e, op, rs);
+  recv_wait(r.h, r.L, r, e, op, rs);
   const PipeSplit ps(next, send_blocks);
   if (ps.sends) send_rows<Idx>(s, e + 1, op, ss, ps.senders, nullptr);  // (own rows written in the loop)
-  recv_copy(r, e, op, rs, ps.finishers, ps.split);
+  recv_copy(r.h, r.L, r, e, op, rs, ps.finishers, ps.split);
   if (next) {
     send_flags(s, e + 1, ss);
     send_close(s, op);
   }
-  recv_close(r, e, op, rs);
+  recv_close(r.h, r.L, r, e, op, rs);
 }
 
 }  // namespace
