@@ -355,8 +355,9 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
   if (close) send_close(a, op);
 }
 // h and L: the receive half's handle and layout, from the arguments whose fields the kernel has
-// read already (the one-kernel dispatch passes its send half's: the same values, and their
-// parameter lines are in the constant cache by then).
+// read already (the one-kernel dispatch passes its send half's: the same values, whose parameter
+// lines its send half has brought into the constant cache; 4 x H200, session 18: 0.02-0.11 us
+// less a dispatch, two passes).
 __device__ __forceinline__ void dispatch_recv(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op,
                                               const DispatchArgs* send = nullptr) {
   __shared__ RecvShared sh;
