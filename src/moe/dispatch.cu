@@ -215,7 +215,7 @@ __device__ __forceinline__ void send_close(const DispatchArgs& a, uint64_t op) {
 // A receive half's per-block state: the flags' values, each source's rows this round, where they
 // start, and the source's rows in the operation's earlier rounds (recv_total, read once here).
 struct RecvShared {
-  uint64_t seen[pad::kMaxTeam];
+  uint64_t seen[pad::kMaxTeam], base[pad::kMaxTeam];
   int rows[pad::kMaxTeam], start[pad::kMaxTeam + 1];
   unsigned total[pad::kMaxTeam];
   int ok;
@@ -227,15 +227,20 @@ __device__ __forceinline__ void recv_wait(const DeviceHandle& h, const Layout& L
   const int n = L.n, parity = static_cast<int>(e & 1);
   const uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, parity, 0);
   stamp0(h, L, kDispRecvStart);
-  // Source s's rows in the operation's earlier rounds, loaded before the wait (an earlier kernel's
-  // election wrote them: off the path after the flags).
+  // Source s's rows in the operation's earlier rounds and its flag's base, loaded before the wait
+  // (an earlier kernel's election wrote them) and kept in shared memory by thread s, which waits
+  // for flag s with it: the rows below need no global load after the flags (the compiler cannot
+  // keep a global value across the wait's acquire loads, and loaded the base again).
   const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
-  for (int s = threadIdx.x; s < n; s += blockDim.x) sh.total[s] = recv_total[s];
-  const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, base, static_cast<uint64_t>(a.senders), sh.seen,
+  for (int s = threadIdx.x; s < n; s += blockDim.x) {
+    sh.total[s] = recv_total[s];
+    sh.base[s] = base[s];
+  }
+  const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, sh.base, static_cast<uint64_t>(a.senders), sh.seen,
                            L.backoff_ns);
   stamp0(h, L, kDispRecvFlagsIn);
   // Thread s takes source s's rows, then the prefix.
-  for (int s = threadIdx.x; s < n; s += blockDim.x) sh.rows[s] = ok ? static_cast<int>((sh.seen[s] - base[s]) & kRowsMask) : 0;
+  for (int s = threadIdx.x; s < n; s += blockDim.x) sh.rows[s] = ok ? static_cast<int>((sh.seen[s] - sh.base[s]) & kRowsMask) : 0;
   if (threadIdx.x == 0) sh.ok = ok;
   __syncthreads();
   prefix_starts(sh.rows, n, sh.start);
