@@ -203,7 +203,7 @@ __device__ __forceinline__ void close_send_counts(const DispatchArgs& a, uint64_
   if (a.r.first && threadIdx.x == 0) h.local_signals[kOpSlot] = op;
 }
 // Then, off the peers' path, the last block (every claim in) closes them. (dispatch_kernel leaves
-// this to its receive half's election, kOneElectionDispatch; the pipelined rounds keep theirs, where
+// this to its last block, RecvBook, under kOneElectionDispatch; the pipelined rounds keep theirs, where
 // one election measured 1-2% slower at prefill.)
 __device__ __forceinline__ void send_close(const DispatchArgs& a, uint64_t op) {
   __shared__ unsigned* arrive;
@@ -223,19 +223,24 @@ struct RecvShared {
 
 // Waits for every rank's round flag (its `senders` blocks), then takes the round's row counts.
 // (A wait that gave up leaves this block with nothing to copy; it still arrives at the election.)
-__device__ __forceinline__ void recv_wait(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, RecvShared& sh) {
-  const int n = L.n, parity = static_cast<int>(e & 1);
-  const uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, parity, 0);
-  stamp0(h, L, kDispRecvStart);
-  // Source s's rows in the operation's earlier rounds and its flag's base, loaded before the wait
-  // (an earlier kernel's election wrote them) and kept in shared memory by thread s, which waits
-  // for flag s with it: the rows below need no global load after the flags (the compiler cannot
-  // keep a global value across the wait's acquire loads, and loaded the base again).
+// Source s's rows in the operation's earlier rounds and its flag's base, loaded before the wait
+// (an earlier kernel wrote them) and kept in shared memory by thread s, which waits for flag s
+// with it: the rows after the wait need no global load (the compiler cannot keep a global value
+// across the wait's acquire loads, and loaded the base again there).
+__device__ __forceinline__ void recv_preload(const DeviceHandle& h, const Layout& L, uint64_t e, RecvShared& sh) {
+  const uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, static_cast<int>(e & 1), 0);
   const unsigned* recv_total = at<unsigned>(h, L.recv_total_off);
-  for (int s = threadIdx.x; s < n; s += blockDim.x) {
+  for (int s = threadIdx.x; s < L.n; s += blockDim.x) {
     sh.total[s] = recv_total[s];
     sh.base[s] = base[s];
   }
+}
+// preloaded: recv_preload ran already (the one-kernel dispatch: before the block's flag adds).
+__device__ __forceinline__ void recv_wait(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, RecvShared& sh,
+                                          bool preloaded = false) {
+  const int n = L.n, parity = static_cast<int>(e & 1);
+  stamp0(h, L, kDispRecvStart);
+  if (!preloaded) recv_preload(h, L, e, sh);
   const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, sh.base, static_cast<uint64_t>(a.senders), sh.seen,
                            L.backoff_ns);
   stamp0(h, L, kDispRecvFlagsIn);
@@ -308,8 +313,10 @@ __device__ __forceinline__ void recv_copy(const DeviceHandle& h, const Layout& L
 // counts, the flags' bases for their next round, and on the last round the expert counts. With
 // `send` (one kernel for both halves) also the send half's counts: every block of the grid added
 // its flag after its claims and has passed its own rank's flag since, so every claim is in.
+// booked: the round's counts, totals, bases and epoch and the send half's counts were written
+// already (recv_book); only the expert counts are left.
 __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh,
-                                           const DispatchArgs* send = nullptr) {
+                                           const DispatchArgs* send = nullptr, bool booked = false) {
   const int n = L.n, El = L.experts_local, C = L.capacity, parity = static_cast<int>(e & 1);
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   __shared__ unsigned* arrive;
@@ -320,11 +327,11 @@ __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& 
     // Each thread's first expert count is loaded first, beside the send counts (one round trip).
     const int le0 = static_cast<int>(threadIdx.x);
     const unsigned c0 = a.r.last && le0 < El ? expert_count[le0] : 0u;
-    if (send != nullptr) close_send_counts(*send, op);
+    if (send != nullptr && !booked) close_send_counts(*send, op);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
     uint64_t* base = at<uint64_t>(h, L.flag_base_off) + flag_base_index(0, parity, 0);
-    for (int s = threadIdx.x; s < n; s += blockDim.x) {
+    for (int s = threadIdx.x; !booked && s < n; s += blockDim.x) {
       round_counts[s] = static_cast<unsigned>(sh.rows[s]);
       total[s] = a.r.last ? 0u : total[s] + round_counts[s];
       if (sh.ok) base[s] = sh.seen[s];  // the flag's value at this round, for its next one
@@ -344,10 +351,50 @@ __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& 
     if (over)  // every peer learns of it (report_peer_overflow)
       for (int d = threadIdx.x; d < n; d += blockDim.x)
         if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
-    if (threadIdx.x == 0) h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
+    if (threadIdx.x == 0 && !booked) h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
     stamp_block(h, L, kDispRecvDone);
   }
 }
+
+// The one-kernel dispatch's bookkeeping without an election, by the grid's last block once it
+// has passed its wait: what the election wrote besides the expert counts (the round's counts, the
+// totals, the flags' bases, the epoch; the send half's counts and totals, the operation). Safe for
+// any N and any interleaving: this rank's own flag counts an arrival of every block of this grid
+// (rule (R)), each block adds it after its claims (send_count) and after loading, before its
+// fence, what is written here (the bases and recv_total: recv_preload; the epoch, the operation
+// and sent_total at its start), and nothing of this kernel reads them again; the next kernel in
+// stream order sees the writes. (The expert counts need every block's copy claims: the election
+// keeps them.) The send counts are loaded right after the wait and written after the block's copy,
+// so their round trip runs under it.
+struct RecvBook {
+  bool mine = false;
+  unsigned rows = 0, sent = 0;  // thread d: send_count[d], sent_total[d]
+  __device__ __forceinline__ void load(const DeviceHandle& h, const Layout& L, const DispatchArgs& send) {
+    mine = blockIdx.x == gridDim.x - 1;
+    const int d = static_cast<int>(threadIdx.x);
+    if (mine && d < L.n) {
+      rows = at<unsigned>(h, L.send_count_off)[d];
+      sent = at<unsigned>(h, L.sent_total_off)[d];
+    }
+  }
+  __device__ __forceinline__ void write(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh,
+                                        const DispatchArgs& send) const {
+    const int d = static_cast<int>(threadIdx.x), n = L.n;
+    if (!mine) return;
+    if (d < n) {
+      at<unsigned>(h, L.send_count_off)[d] = 0;
+      at<unsigned>(h, L.sent_total_off)[d] = send.r.last ? 0u : sent + rows;
+      at<unsigned>(h, L.round_counts_off)[static_cast<size_t>(a.r.index) * n + d] = static_cast<unsigned>(sh.rows[d]);
+      at<unsigned>(h, L.recv_total_off)[d] = a.r.last ? 0u : sh.total[d] + static_cast<unsigned>(sh.rows[d]);
+      if (sh.ok) at<uint64_t>(h, L.flag_base_off)[flag_base_index(0, static_cast<int>(e & 1), d)] = sh.seen[d];
+    }
+    if (d == 0) {
+      h.local_signals[kEpochSlot] = e;
+      if (send.r.first) h.local_signals[kOpSlot] = op;
+    }
+  }
+};
+static_assert(pad::kMaxTeam <= kThreads, "RecvBook: a thread a rank");
 
 template <class Idx>
 __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e, uint64_t op, bool close = true) {
@@ -364,11 +411,19 @@ __device__ __forceinline__ void dispatch_send(const DispatchArgs& a, uint64_t e,
 // lines its send half has brought into the constant cache; 4 x H200, session 18: 0.02-0.11 us
 // less a dispatch, two passes).
 __device__ __forceinline__ void dispatch_recv(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op,
-                                              const DispatchArgs* send = nullptr) {
-  __shared__ RecvShared sh;
-  recv_wait(h, L, a, e, op, sh);
-  recv_copy(h, L, a, e, op, sh, Part::grid());
-  recv_close(h, L, a, e, op, sh, send);
+                                              const DispatchArgs* send = nullptr, RecvShared* pre = nullptr) {
+  __shared__ RecvShared own;
+  RecvShared& sh = pre != nullptr ? *pre : own;
+  recv_wait(h, L, a, e, op, sh, pre != nullptr);
+  if (pre != nullptr) {
+    RecvBook book;
+    book.load(h, L, *send);
+    recv_copy(h, L, a, e, op, sh, Part::grid());
+    book.write(h, L, a, e, op, sh, *send);
+  } else {
+    recv_copy(h, L, a, e, op, sh, Part::grid());
+  }
+  recv_close(h, L, a, e, op, sh, send, pre != nullptr);
 }
 
 template <class Idx>
@@ -392,8 +447,10 @@ __global__ void __launch_bounds__(kThreads) dispatch_kernel(const __grid_constan
   coll::pdl_wait();
   const uint64_t e = s.h.local_signals[kEpochSlot] + 1, op = s.h.local_signals[kOpSlot] + (s.r.first ? 1 : 0);
   const bool one = (s.L.tune & kOneElectionDispatch) != 0;
+  __shared__ RecvShared rs;
+  if (one) recv_preload(s.h, s.L, e, rs);  // (before the block's flag adds: RecvBook)
   dispatch_send<Idx>(s, e, op, !one);
-  dispatch_recv(s.h, s.L, r, e, op, one ? &s : nullptr);
+  dispatch_recv(s.h, s.L, r, e, op, one ? &s : nullptr, one ? &rs : nullptr);
 }
 
 // Pipelined rounds (moe_kernels.hpp): round j's flags waited for, round j+1's rows stored (next),

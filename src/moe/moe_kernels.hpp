@@ -26,8 +26,9 @@
 // waits for the others before its flags go out (an election would add a fence and an atomic round
 // trip to every step); what needs every block done (the round's send counts and totals, the flag
 // bases, the receive epilogue) is done by local elections afterwards, off the peers' path (the
-// one-kernel dispatch closes its send half in its receive election, which comes after every block's
-// claims: kOneElectionDispatch). The one-kernel combine has none: there block 0's wait already
+// one-kernel dispatch's last block writes its bookkeeping right after its wait, and its election
+// keeps only the expert counts: kOneElectionDispatch, dispatch.cu RecvBook). The one-kernel
+// combine has none: there block 0's wait already
 // covers every block of its grid (combine.cu, combine_kernel).
 //
 // Rounds: one round (decode) is a send half, then a receive half. More rounds (prefill) are
@@ -107,8 +108,9 @@ static_assert(8 + 5 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user 
 /// kSpreadCopy: the dispatch copy's warps take their rows block-major (Part::warp_spread), so that a
 /// decode batch's few hundred rows reach every SM (2 x H100, session 12: decode dispatch 19.0 ->
 /// 15.4 us on one machine, 19.6 -> 17.1 on another; prefill unchanged). kOneElectionDispatch: the
-/// one-kernel dispatch closes its send half in its receive election (1-token shapes 0.7-0.9 us
-/// less, decode unchanged). The same two for combine measured no difference and were not kept.
+/// one-kernel dispatch has no send-half election (1-token shapes 0.7-0.9 us less, decode
+/// unchanged), and its last block does the receive election's bookkeeping but the expert counts
+/// right after its wait (RecvBook). The same two for combine measured no difference and were not kept.
 enum TuneBits : unsigned {
   kSpreadCopy = 1,
   kOneElectionDispatch = 2,
