@@ -314,7 +314,7 @@ __device__ __forceinline__ void recv_copy(const DeviceHandle& h, const Layout& L
 // `send` (one kernel for both halves) also the send half's counts: every block of the grid added
 // its flag after its claims and has passed its own rank's flag since, so every claim is in.
 // booked: the round's counts, totals, bases and epoch and the send half's counts were written
-// already (recv_book); only the expert counts are left.
+// already (RecvBook); only the expert counts are left.
 __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh,
                                            const DispatchArgs* send = nullptr, bool booked = false) {
   const int n = L.n, El = L.experts_local, C = L.capacity, parity = static_cast<int>(e & 1);
