@@ -28,8 +28,8 @@
 // bases, the receive epilogue) is done by local elections afterwards, off the peers' path (the
 // one-kernel dispatch's last block writes its bookkeeping right after its wait, and its election
 // keeps only the expert counts: kOneElectionDispatch, dispatch.cu RecvBook). The one-kernel
-// combine has none: there block 0's wait already
-// covers every block of its grid (combine.cu, combine_kernel).
+// combine has none: there block 0's wait already covers every block of its grid (combine.cu,
+// combine_kernel).
 //
 // Rounds: one round (decode) is a send half, then a receive half. More rounds (prefill) are
 // pipelined: send(0), then for each round j one kernel that waits for round j's flags, stores round
