@@ -8,11 +8,11 @@
 // (one put with a signal per peer, on a side stream, nearest peer first) while the GEMM of the
 // local rows runs; each peer's rows are multiplied as soon as their signal has arrived, on a
 // second, high-priority stream, so that the local rows' GEMM fills the SMs those leave idle.
-// Overlap, reduce-scatter: after a barrier, the GEMM of each peer's rows (ring order) writes into
-// local staging, and the copy engine carries it to that peer's landing slot with a signal while the
-// next GEMM runs; the local rows go last; once every peer's slot has arrived, one kernel sums the
-// N slots (fp32) into C_shard. At 2 ranks each block goes in two halves and the local halves' GEMMs
-// add the peer's landed halves in their epilogue (no sum kernel).
+// Overlap, reduce-scatter: after a barrier, a ring of N steps: at step t a rank multiplies the rows
+// of block me + t + 1, adds (in the GEMM's epilogue) the partial sum of that block that rank
+// me + 1 computed at step t - 1, and the copy engine carries the result to rank me - 1 with a
+// signal while the next GEMM runs; the last step is the rank's own block, written to C_shard.
+// Each step goes in a few parts (detail::rs_chunks) so that the copies hide under the GEMMs.
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.
@@ -69,6 +69,12 @@ SYMMEM_API Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int nranks);
 /// shard pays a partial last wave of tiles per shard. Local to a rank (no rank depends on another's
 /// grouping). Host-tested.
 SYMMEM_API std::vector<int> gather_groups(int nranks, int64_t n);
+/// matmul_reduce_scatter's ring: into how many parts (a signal each) each step's rows go, so that
+/// a part's copy to the next rank hides under the parts after it (about 2000 / K of its GEMM's time
+/// on H100/H200): at least 2, at most kMaxRsChunks and `rows`. A function of the shape only (every
+/// rank must cut the same parts). Host-tested.
+constexpr int kMaxRsChunks = 8;
+SYMMEM_API int rs_chunks(int64_t rows, int64_t k);
 }  // namespace detail
 
 }  // namespace symmem::overlap

@@ -155,9 +155,10 @@ TEST(Overlap, WideOutputsGroupThePeersShards) {
   ASSERT_ALL(why.empty(), why);
 }
 
-// An odd number of rows a rank: at 2 ranks matmul_reduce_scatter splits each block in two unequal
-// halves (32 and 33 rows), each with its own signal, the own halves adding the peer's in the GEMM.
-TEST(Overlap, OddRowsPerRankSplitIntoUnequalHalves) {
+// An odd number of rows a rank: matmul_reduce_scatter's ring cuts each step into unequal parts (65
+// rows in 8 parts at K = 128, overlap::detail::rs_chunks), each with its own signal, every step
+// after the first adding the next rank's partial sum of the same part in its GEMM.
+TEST(Overlap, OddRowsPerRankSplitIntoUnequalParts) {
   const int n = comm().size();
   const std::string why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256);
   ASSERT_ALL(why.empty(), why);

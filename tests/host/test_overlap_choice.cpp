@@ -68,3 +68,25 @@ TEST(OverlapChoice, GatherGroupsOfTheIssueShapes) {
   EXPECT_EQ(gather_groups(8, 14336 / 8), (V{1, 1, 1, 1, 1, 1, 1}));  // copies slower than GEMMs: one at a time
   EXPECT_EQ(gather_groups(8, 14336 / 4), (V{1, 2, 4}));
 }
+
+// matmul_reduce_scatter's ring: at least two parts a step (a part's copy hides under the next
+// part's GEMM), more where K is small (the copy is long against the GEMM), never more parts than
+// rows, never more than the signal slots allow.
+TEST(OverlapChoice, RingPartsHideTheCopyUnderTheGemms) {
+  using symmem::overlap::detail::kMaxRsChunks;
+  using symmem::overlap::detail::rs_chunks;
+  EXPECT_EQ(rs_chunks(2048, 3584), 2);   // 8B, TP = 4
+  EXPECT_EQ(rs_chunks(4096, 7168), 2);   // 70B / 8B at TP = 2
+  EXPECT_EQ(rs_chunks(2048, 1792), 3);   // 8B, TP = 8: a copy a little longer than its GEMM
+  EXPECT_EQ(rs_chunks(1024, 256), kMaxRsChunks);
+  EXPECT_EQ(rs_chunks(3, 256), 3);
+  EXPECT_EQ(rs_chunks(1, 4096), 1);
+  for (int64_t rows : {1, 2, 5, 64, 4096})
+    for (int64_t k : {8, 1000, 2000, 2001, 65536}) {
+      const int c = rs_chunks(rows, k);
+      EXPECT_GE(c, 1);
+      EXPECT_LE(c, kMaxRsChunks);
+      EXPECT_LE(c, rows);
+      if (rows >= 2) EXPECT_GE(c, 2);
+    }
+}
