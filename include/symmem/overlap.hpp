@@ -8,11 +8,14 @@
 // (one put with a signal per peer, on a side stream, nearest peer first) while the GEMM of the
 // local rows runs; each peer's rows are multiplied as soon as their signal has arrived, on a
 // second, high-priority stream, so that the local rows' GEMM fills the SMs those leave idle.
-// Overlap, reduce-scatter: after a barrier, a ring of N steps: at step t a rank multiplies the rows
-// of block me + t + 1, adds (in the GEMM's epilogue) the partial sum of that block that rank
-// me + 1 computed at step t - 1, and the copy engine carries the result to rank me - 1 with a
-// signal while the next GEMM runs; the last step is the rank's own block, written to C_shard.
-// Each step goes in a few parts (detail::rs_chunks) so that the copies hide under the GEMMs.
+// Overlap, reduce-scatter, where a block's parts fill the GPU (detail::rs_ring; always at 2 ranks):
+// after a barrier, a ring of N steps: at step t a rank multiplies the rows of block me + t + 1,
+// adds (in the GEMM's epilogue) the partial sum of that block that rank me + 1 computed at step
+// t - 1, and the copy engine carries the result to rank me - 1 with a signal while the next GEMM
+// runs; the last step is the rank's own block, written to C_shard. Each step goes in a few parts
+// (detail::rs_chunks) so that the copies hide under the GEMMs. Otherwise: the GEMM of each peer's
+// rows (ring order) into local staging, carried by the copy engine to that peer's landing slot with
+// a signal while the next GEMM runs; the local rows last; then one kernel sums the N slots (fp32).
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.
@@ -75,6 +78,10 @@ SYMMEM_API std::vector<int> gather_groups(int nranks, int64_t n);
 /// rank must cut the same parts). Host-tested.
 constexpr int kMaxRsChunks = 8;
 SYMMEM_API int rs_chunks(int64_t rows, int64_t k);
+/// Whether matmul_reduce_scatter runs the ring (true) or the GEMMs and a sum kernel: the ring at 2
+/// ranks, and where a part's GEMM has at least 2^22 outputs (~128 tiles of 128 x 256, a wave of an
+/// H100/H200). A function of the shape and team size only. Host-tested.
+SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
 }  // namespace detail
 
 }  // namespace symmem::overlap

@@ -37,19 +37,46 @@
 #include <string>
 
 #include "gemm.hpp"
+#include "overlap_kernels.hpp"
 #include "symmem/error.hpp"
 #include "symmem/stream.hpp"
 
 namespace symmem::overlap {
 
 struct TensorParallel::Impl {
-  explicit Impl() : gemm(size_t(32) << 20), gemm2(size_t(32) << 20) {}
-  Gemm gemm, gemm2;  // the caller's stream's, the lane's (all_gather_matmul's peers): a workspace each
+  explicit Impl() : gemm(size_t(32) << 20), gemm2(size_t(32) << 20), gemm3(size_t(32) << 20) {}
+  Gemm gemm, gemm2, gemm3;  // the caller's stream's, the lanes' (all_gather_matmul's peers): a workspace each
   SymmetricBuffer gathered, recv;
   void* staging = nullptr;  // matmul_reduce_scatter: the peers' partial rows before they travel (local)
   int64_t max_m = 0, max_k = 0, max_n = 0;
   cudaStream_t side = nullptr, lane = nullptr;  // copies and signals; the peers' GEMMs (both high priority)
+  cudaStream_t lane2 = nullptr;                 // (SYMMEM_OVERLAP_LANES=2: every other group of peers' GEMMs)
+  cudaStream_t watch = nullptr;                 // the signal waits (gate), high priority
   cudaEvent_t start = nullptr, done = nullptr, fork = nullptr, join = nullptr;
+  std::vector<cudaEvent_t> gates;  // one a gate of a call (gate)
+  int used = 0;                    // gates used in this call
+  // The watch stream starts after what s holds now (the call's barrier: the previous call's
+  // signals are zeroed by then).
+  void fork_watch(cudaStream_t s) {
+    SYMMEM_CUDA_CHECK(cudaEventRecord(fork, s));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(watch, fork, 0));
+    used = 0;
+  }
+  // What runs next on `target` waits until signal `slot` of buf is set. The (bounded) wait kernel
+  // runs on the watch stream, ahead of target, and target waits for it by an event: the wait
+  // kernel finds a free SM in the GEMM before's last wave, so the next GEMM starts when the one
+  // before ends, not a wait kernel's launch and exit after it (4 ranks, 8B: ~3 us a gate).
+  void gate(const SymmetricBuffer& buf, int slot, cudaStream_t target) {
+    if (used == static_cast<int>(gates.size())) {
+      cudaEvent_t e = nullptr;
+      SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      gates.push_back(e);
+    }
+    cudaEvent_t e = gates[used++];
+    stream::wait(buf, slot, Cmp::kGe, 1, watch);
+    SYMMEM_CUDA_CHECK(cudaEventRecord(e, watch));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(target, e, 0));
+  }
   // Forks the lane from s (after what s holds now) / joins it back into s.
   void fork_lane(cudaStream_t s) {
     SYMMEM_CUDA_CHECK(cudaEventRecord(fork, s));
@@ -59,6 +86,7 @@ struct TensorParallel::Impl {
     SYMMEM_CUDA_CHECK(cudaEventRecord(join, lane));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, join, 0));
   }
+  cudaEvent_t fork2 = nullptr, join2 = nullptr;
   int sms = 132;
 };
 
@@ -80,7 +108,9 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   SYMMEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.side, cudaStreamNonBlocking, greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.lane, cudaStreamNonBlocking, greatest));
-  for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.watch, cudaStreamNonBlocking, greatest));
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.lane2, cudaStreamNonBlocking, greatest));
+  for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join, &d.fork2, &d.join2}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
@@ -89,8 +119,11 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
 TensorParallel::~TensorParallel() {
   if (!impl_) return;
   cudaDeviceSynchronize();
-  for (cudaEvent_t e : {impl_->start, impl_->done, impl_->fork, impl_->join})
+  for (cudaEvent_t e : {impl_->start, impl_->done, impl_->fork, impl_->join, impl_->fork2, impl_->join2})
     if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : impl_->gates) cudaEventDestroy(e);
+  if (impl_->watch) cudaStreamDestroy(impl_->watch);
+  if (impl_->lane2) cudaStreamDestroy(impl_->lane2);
   if (impl_->side) cudaStreamDestroy(impl_->side);
   if (impl_->lane) cudaStreamDestroy(impl_->lane);
   if (impl_->staging) cudaFree(impl_->staging);
@@ -137,6 +170,13 @@ int rs_chunks(int64_t rows, int64_t k) {
   const double rho = 2000.0 / static_cast<double>(std::max<int64_t>(k, 1));
   const int want = std::max(2, static_cast<int>(std::ceil(rho - 1e-9)) + 1);
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({static_cast<int64_t>(want), kMaxRsChunks, rows})));
+}
+bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
+  // The ring's GEMMs are a part of a block each: below ~128 tiles of 128 x 256 a part (2^22
+  // outputs) they leave SMs idle, and N + 1 passes of the sum kernel over the shard cost less.
+  // At 2 ranks the ring is one step of parts and one of adds, and always won (session 13).
+  if (nranks == 2) return true;
+  return rows / rs_chunks(rows, k) * n >= (int64_t{1} << 22);
 }
 }  // namespace detail
 
@@ -193,18 +233,25 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     // shards a GEMM (detail::gather_groups). Caller's stream: the local rows, from the start, in
     // what the lane leaves idle.
     d.fork_lane(s);
+    d.fork_watch(s);
     // The rows of shards [first, first + count) of the ring (it may wrap past rank N-1 to 0).
-    auto gemm_shards = [&](int first, int count) {
+    const char* lv = std::getenv("SYMMEM_OVERLAP_LANES");
+    const bool two = lv != nullptr && std::strcmp(lv, "2") == 0;
+    if (two) {
+      SYMMEM_CUDA_CHECK(cudaEventRecord(d.fork2, s));
+      SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.lane2, d.fork2, 0));
+    }
+    auto gemm_shards = [&](int first, int count, cudaStream_t ln, Gemm& gm) {
       auto at = [&](int p, char* base, int64_t width) { return base + static_cast<size_t>(p) * rows * width * 2; };
       const int tail = first + count - N;  // shards past the wrap
       if (tail <= 0) {
-        d.gemm2.run(rows * count, n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
+        gm.run(rows * count, n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, ln);
       } else if (tail == N - first) {  // two equal runs, [0, tail) and [first, N): one batched GEMM
-        d.gemm2.run_batched(rows * tail, n, k, gathered, k, static_cast<int64_t>(first) * rows * k, b, n, cc, n,
-                            static_cast<int64_t>(first) * rows * n, 2, d.lane);
+        gm.run_batched(rows * tail, n, k, gathered, k, static_cast<int64_t>(first) * rows * k, b, n, cc, n,
+                       static_cast<int64_t>(first) * rows * n, 2, ln);
       } else {
-        d.gemm2.run(rows * (N - first), n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
-        d.gemm2.run(rows * tail, n, k, gathered, k, b, n, cc, n, d.lane);
+        gm.run(rows * (N - first), n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, ln);
+        gm.run(rows * tail, n, k, gathered, k, b, n, cc, n, ln);
       }
     };
     int step = 1;
@@ -213,13 +260,20 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       const char* v = std::getenv("SYMMEM_OVERLAP_GROUPS");
       return v == nullptr || std::strcmp(v, "0") != 0;
     }();
+    int gi = 0;
     for (int g : grouped ? detail::gather_groups(N, n) : std::vector<int>(N - 1, 1)) {
-      for (int j = step; j < step + g; ++j) stream::wait(d.gathered, (me - j + N) % N, Cmp::kGe, 1, d.lane);
-      gemm_shards((me - (step + g - 1) + N) % N, g);  // steps step..step+g-1: shards me-step-g+1 .. me-step
+      const bool second = two && (gi++ & 1) != 0;
+      cudaStream_t ln = second ? d.lane2 : d.lane;
+      for (int j = step; j < step + g; ++j) d.gate(d.gathered, (me - j + N) % N, ln);
+      gemm_shards((me - (step + g - 1) + N) % N, g, ln, second ? d.gemm3 : d.gemm2);  // steps step..step+g-1: shards me-step-g+1 .. me-step
       step += g;
     }
     d.gemm.run(rows, n, k, a_shard, k, b, n, cc + static_cast<size_t>(me) * rows * n * 2, n, s);
     d.join_lane(s);
+    if (two) {
+      SYMMEM_CUDA_CHECK(cudaEventRecord(d.join2, d.lane2));
+      SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.join2, 0));
+    }
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));
     SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.gathered.signal_pad(), 0, sizeof(uint64_t) * N, s));
   }
@@ -244,6 +298,33 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     return;
   }
   stream::barrier(d.recv, s);  // every peer is done with the previous call's landing slots and signals
+  const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
+  // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests; every rank
+  // must set the same). Otherwise detail::rs_ring, a function of the shape and N.
+  const char* force = std::getenv("SYMMEM_OVERLAP_RS");
+  const bool ring = N == 2 || (force != nullptr && std::strcmp(force, "ring") == 0) ||
+                    ((force == nullptr || std::strcmp(force, "sum") != 0) && detail::rs_ring(N, rows, n, k));
+  if (!ring) {
+    // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
+    // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. The local
+    // rows last, then the N slots are summed by one kernel (fp32).
+    char* staging = static_cast<char*>(d.staging);
+    for (int j = 1; j < N; ++j) {
+      const int p = (me + j) % N;
+      char* st = staging + static_cast<size_t>(j - 1) * slot * 2;
+      d.gemm.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, st, n, s);
+      SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
+      SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
+      stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, st, slot * 2, me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
+    }
+    d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(me) * slot * 2, n, s);
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
+    for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
+    launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s);
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
+    return;
+  }
   // A ring with the sum in the GEMMs' epilogues (no sum kernel). Step t (0 .. N-1) multiplies the
   // rows of block (me + t + 1) mod N, so the last step's block is this rank's own. From step 1 on,
   // each GEMM adds, in its epilogue, the partial that rank me + 1 computed for the same block at
@@ -263,11 +344,11 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   // whose copy waits only for that GEMM; step 0 waits for nothing, so by induction over t every
   // wait is met. Slots: landing slot t of rank me - 1 and signal t * chunks + c are written only by
   // this rank, once a call (the argument at the top of this file covers their reuse across calls).
-  const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
   const int chunks = detail::rs_chunks(rows, k);
   const int prev = (me + N - 1) % N;
   char* staging = static_cast<char*>(d.staging);
   char* out = static_cast<char*>(c_shard);
+  d.fork_watch(s);
   for (int t = 0; t < N; ++t) {
     const int blk = (me + t + 1) % N;
     const bool last = t == N - 1;  // blk == me
@@ -279,7 +360,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
       if (t == 0) {
         d.gemm.run(hr, n, k, a_rows, k, b, n, dst, n, s);
       } else {
-        stream::wait(d.recv, (t - 1) * chunks + c, Cmp::kGe, 1, s);
+        d.gate(d.recv, (t - 1) * chunks + c, s);
         d.gemm.run_acc(hr, n, k, a_rows, k, b, n, recv + static_cast<size_t>(t - 1) * slot * 2 + at, last ? scale : 1.0f,
                        last ? scale : 1.0f, dst, n, s);
       }

@@ -122,11 +122,17 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
 }
 
 // run_overlap under attempt(): a mismatch or an error on this rank, as a message ("" when it passed).
-std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc) {
-  return attempt([&] {
+// rs: matmul_reduce_scatter's form at 3 ranks and more ("ring", "sum"; nullptr: the shape's choice,
+// overlap::detail::rs_ring), set alike on every rank.
+std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc, const char* rs = nullptr) {
+  if (rs != nullptr) setenv("SYMMEM_OVERLAP_RS", rs, 1);
+  std::string why = attempt([&] {
     std::string w = run_overlap(mode, graph, m, k, nc);
     if (!w.empty()) throw std::runtime_error(w);
   });
+  unsetenv("SYMMEM_OVERLAP_RS");
+  if (!why.empty() && rs != nullptr) why = std::string("(SYMMEM_OVERLAP_RS=") + rs + ") " + why;
+  return why;
 }
 
 }  // namespace
@@ -134,10 +140,14 @@ std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, i
 TEST(Overlap, GemmsWithCommunicationMatchTheReference) {
   const int n = comm().size();
   std::string why;
+  const int64_t m = 256 * n > 1024 ? 1024 / n * n : 256 * n;
   for (auto mode : {overlap::Mode::kOverlap, overlap::Mode::kSequential, overlap::Mode::kAuto}) {
-    why = overlap_case(mode, false, 256 * n > 1024 ? 1024 / n * n : 256 * n, 256, 384);
+    why = overlap_case(mode, false, m, 256, 384);
     if (!why.empty()) { why = "mode " + std::to_string(static_cast<int>(mode)) + ": " + why; break; }
   }
+  // Both forms of matmul_reduce_scatter's overlap, whatever the shape chooses.
+  for (const char* rs : {"ring", "sum"})
+    if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, m, 256, 384, rs);
   ASSERT_ALL(why.empty(), why);
 }
 
@@ -157,16 +167,18 @@ TEST(Overlap, WideOutputsGroupThePeersShards) {
 
 // An odd number of rows a rank: matmul_reduce_scatter's ring cuts each step into unequal parts (65
 // rows in 8 parts at K = 128, overlap::detail::rs_chunks), each with its own signal, every step
-// after the first adding the next rank's partial sum of the same part in its GEMM.
+// after the first adding the next rank's partial sum of the same part in its GEMM; and the sum form.
 TEST(Overlap, OddRowsPerRankSplitIntoUnequalParts) {
   const int n = comm().size();
-  const std::string why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256);
+  std::string why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256, "ring");
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256, "sum");
   ASSERT_ALL(why.empty(), why);
 }
 
 TEST(Overlap, ReplayedInACudaGraphWithNewData) {
   const int n = comm().size();
-  const std::string why = overlap_case(overlap::Mode::kOverlap, true, 128 * n, 128, 256);
+  std::string why = overlap_case(overlap::Mode::kOverlap, true, 128 * n, 128, 256, "ring");
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 128 * n, 128, 256, "sum");
   ASSERT_ALL(why.empty(), why);
 }
 

@@ -90,3 +90,16 @@ TEST(OverlapChoice, RingPartsHideTheCopyUnderTheGemms) {
       if (rows >= 2) EXPECT_GE(c, 2);
     }
 }
+
+// The ring where its parts fill a wave (and always at 2 ranks); the GEMMs and a sum kernel below.
+TEST(OverlapChoice, RingWhereItsPartsFillTheGpu) {
+  using symmem::overlap::detail::rs_ring;
+  for (int64_t rows : {1, 64, 512, 8192}) EXPECT_TRUE(rs_ring(2, rows, 4096, 7168));
+  EXPECT_TRUE(rs_ring(4, 2048, 4096, 3584));    // 8B M 8192: 1024-row parts, 128 tiles
+  EXPECT_TRUE(rs_ring(4, 4096, 4096, 3584));    // 8B M 16384
+  EXPECT_FALSE(rs_ring(4, 1024, 4096, 3584));   // 8B M 4096: 512-row parts
+  EXPECT_FALSE(rs_ring(4, 512, 4096, 3584));    // 8B M 2048
+  EXPECT_TRUE(rs_ring(4, 1024, 8192, 7168));    // 70B M 4096
+  EXPECT_FALSE(rs_ring(4, 512, 8192, 7168));    // 70B M 2048
+  EXPECT_FALSE(rs_ring(8, 1024, 4096, 1792));   // 8B M 8192 at TP = 8: three parts of ~341 rows
+}
