@@ -44,13 +44,12 @@
 namespace symmem::overlap {
 
 struct TensorParallel::Impl {
-  explicit Impl() : gemm(size_t(32) << 20), gemm2(size_t(32) << 20), gemm3(size_t(32) << 20) {}
-  Gemm gemm, gemm2, gemm3;  // the caller's stream's, the lanes' (all_gather_matmul's peers): a workspace each
+  explicit Impl() : gemm(size_t(32) << 20), gemm2(size_t(32) << 20) {}
+  Gemm gemm, gemm2;  // the caller's stream's, the lane's (all_gather_matmul's peers): a workspace each
   SymmetricBuffer gathered, recv;
   void* staging = nullptr;  // matmul_reduce_scatter: the peers' partial rows before they travel (local)
   int64_t max_m = 0, max_k = 0, max_n = 0;
   cudaStream_t side = nullptr, lane = nullptr;  // copies and signals; the peers' GEMMs (both high priority)
-  cudaStream_t lane2 = nullptr;                 // (SYMMEM_OVERLAP_LANES=2: every other group of peers' GEMMs)
   cudaStream_t watch = nullptr;                 // the signal waits (gate), high priority
   cudaEvent_t start = nullptr, done = nullptr, fork = nullptr, join = nullptr;
   std::vector<cudaEvent_t> gates;  // one a gate of a call (gate)
@@ -64,8 +63,10 @@ struct TensorParallel::Impl {
   }
   // What runs next on `target` waits until signal `slot` of buf is set. The (bounded) wait kernel
   // runs on the watch stream, ahead of target, and target waits for it by an event: the wait
-  // kernel finds a free SM in the GEMM before's last wave, so the next GEMM starts when the one
-  // before ends, not a wait kernel's launch and exit after it (4 ranks, 8B: ~3 us a gate).
+  // kernel can run in an SM that the GEMM before leaves free in its last wave, so the next GEMM
+  // need not wait for a wait kernel's launch and exit after the one before (matmul_reduce_scatter's
+  // ring, 4 x H200, 8B M 8192: 341.8-342.8 us against 344.2 with the waits in the stream, in
+  // different calls; 336.8 with no waits at all, a measurement that sums wrongly).
   void gate(const SymmetricBuffer& buf, int slot, cudaStream_t target) {
     if (used == static_cast<int>(gates.size())) {
       cudaEvent_t e = nullptr;
@@ -86,7 +87,6 @@ struct TensorParallel::Impl {
     SYMMEM_CUDA_CHECK(cudaEventRecord(join, lane));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, join, 0));
   }
-  cudaEvent_t fork2 = nullptr, join2 = nullptr;
   int sms = 132;
 };
 
@@ -109,8 +109,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.side, cudaStreamNonBlocking, greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.lane, cudaStreamNonBlocking, greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.watch, cudaStreamNonBlocking, greatest));
-  SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.lane2, cudaStreamNonBlocking, greatest));
-  for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join, &d.fork2, &d.join2}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+  for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
@@ -119,11 +118,10 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
 TensorParallel::~TensorParallel() {
   if (!impl_) return;
   cudaDeviceSynchronize();
-  for (cudaEvent_t e : {impl_->start, impl_->done, impl_->fork, impl_->join, impl_->fork2, impl_->join2})
+  for (cudaEvent_t e : {impl_->start, impl_->done, impl_->fork, impl_->join})
     if (e) cudaEventDestroy(e);
   for (cudaEvent_t e : impl_->gates) cudaEventDestroy(e);
   if (impl_->watch) cudaStreamDestroy(impl_->watch);
-  if (impl_->lane2) cudaStreamDestroy(impl_->lane2);
   if (impl_->side) cudaStreamDestroy(impl_->side);
   if (impl_->lane) cudaStreamDestroy(impl_->lane);
   if (impl_->staging) cudaFree(impl_->staging);
@@ -152,8 +150,9 @@ Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   const double part = (N - 1.0) / N * 2000.0 / static_cast<double>(n);
   return part >= 0.1 || rows >= 2048 ? Mode::kOverlap : Mode::kSequential;
 }
-std::vector<int> gather_groups(int nranks, int64_t n) {
+std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows) {
   std::vector<int> groups;
+  if (rows < kGroupRows) return std::vector<int>(std::max(nranks - 1, 0), 1);
   const double rho = 2000.0 / static_cast<double>(std::max<int64_t>(n, 1));  // a shard's copy time, in block GEMMs
   double t = 1;  // the local rows' GEMM comes first
   for (int next = 1; next < nranks;) {
@@ -172,11 +171,17 @@ int rs_chunks(int64_t rows, int64_t k) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({static_cast<int64_t>(want), kMaxRsChunks, rows})));
 }
 bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
-  // The ring's GEMMs are a part of a block each: below ~128 tiles of 128 x 256 a part (2^22
-  // outputs) they leave SMs idle, and N + 1 passes of the sum kernel over the shard cost less.
-  // At 2 ranks the ring is one step of parts and one of adds, and always won (session 13).
+  // The ring runs 2N GEMMs of a part each (or more parts, rs_chunks) where the sum form runs N of a
+  // block, and a GEMM of half the rows costs more than half (4 x H200, 8B: 1024 rows 38.7 us, 40.2
+  // adding C, against 72.6 for 2048; the ring's chain alone 305.6 us against 274 for the whole
+  // GEMM). Against that it saves the sum kernel (N + 1 passes over the shard). Measured at 4 ranks
+  // (bench/results/*-h200x4-*-overlap-rs-*.json): the ring won where a part has 2^23 outputs or more
+  // (two waves of 128 x 256 tiles on 132 SMs: 8B M 16384 ~617 against ~646 us, 70B M 8192
+  // 1150-1190 against ~1200), lost below (8B M 8192 340-343 against 325-327, M 2048 131-148
+  // against 106) and tied at 70B M 4096 (583-592 against 588-590). At 2 ranks the ring is one
+  // step of parts and one of adds, and always won (session 13).
   if (nranks == 2) return true;
-  return rows / rs_chunks(rows, k) * n >= (int64_t{1} << 22);
+  return rows / rs_chunks(rows, k) * n >= (int64_t{1} << 23);
 }
 }  // namespace detail
 
@@ -233,47 +238,32 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     // shards a GEMM (detail::gather_groups). Caller's stream: the local rows, from the start, in
     // what the lane leaves idle.
     d.fork_lane(s);
-    d.fork_watch(s);
     // The rows of shards [first, first + count) of the ring (it may wrap past rank N-1 to 0).
-    const char* lv = std::getenv("SYMMEM_OVERLAP_LANES");
-    const bool two = lv != nullptr && std::strcmp(lv, "2") == 0;
-    if (two) {
-      SYMMEM_CUDA_CHECK(cudaEventRecord(d.fork2, s));
-      SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.lane2, d.fork2, 0));
-    }
-    auto gemm_shards = [&](int first, int count, cudaStream_t ln, Gemm& gm) {
+    auto gemm_shards = [&](int first, int count) {
       auto at = [&](int p, char* base, int64_t width) { return base + static_cast<size_t>(p) * rows * width * 2; };
       const int tail = first + count - N;  // shards past the wrap
       if (tail <= 0) {
-        gm.run(rows * count, n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, ln);
+        d.gemm2.run(rows * count, n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
       } else if (tail == N - first) {  // two equal runs, [0, tail) and [first, N): one batched GEMM
-        gm.run_batched(rows * tail, n, k, gathered, k, static_cast<int64_t>(first) * rows * k, b, n, cc, n,
-                       static_cast<int64_t>(first) * rows * n, 2, ln);
+        d.gemm2.run_batched(rows * tail, n, k, gathered, k, static_cast<int64_t>(first) * rows * k, b, n, cc, n,
+                            static_cast<int64_t>(first) * rows * n, 2, d.lane);
       } else {
-        gm.run(rows * (N - first), n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, ln);
-        gm.run(rows * tail, n, k, gathered, k, b, n, cc, n, ln);
+        d.gemm2.run(rows * (N - first), n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
+        d.gemm2.run(rows * tail, n, k, gathered, k, b, n, cc, n, d.lane);
       }
     };
     int step = 1;
-    // SYMMEM_OVERLAP_GROUPS=0: one GEMM per peer's shard (for comparisons; a rank-local choice).
-    static const bool grouped = [] {
-      const char* v = std::getenv("SYMMEM_OVERLAP_GROUPS");
-      return v == nullptr || std::strcmp(v, "0") != 0;
-    }();
-    int gi = 0;
-    for (int g : grouped ? detail::gather_groups(N, n) : std::vector<int>(N - 1, 1)) {
-      const bool second = two && (gi++ & 1) != 0;
-      cudaStream_t ln = second ? d.lane2 : d.lane;
-      for (int j = step; j < step + g; ++j) d.gate(d.gathered, (me - j + N) % N, ln);
-      gemm_shards((me - (step + g - 1) + N) % N, g, ln, second ? d.gemm3 : d.gemm2);  // steps step..step+g-1: shards me-step-g+1 .. me-step
+    // SYMMEM_OVERLAP_GROUPS=0 / 1: one GEMM per peer's shard / the groups' model at any size (for
+    // comparisons and tests; every rank must set the same). Otherwise detail::gather_groups.
+    const char* gv = std::getenv("SYMMEM_OVERLAP_GROUPS");
+    const int force = gv == nullptr ? -1 : std::strcmp(gv, "0") == 0 ? 0 : 1;
+    for (int g : force == 0 ? std::vector<int>(N - 1, 1) : detail::gather_groups(N, n, force == 1 ? 0 : rows)) {
+      for (int j = step; j < step + g; ++j) stream::wait(d.gathered, (me - j + N) % N, Cmp::kGe, 1, d.lane);
+      gemm_shards((me - (step + g - 1) + N) % N, g);  // steps step..step+g-1: shards me-step-g+1 .. me-step
       step += g;
     }
     d.gemm.run(rows, n, k, a_shard, k, b, n, cc + static_cast<size_t>(me) * rows * n * 2, n, s);
     d.join_lane(s);
-    if (two) {
-      SYMMEM_CUDA_CHECK(cudaEventRecord(d.join2, d.lane2));
-      SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.join2, 0));
-    }
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));
     SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.gathered.signal_pad(), 0, sizeof(uint64_t) * N, s));
   }
@@ -348,8 +338,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   const int prev = (me + N - 1) % N;
   char* staging = static_cast<char*>(d.staging);
   char* out = static_cast<char*>(c_shard);
-  static const bool nowait = std::getenv("SYMMEM_OVERLAP_RS_NOWAIT") != nullptr;  // (measurement: wrong sums)
-  if (!nowait) d.fork_watch(s);
+  d.fork_watch(s);
   for (int t = 0; t < N; ++t) {
     const int blk = (me + t + 1) % N;
     const bool last = t == N - 1;  // blk == me
@@ -361,7 +350,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
       if (t == 0) {
         d.gemm.run(hr, n, k, a_rows, k, b, n, dst, n, s);
       } else {
-        if (!nowait) d.gate(d.recv, (t - 1) * chunks + c, s);
+        d.gate(d.recv, (t - 1) * chunks + c, s);
         d.gemm.run_acc(hr, n, k, a_rows, k, b, n, recv + static_cast<size_t>(t - 1) * slot * 2 + at, last ? scale : 1.0f,
                        last ? scale : 1.0f, dst, n, s);
       }

@@ -123,15 +123,20 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
 
 // run_overlap under attempt(): a mismatch or an error on this rank, as a message ("" when it passed).
 // rs: matmul_reduce_scatter's form at 3 ranks and more ("ring", "sum"; nullptr: the shape's choice,
-// overlap::detail::rs_ring), set alike on every rank.
-std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc, const char* rs = nullptr) {
+// overlap::detail::rs_ring); groups: all_gather_matmul's ("1": grouped at any size, "0": one GEMM a
+// shard; nullptr: overlap::detail::gather_groups); set alike on every rank.
+std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc, const char* rs = nullptr,
+                         const char* groups = nullptr) {
   if (rs != nullptr) setenv("SYMMEM_OVERLAP_RS", rs, 1);
+  if (groups != nullptr) setenv("SYMMEM_OVERLAP_GROUPS", groups, 1);
   std::string why = attempt([&] {
     std::string w = run_overlap(mode, graph, m, k, nc);
     if (!w.empty()) throw std::runtime_error(w);
   });
   unsetenv("SYMMEM_OVERLAP_RS");
+  unsetenv("SYMMEM_OVERLAP_GROUPS");
   if (!why.empty() && rs != nullptr) why = std::string("(SYMMEM_OVERLAP_RS=") + rs + ") " + why;
+  if (!why.empty() && groups != nullptr) why = std::string("(SYMMEM_OVERLAP_GROUPS=") + groups + ") " + why;
   return why;
 }
 
@@ -152,14 +157,15 @@ TEST(Overlap, GemmsWithCommunicationMatchTheReference) {
 }
 
 // Wide outputs make all_gather_matmul run several peers' shards in one GEMM
-// (overlap::detail::gather_groups): at 3 ranks and more a group's shards wrap past the last rank on
-// some ranks (a batched GEMM of two runs, or two GEMMs where the runs differ in length).
+// (overlap::detail::gather_groups; SYMMEM_OVERLAP_GROUPS=1 groups these small shards too): at 3
+// ranks and more a group's shards wrap past the last rank on some ranks (a batched GEMM of two
+// runs, or two GEMMs where the runs differ in length).
 TEST(Overlap, WideOutputsGroupThePeersShards) {
   const int n = comm().size();
   std::string why;
   for (int64_t nc : {3072, 8192})
     for (bool graph : {false, true}) {
-      why = overlap_case(overlap::Mode::kOverlap, graph, 64 * n, 64, nc);
+      why = overlap_case(overlap::Mode::kOverlap, graph, 64 * n, 64, nc, nullptr, "1");
       if (!why.empty()) { why = "Nc " + std::to_string(nc) + (graph ? " (graph): " : ": ") + why; break; }
     }
   ASSERT_ALL(why.empty(), why);
