@@ -66,15 +66,17 @@ namespace detail {
 /// size only, so every rank makes the same choice. Host-tested.
 SYMMEM_API Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int nranks);
 /// all_gather_matmul's GEMMs of the peers' rows, in arrival order (step j brings peer me - j's
-/// shard): how many consecutive steps each GEMM takes. Where a shard has kGroupRows rows or more,
-/// each GEMM takes every shard that a model says has landed when the GEMMs before it end (a shard's
-/// copy over its GEMM's time is about 2000 / Nc on H100/H200, as in choose_mode), so that few
-/// GEMMs run, each over several shards: one GEMM per shard pays a partial last wave of tiles per
-/// shard. Below, one GEMM a shard (smaller shards: the copies' fixed costs make a group wait for
-/// its last shard longer than the model says). Local to a rank (no rank depends on another's
+/// shard): how many consecutive steps each GEMM takes. Where a shard's GEMM has kGroupOutputs
+/// outputs or more (rows x Nc; about a wave of 128 x 256 tiles on H100/H200), or any_size is set,
+/// each GEMM takes every shard that a model says has landed when the GEMMs before it end (a
+/// shard's copy over its GEMM's time is about 2000 / Nc, as in choose_mode), so that few GEMMs
+/// run, each over several shards: one GEMM per shard pays a partial last wave of tiles per shard.
+/// Below, one GEMM a shard: there the copies' fixed cost makes a group wait for its last shard
+/// longer than the model says (4 x H200: 8B M 2048 108 against 117 us grouped, M 4096 180-184
+/// against 189; 70B M 2048 329-331 against 351). Local to a rank (no rank depends on another's
 /// grouping). Host-tested.
-constexpr int64_t kGroupRows = 2048;
-SYMMEM_API std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows);
+constexpr int64_t kGroupOutputs = int64_t{1} << 22;
+SYMMEM_API std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_size = false);
 /// matmul_reduce_scatter's ring: into how many parts (a signal each) each step's rows go, so that
 /// a part's copy to the next rank hides under the parts after it (about 2000 / K of its GEMM's time
 /// on H100/H200): at least 2, at most kMaxRsChunks and `rows`. A function of the shape only (every

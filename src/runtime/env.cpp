@@ -44,7 +44,8 @@ const std::vector<EnvVar>& env_vars() {
                                          "and for pipelined rounds, else 0; a rank-local choice)"},
       {"SYMMEM_MOE_ROUND_TOKENS", "1024", "symmem-bench moe: tokens a round for the shapes with more tokens than that (prefill)"},
       {"SYMMEM_OVERLAP_GROUPS", nullptr, "0: all_gather_matmul runs one GEMM per peer's shard; 1: it groups shards that have "
-                                         "landed at any size (default: from 2048 rows a shard; for comparisons; a rank-local choice)"},
+                                         "landed at any size (default: where a shard's GEMM has 2^22 outputs or more; for comparisons; a "
+                                         "rank-local choice)"},
       {"SYMMEM_OVERLAP_RS", nullptr, "ring or sum: matmul_reduce_scatter's overlap at 3 ranks and more as the ring that sums in "
                                      "the GEMMs or as GEMMs and a sum kernel (default: by shape; for comparisons; every rank must "
                                      "set the same)"},

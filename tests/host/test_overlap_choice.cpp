@@ -50,7 +50,7 @@ TEST(OverlapChoice, GatherGroupsCoverEveryPeerOnceInArrivalOrder) {
     for (long long nc : {128LL, 1792LL, 3584LL, 7168LL, 14336LL, 1LL << 20})
       for (long long rows : {0LL, 1LL, 2047LL, 2048LL, 8192LL}) {
         int total = 0;
-        for (int g : gather_groups(n_ranks, nc, rows)) {
+        for (int g : gather_groups(n_ranks, nc, rows, rows == 1)) {
           EXPECT_GE(g, 1);
           total += g;
         }
@@ -68,9 +68,14 @@ TEST(OverlapChoice, GatherGroupsOfTheIssueShapes) {
   EXPECT_EQ(gather_groups(2, 14336 / 2, 4096), (V{1}));
   EXPECT_EQ(gather_groups(8, 14336 / 8, 2048), (V{1, 1, 1, 1, 1, 1, 1}));  // copies slower than GEMMs: one at a time
   EXPECT_EQ(gather_groups(8, 14336 / 4, 2048), (V{1, 2, 4}));
-  // Smaller shards: one GEMM each (M 2048 and 4096 at TP = 4).
+  // Shard GEMMs under a wave: one GEMM each (8B M 2048 and 4096, 70B M 2048 at TP = 4), unless
+  // any_size asks for the model's groups.
   EXPECT_EQ(gather_groups(4, 14336 / 4, 512), (V{1, 1, 1}));
-  EXPECT_EQ(gather_groups(4, 28672 / 4, 1024), (V{1, 1, 1}));
+  EXPECT_EQ(gather_groups(4, 14336 / 4, 1024), (V{1, 1, 1}));
+  EXPECT_EQ(gather_groups(4, 28672 / 4, 512), (V{1, 1, 1}));
+  EXPECT_EQ(gather_groups(4, 28672 / 4, 1024), (V{3}));  // 70B M 4096: 7.3 M outputs a shard
+  EXPECT_EQ(gather_groups(4, 14336 / 4, 512, true), (V{1, 2}));
+  EXPECT_EQ(gather_groups(4, 3072, 64, true), (V{1, 2}));  // the GPU test's wide outputs, grouped
 }
 
 // matmul_reduce_scatter's ring: at least two parts a step (a part's copy hides under the next
