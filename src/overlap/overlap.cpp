@@ -51,8 +51,6 @@ struct TensorParallel::Impl {
   int64_t max_m = 0, max_k = 0, max_n = 0;
   cudaStream_t side = nullptr, lane = nullptr;  // copies and signals; the peers' GEMMs (both high priority)
   cudaStream_t watch = nullptr;                 // the signal waits (gate), high priority
-  cudaStream_t side2 = nullptr;                 // (SYMMEM_OVERLAP_AG_SPLIT=1: every other copy after the first)
-  cudaEvent_t fork2 = nullptr, done2 = nullptr;
   cudaEvent_t start = nullptr, done = nullptr, fork = nullptr, join = nullptr;
   std::vector<cudaEvent_t> gates;  // one a gate of a call (gate)
   int used = 0;                    // gates used in this call
@@ -111,8 +109,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.side, cudaStreamNonBlocking, greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.lane, cudaStreamNonBlocking, greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.watch, cudaStreamNonBlocking, greatest));
-  SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.side2, cudaStreamNonBlocking, greatest));
-  for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join, &d.fork2, &d.done2}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+  for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
@@ -121,11 +118,10 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
 TensorParallel::~TensorParallel() {
   if (!impl_) return;
   cudaDeviceSynchronize();
-  for (cudaEvent_t e : {impl_->start, impl_->done, impl_->fork, impl_->join, impl_->fork2, impl_->done2})
+  for (cudaEvent_t e : {impl_->start, impl_->done, impl_->fork, impl_->join})
     if (e) cudaEventDestroy(e);
   for (cudaEvent_t e : impl_->gates) cudaEventDestroy(e);
   if (impl_->watch) cudaStreamDestroy(impl_->watch);
-  if (impl_->side2) cudaStreamDestroy(impl_->side2);
   if (impl_->side) cudaStreamDestroy(impl_->side);
   if (impl_->lane) cudaStreamDestroy(impl_->lane);
   if (impl_->staging) cudaFree(impl_->staging);
@@ -231,26 +227,12 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
     // Side stream: this rank's shard to every peer (nearest first), and to its own gathered copy
-    // where a_out wants the gathered A. (SYMMEM_OVERLAP_AG_SPLIT=1, a measurement: the copies after
-    // the first go two at a time, on the side stream and a second one.)
-    static const bool split = [] {
-      const char* v = std::getenv("SYMMEM_OVERLAP_AG_SPLIT");
-      return v != nullptr && std::strcmp(v, "1") == 0;
-    }();
+    // where a_out wants the gathered A. (Copies after the first two at a time, on two streams, were
+    // measured no faster: 4 x H200, within +-2% either way, session 20.)
     for (int j = 1; j < N; ++j) {
       const int p = (me + j) % N;
-      cudaStream_t cs = d.side;
-      if (split && j == 2) {
-        SYMMEM_CUDA_CHECK(cudaEventRecord(d.fork2, d.side));
-        SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side2, d.fork2, 0));
-      }
-      if (split && j >= 2 && (j & 1) != 0) cs = d.side2;
-      stream::put_signal(d.gathered, p, static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, me, 1, SignalOp::kSet, cs,
+      stream::put_signal(d.gathered, p, static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, me, 1, SignalOp::kSet, d.side,
                          Engine::kCopyEngine);
-    }
-    if (split && N > 2) {
-      SYMMEM_CUDA_CHECK(cudaEventRecord(d.done2, d.side2));
-      SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.done2, 0));
     }
     if (a_out)
       SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
@@ -275,7 +257,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     };
     int step = 1;
     // SYMMEM_OVERLAP_GROUPS=0 / 1: one GEMM per peer's shard / the groups' model at any size (for
-    // comparisons and tests; every rank must set the same). Otherwise detail::gather_groups.
+    // comparisons and tests; a rank-local choice). Otherwise detail::gather_groups.
     const char* gv = std::getenv("SYMMEM_OVERLAP_GROUPS");
     const int force = gv == nullptr ? -1 : std::strcmp(gv, "0") == 0 ? 0 : 1;
     for (int g : force == 0 ? std::vector<int>(N - 1, 1) : detail::gather_groups(N, n, rows, force == 1)) {
