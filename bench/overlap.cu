@@ -105,10 +105,25 @@ void run_overlap(Harness& h) {
             return h.time_graph(one, ops);
           };
           const double t_rows = gemm_us(rows, false), t_half = gemm_us(half, false), t_acc = gemm_us(half, true);
+          // The ring's GEMMs back to back with no communication: N steps of rs_chunks parts, every
+          // step after the first adding C.
+          const int parts = overlap::detail::rs_chunks(rows, k);
+          const int64_t part = rows / parts;
+          auto chain = [&](cudaStream_t s) {
+            for (int t = 0; t < n; ++t)
+              for (int p = 0; p < parts; ++p) {
+                if (t == 0) gemm.run(part, nn, k, a, k, b, nn, c, nn, s);
+                else gemm.run_acc(part, nn, k, a, k, b, nn, c, 1.0f, 1.0f, c, nn, s);
+              }
+          };
+          chain(h.stream());
+          const double t_chain = h.time_graph(chain, ops);
           if (me == 0)
-            std::printf("# probe %s M %lld: block %lld rows %.1f us [%s]; half %lld rows %.1f us [%s], with C added %.1f us\n", md.name,
+            std::printf("# probe %s M %lld: block %lld rows %.1f us [%s]; half %lld rows %.1f us [%s], with C added %.1f us; "
+                        "ring chain %d x %d parts of %lld rows %.1f us\n", md.name,
                         static_cast<long long>(m), static_cast<long long>(rows), t_rows, gemm.describe(rows, nn, k, k, nn, nn).c_str(),
-                        static_cast<long long>(half), t_half, gemm.describe(half, nn, k, k, nn, nn).c_str(), t_acc);
+                        static_cast<long long>(half), t_half, gemm.describe(half, nn, k, k, nn, nn).c_str(), t_acc, n, parts,
+                        static_cast<long long>(part), t_chain);
         }
         if (me == 0)
           std::printf("%5s %6s %8lld | %9.1f %9.1f %9.1f %9.1f %4s | %6.3f %6.2f\n", md.name, op == 0 ? "ag+mm" : "mm+rs",

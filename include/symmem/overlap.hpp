@@ -8,11 +8,14 @@
 // (one put with a signal per peer, on a side stream, nearest peer first) while the GEMM of the
 // local rows runs; each peer's rows are multiplied as soon as their signal has arrived, on a
 // second, high-priority stream, so that the local rows' GEMM fills the SMs those leave idle.
-// Overlap, reduce-scatter: after a barrier, the GEMM of each peer's rows (ring order) writes into
-// local staging, and the copy engine carries it to that peer's landing slot with a signal while the
-// next GEMM runs; the local rows go last; once every peer's slot has arrived, one kernel sums the
-// N slots (fp32) into C_shard. At 2 ranks each block goes in two halves and the local halves' GEMMs
-// add the peer's landed halves in their epilogue (no sum kernel).
+// Overlap, reduce-scatter, where a block's parts fill the GPU (detail::rs_ring; always at 2 ranks):
+// after a barrier, a ring of N steps: at step t a rank multiplies the rows of block me + t + 1,
+// adds (in the GEMM's epilogue) the partial sum of that block that rank me + 1 computed at step
+// t - 1, and the copy engine carries the result to rank me - 1 with a signal while the next GEMM
+// runs; the last step is the rank's own block, written to C_shard. Each step goes in a few parts
+// (detail::rs_chunks) so that the copies hide under the GEMMs. Otherwise: the GEMM of each peer's
+// rows (ring order) into local staging, carried by the copy engine to that peer's landing slot with
+// a signal while the next GEMM runs; the local rows last; then one kernel sums the N slots (fp32).
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.
@@ -63,12 +66,27 @@ namespace detail {
 /// size only, so every rank makes the same choice. Host-tested.
 SYMMEM_API Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int nranks);
 /// all_gather_matmul's GEMMs of the peers' rows, in arrival order (step j brings peer me - j's
-/// shard): how many consecutive steps each GEMM takes. Each takes every shard that a model says has
-/// landed when the GEMMs before it end (a shard's copy over its GEMM's time is about 2000 / Nc on
-/// H100/H200, as in choose_mode), so that few GEMMs run, each over several shards: one GEMM per
-/// shard pays a partial last wave of tiles per shard. Local to a rank (no rank depends on another's
+/// shard): how many consecutive steps each GEMM takes. Where a shard's GEMM has kGroupOutputs
+/// outputs or more (rows x Nc; about a wave of 128 x 256 tiles on H100/H200), or any_size is set,
+/// each GEMM takes every shard that a model says has landed when the GEMMs before it end (a
+/// shard's copy over its GEMM's time is about 2000 / Nc, as in choose_mode), so that few GEMMs
+/// run, each over several shards: one GEMM per shard pays a partial last wave of tiles per shard.
+/// Below, one GEMM a shard: there the copies' fixed cost makes a group wait for its last shard
+/// longer than the model says (4 x H200: 8B M 2048 108 against 117 us grouped, M 4096 180-184
+/// against 189; 70B M 2048 329-331 against 351). Local to a rank (no rank depends on another's
 /// grouping). Host-tested.
-SYMMEM_API std::vector<int> gather_groups(int nranks, int64_t n);
+constexpr int64_t kGroupOutputs = int64_t{1} << 22;
+SYMMEM_API std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_size = false);
+/// matmul_reduce_scatter's ring: into how many parts (a signal each) each step's rows go, so that
+/// a part's copy to the next rank hides under the parts after it (about 2000 / K of its GEMM's time
+/// on H100/H200): at least 2, at most kMaxRsChunks and `rows`. A function of the shape only (every
+/// rank must cut the same parts). Host-tested.
+constexpr int kMaxRsChunks = 8;
+SYMMEM_API int rs_chunks(int64_t rows, int64_t k);
+/// Whether matmul_reduce_scatter runs the ring (true) or the GEMMs and a sum kernel: the ring at 2
+/// ranks, and where a part's GEMM has at least 2^22 outputs (~128 tiles of 128 x 256, a wave of an
+/// H100/H200). A function of the shape and team size only. Host-tested.
+SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
 }  // namespace detail
 
 }  // namespace symmem::overlap

@@ -5,10 +5,10 @@
 // zeroes its slots at the end of call k, on its compute stream, after its waits; a peer sets a slot
 // of call k + 1 only after that call's barrier, which this rank reaches after the zeroing. The same
 // barrier orders the data: a peer writes this rank's gathered rows / landing slots of call k + 1
-// only after this rank has passed call k's GEMMs / sum, which precede the barrier in its stream.
-// (At 2 ranks matmul_reduce_scatter signals each half of a block, in slots s and N + s for source
-// s, and zeroes all 2N; the barrier's own slots lie past the user slots.) The local staging of
-// matmul_reduce_scatter (a peer's rows before the copy engine carries them) is
+// only after this rank has passed call k's GEMMs, which precede the barrier in its stream.
+// (matmul_reduce_scatter's ring signals each part of each step, slots t * chunks + c, and zeroes
+// them all; the barrier's own slots lie past the user slots.) The local staging of
+// matmul_reduce_scatter (the ring's partial sums before the copy engine carries them) is
 // rewritten in call k + 1 only after call k's copies finished: call k ends by joining the side
 // stream into the compute stream.
 //
@@ -23,13 +23,14 @@
 // against one stream (bench/results/*-h200x4-*-overlap.json): 8B M 16384 1.207 -> 1.104 x the
 // floor, 70B M 8192 1.106 -> 1.054, smaller shapes within +-4%. matmul_reduce_scatter keeps one
 // stream: there the local GEMM running beside the peers' delayed their copies (8B M 8192: 1.19 ->
-// 1.42 x the floor). The side stream (copies, signals) is high-priority: its one-thread signal
-// kernels must not queue behind GEMM tiles.
+// 1.42 x the floor); its ring is one chain of GEMMs in any case. The side stream (copies,
+// signals) is high-priority: its one-thread signal kernels must not queue behind GEMM tiles.
 #include "symmem/overlap.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -49,7 +50,34 @@ struct TensorParallel::Impl {
   void* staging = nullptr;  // matmul_reduce_scatter: the peers' partial rows before they travel (local)
   int64_t max_m = 0, max_k = 0, max_n = 0;
   cudaStream_t side = nullptr, lane = nullptr;  // copies and signals; the peers' GEMMs (both high priority)
+  cudaStream_t watch = nullptr;                 // the signal waits (gate), high priority
   cudaEvent_t start = nullptr, done = nullptr, fork = nullptr, join = nullptr;
+  std::vector<cudaEvent_t> gates;  // one a gate of a call (gate)
+  int used = 0;                    // gates used in this call
+  // The watch stream starts after what s holds now (the call's barrier: the previous call's
+  // signals are zeroed by then).
+  void fork_watch(cudaStream_t s) {
+    SYMMEM_CUDA_CHECK(cudaEventRecord(fork, s));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(watch, fork, 0));
+    used = 0;
+  }
+  // What runs next on `target` waits until signal `slot` of buf is set. The (bounded) wait kernel
+  // runs on the watch stream, ahead of target, and target waits for it by an event: the wait
+  // kernel can run in an SM that the GEMM before leaves free in its last wave, so the next GEMM
+  // need not wait for a wait kernel's launch and exit after the one before (matmul_reduce_scatter's
+  // ring, 4 x H200, 8B M 8192: 341.8-342.8 us against 344.2 with the waits in the stream, in
+  // different calls; 336.8 with no waits at all, a measurement that sums wrongly).
+  void gate(const SymmetricBuffer& buf, int slot, cudaStream_t target) {
+    if (used == static_cast<int>(gates.size())) {
+      cudaEvent_t e = nullptr;
+      SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      gates.push_back(e);
+    }
+    cudaEvent_t e = gates[used++];
+    stream::wait(buf, slot, Cmp::kGe, 1, watch);
+    SYMMEM_CUDA_CHECK(cudaEventRecord(e, watch));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(target, e, 0));
+  }
   // Forks the lane from s (after what s holds now) / joins it back into s.
   void fork_lane(cudaStream_t s) {
     SYMMEM_CUDA_CHECK(cudaEventRecord(fork, s));
@@ -65,7 +93,8 @@ struct TensorParallel::Impl {
 TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n)
     : comm_(comm), impl_(std::make_unique<Impl>()) {
   require(max_m > 0 && max_k > 0 && max_n > 0, "overlap::TensorParallel: max_m, max_k and max_n must be positive");
-  require(comm.size() <= pad::kUserSlots, "overlap::TensorParallel: too many ranks for the signal slots");
+  require(comm.size() * detail::kMaxRsChunks <= pad::kUserSlots, "overlap::TensorParallel: too many ranks (", comm.size(),
+          ") for the signal slots; at most ", pad::kUserSlots / detail::kMaxRsChunks);
   Impl& d = *impl_;
   d.max_m = max_m;
   d.max_k = max_k;
@@ -79,6 +108,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   SYMMEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.side, cudaStreamNonBlocking, greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.lane, cudaStreamNonBlocking, greatest));
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.watch, cudaStreamNonBlocking, greatest));
   for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
@@ -90,6 +120,8 @@ TensorParallel::~TensorParallel() {
   cudaDeviceSynchronize();
   for (cudaEvent_t e : {impl_->start, impl_->done, impl_->fork, impl_->join})
     if (e) cudaEventDestroy(e);
+  for (cudaEvent_t e : impl_->gates) cudaEventDestroy(e);
+  if (impl_->watch) cudaStreamDestroy(impl_->watch);
   if (impl_->side) cudaStreamDestroy(impl_->side);
   if (impl_->lane) cudaStreamDestroy(impl_->lane);
   if (impl_->staging) cudaFree(impl_->staging);
@@ -118,8 +150,9 @@ Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   const double part = (N - 1.0) / N * 2000.0 / static_cast<double>(n);
   return part >= 0.1 || rows >= 2048 ? Mode::kOverlap : Mode::kSequential;
 }
-std::vector<int> gather_groups(int nranks, int64_t n) {
+std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_size) {
   std::vector<int> groups;
+  if (!any_size && rows * n < kGroupOutputs) return std::vector<int>(std::max(nranks - 1, 0), 1);
   const double rho = 2000.0 / static_cast<double>(std::max<int64_t>(n, 1));  // a shard's copy time, in block GEMMs
   double t = 1;  // the local rows' GEMM comes first
   for (int next = 1; next < nranks;) {
@@ -129,6 +162,26 @@ std::vector<int> gather_groups(int nranks, int64_t n) {
     next = last + 1;
   }
   return groups;
+}
+int rs_chunks(int64_t rows, int64_t k) {
+  // A part's copy over its GEMM's time is about 2000 / K (as in choose_mode); the ring hides it
+  // under the chunks - 1 parts that run before the part that needs it.
+  const double rho = 2000.0 / static_cast<double>(std::max<int64_t>(k, 1));
+  const int want = std::max(2, static_cast<int>(std::ceil(rho - 1e-9)) + 1);
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({static_cast<int64_t>(want), kMaxRsChunks, rows})));
+}
+bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
+  // The ring runs 2N GEMMs of a part each (or more parts, rs_chunks) where the sum form runs N of a
+  // block, and a GEMM of half the rows costs more than half (4 x H200, 8B: 1024 rows 38.7 us, 40.2
+  // adding C, against 72.6 for 2048; the ring's chain alone 305.6 us against 274 for the whole
+  // GEMM). Against that it saves the sum kernel (N + 1 passes over the shard). Measured at 4 ranks
+  // (bench/results/*-h200x4-*-overlap-rs-*.json): the ring won where a part has 2^23 outputs or more
+  // (two waves of 128 x 256 tiles on 132 SMs: 8B M 16384 ~617 against ~646 us, 70B M 8192
+  // 1150-1190 against ~1200), lost below (8B M 8192 340-343 against 325-327, M 2048 131-148
+  // against 106) and tied at 70B M 4096 (583-592 against 588-590). At 2 ranks the ring is one
+  // step of parts and one of adds, and always won (session 13).
+  if (nranks == 2) return true;
+  return rows / rs_chunks(rows, k) * n >= (int64_t{1} << 23);
 }
 }  // namespace detail
 
@@ -173,13 +226,16 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     stream::barrier(d.gathered, s);  // every peer is done with the previous call's rows and signals
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
-    // Side stream: this rank's shard to every peer (nearest first), and to its own gathered copy.
+    // Side stream: this rank's shard to every peer (nearest first), and to its own gathered copy
+    // where a_out wants the gathered A. (Copies after the first two at a time, on two streams, were
+    // measured no faster: 4 x H200, within +-2% either way, session 20.)
     for (int j = 1; j < N; ++j) {
       const int p = (me + j) % N;
       stream::put_signal(d.gathered, p, static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, me, 1, SignalOp::kSet, d.side,
                          Engine::kCopyEngine);
     }
-    SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
+    if (a_out)
+      SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
     // Lane: the peers' rows as their signals arrive (peer me - j sends to this rank j-th), a few
     // shards a GEMM (detail::gather_groups). Caller's stream: the local rows, from the start, in
@@ -200,12 +256,11 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       }
     };
     int step = 1;
-    // SYMMEM_OVERLAP_GROUPS=0: one GEMM per peer's shard (for comparisons; a rank-local choice).
-    static const bool grouped = [] {
-      const char* v = std::getenv("SYMMEM_OVERLAP_GROUPS");
-      return v == nullptr || std::strcmp(v, "0") != 0;
-    }();
-    for (int g : grouped ? detail::gather_groups(N, n) : std::vector<int>(N - 1, 1)) {
+    // SYMMEM_OVERLAP_GROUPS=0 / 1: one GEMM per peer's shard / the groups' model at any size (for
+    // comparisons and tests; a rank-local choice). Otherwise detail::gather_groups.
+    const char* gv = std::getenv("SYMMEM_OVERLAP_GROUPS");
+    const int force = gv == nullptr ? -1 : std::strcmp(gv, "0") == 0 ? 0 : 1;
+    for (int g : force == 0 ? std::vector<int>(N - 1, 1) : detail::gather_groups(N, n, rows, force == 1)) {
       for (int j = step; j < step + g; ++j) stream::wait(d.gathered, (me - j + N) % N, Cmp::kGe, 1, d.lane);
       gemm_shards((me - (step + g - 1) + N) % N, g);  // steps step..step+g-1: shards me-step-g+1 .. me-step
       step += g;
@@ -235,61 +290,84 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     comm_.reduce_scatter(recv, c_shard, slot, DataType::kBFloat16, op, s);
     return;
   }
-  stream::barrier(d.recv, s);  // every peer has summed the previous call's slots and zeroed its signals
+  stream::barrier(d.recv, s);  // every peer is done with the previous call's landing slots and signals
   const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
-  if (N == 2 && rows >= 2) {
-    // Two ranks: no sum kernel. The peer's block goes in two halves (GEMM into staging, then the
-    // copy engine to the peer's slot and a signal per half: slot `me` for the first, N + me for
-    // the second), and this rank's own block goes in two halves too, each GEMM adding the peer's
-    // landed half in its epilogue (beta = 1: D = scale * (A x B + peer's partial), fp32 before the
-    // one rounding). Each half of the own block starts after both of the peer's halves of this
-    // rank's block were due: the first lands under the peer's second GEMM, the second under this
-    // rank's first own GEMM. (The sum kernel after the last GEMM read and wrote 3 x the shard, ~25 us
-    // at 8B, M 8192, where the GEMM alone is ~550.) Signals as above: set in call k after its
-    // barrier, zeroed at its end (both halves' slots).
-    const int p = 1 - me;
-    const int64_t first[2] = {0, rows / 2}, count[2] = {rows / 2, rows - rows / 2};  // the halves' rows
-    char* st = static_cast<char*>(d.staging);
-    for (int half = 0; half < 2; ++half) {
-      const int64_t r0 = first[half], hr = count[half];
-      char* sth = st + static_cast<size_t>(r0) * n * 2;
-      d.gemm.run(hr, n, k, aa + (static_cast<size_t>(p) * rows + r0) * k * 2, k, b, n, sth, n, s);
+  // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests; every rank
+  // must set the same). Otherwise detail::rs_ring, a function of the shape and N.
+  const char* force = std::getenv("SYMMEM_OVERLAP_RS");
+  const bool ring = N == 2 || (force != nullptr && std::strcmp(force, "ring") == 0) ||
+                    ((force == nullptr || std::strcmp(force, "sum") != 0) && detail::rs_ring(N, rows, n, k));
+  if (!ring) {
+    // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
+    // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. The local
+    // rows last, then the N slots are summed by one kernel (fp32).
+    char* staging = static_cast<char*>(d.staging);
+    for (int j = 1; j < N; ++j) {
+      const int p = (me + j) % N;
+      char* st = staging + static_cast<size_t>(j - 1) * slot * 2;
+      d.gemm.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, st, n, s);
       SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
       SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
-      stream::put_signal(d.recv, p, (static_cast<size_t>(me) * slot + static_cast<size_t>(r0) * n) * 2, sth, static_cast<size_t>(hr) * n * 2,
-                         half == 0 ? me : N + me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
+      stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, st, slot * 2, me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
     }
-    for (int half = 0; half < 2; ++half) {
-      const int64_t r0 = first[half], hr = count[half];
-      stream::wait(d.recv, half == 0 ? p : N + p, Cmp::kGe, 1, s);
-      d.gemm.run_acc(hr, n, k, aa + (static_cast<size_t>(me) * rows + r0) * k * 2, k, b, n,
-                     recv + (static_cast<size_t>(p) * slot + static_cast<size_t>(r0) * n) * 2, scale, scale,
-                     static_cast<char*>(c_shard) + static_cast<size_t>(r0) * n * 2, n, s);
-    }
+    d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(me) * slot * 2, n, s);
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
-    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * 2 * N, s));
+    for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
+    launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s);
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
     return;
   }
-  // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
-  // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. (A GEMM
-  // storing straight into the peer over NVLink was measured slower: its epilogue stalls on the
-  // remote stores.) The local rows last, then the N slots are summed.
+  // A ring with the sum in the GEMMs' epilogues (no sum kernel). Step t (0 .. N-1) multiplies the
+  // rows of block (me + t + 1) mod N, so the last step's block is this rank's own. From step 1 on,
+  // each GEMM adds, in its epilogue, the partial that rank me + 1 computed for the same block at
+  // step t - 1 (beta = 1: D = A x B + partial, in fp32 before the one rounding to bf16); steps
+  // before the last write into local staging, and the copy engine carries the result to rank
+  // me - 1's landing slot t with a signal, while this rank's next GEMM runs. So block me leaves the
+  // ring at step N-1 on rank me, holding every rank's rows of it. Each step goes in `chunks` parts
+  // of its rows, a signal each, so that a part's copy runs under the next part's GEMM: rank me's
+  // part c of step t waits for rank me + 1's part c of step t - 1, which ranks in step with this
+  // one finished (chunks - 1) parts earlier; its copy (a part's bytes over the link) is hidden
+  // where it takes at most that long (detail::rs_chunks). The sum of a block is rounded to bf16
+  // once a step (N - 1 times), against once for the sum kernel this replaces (it read and wrote
+  // N + 1 x the shard after the last GEMM: ~25 us at 8B, M 8192, 4 ranks); avg scales the last
+  // step's both terms. (A GEMM storing straight into the peer over NVLink was measured slower: its
+  // epilogue stalls on the remote stores.)
+  // Deadlock-free for any N: part c of step t waits only for part c of step t - 1 on rank me + 1,
+  // whose copy waits only for that GEMM; step 0 waits for nothing, so by induction over t every
+  // wait is met. Slots: landing slot t of rank me - 1 and signal t * chunks + c are written only by
+  // this rank, once a call (the argument at the top of this file covers their reuse across calls).
+  const int chunks = detail::rs_chunks(rows, k);
+  const int prev = (me + N - 1) % N;
   char* staging = static_cast<char*>(d.staging);
-  for (int j = 1; j < N; ++j) {
-    const int p = (me + j) % N;
-    char* st = staging + static_cast<size_t>(j - 1) * slot * 2;
-    d.gemm.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, st, n, s);
-    SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
-    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
-    stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, st, slot * 2, me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
+  char* out = static_cast<char*>(c_shard);
+  d.fork_watch(s);
+  for (int t = 0; t < N; ++t) {
+    const int blk = (me + t + 1) % N;
+    const bool last = t == N - 1;  // blk == me
+    for (int c = 0; c < chunks; ++c) {
+      const int64_t r0 = rows * c / chunks, hr = rows * (c + 1) / chunks - r0;  // the part's rows
+      const size_t at = static_cast<size_t>(r0) * n * 2;                        // its bytes into a slot
+      const char* a_rows = aa + (static_cast<size_t>(blk) * rows + r0) * k * 2;
+      char* dst = last ? out + at : staging + static_cast<size_t>(t) * slot * 2 + at;
+      if (t == 0) {
+        d.gemm.run(hr, n, k, a_rows, k, b, n, dst, n, s);
+      } else {
+        d.gate(d.recv, (t - 1) * chunks + c, s);
+        d.gemm.run_acc(hr, n, k, a_rows, k, b, n, recv + static_cast<size_t>(t - 1) * slot * 2 + at, last ? scale : 1.0f,
+                       last ? scale : 1.0f, dst, n, s);
+      }
+      if (!last) {
+        SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
+        SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
+        stream::put_signal(d.recv, prev, static_cast<size_t>(t) * slot * 2 + at, dst, static_cast<size_t>(hr) * n * 2, t * chunks + c, 1,
+                           SignalOp::kSet, d.side, Engine::kCopyEngine);
+      }
+    }
   }
-  d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(me) * slot * 2, n, s);
   SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
   SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
-  for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
-  launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s);
-  SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
+  SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * (N - 1) * chunks, s));
 }
 
 }  // namespace symmem::overlap

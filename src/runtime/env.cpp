@@ -43,11 +43,15 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_MOE_BACKOFF_NS", nullptr, "sleep between an MoE kernel's polls of its peers' flags (default: 200 for one kernel a round "
                                          "and for pipelined rounds, else 0; a rank-local choice)"},
       {"SYMMEM_MOE_ROUND_TOKENS", "1024", "symmem-bench moe: tokens a round for the shapes with more tokens than that (prefill)"},
-      {"SYMMEM_OVERLAP_GROUPS", "1", "0: all_gather_matmul runs one GEMM per peer's shard instead of grouping shards that "
-                                     "have landed (for comparisons; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_GROUPS", nullptr, "0: all_gather_matmul runs one GEMM per peer's shard; 1: it groups shards that have "
+                                         "landed at any size (default: where a shard's GEMM has 2^22 outputs or more; for comparisons; a "
+                                         "rank-local choice)"},
+      {"SYMMEM_OVERLAP_RS", nullptr, "ring or sum: matmul_reduce_scatter's overlap at 3 ranks and more as the ring that sums in "
+                                     "the GEMMs or as GEMMs and a sum kernel (default: by shape; for comparisons; every rank must "
+                                     "set the same)"},
       {"SYMMEM_OVERLAP_MODELS", nullptr, "symmem-bench overlap: only these models (8B, 70B)"},
       {"SYMMEM_OVERLAP_PROBE", nullptr, "symmem-bench overlap: also time the reduce-scatter's block and half GEMMs alone, "
-                                        "with their cuBLASLt configurations"},
+                                        "with their cuBLASLt configurations, and the ring's GEMMs back to back"},
       {"SYMMEM_MOE_TUNE", "3", "MoE kernel variants as bits (1: the receive copy spread over every SM, 2: one election in the "
                                "one-kernel dispatch), for measurements; a rank-local choice"},
   };

@@ -122,11 +122,22 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
 }
 
 // run_overlap under attempt(): a mismatch or an error on this rank, as a message ("" when it passed).
-std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc) {
-  return attempt([&] {
+// rs: matmul_reduce_scatter's form at 3 ranks and more ("ring", "sum"; nullptr: the shape's choice,
+// overlap::detail::rs_ring); groups: all_gather_matmul's ("1": grouped at any size, "0": one GEMM a
+// shard; nullptr: overlap::detail::gather_groups); set alike on every rank.
+std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc, const char* rs = nullptr,
+                         const char* groups = nullptr) {
+  if (rs != nullptr) setenv("SYMMEM_OVERLAP_RS", rs, 1);
+  if (groups != nullptr) setenv("SYMMEM_OVERLAP_GROUPS", groups, 1);
+  std::string why = attempt([&] {
     std::string w = run_overlap(mode, graph, m, k, nc);
     if (!w.empty()) throw std::runtime_error(w);
   });
+  unsetenv("SYMMEM_OVERLAP_RS");
+  unsetenv("SYMMEM_OVERLAP_GROUPS");
+  if (!why.empty() && rs != nullptr) why = std::string("(SYMMEM_OVERLAP_RS=") + rs + ") " + why;
+  if (!why.empty() && groups != nullptr) why = std::string("(SYMMEM_OVERLAP_GROUPS=") + groups + ") " + why;
+  return why;
 }
 
 }  // namespace
@@ -134,38 +145,46 @@ std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, i
 TEST(Overlap, GemmsWithCommunicationMatchTheReference) {
   const int n = comm().size();
   std::string why;
+  const int64_t m = 256 * n > 1024 ? 1024 / n * n : 256 * n;
   for (auto mode : {overlap::Mode::kOverlap, overlap::Mode::kSequential, overlap::Mode::kAuto}) {
-    why = overlap_case(mode, false, 256 * n > 1024 ? 1024 / n * n : 256 * n, 256, 384);
+    why = overlap_case(mode, false, m, 256, 384);
     if (!why.empty()) { why = "mode " + std::to_string(static_cast<int>(mode)) + ": " + why; break; }
   }
+  // Both forms of matmul_reduce_scatter's overlap, whatever the shape chooses.
+  for (const char* rs : {"ring", "sum"})
+    if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, m, 256, 384, rs);
   ASSERT_ALL(why.empty(), why);
 }
 
 // Wide outputs make all_gather_matmul run several peers' shards in one GEMM
-// (overlap::detail::gather_groups): at 3 ranks and more a group's shards wrap past the last rank on
-// some ranks (a batched GEMM of two runs, or two GEMMs where the runs differ in length).
+// (overlap::detail::gather_groups; SYMMEM_OVERLAP_GROUPS=1 groups these small shards too): at 3
+// ranks and more a group's shards wrap past the last rank on some ranks (a batched GEMM of two
+// runs, or two GEMMs where the runs differ in length).
 TEST(Overlap, WideOutputsGroupThePeersShards) {
   const int n = comm().size();
   std::string why;
   for (int64_t nc : {3072, 8192})
     for (bool graph : {false, true}) {
-      why = overlap_case(overlap::Mode::kOverlap, graph, 64 * n, 64, nc);
+      why = overlap_case(overlap::Mode::kOverlap, graph, 64 * n, 64, nc, nullptr, "1");
       if (!why.empty()) { why = "Nc " + std::to_string(nc) + (graph ? " (graph): " : ": ") + why; break; }
     }
   ASSERT_ALL(why.empty(), why);
 }
 
-// An odd number of rows a rank: at 2 ranks matmul_reduce_scatter splits each block in two unequal
-// halves (32 and 33 rows), each with its own signal, the own halves adding the peer's in the GEMM.
-TEST(Overlap, OddRowsPerRankSplitIntoUnequalHalves) {
+// An odd number of rows a rank: matmul_reduce_scatter's ring cuts each step into unequal parts (65
+// rows in 8 parts at K = 128, overlap::detail::rs_chunks), each with its own signal, every step
+// after the first adding the next rank's partial sum of the same part in its GEMM; and the sum form.
+TEST(Overlap, OddRowsPerRankSplitIntoUnequalParts) {
   const int n = comm().size();
-  const std::string why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256);
+  std::string why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256, "ring");
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256, "sum");
   ASSERT_ALL(why.empty(), why);
 }
 
 TEST(Overlap, ReplayedInACudaGraphWithNewData) {
   const int n = comm().size();
-  const std::string why = overlap_case(overlap::Mode::kOverlap, true, 128 * n, 128, 256);
+  std::string why = overlap_case(overlap::Mode::kOverlap, true, 128 * n, 128, 256, "ring");
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 128 * n, 128, 256, "sum");
   ASSERT_ALL(why.empty(), why);
 }
 

@@ -47,24 +47,68 @@ TEST(OverlapChoice, TheMeasuredFourGpuShapes) {
 TEST(OverlapChoice, GatherGroupsCoverEveryPeerOnceInArrivalOrder) {
   using symmem::overlap::detail::gather_groups;
   for (int n_ranks = 1; n_ranks <= 8; ++n_ranks)
-    for (long long nc : {128LL, 1792LL, 3584LL, 7168LL, 14336LL, 1LL << 20}) {
-      int total = 0;
-      for (int g : gather_groups(n_ranks, nc)) {
-        EXPECT_GE(g, 1);
-        total += g;
+    for (long long nc : {128LL, 1792LL, 3584LL, 7168LL, 14336LL, 1LL << 20})
+      for (long long rows : {0LL, 1LL, 2047LL, 2048LL, 8192LL}) {
+        int total = 0;
+        for (int g : gather_groups(n_ranks, nc, rows, rows == 1)) {
+          EXPECT_GE(g, 1);
+          total += g;
+        }
+        EXPECT_EQ(total, n_ranks - 1) << n_ranks << " ranks, Nc " << nc << ", rows " << rows;
       }
-      EXPECT_EQ(total, n_ranks - 1) << n_ranks << " ranks, Nc " << nc;
-    }
 }
 
 TEST(OverlapChoice, GatherGroupsOfTheIssueShapes) {
   using symmem::overlap::detail::gather_groups;
   using V = std::vector<int>;
-  // 8B at TP = 4 (Nc 3584): a shard's copy takes ~0.56 of its GEMM, so the first peer's rows have
-  // landed when the local GEMM ends and the other two when that one ends.
-  EXPECT_EQ(gather_groups(4, 14336 / 4), (V{1, 2}));
-  EXPECT_EQ(gather_groups(4, 28672 / 4), (V{3}));  // 70B: every shard lands within the local GEMM
-  EXPECT_EQ(gather_groups(2, 14336 / 2), (V{1}));
-  EXPECT_EQ(gather_groups(8, 14336 / 8), (V{1, 1, 1, 1, 1, 1, 1}));  // copies slower than GEMMs: one at a time
-  EXPECT_EQ(gather_groups(8, 14336 / 4), (V{1, 2, 4}));
+  // 8B at TP = 4 (Nc 3584), M 8192: a shard's copy takes ~0.56 of its GEMM, so the first peer's
+  // rows have landed when the local GEMM ends and the other two when that one ends.
+  EXPECT_EQ(gather_groups(4, 14336 / 4, 2048), (V{1, 2}));
+  EXPECT_EQ(gather_groups(4, 28672 / 4, 2048), (V{3}));  // 70B: every shard lands within the local GEMM
+  EXPECT_EQ(gather_groups(2, 14336 / 2, 4096), (V{1}));
+  EXPECT_EQ(gather_groups(8, 14336 / 8, 2048), (V{1, 1, 1, 1, 1, 1, 1}));  // copies slower than GEMMs: one at a time
+  EXPECT_EQ(gather_groups(8, 14336 / 4, 2048), (V{1, 2, 4}));
+  // Shard GEMMs under a wave: one GEMM each (8B M 2048 and 4096, 70B M 2048 at TP = 4), unless
+  // any_size asks for the model's groups.
+  EXPECT_EQ(gather_groups(4, 14336 / 4, 512), (V{1, 1, 1}));
+  EXPECT_EQ(gather_groups(4, 14336 / 4, 1024), (V{1, 1, 1}));
+  EXPECT_EQ(gather_groups(4, 28672 / 4, 512), (V{1, 1, 1}));
+  EXPECT_EQ(gather_groups(4, 28672 / 4, 1024), (V{3}));  // 70B M 4096: 7.3 M outputs a shard
+  EXPECT_EQ(gather_groups(4, 14336 / 4, 512, true), (V{1, 2}));
+  EXPECT_EQ(gather_groups(4, 3072, 64, true), (V{1, 2}));  // the GPU test's wide outputs, grouped
+}
+
+// matmul_reduce_scatter's ring: at least two parts a step (a part's copy hides under the next
+// part's GEMM), more where K is small (the copy is long against the GEMM), never more parts than
+// rows, never more than the signal slots allow.
+TEST(OverlapChoice, RingPartsHideTheCopyUnderTheGemms) {
+  using symmem::overlap::detail::kMaxRsChunks;
+  using symmem::overlap::detail::rs_chunks;
+  EXPECT_EQ(rs_chunks(2048, 3584), 2);   // 8B, TP = 4
+  EXPECT_EQ(rs_chunks(4096, 7168), 2);   // 70B / 8B at TP = 2
+  EXPECT_EQ(rs_chunks(2048, 1792), 3);   // 8B, TP = 8: a copy a little longer than its GEMM
+  EXPECT_EQ(rs_chunks(1024, 256), kMaxRsChunks);
+  EXPECT_EQ(rs_chunks(3, 256), 3);
+  EXPECT_EQ(rs_chunks(1, 4096), 1);
+  for (int64_t rows : {1, 2, 5, 64, 4096})
+    for (int64_t k : {8, 1000, 2000, 2001, 65536}) {
+      const int c = rs_chunks(rows, k);
+      EXPECT_GE(c, 1);
+      EXPECT_LE(c, kMaxRsChunks);
+      EXPECT_LE(c, rows);
+      if (rows >= 2) EXPECT_GE(c, 2);
+    }
+}
+
+// The ring where its parts fill a wave (and always at 2 ranks); the GEMMs and a sum kernel below.
+TEST(OverlapChoice, RingWhereItsPartsFillTheGpu) {
+  using symmem::overlap::detail::rs_ring;
+  for (int64_t rows : {1, 64, 512, 8192}) EXPECT_TRUE(rs_ring(2, rows, 4096, 7168));
+  EXPECT_TRUE(rs_ring(4, 4096, 4096, 3584));    // 8B M 16384: 2048-row parts, 256 tiles of 128 x 256
+  EXPECT_FALSE(rs_ring(4, 2048, 4096, 3584));   // 8B M 8192: 1024-row parts, 128 tiles
+  EXPECT_FALSE(rs_ring(4, 512, 4096, 3584));    // 8B M 2048
+  EXPECT_TRUE(rs_ring(4, 4096, 8192, 7168));    // 70B M 16384
+  EXPECT_TRUE(rs_ring(4, 2048, 8192, 7168));    // 70B M 8192
+  EXPECT_FALSE(rs_ring(4, 1024, 8192, 7168));   // 70B M 4096
+  EXPECT_FALSE(rs_ring(8, 2048, 4096, 1792));   // 8B M 16384 at TP = 8: three parts of ~683 rows
 }
