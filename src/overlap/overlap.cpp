@@ -329,9 +329,9 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   // part c of step t waits for rank me + 1's part c of step t - 1, which ranks in step with this
   // one finished (chunks - 1) parts earlier; its copy (a part's bytes over the link) is hidden
   // where it takes at most that long (detail::rs_chunks). The sum of a block is rounded to bf16
-  // once a step (N - 1 times), against once for the sum kernel this replaces (it read and wrote
-  // N + 1 x the shard after the last GEMM: ~25 us at 8B, M 8192, 4 ranks); avg scales the last
-  // step's both terms. (A GEMM storing straight into the peer over NVLink was measured slower: its
+  // once a step (N - 1 times), against once in the sum form, whose kernel reads and writes N + 1 x
+  // the shard after the last GEMM (~25 us at 8B, M 8192, 4 ranks); avg scales the last step's both
+  // terms. (A GEMM storing straight into the peer over NVLink was measured slower: its
   // epilogue stalls on the remote stores.)
   // Deadlock-free for any N: part c of step t waits only for part c of step t - 1 on rank me + 1,
   // whose copy waits only for that GEMM; step 0 waits for nothing, so by induction over t every
