@@ -50,34 +50,7 @@ struct TensorParallel::Impl {
   void* staging = nullptr;  // matmul_reduce_scatter: the peers' partial rows before they travel (local)
   int64_t max_m = 0, max_k = 0, max_n = 0;
   cudaStream_t side = nullptr, lane = nullptr;  // copies and signals; the peers' GEMMs (both high priority)
-  cudaStream_t watch = nullptr;                 // the signal waits (gate), high priority
   cudaEvent_t start = nullptr, done = nullptr, fork = nullptr, join = nullptr;
-  std::vector<cudaEvent_t> gates;  // one a gate of a call (gate)
-  int used = 0;                    // gates used in this call
-  // The watch stream starts after what s holds now (the call's barrier: the previous call's
-  // signals are zeroed by then).
-  void fork_watch(cudaStream_t s) {
-    SYMMEM_CUDA_CHECK(cudaEventRecord(fork, s));
-    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(watch, fork, 0));
-    used = 0;
-  }
-  // What runs next on `target` waits until signal `slot` of buf is set. The (bounded) wait kernel
-  // runs on the watch stream, ahead of target, and target waits for it by an event: the wait
-  // kernel can run in an SM that the GEMM before leaves free in its last wave, so the next GEMM
-  // need not wait for a wait kernel's launch and exit after the one before (matmul_reduce_scatter's
-  // ring, 4 x H200, 8B M 8192: 341.8-342.8 us against 344.2 with the waits in the stream, in
-  // different calls; 336.8 with no waits at all, a measurement that sums wrongly).
-  void gate(const SymmetricBuffer& buf, int slot, cudaStream_t target) {
-    if (used == static_cast<int>(gates.size())) {
-      cudaEvent_t e = nullptr;
-      SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-      gates.push_back(e);
-    }
-    cudaEvent_t e = gates[used++];
-    stream::wait(buf, slot, Cmp::kGe, 1, watch);
-    SYMMEM_CUDA_CHECK(cudaEventRecord(e, watch));
-    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(target, e, 0));
-  }
   // Forks the lane from s (after what s holds now) / joins it back into s.
   void fork_lane(cudaStream_t s) {
     SYMMEM_CUDA_CHECK(cudaEventRecord(fork, s));
@@ -108,7 +81,6 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   SYMMEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.side, cudaStreamNonBlocking, greatest));
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.lane, cudaStreamNonBlocking, greatest));
-  SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.watch, cudaStreamNonBlocking, greatest));
   for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
@@ -120,8 +92,6 @@ TensorParallel::~TensorParallel() {
   cudaDeviceSynchronize();
   for (cudaEvent_t e : {impl_->start, impl_->done, impl_->fork, impl_->join})
     if (e) cudaEventDestroy(e);
-  for (cudaEvent_t e : impl_->gates) cudaEventDestroy(e);
-  if (impl_->watch) cudaStreamDestroy(impl_->watch);
   if (impl_->side) cudaStreamDestroy(impl_->side);
   if (impl_->lane) cudaStreamDestroy(impl_->lane);
   if (impl_->staging) cudaFree(impl_->staging);
@@ -333,6 +303,10 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   // the shard after the last GEMM (~25 us at 8B, M 8192, 4 ranks); avg scales the last step's both
   // terms. (A GEMM storing straight into the peer over NVLink was measured slower: its
   // epilogue stalls on the remote stores.)
+  // The waits are kernels in the GEMMs' stream. (Waits run ahead on a stream of their own, the
+  // GEMMs held by events, measured 1-3% slower at 2 ranks, 8B M 16384 and 70B M >= 8192 on
+  // 2 x H200, two passes, session 20: a wait kernel spinning beside the GEMMs likely holds an SM
+  // slot that a persistent GEMM's block then lacks.)
   // Deadlock-free for any N: part c of step t waits only for part c of step t - 1 on rank me + 1,
   // whose copy waits only for that GEMM; step 0 waits for nothing, so by induction over t every
   // wait is met. Slots: landing slot t of rank me - 1 and signal t * chunks + c are written only by
@@ -341,7 +315,6 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   const int prev = (me + N - 1) % N;
   char* staging = static_cast<char*>(d.staging);
   char* out = static_cast<char*>(c_shard);
-  d.fork_watch(s);
   for (int t = 0; t < N; ++t) {
     const int blk = (me + t + 1) % N;
     const bool last = t == N - 1;  // blk == me
@@ -353,7 +326,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
       if (t == 0) {
         d.gemm.run(hr, n, k, a_rows, k, b, n, dst, n, s);
       } else {
-        d.gate(d.recv, (t - 1) * chunks + c, s);
+        stream::wait(d.recv, (t - 1) * chunks + c, Cmp::kGe, 1, s);
         d.gemm.run_acc(hr, n, k, a_rows, k, b, n, recv + static_cast<size_t>(t - 1) * slot * 2 + at, last ? scale : 1.0f,
                        last ? scale : 1.0f, dst, n, s);
       }
