@@ -61,7 +61,20 @@ struct TensorParallel::Impl {
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, join, 0));
   }
   int sms = 132;
+  // SYMMEM_OVERLAP_RS / SYMMEM_OVERLAP_GROUPS, read once here: -1 unset (the shape decides), else
+  // 0 / 1 (rs: sum / ring; groups: one GEMM a shard / the groups' model at any size).
+  int force_rs = -1, force_groups = -1;
 };
+
+// A forcing knob: unset or empty -1, else one of two spellings (0 / 1); anything else is an error.
+static int force_knob(const char* name, const char* off, const char* on) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == 0) return -1;
+  if (std::strcmp(v, off) == 0) return 0;
+  if (std::strcmp(v, on) == 0) return 1;
+  throw InvalidArgument(std::string("overlap::TensorParallel: ") + name + "=" + v + " is neither " + off + " nor " + on +
+                        "; unset it for the shape's choice");
+}
 
 TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n)
     : comm_(comm), impl_(std::make_unique<Impl>()) {
@@ -72,6 +85,8 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.max_m = max_m;
   d.max_k = max_k;
   d.max_n = max_n;
+  d.force_rs = force_knob("SYMMEM_OVERLAP_RS", "sum", "ring");
+  d.force_groups = force_knob("SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
   d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
@@ -228,9 +243,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     int step = 1;
     // SYMMEM_OVERLAP_GROUPS=0 / 1: one GEMM per peer's shard / the groups' model at any size (for
     // comparisons and tests; a rank-local choice). Otherwise detail::gather_groups.
-    const char* gv = std::getenv("SYMMEM_OVERLAP_GROUPS");
-    const int force = gv == nullptr ? -1 : std::strcmp(gv, "0") == 0 ? 0 : 1;
-    for (int g : force == 0 ? std::vector<int>(N - 1, 1) : detail::gather_groups(N, n, rows, force == 1)) {
+    for (int g : d.force_groups == 0 ? std::vector<int>(N - 1, 1) : detail::gather_groups(N, n, rows, d.force_groups == 1)) {
       for (int j = step; j < step + g; ++j) stream::wait(d.gathered, (me - j + N) % N, Cmp::kGe, 1, d.lane);
       gemm_shards((me - (step + g - 1) + N) % N, g);  // steps step..step+g-1: shards me-step-g+1 .. me-step
       step += g;
@@ -264,9 +277,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
   // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests; every rank
   // must set the same). Otherwise detail::rs_ring, a function of the shape and N.
-  const char* force = std::getenv("SYMMEM_OVERLAP_RS");
-  const bool ring = N == 2 || (force != nullptr && std::strcmp(force, "ring") == 0) ||
-                    ((force == nullptr || std::strcmp(force, "sum") != 0) && detail::rs_ring(N, rows, n, k));
+  const bool ring = N == 2 || (d.force_rs >= 0 ? d.force_rs == 1 : detail::rs_ring(N, rows, n, k));
   if (!ring) {
     // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
     // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. The local
