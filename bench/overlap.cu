@@ -2,7 +2,7 @@
 // 8B and 70B at TP = the ranks of this run, M in {2048, 4096, 8192, 16384}. Beside symmem
 // (overlap and sequential): the cuBLASLt GEMM alone on the full problem (the floor), and cuBLASLt
 // with NCCL one after the other. CUDA-graph replays, median, max over ranks. SYMMEM_OVERLAP_MODELS=8B
-// (or 70B) times one model only.
+// (or 70B) times one model only, SYMMEM_OVERLAP_M=16384 (a comma-separated list) those M only.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -44,9 +44,21 @@ void run_overlap(Harness& h) {
   }
   const char* only = std::getenv("SYMMEM_OVERLAP_MODELS");  // e.g. "8B": those models only
   const bool probe = std::getenv("SYMMEM_OVERLAP_PROBE") != nullptr;
+  const char* only_m = std::getenv("SYMMEM_OVERLAP_M");  // e.g. "8192,16384": those M only
+  auto m_wanted = [&](int64_t m) {
+    if (only_m == nullptr || *only_m == 0) return true;
+    for (const char* p = only_m; *p != 0;) {
+      char* end = nullptr;
+      if (std::strtoll(p, &end, 10) == m) return true;
+      p = *end == ',' ? end + 1 : end;
+      if (end == p && *p != 0) ++p;  // (skips a stray character)
+    }
+    return false;
+  };
   for (const Model& md : models) {
     if (only != nullptr && std::strstr(only, md.name) == nullptr) continue;
     for (int64_t m : ms) {
+      if (!m_wanted(m)) continue;
       for (int op = 0; op < 2; ++op) {  // 0: all-gather + GEMM, 1: GEMM + reduce-scatter
         const int64_t k = op == 0 ? md.hidden : md.ffn / n, nn = op == 0 ? md.ffn / n : md.hidden;
         const int64_t rows = m / n;

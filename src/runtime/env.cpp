@@ -50,6 +50,7 @@ const std::vector<EnvVar>& env_vars() {
                                      "the GEMMs or as GEMMs and a sum kernel (default: by shape; for comparisons; every rank must "
                                      "set the same)"},
       {"SYMMEM_OVERLAP_MODELS", nullptr, "symmem-bench overlap: only these models (8B, 70B)"},
+      {"SYMMEM_OVERLAP_M", nullptr, "symmem-bench overlap: only these M (comma-separated, e.g. 8192,16384)"},
       {"SYMMEM_OVERLAP_PROBE", nullptr, "symmem-bench overlap: also time the reduce-scatter's block and half GEMMs alone, "
                                         "with their cuBLASLt configurations, and the ring's GEMMs back to back"},
       {"SYMMEM_MOE_TUNE", "3", "MoE kernel variants as bits (1: the receive copy spread over every SM, 2: one election in the "
