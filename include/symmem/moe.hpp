@@ -100,6 +100,9 @@ class SYMMEM_API ExpertParallel {
   /// Whether combine() runs one kernel a round (Config::kernels, kAuto resolved), and dispatch().
   bool one_kernel_per_round() const;
   bool dispatch_one_kernel_per_round() const;
+  /// Whether dispatch() runs an operation of several rounds as one streamed kernel (SYMMEM_MOE_RING=1
+  /// in every rank's environment when this object was made, each rank on its own GPU, kAuto).
+  bool dispatch_streamed() const;
   /// A debugging aid: with SYMMEM_MOE_TRACE=1 in the environment when this object was made, the
   /// kernels stamp their phases (%globaltimer, ns) and this returns the stamps of the last
   /// dispatch and combine round, in the order of kern::TracePoint (src/moe/moe_kernels.hpp: send
@@ -126,6 +129,7 @@ class SYMMEM_API ExpertParallel {
   void dispatch_round(const DispatchIn* in, const DispatchOut* out, int j, cudaStream_t stream);
   void combine_round(const void* expert_out, bool weighted, void* out, bool recv, int j, cudaStream_t stream);
   void dispatch_pipelined(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream);
+  void dispatch_ring(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream);
   void combine_pipelined(const void* expert_out, bool weighted, void* out, cudaStream_t stream);
   struct Impl;
   Communicator& comm_;

@@ -81,6 +81,14 @@ Layout make_layout(const Config& c, int n) {
   L.arrive_off = take(sizeof(unsigned) * kCounters);
   L.trace_off = take(sizeof(uint64_t) * kTracePoints);
   L.flag_base_off = take(sizeof(uint64_t) * 4 * pad::kMaxTeam);
+  const size_t ring_words = checked_mul(static_cast<size_t>(n), static_cast<size_t>(ring_slots(L)), "moe ring words");
+  L.ring_ready_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe ring ready words"));
+  L.ring_release_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe ring release words"));
+  L.ring_announce_off = take(sizeof(uint64_t) * n);
+  L.ring_state_off = take(sizeof(uint64_t) * RingState::words(n));
+  L.ring_claims_off = take(sizeof(unsigned) * n);
+  L.ring_rc_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(L.rounds), "moe ring round counts"));
+  L.ring_chunk_off = take(sizeof(unsigned) * static_cast<size_t>(kRingMaxBlocks) * n);
   L.bytes = off;
   return L;
 }
@@ -96,6 +104,11 @@ struct ExpertParallel::Impl {
                             // kernel a round needs it; two kernels then need no second wave)
   int resident_pipe = 1;  // the same for the pipelined combine's grid (kCombinePipeBlocksPerSm)
   int last_tokens = 0;
+  // Streamed dispatch (dispatch_ring.cu; SYMMEM_MOE_RING=1, the same on every rank): an operation of
+  // several rounds as one persistent kernel, where every rank has its own GPU; its grid stays
+  // resident (ring_blocks, agreed like the others).
+  bool ring = false;
+  int ring_blocks = 0;
   int send_share = 75;  // percent of a pipelined round's grid that stores the next round (SYMMEM_MOE_SEND_SHARE; rank-local)
 };
 
@@ -115,6 +128,9 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
        << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
+  const char* ring_env = std::getenv("SYMMEM_MOE_RING");
+  const bool want_ring = ring_env != nullptr && std::string(ring_env) == "1";
+  mine << ' ' << want_ring;
   auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
   bool slow_memory = true;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -125,7 +141,8 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   }
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r] != all[0])
-      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels): rank " +
+      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels "
+           "SYMMEM_MOE_RING): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
@@ -147,6 +164,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // there. (Every rank's GPU must qualify: the team agrees on it above, since the grids' block
   // counts depend on it.)
   impl_->dispatch_one = impl_->one_kernel || (own_gpus && nranks_ <= 2 && slow_memory);
+  impl_->ring = want_ring && own_gpus && impl_->L.rounds > 1;
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
   // kernel a round, and pipelined rounds (their every block waits for the round's flags first;
   // under skewed routing the light ranks wait while the hot rank stores into their memory).
@@ -162,19 +180,26 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
   impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
   impl_->resident_pipe = std::max(1, impl_->sms * kern::combine_pipe_resident_blocks_per_sm());
+  impl_->ring_blocks = std::max(1, impl_->sms * kern::dispatch_ring_resident_blocks_per_sm());
   // A receiver counts every sender's blocks (moe_kernels.hpp): the grids are sized from facts every
   // rank shares, the least SM count and residency over the team.
   {
     const auto facts = comm.team().all_gather(
-        std::to_string(impl_->sms) + ' ' + std::to_string(impl_->resident_blocks) + ' ' + std::to_string(impl_->resident_pipe), "moe grid facts");
+        std::to_string(impl_->sms) + ' ' + std::to_string(impl_->resident_blocks) + ' ' + std::to_string(impl_->resident_pipe) + ' ' +
+            std::to_string(impl_->ring_blocks),
+        "moe grid facts");
     for (const std::string& f : facts) {
       std::istringstream in(f);
-      int sms = 0, resident = 0, resident_pipe = 0;
-      in >> sms >> resident >> resident_pipe;
+      int sms = 0, resident = 0, resident_pipe = 0, ring_blocks = 0;
+      in >> sms >> resident >> resident_pipe >> ring_blocks;
       impl_->sms = std::min(impl_->sms, sms);
       impl_->resident_blocks = std::min(impl_->resident_blocks, resident);
       impl_->resident_pipe = std::min(impl_->resident_pipe, resident_pipe);
+      impl_->ring_blocks = std::min(impl_->ring_blocks, ring_blocks);
     }
+    // Up to kMaxWarpsPerSm warps an SM, and at least one send and one copy block.
+    impl_->ring_blocks = std::min({impl_->ring_blocks, impl_->sms * kern::kMaxWarpsPerSm / (kern::kThreads / 32), kern::kRingMaxBlocks});
+    impl_->ring = impl_->ring && impl_->ring_blocks >= 1 + std::max(1, (nranks_ - 1 + kern::kThreads / 32 - 1) / (kern::kThreads / 32));
   }
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
@@ -195,6 +220,7 @@ ExpertParallel::~ExpertParallel() {
 size_t ExpertParallel::bytes_per_rank() const { return impl_->L.bytes; }
 bool ExpertParallel::one_kernel_per_round() const { return impl_->one_kernel; }
 bool ExpertParallel::dispatch_one_kernel_per_round() const { return impl_->dispatch_one; }
+bool ExpertParallel::dispatch_streamed() const { return impl_->ring; }
 std::vector<uint64_t> ExpertParallel::trace_ns() const {
   if (!impl_->L.trace) return {};
   std::vector<uint64_t> t(kern::kTracePoints);
@@ -341,6 +367,22 @@ void ExpertParallel::dispatch_pipelined(const DispatchIn& in, const DispatchOut&
   }
 }
 
+// An operation of several rounds as one streamed kernel (dispatch_ring.cu): every token at once,
+// this rank's own rows straight into its experts; a share of the grid sends (SYMMEM_MOE_SEND_SHARE,
+// rank-local: no peer counts this rank's blocks), the rest copies.
+void ExpertParallel::dispatch_ring(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
+  const kern::Layout& L = impl_->L;
+  const DeviceHandle h = impl_->buf.handle();
+  const int T = impl_->last_tokens, B = impl_->ring_blocks;
+  kern::DispatchArgs sa = dispatch_args(L, h, &in, 0, T, cfg_.num_experts, &out);
+  sa.r = kern::Round{0, 0, T, true, true};
+  const kern::DispatchRecvArgs ra = dispatch_recv_args(L, h, &out, 0, T, 0, true);
+  const int share = impl_->send_share > 0 && impl_->send_share < 100 ? impl_->send_share : 75;
+  const int copy_min = (nranks_ - 1 + kern::kThreads / 32 - 1) / (kern::kThreads / 32);  // a copy warp for every source at least
+  const int send_blocks = std::clamp((B * share + 50) / 100, 1, B - std::max(1, copy_min));
+  kern::launch_dispatch_ring(sa, ra, B, send_blocks, stream);
+}
+
 void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
   require(impl_->L.rounds == 1, "moe dispatch_send: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
   check_in(in);
@@ -358,6 +400,10 @@ void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cuda
   check_in(in);
   check_out(out);
   impl_->last_tokens = in.tokens;
+  if (impl_->ring) {
+    dispatch_ring(in, out, stream);
+    return;
+  }
   if (impl_->L.rounds > 1 && !impl_->dispatch_one) {
     dispatch_pipelined(in, out, stream);
     return;

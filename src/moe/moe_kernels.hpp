@@ -120,6 +120,21 @@ enum TuneBits : unsigned {
   kTuneDefault = kSpreadCopy | kOneElectionDispatch,
 };
 
+// Streamed dispatch (dispatch_ring.cu): tokens a routing group, the most send blocks.
+constexpr int kRingGroup = 4;
+constexpr int kRingMaxBlocks = 2048;
+/// The streamed dispatch's local state at Layout::ring_state_off (uint64 words): per destination the
+/// rows sent to it over every operation so far, per source the rows copied from it, this
+/// operation's rows out and in (for the close), and the send blocks' barrier count.
+struct RingState {
+  static SYMMEM_HOST_DEVICE int sent(int, int d) { return d; }
+  static SYMMEM_HOST_DEVICE int recv(int n, int s) { return n + s; }
+  static SYMMEM_HOST_DEVICE int out(int n, int d) { return 2 * n + d; }
+  static SYMMEM_HOST_DEVICE int in(int n, int s) { return 3 * n + s; }
+  static SYMMEM_HOST_DEVICE int barrier(int n) { return 4 * n; }
+  static SYMMEM_HOST_DEVICE int words(int n) { return 4 * n + 1; }
+};
+
 struct Layout {
   int n = 1, hidden = 0, topk = 0, experts_local = 0, max_tokens = 0, capacity = 0;
   int round = 0, rounds = 1;  // tokens per round, rounds per operation
@@ -129,6 +144,11 @@ struct Layout {
   size_t stage_off = 0, meta_off = 0, comb_off = 0, send_count_off = 0, sent_total_off = 0, token_ranks_off = 0,
          expert_count_off = 0, recv_total_off = 0, round_counts_off = 0, arrive_off = 0, trace_off = 0, flag_base_off = 0,
          bytes = 0;
+  // Streamed dispatch (dispatch_ring.cu): ready words [source][S] and release words [destination][S]
+  // (peer-written), announces [source] (peer-written), then local: RingState, copy claims [source],
+  // rows per (source, round), send blocks' chunk counts [kRingMaxBlocks][destination].
+  size_t ring_ready_off = 0, ring_release_off = 0, ring_announce_off = 0, ring_state_off = 0, ring_claims_off = 0, ring_rc_off = 0,
+         ring_chunk_off = 0;
   bool trace = false;  // SYMMEM_MOE_TRACE=1: the kernels stamp their phases (TracePoint) at trace_off
   // Sleep between polls of the peers' flags: one kernel a round, whose early blocks wait beside
   // blocks still sending (a prefill combine of one kernel a round: 7.8 ms without, 1.4 ms with 200 ns),
@@ -139,6 +159,8 @@ struct Layout {
   unsigned tune = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
+/// The streamed dispatch's ring slots per source: the staging area of 2 x R rows a source.
+inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return 2ull * static_cast<uint64_t>(L.round); }
 SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for the host tests)
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when
@@ -210,6 +232,10 @@ void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks
 // send_blocks in (0, blocks): that many blocks store round j+1 while the others finish round j (at
 // once); otherwise every block does both, one after the other.
 void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s);
+// A whole operation of several rounds as one persistent kernel (dispatch_ring.cu): blocks
+// [0, send_blocks) send, the others copy; every block must stay resident (own GPUs only).
+void launch_dispatch_ring(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, int send_blocks, cudaStream_t s);
+int dispatch_ring_resident_blocks_per_sm();
 void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s);
 int dispatch_resident_blocks_per_sm();
 int combine_resident_blocks_per_sm();  // (every combine kernel but the pipelined one)

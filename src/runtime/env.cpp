@@ -53,6 +53,8 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_M", nullptr, "symmem-bench overlap: only these M (comma-separated, e.g. 8192,16384)"},
       {"SYMMEM_OVERLAP_PROBE", nullptr, "symmem-bench overlap: also time the reduce-scatter's block and half GEMMs alone, "
                                         "with their cuBLASLt configurations, and the ring's GEMMs back to back"},
+      {"SYMMEM_MOE_RING", nullptr, "1: an MoE dispatch of several rounds runs as one streamed kernel (rings per source, no round "
+                                   "flags) where every rank has its own GPU (every rank must set the same; a measurement for now)"},
       {"SYMMEM_MOE_TUNE", "3", "MoE kernel variants as bits (1: the receive copy spread over every SM, 2: one election in the "
                                "one-kernel dispatch), for measurements; a rank-local choice"},
   };

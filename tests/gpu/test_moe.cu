@@ -80,10 +80,12 @@ float expert_scale(int global_expert) { return 1.0f + 0.0625f * static_cast<floa
 
 // One dispatch + combine (optionally captured in a graph and replayed `replays` times with new
 // inputs), checked on this rank.
-std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatches = 1) {
+// streamed: the object must have taken the streamed dispatch (moe::ExpertParallel::dispatch_streamed).
+std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatches = 1, bool streamed = false) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   moe::ExpertParallel ep(c, cfg);
+  if (streamed && !ep.dispatch_streamed()) return "the streamed dispatch was not taken";
   const int El = ep.local_experts(), C = ep.capacity(), H = cfg.hidden, K = cfg.topk;
   const size_t es = cfg.fp8 ? 1 : 2, words = moe::detail::scale_words(H, cfg.fp8, cfg.ue8m0);
   DeviceBuffer x(std::max<size_t>(1, static_cast<size_t>(cfg.max_tokens) * H * es)), sc(std::max<size_t>(4, cfg.max_tokens * words * 4)),
@@ -243,6 +245,23 @@ TEST(Moe, PipelinedRoundsSplitTheirGrid) {
   }
   unsetenv("SYMMEM_MOE_SEND_SHARE");
   ASSERT_ALL(why.empty(), why);
+}
+
+TEST(Moe, StreamedDispatchMatchesTheReference) {
+  // SYMMEM_MOE_RING=1: an operation of several rounds as one streamed kernel where every rank has
+  // its own GPU (where ranks share one, the rounds as usual): rounds of 16 of 48 tokens (bf16; then
+  // in a graph with three dispatches before the combine: the rings' positions run on across
+  // operations), and fp8 top-8 in rounds of 64 of 320 tokens, whose rings (128 slots a source)
+  // wrap within an operation, twice.
+  setenv("SYMMEM_MOE_RING", "1", 1);
+  const int n = comm().size();
+  const bool own = !comm().shares_gpu();
+  const moe::Config bf16{256, 4, 4 * n, 48, 0, false, false, 16}, fp8{512, 8, 8 * n, 320, 0, true, false, 64};
+  std::string why = attempt([&] { throw_if(run_moe(bf16, false, 1, 1, own)); });
+  if (why.empty()) why = attempt([&] { throw_if(run_moe(bf16, true, 1, 3, own)); });
+  if (why.empty()) why = attempt([&] { throw_if(run_moe(fp8, false, 1, 2, own)); });
+  unsetenv("SYMMEM_MOE_RING");
+  ASSERT_ALL(why.empty(), "streamed: " << why);
 }
 
 TEST(Moe, ReplayedInACudaGraph) {

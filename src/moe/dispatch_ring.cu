@@ -1,0 +1,439 @@
+// MoE dispatch streamed through rings: one persistent kernel for a whole operation of several
+// rounds (moe_kernels.hpp, "Streamed dispatch"), instead of a kernel, a fence and a flag wait per
+// round. The grid's first `send_blocks` blocks send, the others copy, all at once:
+//
+//   Send. Block b takes a contiguous chunk of this rank's tokens, in token order. It counts its
+//   chunk's rows per destination rank; after a barrier of the send blocks every block knows the
+//   rows of the blocks before it, so each row gets its sequence number q among this rank's rows to
+//   that destination in this operation, in token order (the routing record's index, as the
+//   combine reads it). Send block 0 announces the operation's row count to every peer. A row with
+//   cumulative number Q (over every operation so far) goes into slot Q mod S of this rank's ring
+//   on the destination (the staging area seen as [source][S = 2R] rows), once the destination has
+//   released that slot's previous row (Q - S): a release word per slot, here, written by the
+//   destination. Rows go in groups of kRingGroup tokens; after a group's rows and records every
+//   thread fences its stores and the group's ready words go out (Q + 1 in slot Q mod S's word on
+//   the destination). This rank's own rows go straight into its experts (self-direct).
+//   Copy. Warps claim (source, q) from a counter per source, in q order, up to the announced count;
+//   wait for the slot's ready word; copy the row into each local expert it chose (expert-major,
+//   claiming expert rows as the round-based copy does); count it for its round (the combine's
+//   round counts); release the slot to its source.
+//   Close. The grid's last block adds the operation's counts to the cumulative ones, publishes the
+//   round counts and the expert counts, reports an expert over capacity, and raises the operation.
+//
+// Deadlock-free for any N and any interleaving: a send waits only for the release of a row with a
+// smaller number to the same destination, which belongs to an earlier token of this rank; a copy
+// waits only for the ready word of a row it claimed; each source's rows are claimed in number
+// order by a pool of copy warps of their own. So the earliest token not yet sent by a rank gets
+// every release it needs: at each destination, that source's pool finishes every row before the
+// token's (all sent: earlier tokens), since a pool warp holding a row below it finds it in, and
+// the claims reach the row the release is for. (One pool for all sources could deadlock: its warps
+// all waiting for rows of sources that wait for releases elsewhere, while a source that waits for
+// this rank's release has no warp left.) A copier starts on an operation only once the source announced it, and
+// a sender's ring position continues across operations (cumulative numbers; the per-slot words only
+// grow), so rows of different operations never share a slot's use. Every block of the grid must
+// be resident at once (the send blocks' barrier, and senders spinning on releases beside the
+// copiers that give them): the host sizes the grid to what stays resident and takes this path only
+// where each rank has its own GPU. The routing records (by operation parity) and the combine area
+// follow the argument of moe_kernels.hpp: this kernel changes neither the combine's flags nor
+// their epochs.
+#include "moe_common.cuh"
+#include "symmem/error.hpp"
+
+namespace symmem::moe::kern {
+namespace {
+
+constexpr int kWarps = kThreads / 32;
+constexpr int kMaxDst = 32;  // a token's destinations: staged peers, then this rank's expert rows (<= n + K)
+
+// Slot k of source s's ring on its destination.
+__device__ __forceinline__ size_t ring_row_off(const Layout& L, int s, uint64_t k) {
+  return L.stage_off + (static_cast<size_t>(s) * ring_slots(L) + static_cast<size_t>(k)) * L.row;
+}
+// The local ring state (moe_kernels.hpp, RingState).
+__device__ __forceinline__ uint64_t* ring_state(const DeviceHandle& h, const Layout& L) { return at<uint64_t>(h, L.ring_state_off); }
+
+/// A warp copies one row of `bytes` from src to up to 32 destinations (lane i holds destination
+/// i), every load bypassing L1 (the slot's earlier rows may sit there).
+__device__ __forceinline__ void warp_copy_cg(const char* src, size_t bytes, char* lane_dst, int ndst) {
+  for (size_t base = 0; base < bytes; base += kBatchBytes) {
+    int4 v[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
+      if (off < bytes) v[u] = __ldcg(reinterpret_cast<const int4*>(src + off));
+    }
+    for (int i = 0; i < ndst; ++i) {
+      char* d = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
+        if (off < bytes) *reinterpret_cast<int4*>(d + off) = v[u];
+      }
+    }
+  }
+}
+__device__ __forceinline__ void warp_copy_words_cg(const uint32_t* src, int words, uint32_t* lane_dst, int ndst) {
+  for (int base = 0; base < words; base += 32) {
+    const int i0 = base + lane_id();
+    const uint32_t v = i0 < words ? __ldcg(src + i0) : 0u;
+    for (int i = 0; i < ndst; ++i) {
+      uint32_t* d = reinterpret_cast<uint32_t*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
+      if (i0 < words) d[i0] = v;
+    }
+  }
+}
+
+// Send block b of Bs: its chunk of tokens, then its rows in groups. Returns false if a wait gave up.
+template <class Idx>
+__device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, me = h.rank, K = L.topk, El = L.experts_local, C = L.capacity;
+  const int b = static_cast<int>(blockIdx.x), T = a.r.t1, warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id();
+  const int c0 = static_cast<int>(static_cast<long long>(b) * T / Bs), c1 = static_cast<int>(static_cast<long long>(b + 1) * T / Bs);
+  const uint64_t S = ring_slots(L);
+  const int opar = static_cast<int>(op & 1);
+  const Idx* idx = static_cast<const Idx*>(a.topk_idx);
+  uint64_t* st = ring_state(h, L);
+  unsigned* chunk = at<unsigned>(h, L.ring_chunk_off);
+  unsigned* rc = at<unsigned>(h, L.ring_rc_off);
+  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
+  const uint64_t* release = at<uint64_t>(h, L.ring_release_off);
+  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
+
+  __shared__ unsigned next_q[pad::kMaxTeam];  // this chunk's rows per destination, then the next row's q
+  __shared__ unsigned total[pad::kMaxTeam];   // (send block 0) the operation's rows per destination
+  __shared__ uint64_t sent0[pad::kMaxTeam];   // rows sent to each destination before this operation
+  __shared__ int ok;
+  for (int d = threadIdx.x; d < n; d += blockDim.x) {
+    next_q[d] = 0;
+    total[d] = 0;
+    sent0[d] = st[RingState::sent(n, d)];
+  }
+  if (threadIdx.x == 0) ok = 1;
+  __syncthreads();
+  // 1. The chunk's rows per destination (and each token's destination ranks, for the combine).
+  for (int t = c0 + warp; t < c1; t += kWarps) {
+    int dest = -1;
+    if (lane < K) {
+      const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
+      if (v >= 0 && v < a.num_experts) dest = static_cast<int>(v / El);
+    }
+    uint64_t mask = dest >= 0 ? 1ull << dest : 0;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+    if (lane == 0) token_ranks[t] = mask;
+    for (int d = lane; d < n; d += 32)
+      if ((mask >> d) & 1) atomicAdd(&next_q[d], 1u);
+  }
+  __syncthreads();
+  for (int d = threadIdx.x; d < n; d += blockDim.x) chunk[static_cast<size_t>(b) * n + d] = next_q[d];
+  // 2. A barrier of the send blocks (every one resident): each block's counts are in.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    device::fence_acq_rel_gpu();  // (after the block barrier: cumulative over the block's writes)
+    uint64_t* bar = st + RingState::barrier(n);
+    atomicAdd(reinterpret_cast<unsigned long long*>(bar), 1ull);
+    const uint64_t target = op * static_cast<uint64_t>(Bs);
+    if (!device::wait_for(h, bar, [&](uint64_t v) { return v >= target; }, Cmp::kGe, target, WaitKind::kMoe, -1, 0)) ok = 0;
+  }
+  __syncthreads();
+  // 3. This block's first q per destination: the rows of the send blocks before it. Send block 0
+  // announces the operation's rows to each peer (its copiers' bound) and keeps them for the close.
+  for (int d = threadIdx.x; d < n; d += blockDim.x) next_q[d] = 0;
+  __syncthreads();
+  for (int i = threadIdx.x; ok && i < Bs * n; i += blockDim.x) {
+    const int q = i / n, d = i % n;
+    if (q >= b && b != 0) continue;
+    const unsigned c = *reinterpret_cast<volatile const unsigned*>(chunk + i);
+    if (q < b) atomicAdd(&next_q[d], c);
+    if (b == 0) atomicAdd(&total[d], c);
+  }
+  __syncthreads();
+  if (b == 0 && ok)
+    for (int d = threadIdx.x; d < n; d += blockDim.x) {
+      st[RingState::out(n, d)] = total[d];
+      if (d != me) device::st_release(at_peer<uint64_t>(h, d, L.ring_announce_off) + me, (op << 32) | total[d]);
+    }
+
+  // 4. The rows, kRingGroup tokens at a time: warp g routes token g of the group (its q per
+  // destination, the release of its slots, this rank's expert rows, the routing records), then
+  // every warp stores its share of each row, fences, and the group's ready words go out.
+  __shared__ uint64_t gmask[kRingGroup];
+  __shared__ char* gdst[kRingGroup][kMaxDst];
+  __shared__ uint32_t* gsdst[kRingGroup][kMaxDst];
+  __shared__ int gndst[kRingGroup];
+  __shared__ uint64_t* rdy[kRingGroup][pad::kMaxTeam];
+  __shared__ uint64_t rval[kRingGroup][pad::kMaxTeam];
+  __shared__ int nrdy[kRingGroup];
+  const size_t share = ((payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
+  const size_t p0 = static_cast<size_t>(warp) * share < payload ? static_cast<size_t>(warp) * share : payload;
+  const size_t p1 = p0 + share < payload ? p0 + share : payload;
+  for (int g0 = c0; ok && g0 < c1; g0 += kRingGroup) {
+    const int gn = c1 - g0 < kRingGroup ? c1 - g0 : kRingGroup;
+    int expert = -1, dest = -1;
+    if (warp < gn) {
+      const int t = g0 + warp;
+      if (lane < K) {
+        const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
+        if (v >= 0 && v < a.num_experts) {
+          expert = static_cast<int>(v);
+          dest = expert / El;
+        } else if (v != -1) {
+          device::record_error(h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt, static_cast<uint64_t>(a.num_experts),
+                               static_cast<uint64_t>(v), 0);
+        }
+      }
+      uint64_t mask = dest >= 0 ? 1ull << dest : 0;
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+      if (lane == 0) gmask[warp] = mask;
+    }
+    __syncthreads();
+    if (warp < gn) {
+      const int t = g0 + warp;
+      const uint64_t mask = gmask[warp];
+      const int ndst = __popcll(mask);
+      // Lane i < ndst: the i-th destination rank, its q and its cumulative number.
+      int d = -1;
+      unsigned q = 0;
+      uint64_t Q = 0;
+      if (lane < ndst) {
+        uint64_t m = mask;
+        for (int i = 0; i < lane; ++i) m &= m - 1;
+        d = __ffsll(static_cast<long long>(m)) - 1;
+        q = next_q[d];
+        for (int g = 0; g < warp; ++g) q += static_cast<unsigned>((gmask[g] >> d) & 1);
+        Q = sent0[d] + q;
+      }
+      unsigned lslot = 0;  // lane k < K whose expert is this rank's: its row there (>= C: dropped)
+      if (dest == me) lslot = atomicAdd(&expert_count[expert - me * El], 1u);
+      // A peer's slot is free once that peer released its previous row (Q - S).
+      const bool staged = lane < ndst && d != me;
+      bool waited = true;
+      if (staged && Q >= S) {
+        const uint64_t need = Q - S + 1;
+        waited = device::wait_for(h, release + static_cast<size_t>(d) * S + Q % S, [&](uint64_t v) { return v >= need; }, Cmp::kGe, need,
+                                  WaitKind::kMoe, d, L.backoff_ns);
+      }
+      if (!__all_sync(0xffffffffu, waited)) ok = 0;
+      const unsigned st_mask = __ballot_sync(0xffffffffu, staged), below = (1u << lane) - 1u;
+      if (staged) {
+        const int i = __popc(st_mask & below);
+        char* p = at_peer<char>(h, d, ring_row_off(L, me, Q % S));
+        gdst[warp][i] = p;
+        gsdst[warp][i] = reinterpret_cast<uint32_t*>(p + payload);
+        rdy[warp][i] = at_peer<uint64_t>(h, d, L.ring_ready_off) + static_cast<size_t>(me) * S + Q % S;
+        rval[warp][i] = Q + 1;
+      }
+      int nout = __popc(st_mask);
+      if (lane == 0) nrdy[warp] = nout;
+      const bool local = dest == me && lslot < static_cast<unsigned>(C);
+      const unsigned lk = __ballot_sync(0xffffffffu, local);
+      if (local) {
+        const size_t row = static_cast<size_t>(expert - me * El) * C + lslot;
+        gdst[warp][nout + __popc(lk & below)] = a.recv_x + row * payload;
+        gsdst[warp][nout + __popc(lk & below)] = a.recv_scales != nullptr ? a.recv_scales + row * L.scale_words : nullptr;
+      }
+      nout += __popc(lk);
+      if (lane == 0) gndst[warp] = nout;
+      // The routing record of each copy, at its q among this rank's rows to that destination.
+      const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
+      for (int i = 0; i < ndst; ++i) {
+        const int di = __shfl_sync(0xffffffffu, d, i);
+        const unsigned qi = __shfl_sync(0xffffffffu, q, i);
+        const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + qi;
+        Meta* meta = at_peer<Meta>(h, di, L.meta_off + rec * sizeof(Meta));
+        if (lane < kMaxTopk) {
+          const bool mine = lane < K && dest == di;
+          meta->expert[lane] = mine ? expert - di * El : -1;
+          meta->weight[lane] = mine ? wk : 1.0f;
+          if (di == me) meta->slot[lane] = mine && lslot < static_cast<unsigned>(C) ? static_cast<int>(lslot) : -1;
+        }
+        if (lane == 0) meta->src_token = t;
+      }
+      if (lane == 0 && ((mask >> me) & 1)) atomicAdd(&rc[static_cast<size_t>(me) * L.rounds + t / L.round], 1u);  // own rows by round
+    }
+    __syncthreads();
+    for (int g = 0; ok && g < gn; ++g) {
+      const char* src = a.x + static_cast<size_t>(g0 + g) * payload + p0;
+      const int nd = gndst[g];
+      RowBatch rb;
+      rb.load(src, p1 - p0, 0);
+      if (p0 < p1) warp_fanout16(src, p1 - p0, lane < nd ? gdst[g][lane] + p0 : nullptr, nd, rb, g0 + g + warp);
+      if (L.scale_words && warp == kWarps - 1)
+        warp_fanout_words(a.scales + static_cast<size_t>(g0 + g) * L.scale_words, L.scale_words, lane < nd ? gsdst[g][lane] : nullptr, nd);
+    }
+    // Every thread's stores and records fenced, then (a release) the ready words.
+    device::fence_acq_rel();
+    __syncthreads();
+    for (int i = threadIdx.x; ok && i < gn * n; i += blockDim.x) {
+      const int g = i / n, k = i % n;
+      if (k < nrdy[g]) device::st_relaxed(rdy[g][k], rval[g][k]);
+    }
+    for (int d = threadIdx.x; d < n; d += blockDim.x)
+      for (int g = 0; g < gn; ++g) next_q[d] += static_cast<unsigned>((gmask[g] >> d) & 1);
+    __syncthreads();
+  }
+}
+
+// Copy block (blockIdx.x >= Bs): rows of every peer's ring, claimed in q order per source.
+__device__ void ring_copy(const DispatchRecvArgs& r, uint64_t op, int Bs) {
+  const DeviceHandle& h = r.h;
+  const Layout& L = r.L;
+  const int n = L.n, me = h.rank, El = L.experts_local, C = L.capacity, K = L.topk;
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id();
+  const uint64_t S = ring_slots(L);
+  const int opar = static_cast<int>(op & 1);
+  uint64_t* st = ring_state(h, L);
+  unsigned* claims = at<unsigned>(h, L.ring_claims_off);
+  unsigned* rc = at<unsigned>(h, L.ring_rc_off);
+  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  const uint64_t* ready = at<uint64_t>(h, L.ring_ready_off);
+  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
+
+  __shared__ unsigned tot[pad::kMaxTeam];
+  __shared__ uint64_t recv0[pad::kMaxTeam];
+  __shared__ int ok;
+  if (threadIdx.x == 0) ok = 1;
+  __syncthreads();
+  // Each peer's announce of this operation (its rows for this rank).
+  for (int s = threadIdx.x; s < n; s += blockDim.x) {
+    recv0[s] = st[RingState::recv(n, s)];
+    tot[s] = 0;
+    if (s == me) continue;
+    uint64_t v = 0;
+    const uint64_t want = op & 0xffffffffull;
+    if (!device::wait_for(h, at<uint64_t>(h, L.ring_announce_off) + s, [&](uint64_t x) { return (x >> 32) == want; }, Cmp::kEq, want << 32,
+                          WaitKind::kMoe, s, L.backoff_ns, &v))
+      ok = 0;
+    tot[s] = static_cast<unsigned>(v & 0xffffffffull);
+    if (static_cast<int>(blockIdx.x) == Bs) st[RingState::in(n, s)] = tot[s];
+  }
+  __syncthreads();
+  if (ok) report_peer_overflow(h, n, op - 1);  // (the grid's last block; a peer's mark precedes its announce)
+  if (!ok) return;
+  // Each source has a pool of the copy warps (warp cw serves source me + 1 + cw mod (n - 1)), which
+  // claim its rows in q order: a warp waiting for a row that is not in yet holds up that source's
+  // rows alone (with one pool for every source, warps holding rows of sources that wait for this
+  // rank's releases elsewhere could starve a source whose sender waits for this rank: a cycle).
+  if (n == 1) return;
+  const int cw = (static_cast<int>(blockIdx.x) - Bs) * kWarps + warp;
+  const int s = (me + 1 + cw % (n - 1)) % n;
+  for (;;) {
+    unsigned q = lane == 0 ? atomicAdd(&claims[s], 1u) : 0u;
+    q = __shfl_sync(0xffffffffu, q, 0);
+    if (q >= tot[s]) break;
+    const uint64_t Q = recv0[s] + q, k = Q % S;
+    bool in = true;
+    if (lane == 0)
+      in = device::wait_for(h, ready + static_cast<size_t>(s) * S + k, [&](uint64_t v) { return v >= Q + 1; }, Cmp::kGe, Q + 1, WaitKind::kMoe, s,
+                            L.backoff_ns);
+    if (!__shfl_sync(0xffffffffu, in, 0)) break;
+    __syncwarp();
+    const char* src = at<char>(h, ring_row_off(L, s, k));
+    Meta* meta = at<Meta>(h, L.meta_off + ((static_cast<size_t>(opar) * n + s) * L.max_tokens + q) * sizeof(Meta));
+    int le = -1;
+    unsigned slot = 0;
+    if (lane < K) {
+      le = __ldcg(&meta->expert[lane]);
+      if (le >= 0 && le < El) {
+        slot = atomicAdd(&expert_count[le], 1u);
+        meta->slot[lane] = slot < static_cast<unsigned>(C) ? static_cast<int>(slot) : -1;
+      } else {
+        le = -1;
+      }
+    }
+    const int token = lane == 0 ? __ldcg(&meta->src_token) : 0;
+    const unsigned keep = __ballot_sync(0xffffffffu, le >= 0 && slot < static_cast<unsigned>(C));  // over capacity: reported at the close
+    const int ndst = __popc(keep);
+    const int from = lane < ndst ? static_cast<int>(__fns(keep, 0, lane + 1)) : 0;
+    const int dle = __shfl_sync(0xffffffffu, le, from);
+    const unsigned dslot = __shfl_sync(0xffffffffu, slot, from);
+    const size_t out_row = static_cast<size_t>(dle < 0 ? 0 : dle) * C + dslot;
+    warp_copy_cg(src, payload, lane < ndst ? r.recv_x + out_row * payload : nullptr, ndst);
+    if (L.scale_words)
+      warp_copy_words_cg(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
+                         lane < ndst ? r.recv_scales + out_row * L.scale_words : nullptr, ndst);
+    if (lane == 0) {
+      const int j = token / L.round;
+      if (j >= 0 && j < L.rounds) atomicAdd(&rc[static_cast<size_t>(s) * L.rounds + j], 1u);
+    }
+    // Every lane's loads of the slot are done (their values were stored); then the release.
+    __syncwarp();
+    if (lane == 0) device::st_release(at_peer<uint64_t>(h, s, L.ring_release_off) + static_cast<size_t>(me) * S + k, Q + 1);
+  }
+}
+
+// The grid's last block: the operation's counts into the cumulative ones, the combine's round
+// counts, the expert counts (and a report of any expert over capacity), the operation.
+__device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
+  const DeviceHandle& h = r.h;
+  const Layout& L = r.L;
+  const int n = L.n, El = L.experts_local, C = L.capacity;
+  __shared__ unsigned* arrive;
+  if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
+  __syncthreads();
+  if (!last_block(arrive)) return;
+  uint64_t* st = ring_state(h, L);
+  unsigned* claims = at<unsigned>(h, L.ring_claims_off);
+  unsigned* rc = at<unsigned>(h, L.ring_rc_off);
+  unsigned* round_counts = at<unsigned>(h, L.round_counts_off);
+  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  for (int d = threadIdx.x; d < n; d += blockDim.x) {
+    st[RingState::sent(n, d)] += st[RingState::out(n, d)];
+    st[RingState::recv(n, d)] += st[RingState::in(n, d)];
+    st[RingState::out(n, d)] = 0;
+    st[RingState::in(n, d)] = 0;
+    claims[d] = 0;
+  }
+  for (int i = threadIdx.x; i < n * L.rounds; i += blockDim.x) {
+    const int s = i / L.rounds, j = i % L.rounds;
+    round_counts[static_cast<size_t>(j) * n + s] = rc[i];
+    rc[i] = 0;
+  }
+  int over_mine = 0;
+  for (int le = threadIdx.x; le < El; le += blockDim.x) {
+    const unsigned c = expert_count[le];
+    expert_count[le] = 0;
+    r.expert_counts[le] = static_cast<int>(c < static_cast<unsigned>(C) ? c : static_cast<unsigned>(C));
+    if (c > static_cast<unsigned>(C)) {
+      over_mine = 1;
+      device::record_error(h, WaitKind::kMoe, -1, (2ull << 32) | static_cast<unsigned>(le), Cmp::kLe, static_cast<uint64_t>(C), c, 0);
+    }
+  }
+  const int over = __syncthreads_or(over_mine);
+  if (over)  // every peer learns of it (report_peer_overflow, in its combine or its next dispatch)
+    for (int d = threadIdx.x; d < n; d += blockDim.x)
+      if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
+  if (threadIdx.x == 0) h.local_signals[kOpSlot] = op;
+}
+
+template <class Idx>
+__global__ void __launch_bounds__(kThreads) dispatch_ring_kernel(const __grid_constant__ DispatchArgs s, const __grid_constant__ DispatchRecvArgs r,
+                                                                 int send_blocks) {
+  coll::pdl_wait();
+  const uint64_t op = s.h.local_signals[kOpSlot] + 1;
+  if (static_cast<int>(blockIdx.x) < send_blocks) ring_send<Idx>(s, op, send_blocks);
+  else ring_copy(r, op, send_blocks);
+  ring_close(r, op);
+}
+
+}  // namespace
+
+void launch_dispatch_ring(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, int send_blocks, cudaStream_t s) {
+  if (send.idx_int64) coll::launch(dispatch_ring_kernel<long long>, blocks, kThreads, s, send, recv, send_blocks);
+  else coll::launch(dispatch_ring_kernel<int>, blocks, kThreads, s, send, recv, send_blocks);
+}
+int dispatch_ring_resident_blocks_per_sm() {
+  int least = 1 << 30;
+  for (const void* k : {reinterpret_cast<const void*>(dispatch_ring_kernel<int>), reinterpret_cast<const void*>(dispatch_ring_kernel<long long>)}) {
+    int b = 0;
+    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
+    least = b < least ? b : least;
+  }
+  return least;
+}
+
+}  // namespace symmem::moe::kern
