@@ -2,11 +2,11 @@
 // rounds (moe_kernels.hpp, "Streamed dispatch"), instead of a kernel, a fence and a flag wait per
 // round. The grid's first `send_blocks` blocks send, the others copy, all at once:
 //
-//   Send. Block b takes a contiguous chunk of this rank's tokens, in token order. It counts its
-//   chunk's rows per destination rank; after a barrier of the send blocks every block knows the
-//   rows of the blocks before it, so each row gets its sequence number q among this rank's rows to
-//   that destination in this operation, in token order (the routing record's index, as the
-//   combine reads it). Send block 0 announces the operation's row count to every peer. A row with
+//   Send. This rank's tokens go in groups of kRingGroup, dealt to the send blocks in waves. Each
+//   block counts its groups' rows per destination rank; after a barrier of the send blocks every
+//   block can sum the rows of the groups before its own, so each row gets its sequence number q
+//   among this rank's rows to that destination in this operation, in token order (the routing
+//   record's index, as the combine reads it). Send block 0 announces the operation's row count to every peer. A row with
 //   cumulative number Q (over every operation so far) goes into slot Q mod S of this rank's ring
 //   on the destination (the staging area seen as [source][S = 2R] rows), once the destination has
 //   released that slot's previous row (Q - S): a release word per slot, here, written by the
@@ -83,53 +83,62 @@ __device__ __forceinline__ void warp_copy_words_cg(const uint32_t* src, int word
   }
 }
 
-// Send block b of Bs: its chunk of tokens, then its rows in groups. Returns false if a wait gave up.
+// Send block b of Bs. This rank's tokens go in groups of kRingGroup, dealt to the send blocks in
+// waves (block b takes groups b, Bs + b, 2 Bs + b, ...), so that the grid produces rows in about
+// their sequence order and the copiers, which claim in that order, find them in as they come (a
+// contiguous chunk a block had the copiers wait on one block's rows while the others' sat ready,
+// and the senders past the ring wait in turn: 4 x H200, prefill, ~1950 us against the rounds' 340).
 template <class Idx>
 __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, K = L.topk, El = L.experts_local, C = L.capacity;
   const int b = static_cast<int>(blockIdx.x), T = a.r.t1, warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id();
-  const int c0 = static_cast<int>(static_cast<long long>(b) * T / Bs), c1 = static_cast<int>(static_cast<long long>(b + 1) * T / Bs);
+  const int groups = (T + kRingGroup - 1) / kRingGroup;
   const uint64_t S = ring_slots(L);
   const int opar = static_cast<int>(op & 1);
   const Idx* idx = static_cast<const Idx*>(a.topk_idx);
   uint64_t* st = ring_state(h, L);
-  unsigned* chunk = at<unsigned>(h, L.ring_chunk_off);
+  unsigned* gc = at<unsigned>(h, L.ring_gc_off);  // [group][destination] rows
   unsigned* rc = at<unsigned>(h, L.ring_rc_off);
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const uint64_t* release = at<uint64_t>(h, L.ring_release_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
 
-  __shared__ unsigned next_q[pad::kMaxTeam];  // this chunk's rows per destination, then the next row's q
-  __shared__ unsigned total[pad::kMaxTeam];   // (send block 0) the operation's rows per destination
-  __shared__ uint64_t sent0[pad::kMaxTeam];   // rows sent to each destination before this operation
+  __shared__ unsigned running[pad::kMaxTeam];  // rows to each destination in the waves before this one
+  __shared__ unsigned before[pad::kMaxTeam];   // and in this wave's groups before this block's
+  __shared__ unsigned wave[pad::kMaxTeam];     // and in this whole wave
+  __shared__ uint64_t sent0[pad::kMaxTeam];    // rows sent to each destination before this operation
   __shared__ int ok;
   for (int d = threadIdx.x; d < n; d += blockDim.x) {
-    next_q[d] = 0;
-    total[d] = 0;
+    running[d] = 0;
     sent0[d] = st[RingState::sent(n, d)];
   }
   if (threadIdx.x == 0) ok = 1;
-  __syncthreads();
-  // 1. The chunk's rows per destination (and each token's destination ranks, for the combine).
-  for (int t = c0 + warp; t < c1; t += kWarps) {
-    int dest = -1;
-    if (lane < K) {
-      const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
-      if (v >= 0 && v < a.num_experts) dest = static_cast<int>(v / El);
-    }
-    uint64_t mask = dest >= 0 ? 1ull << dest : 0;
+  // 1. Each of this block's groups: its rows per destination (a warp a group), and each token's
+  // destination ranks (for the combine).
+  for (int gi = b + warp * Bs; gi < groups; gi += kWarps * Bs) {
+    unsigned lo = 0, hi = 0;  // lane d's count for destination d, and d + 32
+    for (int g = 0; g < kRingGroup; ++g) {
+      const int t = gi * kRingGroup + g;
+      if (t >= T) break;
+      int dest = -1;
+      if (lane < K) {
+        const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
+        if (v >= 0 && v < a.num_experts) dest = static_cast<int>(v / El);
+      }
+      uint64_t mask = dest >= 0 ? 1ull << dest : 0;
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
-    if (lane == 0) token_ranks[t] = mask;
-    for (int d = lane; d < n; d += 32)
-      if ((mask >> d) & 1) atomicAdd(&next_q[d], 1u);
+      for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+      if (lane == 0) token_ranks[t] = mask;
+      lo += static_cast<unsigned>((mask >> lane) & 1);
+      hi += static_cast<unsigned>((mask >> (lane + 32)) & 1);
+    }
+    if (lane < n) gc[static_cast<size_t>(gi) * n + lane] = lo;
+    if (lane + 32 < n) gc[static_cast<size_t>(gi) * n + lane + 32] = hi;
   }
-  __syncthreads();
-  for (int d = threadIdx.x; d < n; d += blockDim.x) chunk[static_cast<size_t>(b) * n + d] = next_q[d];
-  // 2. A barrier of the send blocks (every one resident): each block's counts are in.
+  // 2. A barrier of the send blocks (every one resident): every group's counts are in.
   __syncthreads();
   if (threadIdx.x == 0) {
     device::fence_acq_rel_gpu();  // (after the block barrier: cumulative over the block's writes)
@@ -139,27 +148,24 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
     if (!device::wait_for(h, bar, [&](uint64_t v) { return v >= target; }, Cmp::kGe, target, WaitKind::kMoe, -1, 0)) ok = 0;
   }
   __syncthreads();
-  // 3. This block's first q per destination: the rows of the send blocks before it. Send block 0
-  // announces the operation's rows to each peer (its copiers' bound) and keeps them for the close.
-  for (int d = threadIdx.x; d < n; d += blockDim.x) next_q[d] = 0;
-  __syncthreads();
-  for (int i = threadIdx.x; ok && i < Bs * n; i += blockDim.x) {
-    const int q = i / n, d = i % n;
-    if (q >= b && b != 0) continue;
-    const unsigned c = *reinterpret_cast<volatile const unsigned*>(chunk + i);
-    if (q < b) atomicAdd(&next_q[d], c);
-    if (b == 0) atomicAdd(&total[d], c);
-  }
-  __syncthreads();
-  if (b == 0 && ok)
+  // 3. Send block 0 announces the operation's rows to each peer (its copiers' bound) and keeps them
+  // for the close.
+  if (b == 0 && ok) {
+    for (int d = threadIdx.x; d < n; d += blockDim.x) wave[d] = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < groups * n; i += blockDim.x)
+      atomicAdd(&wave[i % n], *reinterpret_cast<volatile const unsigned*>(gc + i));
+    __syncthreads();
     for (int d = threadIdx.x; d < n; d += blockDim.x) {
-      st[RingState::out(n, d)] = total[d];
-      if (d != me) device::st_release(at_peer<uint64_t>(h, d, L.ring_announce_off) + me, (op << 32) | total[d]);
+      st[RingState::out(n, d)] = wave[d];
+      if (d != me) device::st_release(at_peer<uint64_t>(h, d, L.ring_announce_off) + me, (op << 32) | wave[d]);
     }
+  }
 
-  // 4. The rows, kRingGroup tokens at a time: warp g routes token g of the group (its q per
-  // destination, the release of its slots, this rank's expert rows, the routing records), then
-  // every warp stores its share of each row, fences, and the group's ready words go out.
+  // 4. The waves: this block's group's first q per destination (the rows of the waves before and of
+  // the wave's groups before it), then warp g routes token g of the group (its q per destination,
+  // the release of its slots, this rank's expert rows, the routing records), every warp stores its
+  // share of each row, fences, and the group's ready words go out.
   __shared__ uint64_t gmask[kRingGroup];
   __shared__ char* gdst[kRingGroup][kMaxDst];
   __shared__ uint32_t* gsdst[kRingGroup][kMaxDst];
@@ -170,8 +176,18 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
   const size_t share = ((payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
   const size_t p0 = static_cast<size_t>(warp) * share < payload ? static_cast<size_t>(warp) * share : payload;
   const size_t p1 = p0 + share < payload ? p0 + share : payload;
-  for (int g0 = c0; ok && g0 < c1; g0 += kRingGroup) {
-    const int gn = c1 - g0 < kRingGroup ? c1 - g0 : kRingGroup;
+  for (int w0 = 0; ok && w0 + b < groups; w0 += Bs) {  // w0: the wave's first group
+    __syncthreads();
+    for (int d = threadIdx.x; d < n; d += blockDim.x) before[d] = wave[d] = 0;
+    __syncthreads();
+    const int in_wave = groups - w0 < Bs ? groups - w0 : Bs;
+    for (int i = threadIdx.x; i < in_wave * n; i += blockDim.x) {
+      const unsigned c = *reinterpret_cast<volatile const unsigned*>(gc + static_cast<size_t>(w0) * n + i);
+      atomicAdd(&wave[i % n], c);
+      if (i / n < b) atomicAdd(&before[i % n], c);
+    }
+    __syncthreads();
+    const int g0 = (w0 + b) * kRingGroup, gn = T - g0 < kRingGroup ? T - g0 : kRingGroup;
     int expert = -1, dest = -1;
     if (warp < gn) {
       const int t = g0 + warp;
@@ -203,7 +219,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
         uint64_t m = mask;
         for (int i = 0; i < lane; ++i) m &= m - 1;
         d = __ffsll(static_cast<long long>(m)) - 1;
-        q = next_q[d];
+        q = running[d] + before[d];
         for (int g = 0; g < warp; ++g) q += static_cast<unsigned>((gmask[g] >> d) & 1);
         Q = sent0[d] + q;
       }
@@ -272,9 +288,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
       const int g = i / n, k = i % n;
       if (k < nrdy[g]) device::st_relaxed(rdy[g][k], rval[g][k]);
     }
-    for (int d = threadIdx.x; d < n; d += blockDim.x)
-      for (int g = 0; g < gn; ++g) next_q[d] += static_cast<unsigned>((gmask[g] >> d) & 1);
-    __syncthreads();
+    for (int d = threadIdx.x; d < n; d += blockDim.x) running[d] += wave[d];
   }
 }
 

@@ -88,7 +88,7 @@ Layout make_layout(const Config& c, int n) {
   L.ring_state_off = take(sizeof(uint64_t) * RingState::words(n));
   L.ring_claims_off = take(sizeof(unsigned) * n);
   L.ring_rc_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(L.rounds), "moe ring round counts"));
-  L.ring_chunk_off = take(sizeof(unsigned) * static_cast<size_t>(kRingMaxBlocks) * n);
+  L.ring_gc_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>((c.max_tokens + kRingGroup - 1) / kRingGroup), "moe ring group counts"));
   L.bytes = off;
   return L;
 }

@@ -120,7 +120,7 @@ enum TuneBits : unsigned {
   kTuneDefault = kSpreadCopy | kOneElectionDispatch,
 };
 
-// Streamed dispatch (dispatch_ring.cu): tokens a routing group, the most send blocks.
+// Streamed dispatch (dispatch_ring.cu): tokens a group (a send block's unit), the most blocks.
 constexpr int kRingGroup = 4;
 constexpr int kRingMaxBlocks = 2048;
 /// The streamed dispatch's local state at Layout::ring_state_off (uint64 words): per destination the
@@ -146,9 +146,9 @@ struct Layout {
          bytes = 0;
   // Streamed dispatch (dispatch_ring.cu): ready words [source][S] and release words [destination][S]
   // (peer-written), announces [source] (peer-written), then local: RingState, copy claims [source],
-  // rows per (source, round), send blocks' chunk counts [kRingMaxBlocks][destination].
+  // rows per (source, round), rows per (token group, destination).
   size_t ring_ready_off = 0, ring_release_off = 0, ring_announce_off = 0, ring_state_off = 0, ring_claims_off = 0, ring_rc_off = 0,
-         ring_chunk_off = 0;
+         ring_gc_off = 0;
   bool trace = false;  // SYMMEM_MOE_TRACE=1: the kernels stamp their phases (TracePoint) at trace_off
   // Sleep between polls of the peers' flags: one kernel a round, whose early blocks wait beside
   // blocks still sending (a prefill combine of one kernel a round: 7.8 ms without, 1.4 ms with 200 ns),
