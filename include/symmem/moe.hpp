@@ -18,7 +18,8 @@
 // aligned), two sets of routing records for nranks x max_tokens rows (208 bytes each), two combine
 // areas of nranks x R x H bf16, and small counters. For the decode shape (128 tokens, H 7168, fp8,
 // top-8, 4 ranks) that is about 22 MiB; for prefill (4096 tokens) about 95 MiB at R 512 and 180 MiB
-// at R 1024 (symmem-bench's rounds).
+// at R 1024 (symmem-bench's rounds). The streamed dispatch (SYMMEM_MOE_RING=1) adds two words of
+// 8 bytes per staging row and 4 bytes per (token / 4, rank): 0.2 MiB for that prefill.
 //
 // Calls are collective over the communicator: every rank calls dispatch and combine in the same
 // order (a rank may pass 0 tokens). Tokens per call may differ across ranks (up to max_tokens).

@@ -1,18 +1,18 @@
-// MoE dispatch streamed through rings: one persistent kernel for a whole operation of several
-// rounds (moe_kernels.hpp, "Streamed dispatch"), instead of a kernel, a fence and a flag wait per
-// round. The grid's first `send_blocks` blocks send, the others copy, all at once:
+// MoE dispatch streamed through rings (SYMMEM_MOE_RING=1): an operation of several rounds as one
+// persistent kernel, instead of a kernel, a fence and a flag wait a round (dispatch.cu). The grid's
+// first `send_blocks` blocks send, the others copy, all at once:
 //
 //   Send. This rank's tokens go in groups of kRingGroup, dealt to the send blocks in waves. Each
 //   block counts its groups' rows per destination rank; after a barrier of the send blocks every
 //   block can sum the rows of the groups before its own, so each row gets its sequence number q
 //   among this rank's rows to that destination in this operation, in token order (the routing
-//   record's index, as the combine reads it). Send block 0 announces the operation's row count to every peer. A row with
-//   cumulative number Q (over every operation so far) goes into slot Q mod S of this rank's ring
-//   on the destination (the staging area seen as [source][S = 2R] rows), once the destination has
-//   released that slot's previous row (Q - S): a release word per slot, here, written by the
-//   destination. Rows go in groups of kRingGroup tokens; after a group's rows and records every
-//   thread fences its stores and the group's ready words go out (Q + 1 in slot Q mod S's word on
-//   the destination). This rank's own rows go straight into its experts (self-direct).
+//   record's index, as the combine reads it). Send block 0 announces the operation's row count to
+//   every peer. A row with cumulative number Q (over every operation so far) goes into slot Q mod S
+//   of this rank's ring on the destination (the staging area seen as [source][S = 2R] rows), once
+//   the destination has released that slot's previous row (Q - S): a release word per slot, here,
+//   written by the destination. After a group's rows and records every thread fences its stores
+//   and the group's ready words go out (Q + 1 in slot Q mod S's word on the destination). This
+//   rank's own rows go straight into its experts (self-direct).
 //   Copy. Warps claim (source, q) from a counter per source, in q order, up to the announced count;
 //   wait for the slot's ready word; copy the row into each local expert it chose (expert-major,
 //   claiming expert rows as the round-based copy does); count it for its round (the combine's
@@ -20,22 +20,31 @@
 //   Close. The grid's last block adds the operation's counts to the cumulative ones, publishes the
 //   round counts and the expert counts, reports an expert over capacity, and raises the operation.
 //
-// Deadlock-free for any N and any interleaving: a send waits only for the release of a row with a
-// smaller number to the same destination, which belongs to an earlier token of this rank; a copy
-// waits only for the ready word of a row it claimed; each source's rows are claimed in number
-// order by a pool of copy warps of their own. So the earliest token not yet sent by a rank gets
-// every release it needs: at each destination, that source's pool finishes every row before the
-// token's (all sent: earlier tokens), since a pool warp holding a row below it finds it in, and
-// the claims reach the row the release is for. (One pool for all sources could deadlock: its warps
-// all waiting for rows of sources that wait for releases elsewhere, while a source that waits for
-// this rank's release has no warp left.) A copier starts on an operation only once the source announced it, and
-// a sender's ring position continues across operations (cumulative numbers; the per-slot words only
-// grow), so rows of different operations never share a slot's use. Every block of the grid must
-// be resident at once (the send blocks' barrier, and senders spinning on releases beside the
-// copiers that give them): the host sizes the grid to what stays resident and takes this path only
-// where each rank has its own GPU. The routing records (by operation parity) and the combine area
-// follow the argument of moe_kernels.hpp: this kernel changes neither the combine's flags nor
-// their epochs.
+// Measured on 4 x H100 (session 21, prefill, 4096 tokens in rounds of 1024, 60% of the grid
+// sending): dispatch 317-319 us against the rounds' 344-346 (skewed 347-351 against 405-406), the
+// combine after it level (skewed 7% slower); bench/results/2026-11-27-h100x4-0e19ce7-moe-ring-*.
+//
+// Deadlock-free for any N and any interleaving. A group's rows to one destination are at most
+// kRingGroup consecutive numbers, stored together, and S >= kRingGroup (the host takes this path
+// only then); so a group waits only for releases of rows of earlier groups of this rank (Q - S lies
+// below the group's first number to that destination). A copy waits only for the ready word of a
+// row it claimed, and each source's rows are claimed in number order by a pool of copy warps of
+// their own. So the earliest group a rank has not stored gets every release it needs: at each
+// destination, that source's pool finishes every row below the group's (all stored: earlier
+// groups), since a pool warp holding one of them finds it in, and the claims go on in order up to
+// the row the release is for. One pool for every source could deadlock: its warps all waiting for
+// rows of sources that wait for releases elsewhere, while a source that waits for this rank's
+// release has no warp left. tests/host/test_moe_ring_model.cpp runs the protocol under random
+// interleavings (operations back to back, rings that wrap) and finds that deadlock with one pool.
+// A copier starts on an operation only once its source announced it, and a sender's ring position
+// continues across operations (cumulative numbers; the per-slot words only grow), so rows of
+// different operations never share a slot's use. Every block of the grid must be resident at once
+// (the send blocks' barrier, and senders spinning on releases beside the copiers that give them):
+// the host sizes the grid to what stays resident and takes this path only where each rank has its
+// own GPU, and only when asked (SYMMEM_MOE_RING=1): a kernel of the caller's on another stream that
+// holds SMs could keep a block from starting (the waits are bounded: an error, not a hang). The
+// routing records (by operation parity) and the combine area follow the argument of
+// moe_kernels.hpp: this kernel changes neither the combine's flags nor their epochs.
 #include "moe_common.cuh"
 #include "symmem/error.hpp"
 

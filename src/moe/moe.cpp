@@ -110,6 +110,11 @@ struct ExpertParallel::Impl {
   bool ring = false;
   int ring_blocks = 0;
   int send_share = 75;  // percent of a pipelined round's grid that stores the next round (SYMMEM_MOE_SEND_SHARE; rank-local)
+  // Percent of the streamed dispatch's grid that sends (SYMMEM_MOE_SEND_SHARE where set). 4 x H100,
+  // prefill (bench/results/2026-11-27-h100x4-0e19ce7-moe-ring-*): 25% 521 us, 35% 409-440, 50%
+  // 338-339, 55% 326, 60% 317-319, 65% 331, 70% 373, 75% 435, 90% 890 (the copy pools starve
+  // or the senders do); the rounds 344-346 in the same calls.
+  int ring_share = 60;
 };
 
 ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(comm), cfg_(cfg), impl_(std::make_unique<Impl>()) {
@@ -164,7 +169,8 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // there. (Every rank's GPU must qualify: the team agrees on it above, since the grids' block
   // counts depend on it.)
   impl_->dispatch_one = impl_->one_kernel || (own_gpus && nranks_ <= 2 && slow_memory);
-  impl_->ring = want_ring && own_gpus && impl_->L.rounds > 1;
+  // (A group's rows to one rank take that many slots at once: the ring needs 2R >= kRingGroup.)
+  impl_->ring = want_ring && own_gpus && impl_->L.rounds > 1 && kern::ring_slots(impl_->L) >= static_cast<uint64_t>(kern::kRingGroup);
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
   // kernel a round, and pipelined rounds (their every block waits for the round's flags first;
   // under skewed routing the light ranks wait while the hot rank stores into their memory).
@@ -175,7 +181,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   if (const char* v = std::getenv("SYMMEM_MOE_TUNE"); v != nullptr && *v != 0)
     impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 31));
   if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
-    impl_->send_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
+    impl_->send_share = impl_->ring_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
   impl_->buf = comm.alloc(impl_->L.bytes);
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
   impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
@@ -368,8 +374,8 @@ void ExpertParallel::dispatch_pipelined(const DispatchIn& in, const DispatchOut&
 }
 
 // An operation of several rounds as one streamed kernel (dispatch_ring.cu): every token at once,
-// this rank's own rows straight into its experts; a share of the grid sends (SYMMEM_MOE_SEND_SHARE,
-// rank-local: no peer counts this rank's blocks), the rest copies.
+// this rank's own rows straight into its experts; a share of the grid sends (ring_share, or
+// SYMMEM_MOE_SEND_SHARE; rank-local: no peer counts this rank's blocks), the rest copies.
 void ExpertParallel::dispatch_ring(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const DeviceHandle h = impl_->buf.handle();
@@ -377,7 +383,7 @@ void ExpertParallel::dispatch_ring(const DispatchIn& in, const DispatchOut& out,
   kern::DispatchArgs sa = dispatch_args(L, h, &in, 0, T, cfg_.num_experts, &out);
   sa.r = kern::Round{0, 0, T, true, true};
   const kern::DispatchRecvArgs ra = dispatch_recv_args(L, h, &out, 0, T, 0, true);
-  const int share = impl_->send_share > 0 && impl_->send_share < 100 ? impl_->send_share : 75;
+  const int share = impl_->ring_share > 0 && impl_->ring_share < 100 ? impl_->ring_share : 60;
   const int copy_min = (nranks_ - 1 + kern::kThreads / 32 - 1) / (kern::kThreads / 32);  // a copy warp for every source at least
   const int send_blocks = std::clamp((B * share + 50) / 100, 1, B - std::max(1, copy_min));
   kern::launch_dispatch_ring(sa, ra, B, send_blocks, stream);
