@@ -117,6 +117,11 @@ struct ExpertParallel::Impl {
   int ring_share = 60;
 };
 
+// The streamed dispatch's least copy blocks: a copy warp for every source (its pools, dispatch_ring.cu).
+static int ring_copy_blocks_min(int nranks) {
+  return std::max(1, (nranks - 1 + kern::kThreads / 32 - 1) / (kern::kThreads / 32));
+}
+
 ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(comm), cfg_(cfg), impl_(std::make_unique<Impl>()) {
   nranks_ = comm.size();
   rank_ = comm.rank();
@@ -205,7 +210,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     }
     // Up to kMaxWarpsPerSm warps an SM, and at least one send and one copy block.
     impl_->ring_blocks = std::min({impl_->ring_blocks, impl_->sms * kern::kMaxWarpsPerSm / (kern::kThreads / 32), kern::kRingMaxBlocks});
-    impl_->ring = impl_->ring && impl_->ring_blocks >= 1 + std::max(1, (nranks_ - 1 + kern::kThreads / 32 - 1) / (kern::kThreads / 32));
+    impl_->ring = impl_->ring && impl_->ring_blocks >= 1 + ring_copy_blocks_min(nranks_);
   }
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
@@ -384,8 +389,7 @@ void ExpertParallel::dispatch_ring(const DispatchIn& in, const DispatchOut& out,
   sa.r = kern::Round{0, 0, T, true, true};
   const kern::DispatchRecvArgs ra = dispatch_recv_args(L, h, &out, 0, T, 0, true);
   const int share = impl_->ring_share > 0 && impl_->ring_share < 100 ? impl_->ring_share : 60;
-  const int copy_min = (nranks_ - 1 + kern::kThreads / 32 - 1) / (kern::kThreads / 32);  // a copy warp for every source at least
-  const int send_blocks = std::clamp((B * share + 50) / 100, 1, B - std::max(1, copy_min));
+  const int send_blocks = std::clamp((B * share + 50) / 100, 1, B - ring_copy_blocks_min(nranks_));
   kern::launch_dispatch_ring(sa, ra, B, send_blocks, stream);
 }
 
