@@ -16,6 +16,11 @@
 //   local scratch (peers never touch it): per-round and per-operation send and receive counts,
 //                                       each token's destination ranks, expert counters, block
 //                                       arrival counters.
+//   ring words (the streamed dispatch, dispatch_ring.cu, where it runs: the staging area is then
+//                                       [n][2R] ring slots): ready [source][2R] and release
+//                                       [destination][2R] words and announces [source], written by
+//                                       peers; its local state, copy claims, counts by (source,
+//                                       round) and by (token group, destination).
 // Signal pad (user slots): epochs (local), dispatch flags (parity, source) and combine flags
 // (parity, source). A flag counts the sending grids' blocks and is never zeroed: every block of a
 // send half, once its own stores are fenced, adds kArrival (plus, for dispatch, the rows it staged
