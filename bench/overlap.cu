@@ -49,9 +49,9 @@ void run_overlap(Harness& h) {
     if (only_m == nullptr || *only_m == 0) return true;
     for (const char* p = only_m; *p != 0;) {
       char* end = nullptr;
-      if (std::strtoll(p, &end, 10) == m) return true;
-      p = *end == ',' ? end + 1 : end;
-      if (end == p && *p != 0) ++p;  // (skips a stray character)
+      const long long v = std::strtoll(p, &end, 10);
+      if (end != p && v == m) return true;
+      p = *end != 0 ? end + 1 : end;  // past the separator (or a character that is not a number)
     }
     return false;
   };
