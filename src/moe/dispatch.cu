@@ -317,16 +317,14 @@ __device__ __forceinline__ void recv_copy(const DeviceHandle& h, const Layout& L
 // already (RecvBook); only the expert counts are left.
 __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh,
                                            const DispatchArgs* send = nullptr, bool booked = false) {
-  const int n = L.n, El = L.experts_local, C = L.capacity, parity = static_cast<int>(e & 1);
-  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  const int n = L.n, parity = static_cast<int>(e & 1);
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off) + 1;
   __syncthreads();
   if (last_block(arrive)) {  // its threads split the epilogue: source s, local expert le
     if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
     // Each thread's first expert count is loaded first, beside the send counts (one round trip).
-    const int le0 = static_cast<int>(threadIdx.x);
-    const unsigned c0 = a.r.last && le0 < El ? expert_count[le0] : 0u;
+    const unsigned c0 = preload_expert_count(h, L, a.r.last);
     if (send != nullptr && !booked) close_send_counts(*send, op);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
@@ -337,20 +335,7 @@ __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& 
       if (sh.ok) base[s] = sh.seen[s];  // the flag's value at this round, for its next one
     }
     if (threadIdx.x == 0) at<unsigned>(h, L.arrive_off)[kCopyClaims] = 0;  // every block's claims are in
-    int over_mine = 0;
-    for (int le = le0; a.r.last && le < El; le += blockDim.x) {
-      const unsigned c = le == le0 ? c0 : expert_count[le];
-      expert_count[le] = 0;
-      a.expert_counts[le] = static_cast<int>(c < static_cast<unsigned>(C) ? c : static_cast<unsigned>(C));
-      if (c > static_cast<unsigned>(C)) {
-        over_mine = 1;
-        device::record_error(h, WaitKind::kMoe, -1, (2ull << 32) | static_cast<unsigned>(le), Cmp::kLe, static_cast<uint64_t>(C), c, 0);
-      }
-    }
-    const int over = __syncthreads_or(over_mine);
-    if (over)  // every peer learns of it (report_peer_overflow)
-      for (int d = threadIdx.x; d < n; d += blockDim.x)
-        if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
+    publish_expert_counts(h, L, a.expert_counts, op, a.r.last, c0);
     if (threadIdx.x == 0 && !booked) h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
     stamp_block(h, L, kDispRecvDone);
   }

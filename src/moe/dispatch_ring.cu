@@ -394,16 +394,16 @@ __device__ void ring_copy(const DispatchRecvArgs& r, uint64_t op, int Bs) {
 __device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
   const DeviceHandle& h = r.h;
   const Layout& L = r.L;
-  const int n = L.n, El = L.experts_local, C = L.capacity;
+  const int n = L.n;
   __shared__ unsigned* arrive;
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
   if (!last_block(arrive)) return;
+  const unsigned c0 = preload_expert_count(h, L, true);
   uint64_t* st = ring_state(h, L);
   unsigned* claims = at<unsigned>(h, L.ring_claims_off);
   unsigned* rc = at<unsigned>(h, L.ring_rc_off);
   unsigned* round_counts = at<unsigned>(h, L.round_counts_off);
-  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   for (int d = threadIdx.x; d < n; d += blockDim.x) {
     st[RingState::sent(n, d)] += st[RingState::out(n, d)];
     st[RingState::recv(n, d)] += st[RingState::in(n, d)];
@@ -416,20 +416,7 @@ __device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
     round_counts[static_cast<size_t>(j) * n + s] = rc[i];
     rc[i] = 0;
   }
-  int over_mine = 0;
-  for (int le = threadIdx.x; le < El; le += blockDim.x) {
-    const unsigned c = expert_count[le];
-    expert_count[le] = 0;
-    r.expert_counts[le] = static_cast<int>(c < static_cast<unsigned>(C) ? c : static_cast<unsigned>(C));
-    if (c > static_cast<unsigned>(C)) {
-      over_mine = 1;
-      device::record_error(h, WaitKind::kMoe, -1, (2ull << 32) | static_cast<unsigned>(le), Cmp::kLe, static_cast<uint64_t>(C), c, 0);
-    }
-  }
-  const int over = __syncthreads_or(over_mine);
-  if (over)  // every peer learns of it (report_peer_overflow, in its combine or its next dispatch)
-    for (int d = threadIdx.x; d < n; d += blockDim.x)
-      if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
+  publish_expert_counts(h, L, r.expert_counts, op, true, c0);
   if (threadIdx.x == 0) h.local_signals[kOpSlot] = op;
 }
 

@@ -291,6 +291,35 @@ __device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64
   if (threadIdx.x == 0 && any) h.local_signals[kOverflowSeenSlot] = op;
 }
 
+/// The last block of a dispatch's last round (or of the streamed dispatch), every thread: local
+/// expert le's count, clamped to the capacity, into out[le], and zeroed for the next operation; an
+/// expert over capacity is recorded here and marked in every peer's pad for operation `op`
+/// (report_peer_overflow reports it there). `c0` is thread t's count of expert t, loaded early by
+/// the caller (its round trip beside others); `active` false: nothing to publish (a round before
+/// the last), only the block's barrier.
+__device__ __forceinline__ void publish_expert_counts(const DeviceHandle& h, const Layout& L, int* out, uint64_t op, bool active, unsigned c0) {
+  const int El = L.experts_local, C = L.capacity, le0 = static_cast<int>(threadIdx.x);
+  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  int over_mine = 0;
+  for (int le = le0; active && le < El; le += blockDim.x) {
+    const unsigned c = le == le0 ? c0 : expert_count[le];
+    expert_count[le] = 0;
+    out[le] = static_cast<int>(c < static_cast<unsigned>(C) ? c : static_cast<unsigned>(C));
+    if (c > static_cast<unsigned>(C)) {
+      over_mine = 1;
+      device::record_error(h, WaitKind::kMoe, -1, (2ull << 32) | static_cast<unsigned>(le), Cmp::kLe, static_cast<uint64_t>(C), c, 0);
+    }
+  }
+  if (__syncthreads_or(over_mine))
+    for (int d = threadIdx.x; d < L.n; d += blockDim.x)
+      if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
+}
+/// Thread t's early load for publish_expert_counts (expert t's count, where `active` and t < El).
+__device__ __forceinline__ unsigned preload_expert_count(const DeviceHandle& h, const Layout& L, bool active) {
+  const int le0 = static_cast<int>(threadIdx.x);
+  return active && le0 < L.experts_local ? at<unsigned>(h, L.expert_count_off)[le0] : 0u;
+}
+
 /// Thread p < n of every block waits until peer p's flag at `slot(p)` holds `arrivals` more send
 /// blocks than base[p], its value at the slot's previous round (moe_kernels.hpp; modulo 2^64), and
 /// puts the value in seen[p]: every block reads the same one (the next add to the slot is a round
