@@ -38,7 +38,15 @@
 // interleavings (operations back to back, rings that wrap) and finds that deadlock with one pool.
 // A copier starts on an operation only once its source announced it, and a sender's ring position
 // continues across operations (cumulative numbers; the per-slot words only grow), so rows of
-// different operations never share a slot's use. Every block of the grid must be resident at once
+// different operations never share a slot's use. The announces take a word per operation parity:
+// a source may run one operation ahead of a destination's copy blocks (its rows to that rank may
+// all fit the ring, so nothing of its operation k waits for them), but not two. Its operation k+1
+// ends only after its copy blocks read this rank's announce of k+1, which this rank's kernel of
+// k+1 writes, after its kernel of k (every copy block of it past its read of the source's
+// announce of k) ended; only then can the source announce k+2 into the same word. (With one word
+// a source's announce of k+1 could replace that of k before a copy block of this rank read it:
+// 4 x H100, session 22, tests of 48 tokens in rounds of 16, where every row fits the ring.
+// tests/host/test_moe_ring_model.cpp finds that interleaving with one word, and none with two.) Every block of the grid must be resident at once
 // (the send blocks' barrier, and senders spinning on releases beside the copiers that give them):
 // the host sizes the grid to what stays resident and takes this path only where each rank has its
 // own GPU, and only when asked (SYMMEM_MOE_RING=1): a kernel of the caller's on another stream that
@@ -154,7 +162,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
     uint64_t* bar = st + RingState::barrier(n);
     atomicAdd(reinterpret_cast<unsigned long long*>(bar), 1ull);
     const uint64_t target = op * static_cast<uint64_t>(Bs);
-    if (!device::wait_for(h, bar, [&](uint64_t v) { return v >= target; }, Cmp::kGe, target, WaitKind::kMoe, -1, 0)) ok = 0;
+    if (!device::wait_for(h, bar, [&](uint64_t v) { return v >= target; }, Cmp::kGe, target, WaitKind::kMoeRing, -1, 0)) ok = 0;
   }
   __syncthreads();
   // 3. Send block 0 announces the operation's rows to each peer (its copiers' bound) and keeps them
@@ -167,7 +175,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
     __syncthreads();
     for (int d = threadIdx.x; d < n; d += blockDim.x) {
       st[RingState::out(n, d)] = wave[d];
-      if (d != me) device::st_release(at_peer<uint64_t>(h, d, L.ring_announce_off) + me, (op << 32) | wave[d]);
+      if (d != me) device::st_release(at_peer<uint64_t>(h, d, L.ring_announce_off) + static_cast<size_t>(op & 1) * n + me, (op << 32) | wave[d]);
     }
   }
 
@@ -240,7 +248,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
       if (staged && Q >= S) {
         const uint64_t need = Q - S + 1;
         waited = device::wait_for(h, release + static_cast<size_t>(d) * S + Q % S, [&](uint64_t v) { return v >= need; }, Cmp::kGe, need,
-                                  WaitKind::kMoe, d, L.backoff_ns);
+                                  WaitKind::kMoeRing, d, L.backoff_ns);
       }
       if (!__all_sync(0xffffffffu, waited)) ok = 0;
       const unsigned st_mask = __ballot_sync(0xffffffffu, staged), below = (1u << lane) - 1u;
@@ -328,8 +336,8 @@ __device__ void ring_copy(const DispatchRecvArgs& r, uint64_t op, int Bs) {
     if (s == me) continue;
     uint64_t v = 0;
     const uint64_t want = op & 0xffffffffull;
-    if (!device::wait_for(h, at<uint64_t>(h, L.ring_announce_off) + s, [&](uint64_t x) { return (x >> 32) == want; }, Cmp::kEq, want << 32,
-                          WaitKind::kMoe, s, L.backoff_ns, &v))
+    if (!device::wait_for(h, at<uint64_t>(h, L.ring_announce_off) + static_cast<size_t>(op & 1) * n + s, [&](uint64_t x) { return (x >> 32) == want; },
+                          Cmp::kEq, want << 32, WaitKind::kMoeRing, s, L.backoff_ns, &v))
       ok = 0;
     tot[s] = static_cast<unsigned>(v & 0xffffffffull);
     if (static_cast<int>(blockIdx.x) == Bs) st[RingState::in(n, s)] = tot[s];
@@ -351,7 +359,7 @@ __device__ void ring_copy(const DispatchRecvArgs& r, uint64_t op, int Bs) {
     const uint64_t Q = recv0[s] + q, k = Q % S;
     bool in = true;
     if (lane == 0)
-      in = device::wait_for(h, ready + static_cast<size_t>(s) * S + k, [&](uint64_t v) { return v >= Q + 1; }, Cmp::kGe, Q + 1, WaitKind::kMoe, s,
+      in = device::wait_for(h, ready + static_cast<size_t>(s) * S + k, [&](uint64_t v) { return v >= Q + 1; }, Cmp::kGe, Q + 1, WaitKind::kMoeRing, s,
                             L.backoff_ns);
     if (!__shfl_sync(0xffffffffu, in, 0)) break;
     __syncwarp();

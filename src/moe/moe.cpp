@@ -84,7 +84,7 @@ Layout make_layout(const Config& c, int n) {
   const size_t ring_words = checked_mul(static_cast<size_t>(n), static_cast<size_t>(ring_slots(L)), "moe ring words");
   L.ring_ready_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe ring ready words"));
   L.ring_release_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe ring release words"));
-  L.ring_announce_off = take(sizeof(uint64_t) * n);
+  L.ring_announce_off = take(sizeof(uint64_t) * 2 * n);  // [operation parity][source]
   L.ring_state_off = take(sizeof(uint64_t) * RingState::words(n));
   L.ring_claims_off = take(sizeof(unsigned) * n);
   L.ring_rc_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(L.rounds), "moe ring round counts"));

@@ -18,7 +18,7 @@
 //                                       arrival counters.
 //   ring words (the streamed dispatch, dispatch_ring.cu, where it runs: the staging area is then
 //                                       [n][2R] ring slots): ready [source][2R] and release
-//                                       [destination][2R] words and announces [source], written by
+//                                       [destination][2R] words and announces [parity][source], written by
 //                                       peers; its local state, copy claims, counts by (source,
 //                                       round) and by (token group, destination).
 // Signal pad (user slots): epochs (local), dispatch flags (parity, source) and combine flags
@@ -150,7 +150,7 @@ struct Layout {
          expert_count_off = 0, recv_total_off = 0, round_counts_off = 0, arrive_off = 0, trace_off = 0, flag_base_off = 0,
          bytes = 0;
   // Streamed dispatch (dispatch_ring.cu): ready words [source][S] and release words [destination][S]
-  // (peer-written), announces [source] (peer-written), then local: RingState, copy claims [source],
+  // (peer-written), announces [operation parity][source] (peer-written), then local: RingState, copy claims [source],
   // rows per (source, round), rows per (token group, destination).
   size_t ring_ready_off = 0, ring_release_off = 0, ring_announce_off = 0, ring_state_off = 0, ring_claims_off = 0, ring_rc_off = 0,
          ring_gc_off = 0;

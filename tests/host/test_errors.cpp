@@ -56,6 +56,27 @@ TEST(Errors, DeviceTimeoutMessageNamesRankPeerAndSlot) {
   EXPECT_NE(m.find("signal slot 7 >= 3, last value seen 2"), std::string::npos) << m;
 }
 
+TEST(Errors, MoeRingTimeoutIsATimeoutNotACapacityReport) {
+  // The streamed dispatch's waits (announces, ring words, its send blocks' barrier) time out as
+  // waits: named as such, with the peer, never read as an expert over capacity.
+  DeviceErrorRecord r{};
+  r.flag = 2;
+  r.kind = static_cast<int>(WaitKind::kMoeRing);
+  r.rank = 2;
+  r.global_rank = 2;
+  r.peer = 1;
+  r.cmp = static_cast<int>(Cmp::kEq);
+  r.slot = 12;
+  r.expected = 2ull << 32;
+  r.seen = (1ull << 32) | 37;
+  r.waited_ns = 8000000000ull;
+  std::string m = describe_device_error(r);
+  EXPECT_NE(m.find("device wait timed out: rank 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("a word of the MoE streamed dispatch"), std::string::npos) << m;
+  EXPECT_NE(m.find("from team rank 1"), std::string::npos) << m;
+  EXPECT_EQ(m.find("capacity"), std::string::npos) << m;
+}
+
 TEST(Errors, NoGpuGivesAClearError) {
   int n = 0;
   if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) GTEST_SKIP() << "a GPU is present";

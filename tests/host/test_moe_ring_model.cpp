@@ -8,7 +8,10 @@
 // are done; its next one starts then. The model checks that every row is copied exactly once, from
 // the slot its sender wrote it to, and that no interleaving gets stuck: with a pool of copy warps
 // per source (the kernel's), for any N; and it shows why pools: with one pool serving every
-// source, some interleavings deadlock.
+// source, some interleavings deadlock. A source announces each operation's row count in a word
+// on every peer, one per operation parity (the kernel's); each rank reads every source's announce
+// once an operation, at any time before its copies of that source, and it shows why two words:
+// with one, a source's next announce can replace one not yet read.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,6 +32,7 @@ struct Row {
 struct RingModel {
   int n, S, send_blocks, warps;  // warps: copy warps per pool (per source, or in all if shared)
   bool shared;
+  int words = 2;  // announce words per (source, destination): by operation parity, or 1
   std::mt19937_64 g;
   // Per rank: the current operation, its rows by destination (in token order), the groups' rows.
   struct Rank {
@@ -38,6 +42,7 @@ struct RingModel {
     std::vector<uint64_t> sent;                              // rows to each destination before this operation
     std::vector<uint64_t> recv;                              // rows from each source before this operation
     std::vector<int> claimed;                                // per source: rows claimed this operation
+    std::vector<char> read;                                  // per source: its announce read this operation
     struct Warp {
       int src = -1;  // -1: idle
       uint64_t Q = 0;
@@ -52,8 +57,8 @@ struct RingModel {
   std::vector<std::vector<std::vector<int>>> plan;    // [rank][op] tokens
   int ops;
 
-  RingModel(int n_, int S_, int blocks, int warps_, bool shared_, int ops_, int max_tokens, uint64_t seed)
-      : n(n_), S(S_), send_blocks(blocks), warps(warps_), shared(shared_), g(seed), rk(n_), ops(ops_) {
+  RingModel(int n_, int S_, int blocks, int warps_, bool shared_, int ops_, int max_tokens, uint64_t seed, int words_ = 2)
+      : n(n_), S(S_), send_blocks(blocks), warps(warps_), shared(shared_), words(words_), g(seed), rk(n_), ops(ops_) {
     slot_q.assign(n, std::vector<std::vector<int64_t>>(n, std::vector<int64_t>(S, -1)));
     released.assign(n, std::vector<std::vector<int64_t>>(n, std::vector<int64_t>(S, 0)));
     copied.assign(n, std::vector<std::vector<int>>(n));
@@ -85,8 +90,9 @@ struct RingModel {
         if (d != r && ((masks[t] >> d) & 1)) R.group_rows[t / G].push_back(Row{t, d, R.sent[d] + q[d]++});
     R.next_group.assign(send_blocks, 0);
     for (int b = 0; b < send_blocks; ++b) R.next_group[b] = b;
-    // The announce: the peer learns the count when it starts the same operation (it reads it then).
+    // The announce: written now (announce_word), read by each peer in its own time (try_read).
     R.claimed.assign(n, 0);
+    R.read.assign(n, 0);
     R.done_rows = 0;
     R.rows_in = 0;
   }
@@ -103,13 +109,29 @@ struct RingModel {
   bool copies_done(int r) const {
     const Rank& R = rk[r];
     for (int s = 0; s < n; ++s)
-      if (s != r && R.claimed[s] < announced(s, r, R.op)) return false;
+      if (s != r && (!R.read[s] || R.claimed[s] < announced(s, r, R.op))) return false;
     for (const auto& w : R.pool)
       if (w.src >= 0) return false;
     return true;
   }
-  // A source's operation op must have started before a copier reads its announce.
-  bool announce_seen(int src, int op) const { return rk[src].op >= op; }
+  // The operation whose announce src's word p holds on any peer: its latest started one of that
+  // parity (-1: none yet).
+  int announce_word(int src, int p) const {
+    for (int o = std::min(rk[src].op, ops - 1); o >= 0; --o)
+      if (o % words == p) return o;
+    return -1;
+  }
+  // Rank r reads src's announce of its operation: in once the word holds it; a later operation
+  // there means the one r needs was replaced before r read it (the kernel would wait forever).
+  bool try_read(int r, int src, bool* replaced) {
+    Rank& R = rk[r];
+    if (src == r || R.read[src]) return false;
+    const int o = announce_word(src, R.op % words);
+    if (o > R.op) *replaced = true;
+    if (o != R.op) return false;
+    R.read[src] = 1;
+    return true;
+  }
 
   // One step of some agent; false if it cannot move. kind picks the agent kind, i its index.
   bool try_send(int r, int b, bool* bad) {
@@ -132,7 +154,7 @@ struct RingModel {
     if (W.src < 0) {  // claim: this warp's source, or (shared) the first source with rows left from w on
       for (int k = 0; k < n; ++k) {
         const int s = shared ? (r + 1 + w + k) % n : (r + 1 + w % (n - 1)) % n;
-        if (s == r || !announce_seen(s, R.op)) {
+        if (s == r || !R.read[s]) {
           if (!shared) return false;
           continue;
         }
@@ -168,18 +190,21 @@ struct RingModel {
   }
 
   // Runs to the end; returns false if stuck (no agent can move before every rank finished).
-  bool run(bool* bad) {
+  // *replaced: some rank found an announce it had not read replaced by a later one.
+  bool run(bool* bad, bool* replaced = nullptr) {
+    bool rep = false;
+    if (replaced == nullptr) replaced = &rep;
     for (int r = 0; r < n; ++r) start(r);
     for (;;) {
       bool all = true;
       for (int r = 0; r < n; ++r) all &= rk[r].op >= ops;
       if (all) return true;
       // Try agents in a random order until one moves.
-      std::vector<std::pair<int, int>> agents;  // (rank, id): id < send_blocks send, then copy warps, then close
+      std::vector<std::pair<int, int>> agents;  // (rank, id): id < send_blocks send, then copy warps, announce readers, close
       for (int r = 0; r < n; ++r) {
         if (rk[r].op >= ops) continue;
         const int copiers = static_cast<int>(rk[r].pool.size());
-        for (int i = 0; i < send_blocks + copiers + 1; ++i) agents.emplace_back(r, i);
+        for (int i = 0; i < send_blocks + copiers + n + 1; ++i) agents.emplace_back(r, i);
       }
       std::shuffle(agents.begin(), agents.end(), g);
       bool moved = false;
@@ -187,6 +212,7 @@ struct RingModel {
         const int copiers = static_cast<int>(rk[r].pool.size());
         if (i < send_blocks) moved = try_send(r, i, bad);
         else if (i < send_blocks + copiers) moved = try_copy(r, i - send_blocks, bad);
+        else if (i < send_blocks + copiers + n) moved = try_read(r, i - send_blocks - copiers, replaced);
         else moved = try_close(r);
         if (moved) break;
       }
@@ -212,8 +238,9 @@ TEST(MoeRingModel, PoolsPerSourceNeverDeadlockAndCopyEveryRowOnce) {
     for (uint64_t seed = 0; seed < 60; ++seed) {
       RingModel m(n, /*S=*/kGroup + static_cast<int>(seed % 3), /*send_blocks=*/1 + static_cast<int>(seed % 3), /*warps=*/1 + static_cast<int>(seed % 2),
                   /*shared=*/false, /*ops=*/3, /*max_tokens=*/9, 1000 * n + seed);
-      bool bad = false;
-      ASSERT_TRUE(m.run(&bad)) << "stuck: n=" << n << " seed=" << seed;
+      bool bad = false, replaced = false;
+      ASSERT_TRUE(m.run(&bad, &replaced)) << "stuck: n=" << n << " seed=" << seed;
+      ASSERT_FALSE(replaced) << "an announce replaced before it was read: n=" << n << " seed=" << seed;
       ASSERT_FALSE(bad) << "a slot reused before its row was copied: n=" << n << " seed=" << seed;
       ASSERT_TRUE(m.each_copied_once()) << "n=" << n << " seed=" << seed;
     }
@@ -230,6 +257,20 @@ TEST(MoeRingModel, OnePoolForEverySourceCanDeadlock) {
     ASSERT_FALSE(bad);
   }
   EXPECT_GT(stuck, 0) << "no interleaving deadlocked with one pool; the per-source pools' reason would need restating";
+}
+
+TEST(MoeRingModel, OneAnnounceWordCanBeReplacedBeforeItIsRead) {
+  // One announce word per source instead of one per operation parity: a source whose rows all fit
+  // the ring finishes its operation without this rank's copies and announces the next one over the
+  // word this rank has not read yet. Two words never let that happen (the test above).
+  int replaced_runs = 0;
+  for (uint64_t seed = 0; seed < 400 && replaced_runs == 0; ++seed) {
+    RingModel m(3, /*S=*/4, /*send_blocks=*/2, /*warps=*/1, /*shared=*/false, /*ops=*/3, /*max_tokens=*/3, 9000 + seed, /*words=*/1);
+    bool bad = false, replaced = false;
+    m.run(&bad, &replaced);
+    replaced_runs += replaced;
+  }
+  EXPECT_GT(replaced_runs, 0) << "no interleaving replaced an unread announce with one word; the parity words' reason would need restating";
 }
 
 }  // namespace
