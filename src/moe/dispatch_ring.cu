@@ -60,6 +60,7 @@ namespace symmem::moe::kern {
 namespace {
 
 constexpr int kWarps = kThreads / 32;
+constexpr int kRingBlocksPerSm = 2;
 constexpr int kMaxDst = 32;  // a token's destinations: staged peers, then this rank's expert rows (<= n + K)
 
 // Slot k of source s's ring on its destination.
@@ -72,17 +73,18 @@ __device__ __forceinline__ uint64_t* ring_state(const DeviceHandle& h, const Lay
 /// A warp copies one row of `bytes` from src to up to 32 destinations (lane i holds destination
 /// i), every load bypassing L1 (the slot's earlier rows may sit there).
 __device__ __forceinline__ void warp_copy_cg(const char* src, size_t bytes, char* lane_dst, int ndst) {
-  for (size_t base = 0; base < bytes; base += kBatchBytes) {
-    int4 v[kBatch];
+  constexpr int kB = kBatch / 2;  // (4 KiB a batch: the registers of two blocks an SM)
+  for (size_t base = 0; base < bytes; base += 32 * 16 * kB) {
+    int4 v[kB];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
+    for (int u = 0; u < kB; ++u) {
       const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
       if (off < bytes) v[u] = __ldcg(reinterpret_cast<const int4*>(src + off));
     }
     for (int i = 0; i < ndst; ++i) {
       char* d = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
+      for (int u = 0; u < kB; ++u) {
         const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
         if (off < bytes) *reinterpret_cast<int4*>(d + off) = v[u];
       }
@@ -428,8 +430,12 @@ __device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
   if (threadIdx.x == 0) h.local_signals[kOpSlot] = op;
 }
 
+// Two blocks an SM (128 registers; ptxas spills 60 / 172 bytes, the copy's batches halved): twice
+// the warps of one block an SM (209 registers) to hide the copy's and the senders' latencies.
+// 4 x H100, prefill at 60% sending: 294 us against 317-318 (skewed 319 against 349-351);
+// bench/results/2026-11-27-h100x4-*-moe-ring2b-*.
 template <class Idx>
-__global__ void __launch_bounds__(kThreads) dispatch_ring_kernel(const __grid_constant__ DispatchArgs s, const __grid_constant__ DispatchRecvArgs r,
+__global__ void __launch_bounds__(kThreads, kRingBlocksPerSm) dispatch_ring_kernel(const __grid_constant__ DispatchArgs s, const __grid_constant__ DispatchRecvArgs r,
                                                                  int send_blocks) {
   coll::pdl_wait();
   const uint64_t op = s.h.local_signals[kOpSlot] + 1;
