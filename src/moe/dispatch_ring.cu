@@ -61,6 +61,8 @@ namespace {
 
 constexpr int kWarps = kThreads / 32;
 constexpr int kRingBlocksPerSm = 2;
+constexpr int kSendBatch = 4;   // 16-byte vectors a lane in flight in a send warp's stores
+constexpr int kCopyBatch = 16;  // and in a copy warp's (8 KiB a batch)
 constexpr int kMaxDst = 32;  // a token's destinations: staged peers, then this rank's expert rows (<= n + K)
 
 // Slot k of source s's ring on its destination.
@@ -73,7 +75,7 @@ __device__ __forceinline__ uint64_t* ring_state(const DeviceHandle& h, const Lay
 /// A warp copies one row of `bytes` from src to up to 32 destinations (lane i holds destination
 /// i), every load bypassing L1 (the slot's earlier rows may sit there).
 __device__ __forceinline__ void warp_copy_cg(const char* src, size_t bytes, char* lane_dst, int ndst) {
-  constexpr int kB = kBatch / 2;  // (4 KiB a batch: the registers of two blocks an SM)
+  constexpr int kB = kCopyBatch;
   for (size_t base = 0; base < bytes; base += 32 * 16 * kB) {
     int4 v[kB];
 #pragma unroll
@@ -294,7 +296,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
     for (int g = 0; ok && g < gn; ++g) {
       const char* src = a.x + static_cast<size_t>(g0 + g) * payload + p0;
       const int nd = gndst[g];
-      RowBatch rb;
+      RowBatchOf<kSendBatch> rb;  // (a warp's piece of a row: 1 KiB at H 7168)
       rb.load(src, p1 - p0, 0);
       if (p0 < p1) warp_fanout16(src, p1 - p0, lane < nd ? gdst[g][lane] + p0 : nullptr, nd, rb, g0 + g + warp);
       if (L.scale_words && warp == kWarps - 1)
@@ -430,10 +432,10 @@ __device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
   if (threadIdx.x == 0) h.local_signals[kOpSlot] = op;
 }
 
-// Two blocks an SM (128 registers; ptxas spills 60 / 172 bytes, the copy's batches halved): twice
-// the warps of one block an SM (209 registers) to hide the copy's and the senders' latencies.
-// 4 x H100, prefill at 60% sending: 294 us against 317-318 (skewed 319 against 349-351);
-// bench/results/2026-11-27-h100x4-*-moe-ring2b-*.
+// Two blocks an SM (at most 128 registers: the send warps' batches are 2 KiB, a warp's piece of a
+// row being ~1 KiB at H 7168): twice the warps of one block an SM (209 registers) to hide the
+// copy's and the senders' latencies. 4 x H100, prefill at 60% sending: 294 us against 317-318
+// (skewed 319 against 349-351; session 22, with the copy's batches at 4 KiB).
 template <class Idx>
 __global__ void __launch_bounds__(kThreads, kRingBlocksPerSm) dispatch_ring_kernel(const __grid_constant__ DispatchArgs s, const __grid_constant__ DispatchRecvArgs r,
                                                                  int send_blocks) {

@@ -104,18 +104,23 @@ struct ExpertParallel::Impl {
                             // kernel a round needs it; two kernels then need no second wave)
   int resident_pipe = 1;  // the same for the pipelined combine's grid (kCombinePipeBlocksPerSm)
   int last_tokens = 0;
-  // Streamed dispatch (dispatch_ring.cu; SYMMEM_MOE_RING=1, the same on every rank): an operation of
-  // several rounds as one persistent kernel, where every rank has its own GPU; its grid stays
-  // resident (ring_blocks, agreed like the others).
+  // Streamed dispatch (dispatch_ring.cu; unless SYMMEM_MOE_RING=0, the same on every rank): an
+  // operation of several rounds as one persistent kernel, where every rank has its own GPU (kAuto);
+  // its grid stays resident (ring_blocks, agreed like the others).
   bool ring = false;
   int ring_blocks = 0;
   int send_share = 75;  // percent of a pipelined round's grid that stores the next round (SYMMEM_MOE_SEND_SHARE; rank-local)
-  // Percent of the streamed dispatch's grid that sends (SYMMEM_MOE_SEND_SHARE where set). 4 x H100,
-  // prefill (bench/results/2026-11-27-h100x4-0e19ce7-moe-ring-*): 25% 521 us, 35% 409-440, 50%
-  // 338-339, 55% 326, 60% 317-319, 65% 331, 70% 373, 75% 435, 90% 890 (the copy pools starve
-  // or the senders do); the rounds 344-346 in the same calls.
-  int ring_share = 60;
+  // Percent of the streamed dispatch's grid that sends (SYMMEM_MOE_SEND_SHARE where set; else
+  // ring_share_for). At two blocks an SM, prefill on 4 x H100: 40% 317 us, 50% 299, 55% 304, 60%
+  // 294, 65% 291 (its combine 3% slower after it), 70% 308; on 2 x H100: 50% 208, 60% 196, 70% 186
+  // (bench/results/2026-11-27-h100x{4,2}-4a7ae0a-moe-*). (One block an SM, session 21: 25% 521,
+  // 50% 338, 60% 317, 75% 435, 90% 890: the copy pools starve or the senders do.)
+  int ring_share = 0;
 };
+
+// The streamed dispatch's default send share: at 2 ranks half of a token's rows are the sender's own
+// (stored by the send blocks straight into its experts), so the senders want more of the grid.
+static int ring_share_for(int nranks) { return nranks == 2 ? 70 : 60; }
 
 // The streamed dispatch's least copy blocks: a copy warp for every source (its pools, dispatch_ring.cu).
 static int ring_copy_blocks_min(int nranks) {
@@ -126,7 +131,14 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   nranks_ = comm.size();
   rank_ = comm.rank();
   if (cfg_.capacity == 0) cfg_.capacity = nranks_ * cfg_.max_tokens;
-  const std::string why = detail::check_config(cfg_, nranks_);
+  std::string why = detail::check_config(cfg_, nranks_);
+  // SYMMEM_MOE_RING: unset, empty or 1, the streamed dispatch where it can run (below); 0, the
+  // rounds. Part of the compared config, so ranks that differ are refused on every rank.
+  const char* ring_env = std::getenv("SYMMEM_MOE_RING");
+  const std::string ring_val = ring_env != nullptr ? ring_env : "";
+  if (ring_val != "" && ring_val != "0" && ring_val != "1")
+    why += (why.empty() ? "" : "; ") + std::string("SYMMEM_MOE_RING=") + ring_val + " is neither 0 nor 1 (unset it for the default)";
+  const bool want_ring = ring_val != "0";
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
   // choice below; the team takes it only if every rank does.
@@ -138,8 +150,6 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
        << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
-  const char* ring_env = std::getenv("SYMMEM_MOE_RING");
-  const bool want_ring = ring_env != nullptr && std::string(ring_env) == "1";
   mine << ' ' << want_ring;
   auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
   bool slow_memory = true;
@@ -174,6 +184,10 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // there. (Every rank's GPU must qualify: the team agrees on it above, since the grids' block
   // counts depend on it.)
   impl_->dispatch_one = impl_->one_kernel || (own_gpus && nranks_ <= 2 && slow_memory);
+  // An operation of several rounds where every rank has its own GPU (kAuto) streams through the
+  // rings instead (unless SYMMEM_MOE_RING=0): 4 x H100 prefill 294 us against the pipelined
+  // rounds' 344-345 (skewed 319 against 406); 2 x H100 186 against one kernel a round's 237
+  // (skewed 220 against 267), the combines after them level (bench/results/2026-11-27-h100x{4,2}-4a7ae0a-moe-*).
   // (A group's rows to one rank take that many slots at once: the ring needs 2R >= kRingGroup.)
   impl_->ring = want_ring && own_gpus && impl_->L.rounds > 1 && kern::ring_slots(impl_->L) >= static_cast<uint64_t>(kern::kRingGroup);
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
@@ -388,7 +402,7 @@ void ExpertParallel::dispatch_ring(const DispatchIn& in, const DispatchOut& out,
   kern::DispatchArgs sa = dispatch_args(L, h, &in, 0, T, cfg_.num_experts, &out);
   sa.r = kern::Round{0, 0, T, true, true};
   const kern::DispatchRecvArgs ra = dispatch_recv_args(L, h, &out, 0, T, 0, true);
-  const int share = impl_->ring_share > 0 && impl_->ring_share < 100 ? impl_->ring_share : 60;
+  const int share = impl_->ring_share > 0 && impl_->ring_share < 100 ? impl_->ring_share : ring_share_for(nranks_);
   const int send_blocks = std::clamp((B * share + 50) / 100, 1, B - ring_copy_blocks_min(nranks_));
   kern::launch_dispatch_ring(sa, ra, B, send_blocks, stream);
 }

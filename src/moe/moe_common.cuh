@@ -79,27 +79,32 @@ struct WorkItems {
 /// claims of destination rows) and pass it in.
 constexpr int kBatch = 16;
 constexpr size_t kBatchBytes = 32 * 16 * kBatch;
-struct RowBatch {
-  int4 v[kBatch];
+template <int B>
+struct RowBatchOf {
+  static constexpr size_t kBytes = 32 * 16 * B;
+  int4 v[B];
   __device__ __forceinline__ void load(const char* src, size_t bytes, size_t base) {
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
+    for (int u = 0; u < B; ++u) {
       const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
       if (off < bytes) v[u] = *reinterpret_cast<const int4*>(src + off);
     }
   }
   __device__ __forceinline__ void store(char* dst, size_t bytes, size_t base) const {
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
+    for (int u = 0; u < B; ++u) {
       const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
       if (off < bytes) *reinterpret_cast<int4*>(dst + off) = v[u];
     }
   }
 };
+using RowBatch = RowBatchOf<kBatch>;
 /// The destinations are visited from index `first` (mod ndst) on: callers vary it so that
-/// concurrent warps do not all write the same rank's link first.
-__device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, char* lane_dst, int ndst, RowBatch& b, int first) {
-  for (size_t base = 0; base < bytes; base += kBatchBytes) {
+/// concurrent warps do not all write the same rank's link first. (A smaller batch, RowBatchOf<B>,
+/// where registers are short and a warp's piece of the row is small.)
+template <int B>
+__device__ __forceinline__ void warp_fanout16(const char* src, size_t bytes, char* lane_dst, int ndst, RowBatchOf<B>& b, int first) {
+  for (size_t base = 0; base < bytes; base += RowBatchOf<B>::kBytes) {
     if (base != 0) b.load(src, bytes, base);
     for (int k = 0, i = ndst > 0 ? first % ndst : 0; k < ndst; ++k, i = i + 1 == ndst ? 0 : i + 1)
       b.store(reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i)), bytes, base);

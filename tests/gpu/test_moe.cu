@@ -78,14 +78,34 @@ float scale_at(const moe::Config& c, const uint32_t* w, int h) {
 // The expert function: a per-expert scale of the (dequantised) row.
 float expert_scale(int global_expert) { return 1.0f + 0.0625f * static_cast<float>(global_expert % 7); }
 
+// An environment variable set for a scope (the MoE knobs are read when an object is made), then
+// restored as it was.
+struct ScopedEnv {
+  std::string name, before;
+  bool was;
+  ScopedEnv(const char* n, const char* v) : name(n) {
+    const char* b = std::getenv(n);
+    was = b != nullptr;
+    before = was ? b : "";
+    if (v != nullptr) setenv(n, v, 1);
+    else unsetenv(n);
+  }
+  ~ScopedEnv() {
+    if (was) setenv(name.c_str(), before.c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+};
+
 // One dispatch + combine (optionally captured in a graph and replayed `replays` times with new
 // inputs), checked on this rank.
-// streamed: the object must have taken the streamed dispatch (moe::ExpertParallel::dispatch_streamed).
-std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatches = 1, bool streamed = false) {
+// streamed: 1, the object must have taken the streamed dispatch (moe::ExpertParallel::dispatch_streamed);
+// 0, it must not have; -1, either.
+std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatches = 1, int streamed = -1) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   moe::ExpertParallel ep(c, cfg);
-  if (streamed && !ep.dispatch_streamed()) return "the streamed dispatch was not taken";
+  if (streamed >= 0 && ep.dispatch_streamed() != (streamed == 1))
+    return streamed == 1 ? "the streamed dispatch was not taken" : "the streamed dispatch was taken under SYMMEM_MOE_RING=0";
   const int El = ep.local_experts(), C = ep.capacity(), H = cfg.hidden, K = cfg.topk;
   const size_t es = cfg.fp8 ? 1 : 2, words = moe::detail::scale_words(H, cfg.fp8, cfg.ue8m0);
   DeviceBuffer x(std::max<size_t>(1, static_cast<size_t>(cfg.max_tokens) * H * es)), sc(std::max<size_t>(4, cfg.max_tokens * words * 4)),
@@ -220,10 +240,20 @@ TEST(Moe, DispatchCombineFp8Ue8m0Scales) {
 
 TEST(Moe, RoundsBoundTheBuffers) {
   // 48 tokens at most in rounds of 16: three rounds, ranks with fewer tokens sending partial and
-  // empty ones; the same results as one round; then replayed in a graph with new data.
+  // empty ones; the same results as one round; then replayed in a graph with new data. With the
+  // rounds (SYMMEM_MOE_RING=0) and with kAuto's choice (streamed where ranks have their own GPUs).
   moe::Config cfg{256, 4, 4 * comm().size(), 48, 0, false, false, 16};
-  std::string why = attempt([&] { throw_if(run_moe(cfg, false, 1)); });
-  if (why.empty()) why = attempt([&] { throw_if(run_moe(cfg, true, 1, 3)); });  // three dispatches, then combine
+  std::string why;
+  for (const char* ring : {"0", static_cast<const char*>(nullptr)}) {
+    ScopedEnv env("SYMMEM_MOE_RING", ring);
+    const int streamed = ring != nullptr ? 0 : -1;
+    why = attempt([&] { throw_if(run_moe(cfg, false, 1, 1, streamed)); });
+    if (why.empty()) why = attempt([&] { throw_if(run_moe(cfg, true, 1, 3, streamed)); });  // three dispatches, then combine
+    if (!why.empty()) {
+      why = std::string(ring != nullptr ? "the rounds: " : "kAuto: ") + why;
+      break;
+    }
+  }
   ASSERT_ALL(why.empty(), "rounds: " << why);
 }
 
@@ -234,6 +264,7 @@ TEST(Moe, PipelinedRoundsSplitTheirGrid) {
   // blocks, the default, all but one; the hot expert and the rank without tokens as everywhere.
   const int n = comm().size();
   std::string why;
+  ScopedEnv rounds("SYMMEM_MOE_RING", "0");  // (kAuto streams these where ranks have their own GPUs)
   for (const char* share : {"0", "3", "75", "99"}) {
     setenv("SYMMEM_MOE_SEND_SHARE", share, 1);
     const moe::Config cfg{512, 8, 8 * n, 320, 0, true, false, 64};
@@ -252,18 +283,21 @@ TEST(Moe, StreamedDispatchMatchesTheReference) {
   // its own GPU (where ranks share one, the rounds as usual): rounds of 16 of 48 tokens (bf16; then
   // in a graph with three dispatches before the combine: the rings' positions run on across
   // operations), and fp8 top-8 in rounds of 64 of 320 tokens, whose rings (128 slots a source)
-  // wrap within an operation, twice.
-  const char* was = std::getenv("SYMMEM_MOE_RING");
-  const std::string before = was != nullptr ? was : "";
-  setenv("SYMMEM_MOE_RING", "1", 1);
+  // wrap within an operation, twice; that one also with a few send blocks and with one copy block
+  // (SYMMEM_MOE_SEND_SHARE 3 and 99).
+  ScopedEnv ring("SYMMEM_MOE_RING", "1");
   const int n = comm().size();
-  const bool own = !comm().shares_gpu();
+  const int own = comm().shares_gpu() ? 0 : 1;
   const moe::Config bf16{256, 4, 4 * n, 48, 0, false, false, 16}, fp8{512, 8, 8 * n, 320, 0, true, false, 64};
   std::string why = attempt([&] { throw_if(run_moe(bf16, false, 1, 1, own)); });
   if (why.empty()) why = attempt([&] { throw_if(run_moe(bf16, true, 1, 3, own)); });
   if (why.empty()) why = attempt([&] { throw_if(run_moe(fp8, false, 1, 2, own)); });
-  if (was != nullptr) setenv("SYMMEM_MOE_RING", before.c_str(), 1);  // (a run of the whole suite under it keeps it)
-  else unsetenv("SYMMEM_MOE_RING");
+  for (const char* share : {"3", "99"}) {
+    if (!why.empty()) break;
+    ScopedEnv sh("SYMMEM_MOE_SEND_SHARE", share);
+    why = attempt([&] { throw_if(run_moe(fp8, false, 1, 1, own)); });
+    if (!why.empty()) why = std::string("send share ") + share + "%: " + why;
+  }
   ASSERT_ALL(why.empty(), "streamed: " << why);
 }
 
@@ -275,11 +309,14 @@ TEST(Moe, ReplayedInACudaGraph) {
 }
 
 TEST(Moe, OverCapacityIsReportedAndNothingIsWrittenPastTheBuffer) {
-  // In one round, and in rounds of 16 (where ranks have their own GPUs at 1-2 ranks, one kernel a
-  // round whose send half claims this rank's own expert rows: the same capacity check).
+  // In one round, and in rounds of 16: kAuto's choice (the streamed dispatch where ranks have their
+  // own GPUs, whose send blocks claim this rank's own expert rows), then the rounds (at 1-2 ranks
+  // with their own GPUs, one kernel a round whose send half claims them: the same capacity check).
   Communicator& c = comm();
   const int n = c.size();
-  for (int round_tokens : {0, 16}) {
+  for (int pass = 0; pass < 3; ++pass) {  // one round; rounds of 16 streamed where kAuto takes it; the rounds
+    const int round_tokens = pass == 0 ? 0 : 16;
+    ScopedEnv env("SYMMEM_MOE_RING", pass == 2 ? "0" : nullptr);
     moe::Config cfg{128, 4, 2 * n, 64, 1, false, false, round_tokens};  // capacity 1: every expert overflows
     moe::ExpertParallel ep(c, cfg);
     const int El = ep.local_experts();
@@ -307,7 +344,7 @@ TEST(Moe, OverCapacityIsReportedAndNothingIsWrittenPastTheBuffer) {
     // The combine after it reports the peers' overflow (every rank hears of every rank's), once.
     const bool peers_reported = n == 1 ? after.empty() : after.find("had a local expert over its capacity in operation") != std::string::npos;
     ASSERT_ALL(why.find("over its capacity of 1") != std::string::npos && untouched && peers_reported,
-               "rounds of " << round_tokens << ": got '" << why << "', tail untouched " << untouched << ", combine after: '" << after << "'");
+               "rounds of " << round_tokens << (pass == 2 ? " (SYMMEM_MOE_RING=0)" : "") << ": got '" << why << "', tail untouched " << untouched << ", combine after: '" << after << "'");
   }
 }
 
@@ -315,6 +352,13 @@ TEST(Moe, BadConfigIsRefusedOnEveryRank) {
   moe::Config cfg{100, 4, 4 * comm().size(), 16, 0, false};  // 200-byte rows: not a multiple of 16
   std::string why = attempt([&] { moe::ExpertParallel ep(comm(), cfg); });
   ASSERT_ALL(why.find("hidden=100") != std::string::npos, "got '" << why << "'");
+  // A bad SYMMEM_MOE_RING on one rank: refused on every rank, naming it.
+  std::string ring;
+  {
+    ScopedEnv env("SYMMEM_MOE_RING", comm().rank() == 0 ? "yes" : nullptr);
+    ring = attempt([&] { moe::ExpertParallel ep(comm(), moe::Config{256, 4, 4 * comm().size(), 16, 0, false}); });
+  }
+  ASSERT_ALL(ring.find("SYMMEM_MOE_RING=yes is neither 0 nor 1") != std::string::npos, "got '" << ring << "'");
 }
 
 TEST(Moe, OverCapacityOnOneRankIsReportedOnEveryRank) {
