@@ -41,19 +41,18 @@ namespace symmem::moe {
 /// How dispatch() and combine() launch each round: the send half and the receive half as two
 /// kernels, or as one (send, then receive in the same grid: one launch and one grid-wide drain less
 /// per step; the grid must stay resident while it waits for the peers, so it is sized to what fits,
-/// and it is refused where ranks share a GPU). kAuto: one kernel where the ranks have their own GPUs
-/// and an operation is one round (decode), two otherwise (measured at 4 x H100: one kernel is ~10%
-/// faster for a decode combine and as fast for dispatch; in multi-round prefill it was several
-/// times slower before its waits backed off, and is level now); except that a dispatch over several
-/// rounds at one or two ranks with their own GPUs, on GPUs whose memory peaks below 4 TB/s (H100,
-/// not H200), also runs one kernel a round (its own rows go straight into the experts there: 7%
-/// faster at 2 x H100, 7% slower at 2 x H200). The halves called apart
-/// (dispatch_send, ...) always run their own kernels. Above all of that, kAuto streams a dispatch
-/// of several rounds through per-source rings in one persistent kernel where every rank has its own
-/// GPU (dispatch_streamed(); SYMMEM_MOE_RING=0 in every rank's environment keeps the rounds): on
-/// 4 x H100, prefill 15% faster than the rounds (21% under skewed routing), on 2 x H100 22%. Its grid
-/// stays resident while it waits: a kernel of the caller's on another stream that holds SMs delays
-/// it (its waits are bounded).
+/// and it is refused where ranks share a GPU).
+/// kAuto, where every rank has its own GPU: a dispatch of several rounds streams through per-source
+/// rings in one persistent kernel (dispatch_streamed(); SYMMEM_MOE_RING=0 in every rank's
+/// environment keeps the rounds): prefill 15-16% faster than the rounds at 4 x H100 and 4 x H200
+/// (18-21% under skewed routing), 22-31% at 2 GPUs. Its grid stays resident while it waits, so a
+/// kernel of the caller's on another stream that holds SMs delays it (its waits are bounded). An
+/// operation of one round (decode) runs one kernel (at 4 x H100 ~10% faster than two for a decode
+/// combine, as fast for dispatch). Otherwise, and wherever ranks share a GPU, two kernels a round;
+/// except that under SYMMEM_MOE_RING=0 a dispatch of several rounds at one or two ranks on GPUs
+/// whose memory peaks below 4 TB/s (H100, not H200) runs one kernel a round, its own rows straight
+/// into the experts (7% faster at 2 x H100, 7% slower at 2 x H200). The halves called apart
+/// (dispatch_send, ...) always run their own kernels.
 enum class Kernels : int { kAuto = 0, kTwo = 1, kOne = 2 };
 
 struct Config {

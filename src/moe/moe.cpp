@@ -112,9 +112,9 @@ struct ExpertParallel::Impl {
   int send_share = 75;  // percent of a pipelined round's grid that stores the next round (SYMMEM_MOE_SEND_SHARE; rank-local)
   // Percent of the streamed dispatch's grid that sends (SYMMEM_MOE_SEND_SHARE where set; else
   // ring_share_for). At two blocks an SM, prefill on 4 x H100: 40% 317 us, 50% 299, 55% 304, 60%
-  // 294, 65% 291 (its combine 3% slower after it), 70% 308; on 2 x H100: 50% 208, 60% 196, 70% 186
-  // (bench/results/2026-11-27-h100x{4,2}-4a7ae0a-moe-*). (One block an SM, session 21: 25% 521,
-  // 50% 338, 60% 317, 75% 435, 90% 890: the copy pools starve or the senders do.)
+  // 294, 65% 291 (its combine 3% slower after it), 70% 308; on 2 of its GPUs: 50% 208, 60% 196, 70%
+  // 186 (session 22; bench/results/2026-11-27-h100x4-4a7ae0a-moe-prefill-*). (One block an SM,
+  // session 21: 25% 521, 50% 338, 60% 317, 75% 435, 90% 890: the copy pools starve or the senders do.)
   int ring_share = 0;
 };
 
@@ -185,9 +185,11 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // counts depend on it.)
   impl_->dispatch_one = impl_->one_kernel || (own_gpus && nranks_ <= 2 && slow_memory);
   // An operation of several rounds where every rank has its own GPU (kAuto) streams through the
-  // rings instead (unless SYMMEM_MOE_RING=0): 4 x H100 prefill 294 us against the pipelined
-  // rounds' 344-345 (skewed 319 against 406); 2 x H100 186 against one kernel a round's 237
-  // (skewed 220 against 267), the combines after them level (bench/results/2026-11-27-h100x{4,2}-4a7ae0a-moe-*).
+  // rings instead (unless SYMMEM_MOE_RING=0). Prefill: 4 x H100 294 us against the pipelined
+  // rounds' 344-345 (skewed 319 against 406), 2 of its GPUs 186 against one kernel a round's 237
+  // (skewed 220 against 267); 4 x H200 283-284 against 338 (skewed 296 against 359), 2 of its GPUs
+  // 150 against 218 (skewed 164 against 252); the combines after them level within 1%
+  // (bench/results/2026-11-27-{h100x4-4a7ae0a,h200x4-53e631e}-moe-prefill-*).
   // (A group's rows to one rank take that many slots at once: the ring needs 2R >= kRingGroup.)
   impl_->ring = want_ring && own_gpus && impl_->L.rounds > 1 && kern::ring_slots(impl_->L) >= static_cast<uint64_t>(kern::kRingGroup);
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
