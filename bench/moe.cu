@@ -23,10 +23,11 @@ namespace symmem::bench {
 
 namespace {
 // What kAuto (or the config) runs: one kernel a round ("1k"), two ("2k"), or one for dispatch and
-// two for combine ("1k/2k"); "ring/2k": the streamed dispatch, then the combine's rounds.
+// two for combine ("1k/2k"); "ring/ring": the streamed dispatch and combine ("ring/2k": the
+// combine's rounds after a streamed dispatch, SYMMEM_MOE_COMBINE_RING=0).
 std::string launch_name(const moe::ExpertParallel& e) {
   const bool d = e.dispatch_one_kernel_per_round(), c = e.one_kernel_per_round();
-  if (e.dispatch_streamed()) return std::string("ring/") + (c ? "1k" : "2k");
+  if (e.dispatch_streamed()) return std::string("ring/") + (e.combine_streamed() ? "ring" : c ? "1k" : "2k");
   return d == c ? (d ? "1k" : "2k") : (d ? "1k/2k" : "2k/1k");
 }
 // SYMMEM_MOE_TRACE=1: where a dispatch + combine step spends its time. One step captured in a graph,
@@ -119,7 +120,7 @@ void run_moe(Harness& h) {
   if (me == 0) {
     std::printf("# symmem-bench moe: %d ranks, %s; time in us (dispatch; combine = pair - dispatch), remote GB/s per rank\n", n,
                 h.gpu_name().c_str());
-    std::printf("%16s %7s %6s | %9s %9s %8s %7s | %9s %9s %9s %9s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine",
+    std::printf("%16s %7s %6s | %9s %9s %8s %9s | %9s %9s %9s %9s | %9s %8s | %9s\n", "shape", "routing", "tokens", "dispatch", "combine",
                 "disp_GBs", "k", "disp_2k", "comb_2k", "disp_1k", "comb_1k", "nccl_a2a", "nccl_GBs", "#wrong");
   }
   // SYMMEM_MOE_SHAPES (a comma-separated list of names, same on every rank): only those shapes.
@@ -249,13 +250,14 @@ void run_moe(Harness& h) {
       r.extra["auto_one_kernel"] = auto_one ? 1 : 0;
       r.extra["auto_dispatch_one_kernel"] = !streamed && auto_d ? 1 : 0;
       r.extra["auto_dispatch_streamed"] = streamed ? 1 : 0;
+      r.extra["auto_combine_streamed"] = ep.combine_streamed() ? 1 : 0;
       r.extra["one_kernel_dispatch_us"] = disp1;
       r.extra["one_kernel_combine_us"] = disp1 > 0 ? pair1 - disp1 : -1;
       r.extra["two_kernels_dispatch_us"] = disp2;
       r.extra["two_kernels_combine_us"] = disp2 > 0 ? pair2 - disp2 : -1;
       h.add(r);
       if (me == 0)
-        std::printf("%16s %7s %6d | %9.2f %9.2f %8.1f %7s | %9.2f %9.2f %9.2f %9.2f | %9.2f %8.1f | %9ld\n", s.name,
+        std::printf("%16s %7s %6d | %9.2f %9.2f %8.1f %9s | %9.2f %9.2f %9.2f %9.2f | %9.2f %8.1f | %9ld\n", s.name,
                     skewed ? "skewed" : "uniform", s.tokens, disp, pair - disp, r.extra["dispatch_gbps"], launch_name(ep).c_str(), disp2,
                     r.extra["two_kernels_combine_us"], disp1, r.extra["one_kernel_combine_us"], nccl, r.extra["nccl_gbps"], wrong);
       for (void* p : {x, sc, di, rx, rsc, cnt, y, out}) cudaFree(p);

@@ -108,6 +108,8 @@ class SYMMEM_API ExpertParallel {
   /// Whether dispatch() runs an operation of several rounds as one streamed kernel (kAuto, each rank
   /// on its own GPU, several rounds, and not SYMMEM_MOE_RING=0 when this object was made).
   bool dispatch_streamed() const;
+  /// Whether combine() streams too (after a streamed dispatch, unless SYMMEM_MOE_COMBINE_RING=0).
+  bool combine_streamed() const;
   /// A debugging aid: with SYMMEM_MOE_TRACE=1 in the environment when this object was made, the
   /// kernels stamp their phases (%globaltimer, ns) and this returns the stamps of the last
   /// dispatch and combine round, in the order of kern::TracePoint (src/moe/moe_kernels.hpp: send
@@ -136,6 +138,7 @@ class SYMMEM_API ExpertParallel {
   void dispatch_pipelined(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream);
   void dispatch_ring(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream);
   void combine_pipelined(const void* expert_out, bool weighted, void* out, cudaStream_t stream);
+  void combine_ring(const void* expert_out, bool weighted, void* out, cudaStream_t stream);
   struct Impl;
   Communicator& comm_;
   Config cfg_;

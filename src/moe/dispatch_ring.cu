@@ -244,6 +244,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
         for (int g = 0; g < warp; ++g) q += static_cast<unsigned>((gmask[g] >> d) & 1);
         Q = sent0[d] + q;
       }
+      if (lane < ndst) at<unsigned>(h, L.token_q_off)[static_cast<size_t>(t) * n + d] = q;  // (the streamed combine's)
       unsigned lslot = 0;  // lane k < K whose expert is this rank's: its row there (>= C: dropped)
       if (dest == me) lslot = atomicAdd(&expert_count[expert - me * El], 1u);
       // A peer's slot is free once that peer released its previous row (Q - S).
@@ -417,6 +418,9 @@ __device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
   unsigned* rc = at<unsigned>(h, L.ring_rc_off);
   unsigned* round_counts = at<unsigned>(h, L.round_counts_off);
   for (int d = threadIdx.x; d < n; d += blockDim.x) {
+    // (for the streamed combine: this operation's rows to and from each rank, its own in both)
+    st[RingState::last_out(n, d)] = st[RingState::out(n, d)];
+    st[RingState::last_in(n, d)] = d == h.rank ? st[RingState::out(n, d)] : st[RingState::in(n, d)];
     st[RingState::sent(n, d)] += st[RingState::out(n, d)];
     st[RingState::recv(n, d)] += st[RingState::in(n, d)];
     st[RingState::out(n, d)] = 0;

@@ -89,6 +89,9 @@ Layout make_layout(const Config& c, int n) {
   L.ring_claims_off = take(sizeof(unsigned) * n);
   L.ring_rc_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(L.rounds), "moe ring round counts"));
   L.ring_gc_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>((c.max_tokens + kRingGroup - 1) / kRingGroup), "moe ring group counts"));
+  L.cring_ready_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe combine ring ready words"));
+  L.cring_release_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe combine ring release words"));
+  L.token_q_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(c.max_tokens), "moe token row numbers"));
   L.bytes = off;
   return L;
 }
@@ -109,6 +112,10 @@ struct ExpertParallel::Impl {
   // its grid stays resident (ring_blocks, agreed like the others).
   bool ring = false;
   int ring_blocks = 0;
+  // Streamed combine (combine_ring.cu): where the dispatch streams, unless SYMMEM_MOE_COMBINE_RING=0
+  // (the same on every rank); its grid stays resident (cring_blocks, agreed like the others).
+  bool cring = false;
+  int cring_blocks = 0;
   int send_share = 75;  // percent of a pipelined round's grid that stores the next round (SYMMEM_MOE_SEND_SHARE; rank-local)
   // Percent of the streamed dispatch's grid that sends (SYMMEM_MOE_SEND_SHARE where set; else
   // ring_share_for). At two blocks an SM, prefill on 4 x H100: 40% 317 us, 50% 299, 55% 304, 60%
@@ -121,6 +128,9 @@ struct ExpertParallel::Impl {
 // The streamed dispatch's default send share: at 2 ranks half of a token's rows are the sender's own
 // (stored by the send blocks straight into its experts), so the senders want more of the grid.
 static int ring_share_for(int nranks) { return nranks == 2 ? 70 : 60; }
+
+// The streamed combine's least send blocks: a send warp for every rank (its pools, combine_ring.cu).
+static int cring_send_blocks_min(int nranks) { return (nranks + kern::kThreads / 32 - 1) / (kern::kThreads / 32); }
 
 // The streamed dispatch's least copy blocks: a copy warp for every source (its pools, dispatch_ring.cu).
 static int ring_copy_blocks_min(int nranks) {
@@ -139,6 +149,11 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   if (ring_val != "" && ring_val != "0" && ring_val != "1")
     why += (why.empty() ? "" : "; ") + std::string("SYMMEM_MOE_RING=") + ring_val + " is neither 0 nor 1 (unset it for the default)";
   const bool want_ring = ring_val != "0";
+  const char* cring_env = std::getenv("SYMMEM_MOE_COMBINE_RING");
+  const std::string cring_val = cring_env != nullptr ? cring_env : "";
+  if (cring_val != "" && cring_val != "0" && cring_val != "1")
+    why += (why.empty() ? "" : "; ") + std::string("SYMMEM_MOE_COMBINE_RING=") + cring_val + " is neither 0 nor 1 (unset it for the default)";
+  const bool want_cring = cring_val != "0";
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
   // choice below; the team takes it only if every rank does.
@@ -150,7 +165,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
        << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
-  mine << ' ' << want_ring;
+  mine << ' ' << want_ring << ' ' << want_cring;
   auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
   bool slow_memory = true;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -162,7 +177,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r] != all[0])
       fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels "
-           "SYMMEM_MOE_RING): rank " +
+           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
@@ -208,25 +223,29 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
   impl_->resident_pipe = std::max(1, impl_->sms * kern::combine_pipe_resident_blocks_per_sm());
   impl_->ring_blocks = std::max(1, impl_->sms * kern::dispatch_ring_resident_blocks_per_sm());
+  impl_->cring_blocks = std::max(1, impl_->sms * kern::combine_ring_resident_blocks_per_sm());
   // A receiver counts every sender's blocks (moe_kernels.hpp): the grids are sized from facts every
   // rank shares, the least SM count and residency over the team.
   {
     const auto facts = comm.team().all_gather(
         std::to_string(impl_->sms) + ' ' + std::to_string(impl_->resident_blocks) + ' ' + std::to_string(impl_->resident_pipe) + ' ' +
-            std::to_string(impl_->ring_blocks),
+            std::to_string(impl_->ring_blocks) + ' ' + std::to_string(impl_->cring_blocks),
         "moe grid facts");
     for (const std::string& f : facts) {
       std::istringstream in(f);
-      int sms = 0, resident = 0, resident_pipe = 0, ring_blocks = 0;
-      in >> sms >> resident >> resident_pipe >> ring_blocks;
+      int sms = 0, resident = 0, resident_pipe = 0, ring_blocks = 0, cring_blocks = 0;
+      in >> sms >> resident >> resident_pipe >> ring_blocks >> cring_blocks;
       impl_->sms = std::min(impl_->sms, sms);
       impl_->resident_blocks = std::min(impl_->resident_blocks, resident);
       impl_->resident_pipe = std::min(impl_->resident_pipe, resident_pipe);
       impl_->ring_blocks = std::min(impl_->ring_blocks, ring_blocks);
+      impl_->cring_blocks = std::min(impl_->cring_blocks, cring_blocks);
     }
     // Up to kMaxWarpsPerSm warps an SM, and at least one send and one copy block.
     impl_->ring_blocks = std::min({impl_->ring_blocks, impl_->sms * kern::kMaxWarpsPerSm / (kern::kThreads / 32), kern::kRingMaxBlocks});
     impl_->ring = impl_->ring && impl_->ring_blocks >= 1 + ring_copy_blocks_min(nranks_);
+    impl_->cring_blocks = std::min({impl_->cring_blocks, impl_->sms * kern::kMaxWarpsPerSm / (kern::kThreads / 32), kern::kRingMaxBlocks});
+    impl_->cring = impl_->ring && want_cring && impl_->cring_blocks >= 1 + cring_send_blocks_min(nranks_);
   }
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
@@ -248,6 +267,7 @@ size_t ExpertParallel::bytes_per_rank() const { return impl_->L.bytes; }
 bool ExpertParallel::one_kernel_per_round() const { return impl_->one_kernel; }
 bool ExpertParallel::dispatch_one_kernel_per_round() const { return impl_->dispatch_one; }
 bool ExpertParallel::dispatch_streamed() const { return impl_->ring; }
+bool ExpertParallel::combine_streamed() const { return impl_->cring; }
 std::vector<uint64_t> ExpertParallel::trace_ns() const {
   if (!impl_->L.trace) return {};
   std::vector<uint64_t> t(kern::kTracePoints);
@@ -472,6 +492,18 @@ void ExpertParallel::combine_pipelined(const void* expert_out, bool weighted, vo
   }
 }
 
+// The combine of a streamed dispatch as one streamed kernel (combine_ring.cu): a share of the grid
+// sends partial rows (send_share, or SYMMEM_MOE_SEND_SHARE; rank-local: no peer counts this rank's
+// blocks), the rest sums this rank's tokens.
+void ExpertParallel::combine_ring(const void* expert_out, bool weighted, void* out, cudaStream_t stream) {
+  const kern::Layout& L = impl_->L;
+  const int B = impl_->cring_blocks, T = impl_->last_tokens;
+  const int share = impl_->send_share > 0 && impl_->send_share < 100 ? impl_->send_share : 75;
+  const int send_blocks = std::clamp((B * share + 50) / 100, cring_send_blocks_min(nranks_), B - 1);
+  const kern::CombineArgs a{impl_->buf.handle(), L, round_of(L, 0, T), static_cast<const char*>(expert_out), weighted, static_cast<char*>(out), T, 0};
+  kern::launch_combine_ring(a, B, send_blocks, stream);
+}
+
 static void check_expert_out(const void* expert_out) {
   require(expert_out != nullptr, "moe combine: expert_out must be a device pointer [E_local, capacity, H] bf16");
   require_aligned(expert_out, "expert_out");
@@ -496,6 +528,10 @@ void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
 void ExpertParallel::combine(const void* expert_out, void* out, bool weighted, cudaStream_t stream) {
   check_expert_out(expert_out);
   check_combine_out(out, impl_->last_tokens);
+  if (impl_->cring) {
+    combine_ring(expert_out, weighted, out, stream);
+    return;
+  }
   if (impl_->L.rounds > 1 && !impl_->one_kernel) {
     combine_pipelined(expert_out, weighted, out, stream);
     return;

@@ -149,6 +149,11 @@ __device__ __forceinline__ int4 pack_bf16x8(const float (&acc)[8]) {
   for (int i = 0; i < 4; ++i) p[i] = __floats2bfloat162_rn(acc[2 * i], acc[2 * i + 1]);
   return v;
 }
+template <bool kL2>
+__device__ __forceinline__ int4 ld16(const char* p) {
+  if constexpr (kL2) return __ldcg(reinterpret_cast<const int4*>(p));
+  else return *reinterpret_cast<const int4*>(p);
+}
 /// A warp's fp32 sum of one segment (bytes [seg0, seg0 + kSegBytes) of bf16 rows of `row` bytes):
 /// add_group() loads a few rows' segments with every vector in flight at once, store() writes the
 /// bf16 sum.
@@ -164,15 +169,15 @@ struct SegmentSum {
   __device__ __forceinline__ size_t off(int u) const { return seg0 + (static_cast<size_t>(u) * 32 + lane_id()) * 16; }
   /// Up to kGroup rows at once (the first `count` of src, weights w): every load of the group is in
   /// flight before the first add, and the adds run in the order given (the same sum as one row
-  /// after another).
+  /// after another). kL2: loads bypass L1 (rows a peer rewrites while this kernel runs).
   static constexpr int kGroup = 4;
+  template <bool kL2 = false>
   __device__ __forceinline__ void add_group(const char* const (&src)[kGroup], const float (&w)[kGroup], int count) {
     int4 v[kGroup][kSegVecs];
 #pragma unroll
     for (int g = 0; g < kGroup; ++g)
 #pragma unroll
-      for (int u = 0; u < kSegVecs; ++u)
-        v[g][u] = g < count && off(u) < row ? *reinterpret_cast<const int4*>(src[g] + off(u)) : int4{0, 0, 0, 0};
+      for (int u = 0; u < kSegVecs; ++u) v[g][u] = g < count && off(u) < row ? ld16<kL2>(src[g] + off(u)) : int4{0, 0, 0, 0};
 #pragma unroll
     for (int g = 0; g < kGroup; ++g)
       if (g < count)
@@ -277,9 +282,10 @@ __device__ __forceinline__ void arrive_at_flags(const DeviceHandle& h, const Lay
 /// The grid's last block (the one with the least copy or sum work: the work is strided from block
 /// 0), in a kernel that has waited for every peer's flag: reports (once) a peer's overflow mark for
 /// operation `op` (moe_kernels.hpp, overflow_flag). (In block 0 its round trip lengthened the block
-/// every election waits for.)
-__device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64_t op) {
-  if (blockIdx.x != gridDim.x - 1 || op == 0) return;
+/// every election waits for.) `elected`: the caller is a grid's elected last block instead (every
+/// thread of it calls).
+__device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64_t op, bool elected = false) {
+  if ((!elected && blockIdx.x != gridDim.x - 1) || op == 0) return;
   __shared__ int any;
   if (threadIdx.x == 0) any = 0;
   __syncthreads();

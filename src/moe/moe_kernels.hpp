@@ -130,14 +130,23 @@ constexpr int kRingGroup = 4;
 constexpr int kRingMaxBlocks = 2048;
 /// The streamed dispatch's local state at Layout::ring_state_off (uint64 words): per destination the
 /// rows sent to it over every operation so far, per source the rows copied from it, this
-/// operation's rows out and in (for the close), and the send blocks' barrier count.
+/// operation's rows out and in (for the close), and the send blocks' barrier count. Then what the
+/// streamed combine reads (combine_ring.cu): the last operation's rows to each rank and from each
+/// rank (this rank's own rows in both at index rank), per rank the partial rows sent to it and
+/// received from it over every streamed combine so far, its send pools' claims and its token claim.
 struct RingState {
   static SYMMEM_HOST_DEVICE int sent(int, int d) { return d; }
   static SYMMEM_HOST_DEVICE int recv(int n, int s) { return n + s; }
   static SYMMEM_HOST_DEVICE int out(int n, int d) { return 2 * n + d; }
   static SYMMEM_HOST_DEVICE int in(int n, int s) { return 3 * n + s; }
   static SYMMEM_HOST_DEVICE int barrier(int n) { return 4 * n; }
-  static SYMMEM_HOST_DEVICE int words(int n) { return 4 * n + 1; }
+  static SYMMEM_HOST_DEVICE int last_out(int n, int d) { return 4 * n + 1 + d; }
+  static SYMMEM_HOST_DEVICE int last_in(int n, int s) { return 5 * n + 1 + s; }
+  static SYMMEM_HOST_DEVICE int csent(int n, int d) { return 6 * n + 1 + d; }
+  static SYMMEM_HOST_DEVICE int crecv(int n, int s) { return 7 * n + 1 + s; }
+  static SYMMEM_HOST_DEVICE int cclaim(int n, int d) { return 8 * n + 1 + d; }
+  static SYMMEM_HOST_DEVICE int ctoken(int n) { return 9 * n + 1; }
+  static SYMMEM_HOST_DEVICE int words(int n) { return 9 * n + 2; }
 };
 
 struct Layout {
@@ -154,6 +163,10 @@ struct Layout {
   // rows per (source, round), rows per (token group, destination).
   size_t ring_ready_off = 0, ring_release_off = 0, ring_announce_off = 0, ring_state_off = 0, ring_claims_off = 0, ring_rc_off = 0,
          ring_gc_off = 0;
+  // Streamed combine (combine_ring.cu; the combine area seen as [source][S] partial rows): ready
+  // words [sender][S] and release words [source][S] (peer-written), and each token's row number
+  // among this rank's rows to each rank in the last streamed dispatch, [token][rank] (local).
+  size_t cring_ready_off = 0, cring_release_off = 0, token_q_off = 0;
   bool trace = false;  // SYMMEM_MOE_TRACE=1: the kernels stamp their phases (TracePoint) at trace_off
   // Sleep between polls of the peers' flags: one kernel a round, whose early blocks wait beside
   // blocks still sending (a prefill combine of one kernel a round: 7.8 ms without, 1.4 ms with 200 ns),
@@ -241,6 +254,11 @@ void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs&
 // [0, send_blocks) send, the others copy; every block must stay resident (own GPUs only).
 void launch_dispatch_ring(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, int send_blocks, cudaStream_t s);
 int dispatch_ring_resident_blocks_per_sm();
+// The combine of an operation whose dispatch was streamed, as one persistent kernel (combine_ring.cu):
+// blocks [0, send_blocks) send partial rows, the others sum this rank's tokens; every block must
+// stay resident (own GPUs only).
+void launch_combine_ring(const CombineArgs& a, int blocks, int send_blocks, cudaStream_t s);
+int combine_ring_resident_blocks_per_sm();
 void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s);
 int dispatch_resident_blocks_per_sm();
 int combine_resident_blocks_per_sm();  // (every combine kernel but the pipelined one)

@@ -106,6 +106,9 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
   moe::ExpertParallel ep(c, cfg);
   if (streamed >= 0 && ep.dispatch_streamed() != (streamed == 1))
     return streamed == 1 ? "the streamed dispatch was not taken" : "the streamed dispatch was taken under SYMMEM_MOE_RING=0";
+  const char* cr = std::getenv("SYMMEM_MOE_COMBINE_RING");
+  if (streamed == 1 && ep.combine_streamed() != (cr == nullptr || std::string(cr) != "0"))
+    return "the streamed combine was " + std::string(ep.combine_streamed() ? "taken under SYMMEM_MOE_COMBINE_RING=0" : "not taken");
   const int El = ep.local_experts(), C = ep.capacity(), H = cfg.hidden, K = cfg.topk;
   const size_t es = cfg.fp8 ? 1 : 2, words = moe::detail::scale_words(H, cfg.fp8, cfg.ue8m0);
   DeviceBuffer x(std::max<size_t>(1, static_cast<size_t>(cfg.max_tokens) * H * es)), sc(std::max<size_t>(4, cfg.max_tokens * words * 4)),
@@ -284,7 +287,9 @@ TEST(Moe, StreamedDispatchMatchesTheReference) {
   // in a graph with three dispatches before the combine: the rings' positions run on across
   // operations), and fp8 top-8 in rounds of 64 of 320 tokens, whose rings (128 slots a source)
   // wrap within an operation, twice; that one also with a few send blocks and with one copy block
-  // (SYMMEM_MOE_SEND_SHARE 3 and 99).
+  // (SYMMEM_MOE_SEND_SHARE 3 and 99; for the streamed combine the same shares: a few send blocks,
+  // one sum block). The combine streams too, except in the last pass (SYMMEM_MOE_COMBINE_RING=0:
+  // the rounds' combine after a streamed dispatch).
   ScopedEnv ring("SYMMEM_MOE_RING", "1");
   const int n = comm().size();
   const int own = comm().shares_gpu() ? 0 : 1;
@@ -297,6 +302,11 @@ TEST(Moe, StreamedDispatchMatchesTheReference) {
     ScopedEnv sh("SYMMEM_MOE_SEND_SHARE", share);
     why = attempt([&] { throw_if(run_moe(fp8, false, 1, 1, own)); });
     if (!why.empty()) why = std::string("send share ") + share + "%: " + why;
+  }
+  if (why.empty()) {
+    ScopedEnv rounds_combine("SYMMEM_MOE_COMBINE_RING", "0");
+    why = attempt([&] { throw_if(run_moe(bf16, true, 1, 3, own)); });
+    if (!why.empty()) why = "the rounds' combine: " + why;
   }
   ASSERT_ALL(why.empty(), "streamed: " << why);
 }
