@@ -18,8 +18,8 @@
 // aligned), two sets of routing records for nranks x max_tokens rows (208 bytes each), two combine
 // areas of nranks x R x H bf16, and small counters. For the decode shape (128 tokens, H 7168, fp8,
 // top-8, 4 ranks) that is about 22 MiB; for prefill (4096 tokens) about 95 MiB at R 512 and 180 MiB
-// at R 1024 (symmem-bench's rounds). The streamed dispatch (Kernels) adds two words of
-// 8 bytes per staging row and 4 bytes per (token / 4, rank): 0.2 MiB for that prefill.
+// at R 1024 (symmem-bench's rounds). The streamed dispatch and combine (Kernels) add four words
+// of 8 bytes per staging row and 5 bytes per (token, rank): 0.35 MiB for that prefill.
 //
 // Calls are collective over the communicator: every rank calls dispatch and combine in the same
 // order (a rank may pass 0 tokens). Tokens per call may differ across ranks (up to max_tokens).
@@ -44,9 +44,11 @@ namespace symmem::moe {
 /// and it is refused where ranks share a GPU).
 /// kAuto, where every rank has its own GPU: a dispatch of several rounds streams through per-source
 /// rings in one persistent kernel (dispatch_streamed(); SYMMEM_MOE_RING=0 in every rank's
-/// environment keeps the rounds): prefill 15-16% faster than the rounds at 4 x H100 and 4 x H200
-/// (18-21% under skewed routing), 22-31% at 2 GPUs. Its grid stays resident while it waits, so a
-/// kernel of the caller's on another stream that holds SMs delays it (its waits are bounded). An
+/// environment keeps the rounds), and so does its combine (combine_streamed();
+/// SYMMEM_MOE_COMBINE_RING=0 keeps the combine's rounds): prefill dispatch 15-16% faster than the
+/// rounds at 4 x H100 and 4 x H200 (18-21% under skewed routing), 22-31% at 2 GPUs; prefill combine
+/// 17% faster at 4 x H200 (13% skewed, 13% at 2 GPUs). Their grids stay resident while they wait,
+/// so a kernel of the caller's on another stream that holds SMs delays them (waits are bounded). An
 /// operation of one round (decode) runs one kernel (at 4 x H100 ~10% faster than two for a decode
 /// combine, as fast for dispatch). Otherwise, and wherever ranks share a GPU, two kernels a round;
 /// except that under SYMMEM_MOE_RING=0 a dispatch of several rounds at one or two ranks on GPUs

@@ -299,6 +299,8 @@ PYBIND11_MODULE(_C, m) {
            py::arg("round_tokens") = 0, py::arg("kernels") = 0, py::keep_alive<1, 2>())
       .def_property_readonly("one_kernel_per_round", &moe::ExpertParallel::one_kernel_per_round)
       .def_property_readonly("dispatch_one_kernel_per_round", &moe::ExpertParallel::dispatch_one_kernel_per_round)
+      .def_property_readonly("dispatch_streamed", &moe::ExpertParallel::dispatch_streamed)
+      .def_property_readonly("combine_streamed", &moe::ExpertParallel::combine_streamed)
       .def_property_readonly("local_experts", &moe::ExpertParallel::local_experts)
       .def_property_readonly("capacity", &moe::ExpertParallel::capacity)
       .def_property_readonly("bytes_per_rank", &moe::ExpertParallel::bytes_per_rank)

@@ -20,7 +20,10 @@ class ExpertParallel:
         # one_kernel: None lets symmem choose (one kernel a round where ranks have their own GPUs
         # and an operation is one round, and for a dispatch of several rounds at 1-2 ranks on GPUs
         # whose memory peaks below 4 TB/s), True / False force one / two kernels a round.
-        # one_kernel / dispatch_one_kernel: what was chosen for combine / dispatch.
+        # one_kernel / dispatch_one_kernel: what was chosen for combine / dispatch. With None and
+        # several rounds where ranks have their own GPUs, dispatch and combine stream instead
+        # (streamed: each as one persistent kernel; SYMMEM_MOE_RING=0 in every rank's environment
+        # keeps the rounds).
         if one_kernel not in (None, True, False):
             raise InvalidArgument(f"moe.ExpertParallel: one_kernel={one_kernel!r} must be None, True or False")
         kernels = 0 if one_kernel is None else (2 if one_kernel else 1)
@@ -28,6 +31,7 @@ class ExpertParallel:
                                          kernels)
         self.one_kernel = self._ep.one_kernel_per_round
         self.dispatch_one_kernel = self._ep.dispatch_one_kernel_per_round
+        self.streamed = self._ep.dispatch_streamed and self._ep.combine_streamed
         self.ue8m0 = ue8m0
         self.hidden, self.topk, self.num_experts, self.max_tokens, self.fp8 = hidden, topk, num_experts, max_tokens, fp8
         self.local_experts, self.capacity = self._ep.local_experts, self._ep.capacity

@@ -549,10 +549,18 @@ def test_moe_one_kernel_per_round_against_a_reference():
     moe_against_a_reference(one_kernel=True)  # torchrun: one rank per GPU, where the path is allowed
 
 
-def moe_against_a_reference(one_kernel):
+def test_moe_in_rounds_against_a_reference():
+    # Rounds of 8 of 32 tokens: streamed (dispatch and combine each one persistent kernel) where
+    # every rank has its own GPU (torchrun here), the rounds otherwise.
+    moe_against_a_reference(one_kernel=None, round_tokens=8)
+
+
+def moe_against_a_reference(one_kernel, round_tokens=0):
     def body():
         H, K, E, T = 256, 4, 4 * WORLD, 32
-        ep = symmem.moe.ExpertParallel(H, K, E, T, one_kernel=one_kernel)
+        ep = symmem.moe.ExpertParallel(H, K, E, T, one_kernel=one_kernel, round_tokens=round_tokens)
+        if round_tokens and WORLD >= 2 and not ep.streamed:
+            return "several rounds with a GPU a rank: the streamed dispatch and combine were not taken"
         tokens = 0 if WORLD >= 2 and RANK == 1 else T - RANK % 3  # a rank with no tokens
 
         def inputs(r):
