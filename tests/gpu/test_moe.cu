@@ -287,8 +287,8 @@ TEST(Moe, StreamedDispatchMatchesTheReference) {
   // in a graph with three dispatches before the combine: the rings' positions run on across
   // operations), and fp8 top-8 in rounds of 64 of 320 tokens, whose rings (128 slots a source)
   // wrap within an operation, twice; that one also with a few send blocks and with one copy block
-  // (SYMMEM_MOE_SEND_SHARE 3 and 99; for the streamed combine the same shares: a few send blocks,
-  // one sum block). The combine streams too, except in the last pass (SYMMEM_MOE_COMBINE_RING=0:
+  // (SYMMEM_MOE_SEND_SHARE 3 and 99; the streamed combine takes 60% for the first, one sum block
+  // for the second). The combine streams too, except in the last pass (SYMMEM_MOE_COMBINE_RING=0:
   // the rounds' combine after a streamed dispatch).
   ScopedEnv ring("SYMMEM_MOE_RING", "1");
   const int n = comm().size();
