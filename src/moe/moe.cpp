@@ -501,7 +501,9 @@ void ExpertParallel::combine_ring(const void* expert_out, bool weighted, void* o
   const kern::Layout& L = impl_->L;
   const int B = impl_->cring_blocks, T = impl_->last_tokens;
   const int share = impl_->send_share > 0 && impl_->send_share < 100 ? std::max(impl_->send_share, 60) : 75;
-  const int send_blocks = std::clamp((B * share + 50) / 100, cring_send_blocks_min(nranks_), B - 1);
+  // (At most the sum blocks measured clear of it, 106 of 264: a GPU with more SMs keeps that many.)
+  constexpr int kMaxSumBlocks = 106;
+  const int send_blocks = std::clamp(std::max((B * share + 50) / 100, B - kMaxSumBlocks), cring_send_blocks_min(nranks_), B - 1);
   const kern::CombineArgs a{impl_->buf.handle(), L, round_of(L, 0, T), static_cast<const char*>(expert_out), weighted, static_cast<char*>(out), T, 0};
   kern::launch_combine_ring(a, B, send_blocks, stream);
 }
