@@ -79,25 +79,7 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
     const int tok = __shfl_sync(0xffffffffu, token, 0) - a.r.index * L.round;  // in [0, round): the source sent it in this round
     char* dst = at_peer<char>(h, s, L.comb_off + ((static_cast<size_t>(parity) * n + me) * L.round + tok) * hrow);
     SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
-    while (keep != 0) {  // (keep is the same on every lane)
-      const char* src[SegmentSum::kGroup];
-      float ws[SegmentSum::kGroup];
-      int count = 0;
-#pragma unroll
-      for (int q = 0; q < SegmentSum::kGroup; ++q) {
-        src[q] = nullptr;
-        ws[q] = 0.f;
-        if (keep != 0) {
-          const int k = __ffs(keep) - 1;
-          keep &= keep - 1;
-          const int kle = __shfl_sync(0xffffffffu, le, k), kslot = __shfl_sync(0xffffffffu, slot, k);
-          ws[q] = __shfl_sync(0xffffffffu, w, k);
-          src[q] = a.expert_out + (static_cast<size_t>(kle) * C + kslot) * hrow;
-          count = q + 1;
-        }
-      }
-      sum.add_group(src, ws, count);
-    }
+    sum_expert_rows(sum, keep, le, slot, w, a.expert_out, C, hrow);
     sum.store(dst);
   }
   stamp_lead(h, L, part, kCombSendWorked);

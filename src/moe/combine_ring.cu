@@ -98,25 +98,8 @@ __device__ void cring_send(const CombineArgs& a, uint64_t op, bool refuse) {
     char* dst = at_peer<char>(h, s, cslot_off(L, me, k));
     for (int g = 0; g < segs; ++g) {
       SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
-      for (unsigned keep = keep0; keep != 0;) {  // (keep is the same on every lane)
-        const char* src[SegmentSum::kGroup];
-        float ws[SegmentSum::kGroup];
-        int count = 0;
-#pragma unroll
-        for (int i = 0; i < SegmentSum::kGroup; ++i) {
-          src[i] = nullptr;
-          ws[i] = 0.f;
-          if (keep != 0) {
-            const int kk = __ffs(keep) - 1;
-            keep &= keep - 1;
-            const int kle = __shfl_sync(0xffffffffu, le, kk), kslot = __shfl_sync(0xffffffffu, slot, kk);
-            ws[i] = __shfl_sync(0xffffffffu, w, kk);
-            src[i] = a.expert_out + (static_cast<size_t>(kle) * C + kslot) * hrow;
-            count = i + 1;
-          }
-        }
-        sum.add_group(src, ws, count);
-      }
+      unsigned keep = keep0;
+      sum_expert_rows(sum, keep, le, slot, w, a.expert_out, C, hrow);
       sum.store(dst);
     }
     // Every lane's stores fenced, then the slot's ready word (a release, as arrive_at_flags).

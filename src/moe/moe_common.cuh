@@ -191,6 +191,33 @@ struct SegmentSum {
   }
 };
 
+/// A received row's partial, one segment: the sum into `sum` of the outputs of the experts of this
+/// rank the row went to, weighted, in routing-record order (the same sum on every call). Lane k of
+/// `keep` (the same mask on every lane; zero afterwards) holds its local expert `le`, its row
+/// `slot` there and its weight `w`; expert_out is [E_local, C, H] bf16 with rows of `hrow` bytes.
+__device__ __forceinline__ void sum_expert_rows(SegmentSum& sum, unsigned& keep, int le, int slot, float w, const char* expert_out, int C,
+                                                size_t hrow) {
+  while (keep != 0) {
+    const char* src[SegmentSum::kGroup];
+    float ws[SegmentSum::kGroup];
+    int count = 0;
+#pragma unroll
+    for (int i = 0; i < SegmentSum::kGroup; ++i) {
+      src[i] = nullptr;
+      ws[i] = 0.f;
+      if (keep != 0) {
+        const int k = __ffs(keep) - 1;
+        keep &= keep - 1;
+        const int kle = __shfl_sync(0xffffffffu, le, k), kslot = __shfl_sync(0xffffffffu, slot, k);
+        ws[i] = __shfl_sync(0xffffffffu, w, k);
+        src[i] = expert_out + (static_cast<size_t>(kle) * C + kslot) * hrow;
+        count = i + 1;
+      }
+    }
+    sum.add_group(src, ws, count);
+  }
+}
+
 /// start[s] = rows[0] + ... + rows[s - 1] for every s in [0, n], in shared memory: thread s sums
 /// its own prefix (a few adds; the rows were loaded one source a thread). The caller synchronises
 /// the block before (rows in) and after (start in).
