@@ -78,8 +78,8 @@ std::string describe_device_error(const DeviceErrorRecord& r) {
   std::string peer = r.peer >= 0 ? "team rank " + std::to_string(r.peer) : "any peer";
   const bool ring = r.kind == static_cast<int>(WaitKind::kMoeRing);
   static const char* kinds[] = {"?", "a signal", "a barrier arrival", "a collective's flag"};
-  const std::string what = ring ? "a word of the MoE streamed dispatch (a peer's announce, a ring slot's ready or release word, or "
-                                  "the send blocks' barrier)"
+  const std::string what = ring ? "a word of the MoE streamed dispatch or combine (a peer's announce, a ring slot's ready or "
+                                  "release word, or the dispatch's send blocks' barrier)"
                                 : kinds[r.kind >= 0 && r.kind <= 3 ? r.kind : 0];
   return "device wait timed out: rank " + std::to_string(r.global_rank) + " (team rank " + std::to_string(r.rank) +
          ", block " + std::to_string(r.block) + ", thread " + std::to_string(r.thread) + ") waited " +

@@ -38,39 +38,35 @@ TEST(Errors, RequireWritesItsPartsOnlyOnFailure) {
   detail::error_rank() = -1;
 }
 
-TEST(Errors, DeviceTimeoutMessageNamesRankPeerAndSlot) {
+// A complete device error record: a wait of `kind` by team rank `rank` (global `global_rank`) on
+// `peer`, at `slot`, for `cmp expected`, having seen `seen` after `waited_ns`.
+static DeviceErrorRecord wait_record(WaitKind kind, int rank, int global_rank, int peer, Cmp cmp, uint64_t slot, uint64_t expected, uint64_t seen,
+                              uint64_t waited_ns) {
   DeviceErrorRecord r{};
   r.flag = 2;
-  r.kind = static_cast<int>(WaitKind::kSignal);
-  r.rank = 1;
-  r.global_rank = 5;
-  r.peer = 0;
-  r.cmp = static_cast<int>(Cmp::kGe);
-  r.slot = 7;
-  r.expected = 3;
-  r.seen = 2;
-  r.waited_ns = 1500000000ull;
-  std::string m = describe_device_error(r);
+  r.kind = static_cast<int>(kind);
+  r.rank = rank;
+  r.global_rank = global_rank;
+  r.peer = peer;
+  r.cmp = static_cast<int>(cmp);
+  r.slot = slot;
+  r.expected = expected;
+  r.seen = seen;
+  r.waited_ns = waited_ns;
+  return r;
+}
+
+TEST(Errors, DeviceTimeoutMessageNamesRankPeerAndSlot) {
+  std::string m = describe_device_error(wait_record(WaitKind::kSignal, 1, 5, 0, Cmp::kGe, 7, 3, 2, 1500000000ull));
   EXPECT_NE(m.find("rank 5 (team rank 1"), std::string::npos) << m;
   EXPECT_NE(m.find("waited 1500 ms for a signal from team rank 0"), std::string::npos) << m;
   EXPECT_NE(m.find("signal slot 7 >= 3, last value seen 2"), std::string::npos) << m;
 }
 
 TEST(Errors, MoeRingTimeoutIsATimeoutNotACapacityReport) {
-  // The streamed dispatch's waits (announces, ring words, its send blocks' barrier) time out as
-  // waits: named as such, with the peer, never read as an expert over capacity.
-  DeviceErrorRecord r{};
-  r.flag = 2;
-  r.kind = static_cast<int>(WaitKind::kMoeRing);
-  r.rank = 2;
-  r.global_rank = 2;
-  r.peer = 1;
-  r.cmp = static_cast<int>(Cmp::kEq);
-  r.slot = 12;
-  r.expected = 2ull << 32;
-  r.seen = (1ull << 32) | 37;
-  r.waited_ns = 8000000000ull;
-  std::string m = describe_device_error(r);
+  // The streamed dispatch's and combine's waits (announces, ring words, the send blocks' barrier)
+  // time out as waits: named as such, with the peer, never read as an expert over capacity.
+  std::string m = describe_device_error(wait_record(WaitKind::kMoeRing, 2, 2, 1, Cmp::kEq, 12, 2ull << 32, (1ull << 32) | 37, 8000000000ull));
   EXPECT_NE(m.find("device wait timed out: rank 2"), std::string::npos) << m;
   EXPECT_NE(m.find("a word of the MoE streamed dispatch"), std::string::npos) << m;
   EXPECT_NE(m.find("from team rank 1"), std::string::npos) << m;

@@ -12,8 +12,8 @@ enum class Cmp : int { kEq = 0, kNe, kGe, kGt, kLe, kLt };
 /// How a signal is written.
 enum class SignalOp : int { kSet = 0, kAdd };
 /// What a device-side error report is about: a wait that timed out (signal, barrier, collective
-/// flag, a word of the MoE streamed dispatch), an abort, or a bad argument found on the GPU
-/// (all_to_all_v counts; MoE routing: an expert id out of range, an expert over its capacity).
+/// flag, a word of the MoE streamed dispatch or combine), an abort, or a bad argument found on the
+/// GPU (all_to_all_v counts; MoE routing: an expert id out of range, an expert over its capacity).
 enum class WaitKind : int { kNone = 0, kSignal, kBarrier, kCollective, kAborted, kBadCount, kMoe, kMoeRing };
 
 /// Where device code reports errors (pinned host memory, one per context). flag: 0 none, 1 being
