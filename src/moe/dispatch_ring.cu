@@ -1,6 +1,7 @@
-// MoE dispatch streamed through rings (SYMMEM_MOE_RING=1): an operation of several rounds as one
-// persistent kernel, instead of a kernel, a fence and a flag wait a round (dispatch.cu). The grid's
-// first `send_blocks` blocks send, the others copy, all at once:
+// MoE dispatch streamed through rings (kAuto where every rank has its own GPU; SYMMEM_MOE_RING=0
+// keeps the rounds): an operation of several rounds as one persistent kernel, instead of a kernel,
+// a fence and a flag wait a round (dispatch.cu). The grid's first `send_blocks` blocks send, the
+// others copy, all at once:
 //
 //   Send. This rank's tokens go in groups of kRingGroup, dealt to the send blocks in waves. Each
 //   block counts its groups' rows per destination rank; after a barrier of the send blocks every
@@ -20,9 +21,9 @@
 //   Close. The grid's last block adds the operation's counts to the cumulative ones, publishes the
 //   round counts and the expert counts, reports an expert over capacity, and raises the operation.
 //
-// Measured on 4 x H100 (session 21, prefill, 4096 tokens in rounds of 1024, 60% of the grid
-// sending): dispatch 317-319 us against the rounds' 344-346 (skewed 347-351 against 405-406), the
-// combine after it level (skewed 7% slower); bench/results/2026-11-27-h100x4-0e19ce7-moe-ring-*.
+// Measured (session 22, prefill, 4096 tokens in rounds of 1024, 60% of the grid sending, two
+// blocks an SM): 4 x H200 283-284 us against the rounds' 338 (skewed 296 against 359), 4 x H100
+// 294 against 344-345 (skewed 319 against 406); bench/results/2026-11-27-*-moe-prefill-*.
 //
 // Deadlock-free for any N and any interleaving. A group's rows to one destination are at most
 // kRingGroup consecutive numbers, stored together, and S >= kRingGroup (the host takes this path
@@ -46,13 +47,14 @@
 // announce of k) ended; only then can the source announce k+2 into the same word. (With one word
 // a source's announce of k+1 could replace that of k before a copy block of this rank read it:
 // 4 x H100, session 22, tests of 48 tokens in rounds of 16, where every row fits the ring.
-// tests/host/test_moe_ring_model.cpp finds that interleaving with one word, and none with two.) Every block of the grid must be resident at once
-// (the send blocks' barrier, and senders spinning on releases beside the copiers that give them):
-// the host sizes the grid to what stays resident and takes this path only where each rank has its
-// own GPU, and only when asked (SYMMEM_MOE_RING=1): a kernel of the caller's on another stream that
-// holds SMs could keep a block from starting (the waits are bounded: an error, not a hang). The
-// routing records (by operation parity) and the combine area follow the argument of
-// moe_kernels.hpp: this kernel changes neither the combine's flags nor their epochs.
+// tests/host/test_moe_ring_model.cpp finds that interleaving with one word, and none with two.)
+// Every block of the grid must be resident at once (the send blocks' barrier, and senders spinning
+// on releases beside the copiers that give them): the host sizes the grid to what stays resident
+// and takes this path only where each rank has its own GPU; a kernel of the caller's on another
+// stream that holds SMs can delay a block's start, or keep it (the waits are bounded: an error,
+// not a hang). The routing records (by operation parity) and the combine area follow the argument
+// of moe_kernels.hpp: this kernel changes neither the combine's flags nor their epochs (the
+// streamed combine, combine_ring.cu, uses the combine area as rings of its own).
 #include "moe_common.cuh"
 #include "symmem/error.hpp"
 

@@ -203,8 +203,9 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // rings instead (unless SYMMEM_MOE_RING=0). Prefill: 4 x H100 294 us against the pipelined
   // rounds' 344-345 (skewed 319 against 406), 2 of its GPUs 186 against one kernel a round's 237
   // (skewed 220 against 267); 4 x H200 283-284 against 338 (skewed 296 against 359), 2 of its GPUs
-  // 150 against 218 (skewed 164 against 252); the combines after them level within 1%
-  // (bench/results/2026-11-27-{h100x4-4a7ae0a,h200x4-53e631e}-moe-prefill-*).
+  // 150 against 218 (skewed 164 against 252); the rounds' combine after either level within 1%
+  // (bench/results/2026-11-27-{h100x4-4a7ae0a,h200x4-53e631e}-moe-prefill-*). Its combine streams
+  // too (cring, below; combine_ring.cu).
   // (A group's rows to one rank take that many slots at once: the ring needs 2R >= kRingGroup.)
   impl_->ring = want_ring && own_gpus && impl_->L.rounds > 1 && kern::ring_slots(impl_->L) >= static_cast<uint64_t>(kern::kRingGroup);
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
