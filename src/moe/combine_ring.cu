@@ -51,7 +51,6 @@ namespace {
 constexpr int kWarps = kThreads / 32;
 constexpr int kCombRingBlocksPerSm = 2;
 
-__device__ __forceinline__ uint64_t* ring_state(const DeviceHandle& h, const Layout& L) { return at<uint64_t>(h, L.ring_state_off); }
 __device__ __forceinline__ size_t hrow_of(const Layout& L) { return static_cast<size_t>(L.hidden) * 2; }
 // Slot k of sender r's ring in a rank's combine area.
 __device__ __forceinline__ size_t cslot_off(const Layout& L, int r, uint64_t k) {

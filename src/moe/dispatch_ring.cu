@@ -71,8 +71,6 @@ constexpr int kMaxDst = 32;  // a token's destinations: staged peers, then this 
 __device__ __forceinline__ size_t ring_row_off(const Layout& L, int s, uint64_t k) {
   return L.stage_off + (static_cast<size_t>(s) * ring_slots(L) + static_cast<size_t>(k)) * L.row;
 }
-// The local ring state (moe_kernels.hpp, RingState).
-__device__ __forceinline__ uint64_t* ring_state(const DeviceHandle& h, const Layout& L) { return at<uint64_t>(h, L.ring_state_off); }
 
 /// A warp copies one row of `bytes` from src to up to 32 destinations (lane i holds destination
 /// i), every load bypassing L1 (the slot's earlier rows may sit there).

@@ -263,6 +263,9 @@ __device__ __forceinline__ T* at_peer(const DeviceHandle& h, int peer, size_t of
   return reinterpret_cast<T*>(static_cast<char*>(h.peers[peer]) + off);
 }
 
+/// The streamed dispatch's and combine's local state (moe_kernels.hpp, RingState).
+__device__ __forceinline__ uint64_t* ring_state(const DeviceHandle& h, const Layout& L) { return at<uint64_t>(h, L.ring_state_off); }
+
 /// Every thread calls it after its block's work. Returns true on every thread of the last block
 /// to arrive (false elsewhere); every block's earlier writes to this GPU's memory are then visible
 /// to it and ordered before what it writes next, so its epilogue can run on all its threads. The

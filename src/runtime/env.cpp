@@ -39,8 +39,9 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_BENCH_SWEEP", nullptr, "symmem-bench p2p: also sweep SM-put grid shapes at the largest size"},
       {"SYMMEM_MOE_SHAPES", nullptr, "symmem-bench moe: only these shapes (comma-separated names, e.g. decode,prefill)"},
       {"SYMMEM_MOE_SEND_SHARE", "75", "percent of a pipelined MoE round's blocks that send the next round while the rest finish this one "
-                                      "(0: every block does both, one after the other), and of the streamed dispatch's grid that sends "
-                                      "(default 60 there; a rank-local choice)"},
+                                      "(0: every block does both, one after the other), of the streamed dispatch's grid that sends "
+                                      "(default 60 there, 70 at 2 ranks) and of the streamed combine's (default 75, at least 60); a "
+                                      "rank-local choice"},
       {"SYMMEM_MOE_BACKOFF_NS", nullptr, "sleep between an MoE kernel's polls of its peers' flags (default: 200 for one kernel a round "
                                          "and for pipelined rounds, else 0; a rank-local choice)"},
       {"SYMMEM_MOE_ROUND_TOKENS", "1024", "symmem-bench moe: tokens a round for the shapes with more tokens than that (prefill)"},
@@ -54,9 +55,11 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_M", nullptr, "symmem-bench overlap: only these M (comma-separated, e.g. 8192,16384)"},
       {"SYMMEM_OVERLAP_PROBE", nullptr, "symmem-bench overlap: also time the reduce-scatter's block and half GEMMs alone, "
                                         "with their cuBLASLt configurations, and the ring's GEMMs back to back"},
-      {"SYMMEM_MOE_RING", nullptr, "1: an MoE dispatch of several rounds runs as one streamed kernel (rings per source, no round "
-                                   "flags) where every rank has its own GPU; its grid must stay resident (every rank must set the "
-                                   "same; 4 x H100 prefill: 8% faster dispatch)"},
+      {"SYMMEM_MOE_RING", nullptr, "0: an MoE dispatch and combine of several rounds run in rounds instead of as one streamed "
+                                   "kernel each (rings per rank; the default where every rank has its own GPU); every rank must set "
+                                   "the same"},
+      {"SYMMEM_MOE_COMBINE_RING", nullptr, "0: after a streamed MoE dispatch, the combine runs in rounds instead of streamed; every "
+                                           "rank must set the same"},
       {"SYMMEM_MOE_TUNE", "3", "MoE kernel variants as bits (1: the receive copy spread over every SM, 2: one election in the "
                                "one-kernel dispatch), for measurements; a rank-local choice"},
   };
