@@ -50,6 +50,14 @@ namespace {
 
 constexpr int kWarps = kThreads / 32;
 constexpr int kCombRingBlocksPerSm = 2;
+// Summers poll their partials' ready words this many times further apart than the other waits
+// (L.backoff_ns: 1 us at the default 200 ns). Every summer warp polls up to a lane per rank, and at
+// 200 ns ~1000 of them (half the grid summing) flooded the lines the peers' partials and ready
+// words land in: 4 x H100, session 23, prefill at a 50% send share, combine 5506 us (skewed 4564)
+// against 472 (521) polling 1 us apart; 474 against 475 at 75%. Fewer summers (at most 512) or
+// one polling lane a warp helped too (the latter not for skewed routing); relaxed polls with one
+// acquire at the end did not.
+constexpr unsigned kSumPollFactor = 5;
 
 __device__ __forceinline__ size_t hrow_of(const Layout& L) { return static_cast<size_t>(L.hidden) * 2; }
 // Slot k of sender r's ring in a rank's combine area.
@@ -140,7 +148,7 @@ __device__ void cring_sum(const CombineArgs& a, bool refuse) {
       Q = recv0[r] + token_q[static_cast<size_t>(t) * n + r];
       k = Q % S;
       in = device::wait_for(h, ready + static_cast<size_t>(r) * S + k, [&](uint64_t v) { return v >= Q + 1; }, Cmp::kGe, Q + 1,
-                            WaitKind::kMoeRing, r, L.backoff_ns);
+                            WaitKind::kMoeRing, r, L.backoff_ns * kSumPollFactor);
     }
     if (!__all_sync(0xffffffffu, in)) break;
     __syncwarp();

@@ -494,17 +494,14 @@ void ExpertParallel::combine_pipelined(const void* expert_out, bool weighted, vo
 }
 
 // The combine of a streamed dispatch as one streamed kernel (combine_ring.cu): a share of the grid
-// sends partial rows (75%, or SYMMEM_MOE_SEND_SHARE from 60 to 99; rank-local: no peer counts this
-// rank's blocks), the rest sums this rank's tokens. Below 60% it fell off a cliff on 4 x H200
-// (session 22, prefill: 60% 476 us, 65% 474, 75% 476, 85% 495, but 50% 5761 and 40% 9485, not yet
-// understood), so a lower SYMMEM_MOE_SEND_SHARE (meant for the pipelined rounds) is raised to 60.
+// sends partial rows (75%, or SYMMEM_MOE_SEND_SHARE; rank-local: no peer counts this rank's blocks),
+// the rest sums this rank's tokens. (Session 22 raised a share below 60 to 60 and kept at most 106
+// sum blocks: the summers' polling made it fall off a cliff there, fixed in combine_ring.cu.)
 void ExpertParallel::combine_ring(const void* expert_out, bool weighted, void* out, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const int B = impl_->cring_blocks, T = impl_->last_tokens;
-  const int share = impl_->send_share > 0 && impl_->send_share < 100 ? std::max(impl_->send_share, 60) : 75;
-  // (At most the sum blocks measured clear of it, 106 of 264: a GPU with more SMs keeps that many.)
-  constexpr int kMaxSumBlocks = 106;
-  const int send_blocks = std::clamp(std::max((B * share + 50) / 100, B - kMaxSumBlocks), cring_send_blocks_min(nranks_), B - 1);
+  const int share = impl_->send_share > 0 && impl_->send_share < 100 ? impl_->send_share : 75;
+  const int send_blocks = std::clamp((B * share + 50) / 100, cring_send_blocks_min(nranks_), B - 1);
   const kern::CombineArgs a{impl_->buf.handle(), L, round_of(L, 0, T), static_cast<const char*>(expert_out), weighted, static_cast<char*>(out), T, 0};
   kern::launch_combine_ring(a, B, send_blocks, stream);
 }
