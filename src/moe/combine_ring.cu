@@ -50,14 +50,15 @@ namespace {
 
 constexpr int kWarps = kThreads / 32;
 constexpr int kCombRingBlocksPerSm = 2;
-// Summers poll their partials' ready words this many times further apart than the other waits
-// (L.backoff_ns: 1 us at the default 200 ns). Every summer warp polls up to a lane per rank, and at
-// 200 ns ~1000 of them (half the grid summing) flooded the lines the peers' partials and ready
-// words land in: 4 x H100, session 23, prefill at a 50% send share, combine 5506 us (skewed 4564)
-// against 472 (521) polling 1 us apart; 474 against 475 at 75%. Fewer summers (at most 512) or
-// one polling lane a warp helped too (the latter not for skewed routing); relaxed polls with one
-// acquire at the end did not.
-constexpr unsigned kSumPollFactor = 5;
+// Summers sleep at least this long between polls of their partials' ready words (the other waits
+// L.backoff_ns, 200 by default). Every summer warp polls up to a lane per rank, and polled 200 ns
+// apart by ~1000 summers (half the grid summing), or without a pause by ~500 (a quarter), the ready
+// words and the lines the peers' partials land in were flooded: 4 x H100, session 23, prefill,
+// combine 5506 us at a 50% send share (skewed 4564) against 472 (520) polling 1 us apart, and 5635
+// at 75% with SYMMEM_MOE_BACKOFF_NS=0; at 75% and 200 ns 474-475 either way (2 us: 475, 5 us:
+// 479, 10 us: 486). At most 512 summers, or one polling lane a warp, helped too (the latter not for
+// skewed routing); relaxed polls with one acquire at the end did not.
+constexpr unsigned kSumPollNs = 1000;
 
 __device__ __forceinline__ size_t hrow_of(const Layout& L) { return static_cast<size_t>(L.hidden) * 2; }
 // Slot k of sender r's ring in a rank's combine area.
@@ -148,7 +149,7 @@ __device__ void cring_sum(const CombineArgs& a, bool refuse) {
       Q = recv0[r] + token_q[static_cast<size_t>(t) * n + r];
       k = Q % S;
       in = device::wait_for(h, ready + static_cast<size_t>(r) * S + k, [&](uint64_t v) { return v >= Q + 1; }, Cmp::kGe, Q + 1,
-                            WaitKind::kMoeRing, r, L.backoff_ns * kSumPollFactor);
+                            WaitKind::kMoeRing, r, L.backoff_ns > kSumPollNs ? L.backoff_ns : kSumPollNs);
     }
     if (!__all_sync(0xffffffffu, in)) break;
     __syncwarp();

@@ -42,8 +42,8 @@ const std::vector<EnvVar>& env_vars() {
                                       "(0: every block does both, one after the other), of the streamed dispatch's grid that sends "
                                       "(default 60 there, 70 at 2 ranks) and of the streamed combine's (default 75); a rank-local choice"},
       {"SYMMEM_MOE_BACKOFF_NS", nullptr, "sleep between an MoE kernel's polls of its peers' flags (default: 200 for one kernel a round "
-                                         "and for pipelined rounds, else 0; the streamed combine's summers sleep 5 times as long; a "
-                                         "rank-local choice)"},
+                                         "and for pipelined rounds, else 0; the streamed combine's summers at least 1000; a rank-local "
+                                         "choice)"},
       {"SYMMEM_MOE_ROUND_TOKENS", "1024", "symmem-bench moe: tokens a round for the shapes with more tokens than that (prefill)"},
       {"SYMMEM_OVERLAP_GROUPS", nullptr, "0: all_gather_matmul runs one GEMM per peer's shard; 1: it groups shards that have "
                                          "landed at any size (default: where a shard's GEMM has 2^22 outputs or more; for comparisons; a "
