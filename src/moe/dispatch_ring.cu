@@ -12,8 +12,9 @@
 //   of this rank's ring on the destination (the staging area seen as [source][S = 2R] rows), once
 //   the destination has released that slot's previous row (Q - S): a release word per slot, here,
 //   written by the destination. After a group's rows and records every thread fences its stores
-//   and the group's ready words go out (Q + 1 in slot Q mod S's word on the destination). This
-//   rank's own rows go straight into its experts (self-direct).
+//   and the group's ready words go out (Q + 1 in slot Q mod S's word on the destination). At two
+//   ranks a warp takes a whole token instead, with a fence and ready words of its own
+//   (send_tokens_by_warp). This rank's own rows go straight into its experts (self-direct).
 //   Copy. Warps claim (source, q) from a counter per source, in q order, up to the announced count;
 //   wait for the slot's ready word; copy the row into each local expert it chose (expert-major,
 //   claiming expert rows as the round-based copy does); count it for its round (the combine's
@@ -63,7 +64,8 @@ namespace {
 
 constexpr int kWarps = kThreads / 32;
 constexpr int kRingBlocksPerSm = 2;
-constexpr int kSendBatch = 4;   // 16-byte vectors a lane in flight in a send warp's stores
+constexpr int kSendBatch = 4;   // 16-byte vectors a lane in flight in a send warp's stores (a block's group)
+constexpr int kWarpSendBatch = 2;  // (a warp's token: 1 KiB batches; 4 spilled there, 3 was level)
 constexpr int kCopyBatch = 16;  // and in a copy warp's (8 KiB a batch)
 constexpr int kMaxDst = 32;  // a token's destinations: staged peers, then this rank's expert rows (<= n + K)
 
@@ -104,6 +106,267 @@ __device__ __forceinline__ void warp_copy_words_cg(const uint32_t* src, int word
   }
 }
 
+// What a send warp needs to route its tokens (ring_send's, shared by both ways of storing).
+struct SendCtx {
+  const DispatchArgs& a;
+  int n, me, K, El, C, T, b, Bs, groups, opar;
+  uint64_t S;
+  size_t payload;
+  uint64_t* token_ranks;
+  const unsigned* gc;  // [group][destination] rows
+  unsigned* rc;
+  unsigned* expert_count;
+  const uint64_t* release;
+  unsigned* running;       // (shared) rows to each destination in the waves / chunks before this one
+  const uint64_t* sent0;   // (shared) rows sent to each destination before this operation
+  int* ok;                 // (shared) 0 once a wait failed
+};
+
+// Token t's expert on lane k < K (and its rank), or -1; an out-of-range expert is reported.
+template <class Idx>
+__device__ __forceinline__ uint64_t token_experts(const SendCtx& c, int t, int& expert, int& dest) {
+  expert = dest = -1;
+  if (lane_id() < c.K) {
+    const long long v = static_cast<long long>(static_cast<const Idx*>(c.a.topk_idx)[static_cast<size_t>(t) * c.K + lane_id()]);
+    if (v >= 0 && v < c.a.num_experts) {
+      expert = static_cast<int>(v);
+      dest = expert / c.El;
+    } else if (v != -1) {
+      device::record_error(c.a.h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt, static_cast<uint64_t>(c.a.num_experts),
+                           static_cast<uint64_t>(v), 0);
+    }
+  }
+  uint64_t mask = dest >= 0 ? 1ull << dest : 0;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+  return mask;
+}
+
+// A warp routes token t, whose lane i < popc(mask) holds its i-th destination rank d and the row's
+// number q among this rank's rows to d in this operation (Q: cumulative): the combine's token_q,
+// this rank's expert rows, the wait for each peer slot's release (Q - S), the row's destinations
+// into dst / sdst (staged peers, then this rank's expert rows) and the routing records. Returns the
+// number of destinations, or -1 where a wait failed.
+__device__ int route_token(const SendCtx& c, int t, int expert, int dest, uint64_t mask, int d, unsigned q, uint64_t Q, char** dst,
+                           uint32_t** sdst) {
+  const DispatchArgs& a = c.a;
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int lane = lane_id(), ndst = __popcll(mask), me = c.me;
+  if (lane < ndst) at<unsigned>(h, L.token_q_off)[static_cast<size_t>(t) * c.n + d] = q;  // (the streamed combine's)
+  unsigned lslot = 0;  // lane k < K whose expert is this rank's: its row there (>= C: dropped)
+  if (dest == me) lslot = atomicAdd(&c.expert_count[expert - me * c.El], 1u);
+  const bool staged = lane < ndst && d != me;
+  bool waited = true;
+  if (staged && Q >= c.S) {
+    const uint64_t need = Q - c.S + 1;
+    waited = device::wait_for(h, c.release + static_cast<size_t>(d) * c.S + Q % c.S, [&](uint64_t v) { return v >= need; }, Cmp::kGe, need,
+                              WaitKind::kMoeRing, d, L.backoff_ns);
+  }
+  const bool all_in = __all_sync(0xffffffffu, waited);
+  const unsigned st_mask = __ballot_sync(0xffffffffu, staged), below = (1u << lane) - 1u;
+  if (staged) {
+    char* p = at_peer<char>(h, d, ring_row_off(L, me, Q % c.S));
+    dst[__popc(st_mask & below)] = p;
+    sdst[__popc(st_mask & below)] = reinterpret_cast<uint32_t*>(p + c.payload);
+  }
+  int nout = __popc(st_mask);
+  const bool local = dest == me && lslot < static_cast<unsigned>(c.C);
+  const unsigned lk = __ballot_sync(0xffffffffu, local);
+  if (local) {
+    const size_t row = static_cast<size_t>(expert - me * c.El) * c.C + lslot;
+    dst[nout + __popc(lk & below)] = a.recv_x + row * c.payload;
+    sdst[nout + __popc(lk & below)] = a.recv_scales != nullptr ? a.recv_scales + row * L.scale_words : nullptr;
+  }
+  nout += __popc(lk);
+  // The routing record of each copy, at its q among this rank's rows to that destination.
+  const float wk = lane < c.K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * c.K + lane] : 1.0f;
+  for (int i = 0; i < ndst; ++i) {
+    const int di = __shfl_sync(0xffffffffu, d, i);
+    const unsigned qi = __shfl_sync(0xffffffffu, q, i);
+    const size_t rec = (static_cast<size_t>(c.opar) * c.n + me) * L.max_tokens + qi;
+    Meta* meta = at_peer<Meta>(h, di, L.meta_off + rec * sizeof(Meta));
+    if (lane < kMaxTopk) {
+      const bool mine = lane < c.K && dest == di;
+      meta->expert[lane] = mine ? expert - di * c.El : -1;
+      meta->weight[lane] = mine ? wk : 1.0f;
+      if (di == me) meta->slot[lane] = mine && lslot < static_cast<unsigned>(c.C) ? static_cast<int>(lslot) : -1;
+    }
+    if (lane == 0) meta->src_token = t;
+  }
+  if (lane == 0 && ((mask >> me) & 1)) atomicAdd(&c.rc[static_cast<size_t>(me) * L.rounds + t / L.round], 1u);  // own rows by round
+  return all_in ? nout : -1;
+}
+
+// Lane i < popc(mask): the i-th destination rank of a token's mask (else -1).
+__device__ __forceinline__ int nth_rank(uint64_t mask) {
+  if (lane_id() >= __popcll(mask)) return -1;
+  for (int i = 0; i < lane_id(); ++i) mask &= mask - 1;
+  return __ffsll(static_cast<long long>(mask)) - 1;
+}
+
+// Step 4 where n > 2: the waves. This block's group's first q per destination (the rows of the
+// waves before and of the wave's groups before it), then warp g routes token g of the group, every
+// warp stores its share of each row, fences, and the group's ready words go out.
+template <class Idx>
+__device__ void send_groups_by_block(const SendCtx& c, char* (&gdst)[kWarps][kMaxDst], uint32_t* (&gsdst)[kWarps][kMaxDst]) {
+  const DispatchArgs& a = c.a;
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = c.n, me = c.me, b = c.b, Bs = c.Bs, T = c.T, warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id();
+  __shared__ unsigned before[pad::kMaxTeam];  // rows to each destination in this wave's groups before this block's
+  __shared__ unsigned wave[pad::kMaxTeam];    // and in this whole wave
+  __shared__ uint64_t gmask[kRingGroup];
+  __shared__ int gndst[kRingGroup];
+  __shared__ uint64_t* rdy[kRingGroup][pad::kMaxTeam];
+  __shared__ uint64_t rval[kRingGroup][pad::kMaxTeam];
+  __shared__ int nrdy[kRingGroup];
+  const size_t share = ((c.payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
+  const size_t p0 = static_cast<size_t>(warp) * share < c.payload ? static_cast<size_t>(warp) * share : c.payload;
+  const size_t p1 = p0 + share < c.payload ? p0 + share : c.payload;
+  for (int w0 = 0; *c.ok && w0 + b < c.groups; w0 += Bs) {  // w0: the wave's first group
+    __syncthreads();
+    for (int d = threadIdx.x; d < n; d += blockDim.x) before[d] = wave[d] = 0;
+    __syncthreads();
+    const int in_wave = c.groups - w0 < Bs ? c.groups - w0 : Bs;
+    for (int i = threadIdx.x; i < in_wave * n; i += blockDim.x) {
+      const unsigned v = *reinterpret_cast<volatile const unsigned*>(c.gc + static_cast<size_t>(w0) * n + i);
+      atomicAdd(&wave[i % n], v);
+      if (i / n < b) atomicAdd(&before[i % n], v);
+    }
+    __syncthreads();
+    const int g0 = (w0 + b) * kRingGroup, gn = T - g0 < kRingGroup ? T - g0 : kRingGroup;
+    int expert = -1, dest = -1;
+    if (warp < gn) {
+      const uint64_t mask = token_experts<Idx>(c, g0 + warp, expert, dest);
+      if (lane == 0) gmask[warp] = mask;
+    }
+    __syncthreads();
+    if (warp < gn) {
+      const int t = g0 + warp;
+      const uint64_t mask = gmask[warp];
+      const int d = nth_rank(mask);
+      unsigned q = 0;
+      uint64_t Q = 0;
+      if (d >= 0) {
+        q = c.running[d] + before[d];
+        for (int g = 0; g < warp; ++g) q += static_cast<unsigned>((gmask[g] >> d) & 1);
+        Q = c.sent0[d] + q;
+      }
+      const int nout = route_token(c, t, expert, dest, mask, d, q, Q, gdst[warp], gsdst[warp]);
+      if (nout < 0) *c.ok = 0;
+      const bool staged = d >= 0 && d != me;
+      const unsigned st_mask = __ballot_sync(0xffffffffu, staged);
+      if (staged) {
+        const int i = __popc(st_mask & ((1u << lane) - 1u));
+        rdy[warp][i] = at_peer<uint64_t>(h, d, L.ring_ready_off) + static_cast<size_t>(me) * c.S + Q % c.S;
+        rval[warp][i] = Q + 1;
+      }
+      if (lane == 0) {
+        nrdy[warp] = __popc(st_mask);
+        gndst[warp] = nout;
+      }
+    }
+    __syncthreads();
+    for (int g = 0; *c.ok && g < gn; ++g) {
+      const char* src = a.x + static_cast<size_t>(g0 + g) * c.payload + p0;
+      const int nd = gndst[g];
+      RowBatchOf<kSendBatch> rb;  // (a warp's piece of a row: 1 KiB at H 7168)
+      rb.load(src, p1 - p0, 0);
+      if (p0 < p1) warp_fanout16(src, p1 - p0, lane < nd ? gdst[g][lane] + p0 : nullptr, nd, rb, g0 + g + warp);
+      if (L.scale_words && warp == kWarps - 1)
+        warp_fanout_words(a.scales + static_cast<size_t>(g0 + g) * L.scale_words, L.scale_words, lane < nd ? gsdst[g][lane] : nullptr, nd);
+    }
+    // Every thread's stores and records fenced, then (a release) the ready words.
+    device::fence_acq_rel();
+    __syncthreads();
+    for (int i = threadIdx.x; *c.ok && i < gn * n; i += blockDim.x) {
+      const int g = i / n, k = i % n;
+      if (k < nrdy[g]) device::st_relaxed(rdy[g][k], rval[g][k]);
+    }
+    for (int d = threadIdx.x; d < n; d += blockDim.x) c.running[d] += wave[d];
+  }
+}
+
+// Step 4 at two ranks: a warp a token, in chunks of kChunkWaves waves. The first q per destination
+// of each of this block's groups in the chunk (the rows of the waves before and of the wave's
+// groups before it), then the chunk's tokens, a warp each (token k of the chunk to warp k mod
+// kWarps, in wave order): its q per destination (its group's first, plus the group's earlier
+// tokens' rows there), the routing, the whole row to every destination, then the warp's own fence
+// and its rows' ready words (no block barrier between tokens: a warp fencing leaves the others
+// storing). Measured on 4 x H200 (session 23, prefill): at 2 GPUs 130.0-130.3 us against the
+// waves' 148.4-148.5 (skewed 144.3 against 162), at 4 GPUs 295.4-295.7 against 282.9-283.3.
+// Deadlock-free as the waves (the file's argument, with groups of one token): a warp at a chunk's
+// barrier holds no token, and every token of a chunk comes before every token of the next, so the
+// earliest token not stored is always held by a warp that runs.
+template <class Idx>
+__device__ void send_tokens_by_warp(const SendCtx& c, char* (&gdst)[kWarps][kMaxDst], uint32_t* (&gsdst)[kWarps][kMaxDst]) {
+  const DispatchArgs& a = c.a;
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = c.n, me = c.me, b = c.b, Bs = c.Bs, T = c.T, warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id();
+  constexpr int kChunkWaves = 16;
+  __shared__ unsigned first_q[kChunkWaves][pad::kMaxTeam];
+  __shared__ unsigned wsum[kChunkWaves][pad::kMaxTeam];
+  for (int c0 = 0; c0 + b < c.groups; c0 += kChunkWaves * Bs) {  // c0: the chunk's first group
+    __syncthreads();  // (the previous chunk's first_q read by every warp; every warp's `ok` written)
+    if (!*c.ok) break;
+    for (int i = threadIdx.x; i < kChunkWaves * n; i += blockDim.x) {
+      first_q[i / n][i % n] = 0;
+      wsum[i / n][i % n] = 0;
+    }
+    __syncthreads();
+    const int span = c.groups - c0 < kChunkWaves * Bs ? c.groups - c0 : kChunkWaves * Bs;  // the chunk's groups
+    for (int i = threadIdx.x; i < span * n; i += blockDim.x) {
+      const int gi = i / n, d = i % n, j = gi / Bs;
+      const unsigned v = *reinterpret_cast<volatile const unsigned*>(c.gc + static_cast<size_t>(c0 + gi) * n + d);
+      atomicAdd(&wsum[j][d], v);
+      if (gi % Bs < b) atomicAdd(&first_q[j][d], v);
+    }
+    __syncthreads();
+    for (int d = threadIdx.x; d < n; d += blockDim.x) {
+      unsigned r = c.running[d];
+      for (int j = 0; j < kChunkWaves; ++j) {
+        first_q[j][d] += r;
+        r += wsum[j][d];
+      }
+      c.running[d] = r;
+    }
+    __syncthreads();
+    const int waves = (span - b + Bs - 1) / Bs;  // waves of the chunk with a group of this block
+    for (int k = warp; k < waves * kRingGroup; k += kWarps) {
+      const int j = k / kRingGroup, g = c0 + j * Bs + b, t = g * kRingGroup + k % kRingGroup;
+      if (t >= T) continue;
+      int expert, dest;
+      const uint64_t mask = token_experts<Idx>(c, t, expert, dest);
+      const int d = nth_rank(mask);
+      unsigned q = 0;
+      uint64_t Q = 0;
+      if (d >= 0) {
+        q = first_q[j][d];
+        for (int e = g * kRingGroup; e < t; ++e) q += static_cast<unsigned>((__ldcg(c.token_ranks + e) >> d) & 1);
+        Q = c.sent0[d] + q;
+      }
+      const int nout = route_token(c, t, expert, dest, mask, d, q, Q, gdst[warp], gsdst[warp]);
+      if (nout < 0) {
+        *c.ok = 0;
+        break;
+      }
+      __syncwarp();  // (gdst in)
+      const char* src = a.x + static_cast<size_t>(t) * c.payload;
+      RowBatchOf<kWarpSendBatch> rb;
+      rb.load(src, c.payload, 0);
+      warp_fanout16(src, c.payload, lane < nout ? gdst[warp][lane] : nullptr, nout, rb, t);
+      if (L.scale_words)
+        warp_fanout_words(a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words, lane < nout ? gsdst[warp][lane] : nullptr, nout);
+      // The warp's stores and records fenced, then (a release) its rows' ready words.
+      device::fence_acq_rel();
+      __syncwarp();
+      if (d >= 0 && d != me) device::st_relaxed(at_peer<uint64_t>(h, d, L.ring_ready_off) + static_cast<size_t>(me) * c.S + Q % c.S, Q + 1);
+    }
+  }
+}
+
 // Send block b of Bs. This rank's tokens go in groups of kRingGroup, dealt to the send blocks in
 // waves (block b takes groups b, Bs + b, 2 Bs + b, ...), so that the grid produces rows in about
 // their sequence order and the copiers, which claim in that order, find them in as they come (a
@@ -127,9 +390,8 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
   const uint64_t* release = at<uint64_t>(h, L.ring_release_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
 
-  __shared__ unsigned running[pad::kMaxTeam];  // rows to each destination in the waves before this one
-  __shared__ unsigned before[pad::kMaxTeam];   // and in this wave's groups before this block's
-  __shared__ unsigned wave[pad::kMaxTeam];     // and in this whole wave
+  __shared__ unsigned running[pad::kMaxTeam];  // rows to each destination in the waves (chunks) before this one
+  __shared__ unsigned wave[pad::kMaxTeam];     // (send block 0: the operation's rows to each destination)
   __shared__ uint64_t sent0[pad::kMaxTeam];    // rows sent to each destination before this operation
   __shared__ int ok;
   for (int d = threadIdx.x; d < n; d += blockDim.x) {
@@ -183,135 +445,12 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
     }
   }
 
-  // 4. The waves: this block's group's first q per destination (the rows of the waves before and of
-  // the wave's groups before it), then warp g routes token g of the group (its q per destination,
-  // the release of its slots, this rank's expert rows, the routing records), every warp stores its
-  // share of each row, fences, and the group's ready words go out.
-  __shared__ uint64_t gmask[kRingGroup];
-  __shared__ char* gdst[kRingGroup][kMaxDst];
-  __shared__ uint32_t* gsdst[kRingGroup][kMaxDst];
-  __shared__ int gndst[kRingGroup];
-  __shared__ uint64_t* rdy[kRingGroup][pad::kMaxTeam];
-  __shared__ uint64_t rval[kRingGroup][pad::kMaxTeam];
-  __shared__ int nrdy[kRingGroup];
-  const size_t share = ((payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
-  const size_t p0 = static_cast<size_t>(warp) * share < payload ? static_cast<size_t>(warp) * share : payload;
-  const size_t p1 = p0 + share < payload ? p0 + share : payload;
-  for (int w0 = 0; ok && w0 + b < groups; w0 += Bs) {  // w0: the wave's first group
-    __syncthreads();
-    for (int d = threadIdx.x; d < n; d += blockDim.x) before[d] = wave[d] = 0;
-    __syncthreads();
-    const int in_wave = groups - w0 < Bs ? groups - w0 : Bs;
-    for (int i = threadIdx.x; i < in_wave * n; i += blockDim.x) {
-      const unsigned c = *reinterpret_cast<volatile const unsigned*>(gc + static_cast<size_t>(w0) * n + i);
-      atomicAdd(&wave[i % n], c);
-      if (i / n < b) atomicAdd(&before[i % n], c);
-    }
-    __syncthreads();
-    const int g0 = (w0 + b) * kRingGroup, gn = T - g0 < kRingGroup ? T - g0 : kRingGroup;
-    int expert = -1, dest = -1;
-    if (warp < gn) {
-      const int t = g0 + warp;
-      if (lane < K) {
-        const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
-        if (v >= 0 && v < a.num_experts) {
-          expert = static_cast<int>(v);
-          dest = expert / El;
-        } else if (v != -1) {
-          device::record_error(h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt, static_cast<uint64_t>(a.num_experts),
-                               static_cast<uint64_t>(v), 0);
-        }
-      }
-      uint64_t mask = dest >= 0 ? 1ull << dest : 0;
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
-      if (lane == 0) gmask[warp] = mask;
-    }
-    __syncthreads();
-    if (warp < gn) {
-      const int t = g0 + warp;
-      const uint64_t mask = gmask[warp];
-      const int ndst = __popcll(mask);
-      // Lane i < ndst: the i-th destination rank, its q and its cumulative number.
-      int d = -1;
-      unsigned q = 0;
-      uint64_t Q = 0;
-      if (lane < ndst) {
-        uint64_t m = mask;
-        for (int i = 0; i < lane; ++i) m &= m - 1;
-        d = __ffsll(static_cast<long long>(m)) - 1;
-        q = running[d] + before[d];
-        for (int g = 0; g < warp; ++g) q += static_cast<unsigned>((gmask[g] >> d) & 1);
-        Q = sent0[d] + q;
-      }
-      if (lane < ndst) at<unsigned>(h, L.token_q_off)[static_cast<size_t>(t) * n + d] = q;  // (the streamed combine's)
-      unsigned lslot = 0;  // lane k < K whose expert is this rank's: its row there (>= C: dropped)
-      if (dest == me) lslot = atomicAdd(&expert_count[expert - me * El], 1u);
-      // A peer's slot is free once that peer released its previous row (Q - S).
-      const bool staged = lane < ndst && d != me;
-      bool waited = true;
-      if (staged && Q >= S) {
-        const uint64_t need = Q - S + 1;
-        waited = device::wait_for(h, release + static_cast<size_t>(d) * S + Q % S, [&](uint64_t v) { return v >= need; }, Cmp::kGe, need,
-                                  WaitKind::kMoeRing, d, L.backoff_ns);
-      }
-      if (!__all_sync(0xffffffffu, waited)) ok = 0;
-      const unsigned st_mask = __ballot_sync(0xffffffffu, staged), below = (1u << lane) - 1u;
-      if (staged) {
-        const int i = __popc(st_mask & below);
-        char* p = at_peer<char>(h, d, ring_row_off(L, me, Q % S));
-        gdst[warp][i] = p;
-        gsdst[warp][i] = reinterpret_cast<uint32_t*>(p + payload);
-        rdy[warp][i] = at_peer<uint64_t>(h, d, L.ring_ready_off) + static_cast<size_t>(me) * S + Q % S;
-        rval[warp][i] = Q + 1;
-      }
-      int nout = __popc(st_mask);
-      if (lane == 0) nrdy[warp] = nout;
-      const bool local = dest == me && lslot < static_cast<unsigned>(C);
-      const unsigned lk = __ballot_sync(0xffffffffu, local);
-      if (local) {
-        const size_t row = static_cast<size_t>(expert - me * El) * C + lslot;
-        gdst[warp][nout + __popc(lk & below)] = a.recv_x + row * payload;
-        gsdst[warp][nout + __popc(lk & below)] = a.recv_scales != nullptr ? a.recv_scales + row * L.scale_words : nullptr;
-      }
-      nout += __popc(lk);
-      if (lane == 0) gndst[warp] = nout;
-      // The routing record of each copy, at its q among this rank's rows to that destination.
-      const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
-      for (int i = 0; i < ndst; ++i) {
-        const int di = __shfl_sync(0xffffffffu, d, i);
-        const unsigned qi = __shfl_sync(0xffffffffu, q, i);
-        const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + qi;
-        Meta* meta = at_peer<Meta>(h, di, L.meta_off + rec * sizeof(Meta));
-        if (lane < kMaxTopk) {
-          const bool mine = lane < K && dest == di;
-          meta->expert[lane] = mine ? expert - di * El : -1;
-          meta->weight[lane] = mine ? wk : 1.0f;
-          if (di == me) meta->slot[lane] = mine && lslot < static_cast<unsigned>(C) ? static_cast<int>(lslot) : -1;
-        }
-        if (lane == 0) meta->src_token = t;
-      }
-      if (lane == 0 && ((mask >> me) & 1)) atomicAdd(&rc[static_cast<size_t>(me) * L.rounds + t / L.round], 1u);  // own rows by round
-    }
-    __syncthreads();
-    for (int g = 0; ok && g < gn; ++g) {
-      const char* src = a.x + static_cast<size_t>(g0 + g) * payload + p0;
-      const int nd = gndst[g];
-      RowBatchOf<kSendBatch> rb;  // (a warp's piece of a row: 1 KiB at H 7168)
-      rb.load(src, p1 - p0, 0);
-      if (p0 < p1) warp_fanout16(src, p1 - p0, lane < nd ? gdst[g][lane] + p0 : nullptr, nd, rb, g0 + g + warp);
-      if (L.scale_words && warp == kWarps - 1)
-        warp_fanout_words(a.scales + static_cast<size_t>(g0 + g) * L.scale_words, L.scale_words, lane < nd ? gsdst[g][lane] : nullptr, nd);
-    }
-    // Every thread's stores and records fenced, then (a release) the ready words.
-    device::fence_acq_rel();
-    __syncthreads();
-    for (int i = threadIdx.x; ok && i < gn * n; i += blockDim.x) {
-      const int g = i / n, k = i % n;
-      if (k < nrdy[g]) device::st_relaxed(rdy[g][k], rval[g][k]);
-    }
-    for (int d = threadIdx.x; d < n; d += blockDim.x) running[d] += wave[d];
-  }
+  // 4. The rows: a warp a token at two ranks, else the block a group.
+  __shared__ char* gdst[kWarps][kMaxDst];
+  __shared__ uint32_t* gsdst[kWarps][kMaxDst];
+  const SendCtx c{a, n, me, K, El, C, T, b, Bs, groups, opar, S, payload, token_ranks, gc, rc, expert_count, release, running, sent0, &ok};
+  if (n == 2) send_tokens_by_warp<Idx>(c, gdst, gsdst);
+  else send_groups_by_block<Idx>(c, gdst, gsdst);
 }
 
 // Copy block (blockIdx.x >= Bs): rows of every peer's ring, claimed in q order per source.
