@@ -122,6 +122,9 @@ struct ExpertParallel::Impl {
   // 294, 65% 291 (its combine 3% slower after it), 70% 308; on 2 of its GPUs: 50% 208, 60% 196, 70%
   // 186 (session 22; bench/results/2026-11-27-h100x4-4a7ae0a-moe-prefill-*). (One block an SM,
   // session 21: 25% 521, 50% 338, 60% 317, 75% 435, 90% 890: the copy pools starve or the senders do.)
+  // Session 23, 4 x H200 (senders a block a group, before the two-rank senders): at 2 GPUs 50% 166,
+  // 70% 148.4, 75% 148.2; on 4 x H100 at 4 GPUs 50% 289, 60% 287, 75% 330. The two-rank senders (a
+  // warp a token, dispatch_ring.cu) were measured at 70% only.
   int ring_share = 0;
 };
 
@@ -204,8 +207,9 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // rounds' 344-345 (skewed 319 against 406), 2 of its GPUs 186 against one kernel a round's 237
   // (skewed 220 against 267); 4 x H200 283-284 against 338 (skewed 296 against 359), 2 of its GPUs
   // 150 against 218 (skewed 164 against 252); the rounds' combine after either level within 1%
-  // (bench/results/2026-11-27-{h100x4-4a7ae0a,h200x4-53e631e}-moe-prefill-*). Its combine streams
-  // too (cring, below; combine_ring.cu).
+  // (bench/results/2026-11-27-{h100x4-4a7ae0a,h200x4-53e631e}-moe-prefill-*). At two ranks its
+  // senders take a warp a token since session 23: 2 of 4 x H200 130 (skewed 144). Its combine
+  // streams too (cring, below; combine_ring.cu).
   // (A group's rows to one rank take that many slots at once: the ring needs 2R >= kRingGroup.)
   impl_->ring = want_ring && own_gpus && impl_->L.rounds > 1 && kern::ring_slots(impl_->L) >= static_cast<uint64_t>(kern::kRingGroup);
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
