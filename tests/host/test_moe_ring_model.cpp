@@ -3,7 +3,9 @@
 // send blocks in waves, each token to a random set of ranks. A row to a peer has a cumulative number
 // Q (over every operation) in its ring on that peer, of S slots: a send block stores a group once
 // every row of it finds its slot released (the peer copied row Q - S), then the rows are ready at
-// once. On every rank, copy warps claim each source's rows in number order, wait for the row to be
+// once. (At two ranks the kernel's send blocks take a warp a token instead: each token's rows are
+// stored on their own, and a block's warps wait for one another between chunks of waves; the model
+// runs that too, `warp_send`.) On every rank, copy warps claim each source's rows in number order, wait for the row to be
 // ready, copy it and release its slot. A rank's operation ends when its send blocks and copy warps
 // are done; its next one starts then. The model checks that every row is copied exactly once, from
 // the slot its sender wrote it to, and that no interleaving gets stuck: with a pool of copy warps
@@ -33,12 +35,23 @@ struct RingModel {
   int n, S, send_blocks, warps;  // warps: copy warps per pool (per source, or in all if shared)
   bool shared;
   int words = 2;  // announce words per (source, destination): by operation parity, or 1
+  // 0: a send block stores a group at once; else a send block's warps (this many) each store a
+  // token at once, in chunks of kChunkWaves waves with a wait for the block's warps between chunks.
+  int warp_send = 0;
+  static constexpr int kChunkWaves = 2;
   std::mt19937_64 g;
-  // Per rank: the current operation, its rows by destination (in token order), the groups' rows.
+  // Per rank: the current operation and what its send units store. An item: rows stored at once
+  // (a group's, or a token's), of a chunk (warp_send). A unit (a send block, or one of its warps)
+  // stores its items in order.
+  struct Item {
+    std::vector<Row> rows;
+    int chunk = 0;
+  };
   struct Rank {
     int op = -1;
-    std::vector<std::vector<Row>> group_rows;  // [group][i]
-    std::vector<int> next_group;                             // per send block: its next group (or past the end)
+    std::vector<Item> items;
+    std::vector<std::vector<int>> unit_items;  // [unit]: item indices in order
+    std::vector<int> next;                     // per unit: its next position in unit_items
     std::vector<uint64_t> sent;                              // rows to each destination before this operation
     std::vector<uint64_t> recv;                              // rows from each source before this operation
     std::vector<int> claimed;                                // per source: rows claimed this operation
@@ -81,15 +94,32 @@ struct RingModel {
     Rank& R = rk[r];
     ++R.op;
     const std::vector<int>& masks = plan[r][R.op];
-    const int G = kGroup;
-    const int groups = (static_cast<int>(masks.size()) + G - 1) / G;
-    R.group_rows.assign(groups, {});
+    const int G = kGroup, T = static_cast<int>(masks.size());
+    const int groups = (T + G - 1) / G;
+    std::vector<std::vector<Row>> token_rows(T);
     std::vector<uint64_t> q(n, 0);
-    for (int t = 0; t < static_cast<int>(masks.size()); ++t)
+    for (int t = 0; t < T; ++t)
       for (int d = 0; d < n; ++d)
-        if (d != r && ((masks[t] >> d) & 1)) R.group_rows[t / G].push_back(Row{t, d, R.sent[d] + q[d]++});
-    R.next_group.assign(send_blocks, 0);
-    for (int b = 0; b < send_blocks; ++b) R.next_group[b] = b;
+        if (d != r && ((masks[t] >> d) & 1)) token_rows[t].push_back(Row{t, d, R.sent[d] + q[d]++});
+    R.items.clear();
+    R.unit_items.assign(static_cast<size_t>(send_blocks) * std::max(1, warp_send), {});
+    for (int b = 0; b < send_blocks; ++b) {  // block b's groups: b, b + send_blocks, ... (the waves)
+      int k = 0;  // position among block b's tokens
+      for (int gi = b, wave = 0; gi < groups; gi += send_blocks, ++wave) {
+        if (warp_send == 0) {
+          Item it;
+          for (int t = gi * G; t < std::min(T, gi * G + G); ++t) it.rows.insert(it.rows.end(), token_rows[t].begin(), token_rows[t].end());
+          R.unit_items[b].push_back(static_cast<int>(R.items.size()));
+          R.items.push_back(it);
+          continue;
+        }
+        for (int t = gi * G; t < std::min(T, gi * G + G); ++t, ++k) {  // token k of the block to warp k mod warp_send
+          R.unit_items[static_cast<size_t>(b) * warp_send + k % warp_send].push_back(static_cast<int>(R.items.size()));
+          R.items.push_back(Item{token_rows[t], wave / kChunkWaves});
+        }
+      }
+    }
+    R.next.assign(R.unit_items.size(), 0);
     // The announce: written now (announce_word), read by each peer in its own time (try_read).
     R.claimed.assign(n, 0);
     R.read.assign(n, 0);
@@ -101,9 +131,10 @@ struct RingModel {
     for (int m : plan[src][op]) c += dest != src && ((m >> dest) & 1);
     return c;
   }
+  int units() const { return send_blocks * std::max(1, warp_send); }
   bool sends_done(int r) const {
-    for (int b = 0; b < send_blocks; ++b)
-      if (rk[r].next_group[b] < static_cast<int>(rk[r].group_rows.size())) return false;
+    for (int u = 0; u < units(); ++u)
+      if (rk[r].next[u] < static_cast<int>(rk[r].unit_items[u].size())) return false;
     return true;
   }
   bool copies_done(int r) const {
@@ -134,18 +165,21 @@ struct RingModel {
   }
 
   // One step of some agent; false if it cannot move. kind picks the agent kind, i its index.
-  bool try_send(int r, int b, bool* bad) {
+  bool try_send(int r, int u, bool* bad) {
     Rank& R = rk[r];
-    int& gi = R.next_group[b];
-    if (gi >= static_cast<int>(R.group_rows.size())) return false;
-    for (const Row& row : R.group_rows[gi])  // every slot of the group released
+    if (R.next[u] >= static_cast<int>(R.unit_items[u].size())) return false;
+    const Item& it = R.items[R.unit_items[u][R.next[u]]];
+    if (warp_send > 0)  // a chunk starts once every warp of the block is past the chunks before it
+      for (int v = u - u % warp_send; v < u - u % warp_send + warp_send; ++v)
+        if (R.next[v] < static_cast<int>(R.unit_items[v].size()) && R.items[R.unit_items[v][R.next[v]]].chunk < it.chunk) return false;
+    for (const Row& row : it.rows)  // every slot of the item released
       if (row.Q >= static_cast<uint64_t>(S) && released[r][row.dest][row.Q % S] < static_cast<int64_t>(row.Q - S + 1)) return false;
-    for (const Row& row : R.group_rows[gi]) {
+    for (const Row& row : it.rows) {
       int64_t& sq = slot_q[r][row.dest][row.Q % S];
       if (sq >= 0 && released[r][row.dest][row.Q % S] != sq + 1) *bad = true;  // overwriting a row not yet copied
       sq = static_cast<int64_t>(row.Q);
     }
-    gi += send_blocks;
+    ++R.next[u];
     return true;
   }
   bool try_copy(int r, int w, bool* bad) {
@@ -200,19 +234,20 @@ struct RingModel {
       for (int r = 0; r < n; ++r) all &= rk[r].op >= ops;
       if (all) return true;
       // Try agents in a random order until one moves.
-      std::vector<std::pair<int, int>> agents;  // (rank, id): id < send_blocks send, then copy warps, announce readers, close
+      std::vector<std::pair<int, int>> agents;  // (rank, id): id < units() send, then copy warps, announce readers, close
+      const int su = units();
       for (int r = 0; r < n; ++r) {
         if (rk[r].op >= ops) continue;
         const int copiers = static_cast<int>(rk[r].pool.size());
-        for (int i = 0; i < send_blocks + copiers + n + 1; ++i) agents.emplace_back(r, i);
+        for (int i = 0; i < su + copiers + n + 1; ++i) agents.emplace_back(r, i);
       }
       std::shuffle(agents.begin(), agents.end(), g);
       bool moved = false;
       for (auto [r, i] : agents) {
         const int copiers = static_cast<int>(rk[r].pool.size());
-        if (i < send_blocks) moved = try_send(r, i, bad);
-        else if (i < send_blocks + copiers) moved = try_copy(r, i - send_blocks, bad);
-        else if (i < send_blocks + copiers + n) moved = try_read(r, i - send_blocks - copiers, replaced);
+        if (i < su) moved = try_send(r, i, bad);
+        else if (i < su + copiers) moved = try_copy(r, i - su, bad);
+        else if (i < su + copiers + n) moved = try_read(r, i - su - copiers, replaced);
         else moved = try_close(r);
         if (moved) break;
       }
@@ -241,6 +276,22 @@ TEST(MoeRingModel, PoolsPerSourceNeverDeadlockAndCopyEveryRowOnce) {
       bool bad = false, replaced = false;
       ASSERT_TRUE(m.run(&bad, &replaced)) << "stuck: n=" << n << " seed=" << seed;
       ASSERT_FALSE(replaced) << "an announce replaced before it was read: n=" << n << " seed=" << seed;
+      ASSERT_FALSE(bad) << "a slot reused before its row was copied: n=" << n << " seed=" << seed;
+      ASSERT_TRUE(m.each_copied_once()) << "n=" << n << " seed=" << seed;
+    }
+}
+
+TEST(MoeRingModel, WarpPerTokenSendersNeverDeadlockAndCopyEveryRowOnce) {
+  // The two-rank senders (dispatch_ring.cu, send_tokens_by_warp), here at any N: each token's rows
+  // on their own, a block's warps waiting for one another between chunks, rings as small as one row.
+  for (int n : {2, 3, 4})
+    for (uint64_t seed = 0; seed < 60; ++seed) {
+      RingModel m(n, /*S=*/1 + static_cast<int>(seed % 3), /*send_blocks=*/1 + static_cast<int>(seed % 3), /*warps=*/1 + static_cast<int>(seed % 2),
+                  /*shared=*/false, /*ops=*/3, /*max_tokens=*/11, 3000 * n + seed);
+      m.warp_send = 1 + static_cast<int>(seed % 3);
+      bool bad = false, replaced = false;
+      ASSERT_TRUE(m.run(&bad, &replaced)) << "stuck: n=" << n << " seed=" << seed;
+      ASSERT_FALSE(replaced) << "n=" << n << " seed=" << seed;
       ASSERT_FALSE(bad) << "a slot reused before its row was copied: n=" << n << " seed=" << seed;
       ASSERT_TRUE(m.each_copied_once()) << "n=" << n << " seed=" << seed;
     }
