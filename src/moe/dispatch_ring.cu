@@ -298,7 +298,8 @@ __device__ void send_groups_by_block(const SendCtx& c, char* (&gdst)[kWarps][kMa
 // waves' 148.4-148.5 (skewed 144.3 against 162), at 4 GPUs 295.4-295.7 against 282.9-283.3.
 // Deadlock-free as the waves (the file's argument, with groups of one token): a warp at a chunk's
 // barrier holds no token, and every token of a chunk comes before every token of the next, so the
-// earliest token not stored is always held by a warp that runs.
+// earliest token not stored is always held by a warp that runs (tests/host/test_moe_ring_model.cpp
+// runs this way too, at 2-4 ranks, rings down to one row).
 template <class Idx>
 __device__ void send_tokens_by_warp(const SendCtx& c, char* (&gdst)[kWarps][kMaxDst], uint32_t* (&gsdst)[kWarps][kMaxDst]) {
   const DispatchArgs& a = c.a;
