@@ -576,8 +576,8 @@ __device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
   if (threadIdx.x == 0) h.local_signals[kOpSlot] = op;
 }
 
-// Two blocks an SM (at most 128 registers: the send warps' batches are 2 KiB, a warp's piece of a
-// row being ~1 KiB at H 7168): twice the warps of one block an SM (209 registers) to hide the
+// Two blocks an SM (at most 128 registers: the block way's send batches are 2 KiB, a warp's piece
+// of a row being ~1 KiB at H 7168; the warp way's 1 KiB, a warp taking whole rows): twice the warps of one block an SM (209 registers) to hide the
 // copy's and the senders' latencies. 4 x H100, prefill at 60% sending: 294 us against 317-318
 // (skewed 319 against 349-351; session 22, with the copy's batches at 4 KiB).
 template <class Idx>
