@@ -268,16 +268,22 @@ struct RingModel {
   }
 };
 
+// Runs m to the end and checks it: never stuck, no announce replaced unread, no slot reused before
+// its row was copied, every row copied once.
+void expect_clean_run(RingModel& m, int n, uint64_t seed) {
+  bool bad = false, replaced = false;
+  ASSERT_TRUE(m.run(&bad, &replaced)) << "stuck: n=" << n << " seed=" << seed;
+  ASSERT_FALSE(replaced) << "an announce replaced before it was read: n=" << n << " seed=" << seed;
+  ASSERT_FALSE(bad) << "a slot reused before its row was copied: n=" << n << " seed=" << seed;
+  ASSERT_TRUE(m.each_copied_once()) << "n=" << n << " seed=" << seed;
+}
+
 TEST(MoeRingModel, PoolsPerSourceNeverDeadlockAndCopyEveryRowOnce) {
   for (int n : {2, 3, 4, 5})
     for (uint64_t seed = 0; seed < 60; ++seed) {
       RingModel m(n, /*S=*/kGroup + static_cast<int>(seed % 3), /*send_blocks=*/1 + static_cast<int>(seed % 3), /*warps=*/1 + static_cast<int>(seed % 2),
                   /*shared=*/false, /*ops=*/3, /*max_tokens=*/9, 1000 * n + seed);
-      bool bad = false, replaced = false;
-      ASSERT_TRUE(m.run(&bad, &replaced)) << "stuck: n=" << n << " seed=" << seed;
-      ASSERT_FALSE(replaced) << "an announce replaced before it was read: n=" << n << " seed=" << seed;
-      ASSERT_FALSE(bad) << "a slot reused before its row was copied: n=" << n << " seed=" << seed;
-      ASSERT_TRUE(m.each_copied_once()) << "n=" << n << " seed=" << seed;
+      ASSERT_NO_FATAL_FAILURE(expect_clean_run(m, n, seed));
     }
 }
 
@@ -289,11 +295,7 @@ TEST(MoeRingModel, WarpPerTokenSendersNeverDeadlockAndCopyEveryRowOnce) {
       RingModel m(n, /*S=*/1 + static_cast<int>(seed % 3), /*send_blocks=*/1 + static_cast<int>(seed % 3), /*warps=*/1 + static_cast<int>(seed % 2),
                   /*shared=*/false, /*ops=*/3, /*max_tokens=*/11, 3000 * n + seed);
       m.warp_send = 1 + static_cast<int>(seed % 3);
-      bool bad = false, replaced = false;
-      ASSERT_TRUE(m.run(&bad, &replaced)) << "stuck: n=" << n << " seed=" << seed;
-      ASSERT_FALSE(replaced) << "n=" << n << " seed=" << seed;
-      ASSERT_FALSE(bad) << "a slot reused before its row was copied: n=" << n << " seed=" << seed;
-      ASSERT_TRUE(m.each_copied_once()) << "n=" << n << " seed=" << seed;
+      ASSERT_NO_FATAL_FAILURE(expect_clean_run(m, n, seed));
     }
 }
 
