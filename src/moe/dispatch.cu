@@ -148,8 +148,8 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
         const unsigned si = __shfl_sync(0xffffffffu, slot, i), bi = __shfl_sync(0xffffffffu, before, i);
         const size_t rec = (static_cast<size_t>(opar) * n + me) * L.max_tokens + bi + si;
         Meta* meta = at_peer<Meta>(h, di, L.meta_off + rec * sizeof(Meta));
-        if (lane < kMaxTopk) {
-          const bool mine = lane < K && dest == di;
+        if (lane < K) {  // (entries >= K are never read)
+          const bool mine = dest == di;
           meta->expert[lane] = mine ? expert - di * L.experts_local : -1;
           meta->weight[lane] = mine ? wk : 1.0f;
           if (direct && di == me) meta->slot[lane] = mine && lslot < static_cast<unsigned>(C) ? static_cast<int>(lslot) : -1;  // (as recv_copy)

@@ -186,8 +186,8 @@ __device__ int route_token(const SendCtx& c, int t, int expert, int dest, uint64
     const unsigned qi = __shfl_sync(0xffffffffu, q, i);
     const size_t rec = (static_cast<size_t>(c.opar) * c.n + me) * L.max_tokens + qi;
     Meta* meta = at_peer<Meta>(h, di, L.meta_off + rec * sizeof(Meta));
-    if (lane < kMaxTopk) {
-      const bool mine = lane < c.K && dest == di;
+    if (lane < c.K) {  // (entries >= K are never read)
+      const bool mine = dest == di;
       meta->expert[lane] = mine ? expert - di * c.El : -1;
       meta->weight[lane] = mine ? wk : 1.0f;
       if (di == me) meta->slot[lane] = mine && lslot < static_cast<unsigned>(c.C) ? static_cast<int>(lslot) : -1;
