@@ -19,7 +19,8 @@
 // areas of nranks x R x H bf16, and small counters. For the decode shape (128 tokens, H 7168, fp8,
 // top-8, 4 ranks) that is about 22 MiB; for prefill (4096 tokens) about 95 MiB at R 512 and 180 MiB
 // at R 1024 (symmem-bench's rounds). The streamed dispatch and combine (Kernels) add four words
-// of 8 bytes per staging row and 5 bytes per (token, rank): 0.35 MiB for that prefill.
+// of 8 bytes per ring slot (2 x R slots a source, at most 1024 above two ranks) and 5 bytes per
+// (token, rank): at most 0.35 MiB for that prefill.
 //
 // Calls are collective over the communicator: every rank calls dispatch and combine in the same
 // order (a rank may pass 0 tokens). Tokens per call may differ across ranks (up to max_tokens).

@@ -61,6 +61,8 @@ Layout make_layout(const Config& c, int n) {
   L.row = moe::detail::row_bytes(c.hidden, c.fp8, c.ue8m0);
   L.round = c.round_tokens > 0 && c.round_tokens < c.max_tokens ? c.round_tokens : c.max_tokens;
   L.rounds = (c.max_tokens + L.round - 1) / L.round;
+  L.ring_rows = 2u * static_cast<uint32_t>(L.round);
+  if (n > 2) L.ring_rows = std::min(L.ring_rows, kRingRowsWide);
   const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(L.round), "moe staging rows");
   const size_t records = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(c.max_tokens), "moe routing records");
   size_t off = 0;

@@ -83,6 +83,8 @@ constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 
 // pipelined round.
 constexpr int kCopyClaims = 4, kSumClaims = 5, kCounters = 6;
 
+// A routing record: entries k < K are written by the sender (expert, weight) and by the receiver
+// (slot); entries from K on are neither written nor read (fewer bytes on the links).
 struct Meta {
   int32_t src_token;
   int32_t pad_[3];
@@ -175,10 +177,18 @@ struct Layout {
   // Rank-local work placement (TuneBits; never part of a protocol, so ranks may differ):
   // SYMMEM_MOE_TUNE overrides the default, for measurements.
   unsigned tune = 0;
+  // The streamed kernels' ring slots per source (make_layout: from n and R, so every rank's agree).
+  uint32_t ring_rows = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
-/// The streamed dispatch's ring slots per source: the staging area of 2 x R rows a source.
-inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return 2ull * static_cast<uint64_t>(L.round); }
+/// The streamed dispatch's (and combine's) ring slots per source: at most the staging area's 2 x R
+/// rows a source (make_layout says how many).
+inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return static_cast<uint64_t>(L.ring_rows); }
+/// Above two ranks the rings hold at most this many slots a source: 4 x H100, prefill (7 KiB
+/// rows, R 1024), dispatch 283.4 us at 1024 slots against 287.7 at 2048, 295.8 at 768 and 356 at
+/// 512 (fewer slots stall the senders; more leave (n - 1) x S rows that no longer stay in L2 while
+/// they wait for their copy); at two ranks 1024 was slower (159.0 against 154.7), so 2 x R there.
+constexpr uint32_t kRingRowsWide = 1024;
 SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for the host tests)
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when

@@ -65,3 +65,24 @@ TEST(MoeConfig, RowsAndLayout) {
   p.round_tokens = 1000;  // not a divisor: 5 rounds, the last one partial
   EXPECT_EQ(kern::make_layout(p, 4).rounds, 5);
 }
+
+// The streamed kernels' rings: 2 x R slots a source at two ranks, at most kRingRowsWide above, and
+// never more than the staging area holds (every rank derives the same count from n and R).
+TEST(MoeConfig, RingSlotsFollowRanksAndRound) {
+  Config p{7168, 8, 256, 4096, 8192, true, false, 1024};
+  EXPECT_EQ(kern::ring_slots(kern::make_layout(p, 2)), 2048u);
+  EXPECT_EQ(kern::ring_slots(kern::make_layout(p, 3)), kern::kRingRowsWide);
+  EXPECT_EQ(kern::ring_slots(kern::make_layout(p, 4)), kern::kRingRowsWide);
+  EXPECT_EQ(kern::ring_slots(kern::make_layout(p, 8)), kern::kRingRowsWide);
+  p.round_tokens = 256;
+  EXPECT_EQ(kern::ring_slots(kern::make_layout(p, 4)), 512u);
+  for (int n : {2, 3, 4, 8}) {
+    for (int r : {16, 100, 512, 1024, 2048}) {
+      p.round_tokens = r;
+      const kern::Layout L = kern::make_layout(p, n);
+      EXPECT_LE(kern::ring_slots(L), 2u * static_cast<uint64_t>(L.round)) << n << " ranks, R " << r;
+      EXPECT_LE(L.ring_ready_off + n * kern::ring_slots(L) * 8, L.ring_release_off) << n << " ranks, R " << r;
+      EXPECT_LE(L.ring_release_off + n * kern::ring_slots(L) * 8, L.ring_announce_off) << n << " ranks, R " << r;
+    }
+  }
+}
