@@ -128,6 +128,9 @@ struct ExpertParallel::Impl {
   // 70% 148.4, 75% 148.2; on 4 x H100 at 4 GPUs 50% 289, 60% 287, 75% 330. The two-rank senders (a
   // warp a token, dispatch_ring.cu) were measured at 70% only.
   int ring_share = 0;
+  // Percent of the streamed combine's grid that sends (SYMMEM_MOE_COMBINE_SHARE, else
+  // SYMMEM_MOE_SEND_SHARE, else 75; rank-local).
+  int comb_share = 0;
 };
 
 // The streamed dispatch's default send share: at 2 ranks half of a token's rows are the sender's own
@@ -224,7 +227,9 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   if (const char* v = std::getenv("SYMMEM_MOE_TUNE"); v != nullptr && *v != 0)
     impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 31));
   if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
-    impl_->send_share = impl_->ring_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
+    impl_->send_share = impl_->ring_share = impl_->comb_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
+  if (const char* v = std::getenv("SYMMEM_MOE_COMBINE_SHARE"); v != nullptr && *v != 0)
+    impl_->comb_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_COMBINE_SHARE", 1, 99));
   impl_->buf = comm.alloc(impl_->L.bytes);
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
   impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
@@ -500,13 +505,13 @@ void ExpertParallel::combine_pipelined(const void* expert_out, bool weighted, vo
 }
 
 // The combine of a streamed dispatch as one streamed kernel (combine_ring.cu): a share of the grid
-// sends partial rows (75%, or SYMMEM_MOE_SEND_SHARE; rank-local: no peer counts this rank's blocks),
+// sends partial rows (75%, or SYMMEM_MOE_COMBINE_SHARE / SYMMEM_MOE_SEND_SHARE; rank-local: no peer counts this rank's blocks),
 // the rest sums this rank's tokens. (Session 22 raised a share below 60 to 60 and kept at most 106
 // sum blocks: the summers' polling made it fall off a cliff there, fixed in combine_ring.cu.)
 void ExpertParallel::combine_ring(const void* expert_out, bool weighted, void* out, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const int B = impl_->cring_blocks, T = impl_->last_tokens;
-  const int share = impl_->send_share > 0 && impl_->send_share < 100 ? impl_->send_share : 75;
+  const int share = impl_->comb_share > 0 && impl_->comb_share < 100 ? impl_->comb_share : 75;
   const int send_blocks = std::clamp((B * share + 50) / 100, cring_send_blocks_min(nranks_), B - 1);
   const kern::CombineArgs a{impl_->buf.handle(), L, round_of(L, 0, T), static_cast<const char*>(expert_out), weighted, static_cast<char*>(out), T, 0};
   kern::launch_combine_ring(a, B, send_blocks, stream);
