@@ -129,9 +129,15 @@ struct ExpertParallel::Impl {
   // warp a token, dispatch_ring.cu) were measured at 70% only.
   int ring_share = 0;
   // Percent of the streamed combine's grid that sends (SYMMEM_MOE_COMBINE_SHARE, else
-  // SYMMEM_MOE_SEND_SHARE, else 75; rank-local).
+  // SYMMEM_MOE_SEND_SHARE, else comb_share_for; rank-local).
   int comb_share = 0;
 };
+
+// The streamed combine's default send share. Session 24, 4 x H100, prefill combine (us, two passes,
+// bench/results/2026-11-27-h100x4-60656a7-moe-*gpus-c*): on 2 GPUs 50% 284.1 / 283.5, 60% 281.7 /
+// 281.8, 65% 281.2 / 281.6, 70% 278.6 / 278.6, 75% 286.4 / 286.2 (skewed 335-341 at every share);
+// at 4 GPUs 60% 471.8, 65% 471.3, 75% 471.4, 85% 497.0.
+static int comb_share_for(int nranks) { return nranks == 2 ? 70 : 75; }
 
 // The streamed dispatch's default send share: at 2 ranks half of a token's rows are the sender's own
 // (stored by the send blocks straight into its experts), so the senders want more of the grid.
@@ -505,13 +511,13 @@ void ExpertParallel::combine_pipelined(const void* expert_out, bool weighted, vo
 }
 
 // The combine of a streamed dispatch as one streamed kernel (combine_ring.cu): a share of the grid
-// sends partial rows (75%, or SYMMEM_MOE_COMBINE_SHARE / SYMMEM_MOE_SEND_SHARE; rank-local: no peer counts this rank's blocks),
-// the rest sums this rank's tokens. (Session 22 raised a share below 60 to 60 and kept at most 106
+// sends partial rows (comb_share_for, or SYMMEM_MOE_COMBINE_SHARE / SYMMEM_MOE_SEND_SHARE;
+// rank-local: no peer counts this rank's blocks), the rest sums this rank's tokens. (Session 22 raised a share below 60 to 60 and kept at most 106
 // sum blocks: the summers' polling made it fall off a cliff there, fixed in combine_ring.cu.)
 void ExpertParallel::combine_ring(const void* expert_out, bool weighted, void* out, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const int B = impl_->cring_blocks, T = impl_->last_tokens;
-  const int share = impl_->comb_share > 0 && impl_->comb_share < 100 ? impl_->comb_share : 75;
+  const int share = impl_->comb_share > 0 && impl_->comb_share < 100 ? impl_->comb_share : comb_share_for(nranks_);
   const int send_blocks = std::clamp((B * share + 50) / 100, cring_send_blocks_min(nranks_), B - 1);
   const kern::CombineArgs a{impl_->buf.handle(), L, round_of(L, 0, T), static_cast<const char*>(expert_out), weighted, static_cast<char*>(out), T, 0};
   kern::launch_combine_ring(a, B, send_blocks, stream);
