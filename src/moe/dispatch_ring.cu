@@ -122,23 +122,34 @@ struct SendCtx {
   int* ok;                 // (shared) 0 once a wait failed
 };
 
-// Token t's expert on lane k < K (and its rank), or -1; an out-of-range expert is reported.
+// Token t's expert on lane k < K and its rank, else -1 (v: the index read there), and on every
+// lane the mask of the token's ranks.
 template <class Idx>
-__device__ __forceinline__ uint64_t token_experts(const SendCtx& c, int t, int& expert, int& dest) {
+__device__ __forceinline__ uint64_t token_mask(const void* topk_idx, int t, int K, int num_experts, int El, int& expert, int& dest,
+                                               long long& v) {
   expert = dest = -1;
-  if (lane_id() < c.K) {
-    const long long v = static_cast<long long>(static_cast<const Idx*>(c.a.topk_idx)[static_cast<size_t>(t) * c.K + lane_id()]);
-    if (v >= 0 && v < c.a.num_experts) {
+  v = -1;
+  if (lane_id() < K) {
+    v = static_cast<long long>(static_cast<const Idx*>(topk_idx)[static_cast<size_t>(t) * K + lane_id()]);
+    if (v >= 0 && v < num_experts) {
       expert = static_cast<int>(v);
-      dest = expert / c.El;
-    } else if (v != -1) {
-      device::record_error(c.a.h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt, static_cast<uint64_t>(c.a.num_experts),
-                           static_cast<uint64_t>(v), 0);
+      dest = expert / El;
     }
   }
   uint64_t mask = dest >= 0 ? 1ull << dest : 0;
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+  return mask;
+}
+
+// token_mask, with an out-of-range expert reported.
+template <class Idx>
+__device__ __forceinline__ uint64_t token_experts(const SendCtx& c, int t, int& expert, int& dest) {
+  long long v;
+  const uint64_t mask = token_mask<Idx>(c.a.topk_idx, t, c.K, c.a.num_experts, c.El, expert, dest, v);
+  if (expert < 0 && v != -1)
+    device::record_error(c.a.h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt, static_cast<uint64_t>(c.a.num_experts),
+                         static_cast<uint64_t>(v), 0);
   return mask;
 }
 
@@ -382,7 +393,6 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
   const int groups = (T + kRingGroup - 1) / kRingGroup;
   const uint64_t S = ring_slots(L);
   const int opar = static_cast<int>(op & 1);
-  const Idx* idx = static_cast<const Idx*>(a.topk_idx);
   uint64_t* st = ring_state(h, L);
   unsigned* gc = at<unsigned>(h, L.ring_gc_off);  // [group][destination] rows
   unsigned* rc = at<unsigned>(h, L.ring_rc_off);
@@ -407,14 +417,9 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
     for (int g = 0; g < kRingGroup; ++g) {
       const int t = gi * kRingGroup + g;
       if (t >= T) break;
-      int dest = -1;
-      if (lane < K) {
-        const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
-        if (v >= 0 && v < a.num_experts) dest = static_cast<int>(v / El);
-      }
-      uint64_t mask = dest >= 0 ? 1ull << dest : 0;
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+      int expert, dest;
+      long long v;
+      const uint64_t mask = token_mask<Idx>(a.topk_idx, t, K, a.num_experts, El, expert, dest, v);
       if (lane == 0) token_ranks[t] = mask;
       lo += static_cast<unsigned>((mask >> lane) & 1);
       hi += static_cast<unsigned>((mask >> (lane + 32)) & 1);

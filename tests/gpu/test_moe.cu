@@ -358,6 +358,54 @@ TEST(Moe, OverCapacityIsReportedAndNothingIsWrittenPastTheBuffer) {
   }
 }
 
+// An expert index outside [0, num_experts) (not -1) is reported by the rank that holds it, its
+// entry skipped, and the rest of the dispatch is exact (every rank holds one here, so every rank
+// reports): in one round, streamed in rounds of 16 where kAuto takes it, and in rounds.
+TEST(Moe, OutOfRangeExpertIsReportedAndSkipped) {
+  Communicator& c = comm();
+  const int n = c.size(), me = c.rank(), E = 4 * n, K = 4, T = 64;
+  auto idx_of = [&](int r) {
+    std::vector<int32_t> idx(T * K);
+    for (int t = 0; t < T; ++t)
+      for (int k = 0; k < K; ++k) idx[t * K + k] = (t + k + r) % E;  // distinct within a token
+    idx[(5 + r) * K + 1] = E;       // out of range
+    idx[(9 + r) * K + 2] = -2;      // negative, not -1
+    idx[(11 + r) * K + 3] = -1;     // no expert (allowed)
+    return idx;
+  };
+  for (int pass = 0; pass < 3; ++pass) {
+    ScopedEnv env("SYMMEM_MOE_RING", pass == 2 ? "0" : nullptr);
+    moe::Config cfg{128, K, E, T, 0, false, false, pass == 0 ? 0 : 16};
+    moe::ExpertParallel ep(c, cfg);
+    const int El = ep.local_experts(), C = ep.capacity();
+    std::vector<int> want(El, 0);
+    for (int r = 0; r < n; ++r)
+      for (int32_t e : idx_of(r))
+        if (e >= me * El && e < (me + 1) * El) ++want[e - me * El];
+    const std::vector<int32_t> idx = idx_of(me);
+    DeviceBuffer x(T * 128 * 2), di(idx.size() * 4), recv(static_cast<size_t>(El) * C * 128 * 2), counts(El * 4);
+    SYMMEM_CUDA_CHECK(cudaMemset(x.p, 0x3C, x.n));
+    SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+    SYMMEM_CUDA_CHECK(cudaMemset(counts.p, 0xFF, counts.n));
+    SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::string why = attempt([&] {
+      ep.dispatch({x.p, nullptr, di.p, false, nullptr, T}, {recv.p, nullptr, counts.as<int>()}, nullptr);
+      ctx()->synchronize(nullptr, "moe dispatch with a bad expert index");
+    });
+    std::vector<int> got(El);
+    SYMMEM_CUDA_CHECK(cudaMemcpy(got.data(), counts.p, El * 4, cudaMemcpyDeviceToHost));
+    DeviceBuffer y(static_cast<size_t>(El) * C * 128 * 2), out(T * 128 * 2);
+    SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0, y.n));
+    const std::string after = attempt([&] {
+      ep.combine(y.p, out.p, false, nullptr);
+      ctx()->synchronize(nullptr, "moe combine");
+    });
+    const bool named = why.find("topk_idx holds expert") != std::string::npos && why.find("not -1") != std::string::npos;
+    ASSERT_ALL(named && got == want && after.empty(),
+               "pass " << pass << ": got '" << why << "', counts " << (got == want ? "exact" : "wrong") << ", combine after: '" << after << "'");
+  }
+}
+
 TEST(Moe, BadConfigIsRefusedOnEveryRank) {
   moe::Config cfg{100, 4, 4 * comm().size(), 16, 0, false};  // 200-byte rows: not a multiple of 16
   std::string why = attempt([&] { moe::ExpertParallel ep(comm(), cfg); });
