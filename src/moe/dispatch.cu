@@ -85,8 +85,7 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
           expert = static_cast<int>(v);
           dest = expert / L.experts_local;
         } else if (v != -1) {
-          device::record_error(h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt,
-                               static_cast<uint64_t>(a.num_experts), static_cast<uint64_t>(v), 0);
+          note_bad_index(h, t, v, a.num_experts);
         }
       }
       uint64_t mask = dest >= 0 ? 1ull << dest : 0;

@@ -147,9 +147,7 @@ template <class Idx>
 __device__ __forceinline__ uint64_t token_experts(const SendCtx& c, int t, int& expert, int& dest) {
   long long v;
   const uint64_t mask = token_mask<Idx>(c.a.topk_idx, t, c.K, c.a.num_experts, c.El, expert, dest, v);
-  if (expert < 0 && v != -1)
-    device::record_error(c.a.h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt, static_cast<uint64_t>(c.a.num_experts),
-                         static_cast<uint64_t>(v), 0);
+  if (expert < 0 && v != -1) note_bad_index(c.a.h, t, v, c.a.num_experts);
   return mask;
 }
 

@@ -319,7 +319,10 @@ __device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64
   __shared__ int any;
   if (threadIdx.x == 0) any = 0;
   __syncthreads();
-  const uint64_t seen = h.local_signals[kOverflowSeenSlot];
+  __shared__ int any_bad;
+  if (threadIdx.x == 0) any_bad = 0;
+  __syncthreads();
+  const uint64_t seen = h.local_signals[kOverflowSeenSlot], seen_bad = h.local_signals[kBadIndexSeenSlot];
   for (int p = threadIdx.x; p < n; p += blockDim.x) {
     if (p == h.rank) continue;
     const uint64_t mark = device::ld_acquire(h.local_signals + overflow_flag(p));
@@ -327,9 +330,23 @@ __device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64
       any = 1;
       device::record_error(h, WaitKind::kMoe, p, (4ull << 32) | static_cast<unsigned>(p), Cmp::kLe, 0, op, 0);
     }
+    const uint64_t bad = device::ld_acquire(h.local_signals + bad_index_flag(p));
+    if (bad == op && op > seen_bad) {
+      any_bad = 1;
+      device::record_error(h, WaitKind::kMoe, p, (5ull << 32) | static_cast<unsigned>(p), Cmp::kLt, 0, op, 0);
+    }
   }
   __syncthreads();
   if (threadIdx.x == 0 && any) h.local_signals[kOverflowSeenSlot] = op;
+  if (threadIdx.x == 0 && any_bad) h.local_signals[kBadIndexSeenSlot] = op;
+}
+
+/// A sender's note of a bad expert index (token t, index v) in the running operation: recorded
+/// here, and in kBadIndexSlot for the publishing block to mark every peer with (moe_kernels.hpp).
+__device__ __forceinline__ void note_bad_index(const DeviceHandle& h, int t, long long v, int num_experts) {
+  device::record_error(h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt, static_cast<uint64_t>(num_experts),
+                       static_cast<uint64_t>(v), 0);
+  atomicExch(reinterpret_cast<unsigned long long*>(h.local_signals + kBadIndexSlot), 1ull);
 }
 
 /// The last block of a dispatch's last round (or of the streamed dispatch), every thread: local
@@ -354,6 +371,15 @@ __device__ __forceinline__ void publish_expert_counts(const DeviceHandle& h, con
   if (__syncthreads_or(over_mine))
     for (int d = threadIdx.x; d < L.n; d += blockDim.x)
       if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
+  // A bad expert index met by this operation's senders (their notes precede this block: the
+  // election that made this the publishing block ordered every block's work before it).
+  const bool bad = active && device::ld_acquire(h.local_signals + kBadIndexSlot) != 0;
+  __syncthreads();  // (every thread has read the note before thread 0 clears it)
+  if (bad) {
+    if (threadIdx.x == 0) h.local_signals[kBadIndexSlot] = 0;
+    for (int d = threadIdx.x; d < L.n; d += blockDim.x)
+      if (d != h.rank) device::st_release(h.signals[d] + bad_index_flag(h.rank), op);
+  }
 }
 /// Thread t's early load for publish_expert_counts (expert t's count, where `active` and t < El).
 __device__ __forceinline__ unsigned preload_expert_count(const DeviceHandle& h, const Layout& L, bool active) {

@@ -109,7 +109,15 @@ inline constexpr int overflow_flag(int src) { return 8 + 4 * pad::kMaxTeam + src
 // flag_base[kind][parity][src]: the value a flag held at its previous round (kind 0 dispatch, 1 combine).
 inline constexpr size_t flag_base_index(int kind, int parity, int src) { return (static_cast<size_t>(kind) * 2 + parity) * pad::kMaxTeam + src; }
 constexpr int kOverflowSeenSlot = 4;  // the last operation whose peer overflow was reported here
-static_assert(8 + 5 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user slots");
+// A bad expert index (outside [0, E), not -1) on one rank is reported on every rank the same way:
+// its senders note it in the local slot kBadIndexSlot, the dispatch's publishing block (the one
+// that marks the overflow) clears it and marks every peer's bad_index_flag slot with the
+// operation, and a peer reports a mark it has not reported yet (kBadIndexSeenSlot) where it
+// reports the overflow marks.
+inline constexpr int bad_index_flag(int src) { return 8 + 5 * pad::kMaxTeam + src; }
+constexpr int kBadIndexSlot = 5;      // (local) a sender met a bad expert index in the running operation
+constexpr int kBadIndexSeenSlot = 6;  // the last operation whose peer's bad index was reported here
+static_assert(8 + 6 * pad::kMaxTeam <= pad::kUserSlots, "MoE flags fit the user slots");
 
 /// Layout::tune bits (rank-local; SYMMEM_MOE_TUNE overrides the default, for measurements).
 /// kSpreadCopy: the dispatch copy's warps take their rows block-major (Part::warp_spread), so that a

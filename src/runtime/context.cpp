@@ -63,6 +63,9 @@ std::string describe_device_error(const DeviceErrorRecord& r) {
       return "moe dispatch: rank " + std::to_string(r.global_rank) + "'s topk_idx holds expert " +
              std::to_string(static_cast<long long>(r.seen)) + " (token " + std::to_string(index) + "), outside [0, " +
              std::to_string(r.expected) + ") and not -1; that entry was skipped";
+    if (kind == 5)
+      return "moe dispatch: team rank " + std::to_string(r.peer) + "'s topk_idx held an expert outside [0, num_experts) and not -1 in operation " +
+             std::to_string(r.seen) + " (that rank reports the token and index); those entries were skipped";
     if (kind == 4)
       return "moe dispatch: team rank " + std::to_string(r.peer) + " had a local expert over its capacity in operation " +
              std::to_string(r.seen) + " (that rank reports the expert and count); its extra tokens were dropped. Raise moe::Config::capacity";
