@@ -11,7 +11,9 @@
 // Every wait is bounded (rank, peer and what was awaited in the error); an expert that receives
 // more tokens than its capacity keeps the first `capacity` and the call raises InvalidArgument
 // (at the next Context::check / synchronize) naming rank, expert and count: nothing is written past
-// a buffer. Host synchronisation: none; every call is capturable in a CUDA graph.
+// a buffer. An expert index outside [0, num_experts) other than -1 is skipped and raised the same
+// way: by its rank (token and index) and, from their combine or next dispatch, by every other
+// rank. Host synchronisation: none; every call is capturable in a CUDA graph.
 //
 // Memory (symmetric, per rank; `bytes_per_rank()` says the total): two staging areas of
 // nranks x R rows (R = round_tokens, default max_tokens; row = H elements + scales, 16-byte

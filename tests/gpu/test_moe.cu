@@ -2,7 +2,8 @@
 // expert's received rows as a multiset (their order is not defined), the counts, and combine as
 // sum_k w_k f_e(x) with a non-identity expert function. Random routing with -1 entries, a hot
 // expert, a rank with zero tokens, bf16 and fp8 (a partial last scale group), a CUDA graph replayed
-// with new data, and an over-capacity dispatch reported on every rank.
+// with new data, and an over-capacity dispatch and an out-of-range expert index reported on every
+// rank.
 #include <algorithm>
 #include <cstdlib>
 #include <map>
