@@ -512,8 +512,9 @@ void ExpertParallel::combine_pipelined(const void* expert_out, bool weighted, vo
 
 // The combine of a streamed dispatch as one streamed kernel (combine_ring.cu): a share of the grid
 // sends partial rows (comb_share_for, or SYMMEM_MOE_COMBINE_SHARE / SYMMEM_MOE_SEND_SHARE;
-// rank-local: no peer counts this rank's blocks), the rest sums this rank's tokens. (Session 22 raised a share below 60 to 60 and kept at most 106
-// sum blocks: the summers' polling made it fall off a cliff there, fixed in combine_ring.cu.)
+// rank-local: no peer counts this rank's blocks), the rest sums this rank's tokens. (Session 22
+// raised a share below 60 to 60 and kept at most 106 sum blocks: the summers' polling made it fall
+// off a cliff there, fixed in combine_ring.cu.)
 void ExpertParallel::combine_ring(const void* expert_out, bool weighted, void* out, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const int B = impl_->cring_blocks, T = impl_->last_tokens;
