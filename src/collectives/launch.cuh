@@ -33,11 +33,14 @@ inline bool pdl_enabled() {
   return on;
 }
 
+/// `smem` bytes of dynamic shared memory a block (the caller has raised the kernel's limit where
+/// it exceeds the default 48 KiB).
 template <class... KArgs, class... Args>
-void launch(void (*kernel)(KArgs...), int blocks, int threads, cudaStream_t s, Args&&... args) {
+void launch_smem(void (*kernel)(KArgs...), int blocks, int threads, size_t smem, cudaStream_t s, Args&&... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(blocks);
   cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -47,6 +50,11 @@ void launch(void (*kernel)(KArgs...), int blocks, int threads, cudaStream_t s, A
     cfg.numAttrs = 1;
   }
   SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+
+template <class... KArgs, class... Args>
+void launch(void (*kernel)(KArgs...), int blocks, int threads, cudaStream_t s, Args&&... args) {
+  launch_smem(kernel, blocks, threads, 0, s, std::forward<Args>(args)...);
 }
 
 }  // namespace symmem::coll

@@ -57,6 +57,7 @@
 // of moe_kernels.hpp: this kernel changes neither the combine's flags nor their epochs (the
 // streamed combine, combine_ring.cu, uses the combine area as rings of its own).
 #include "moe_common.cuh"
+#include "symmem/device/bulk.cuh"
 #include "symmem/error.hpp"
 
 namespace symmem::moe::kern {
@@ -68,6 +69,7 @@ constexpr int kSendBatch = 4;   // 16-byte vectors a lane in flight in a send wa
 constexpr int kWarpSendBatch = 2;  // (a warp's token: 1 KiB batches; 4 spilled there, 3 was level)
 constexpr int kCopyBatch = 16;  // and in a copy warp's (8 KiB a batch)
 constexpr int kMaxDst = 32;  // a token's destinations: staged peers, then this rank's expert rows (<= n + K)
+constexpr int kBulkStage = 8192;  // a copy warp's shared-memory stage (kRingCopyBulk)
 
 // Slot k of source s's ring on its destination.
 __device__ __forceinline__ size_t ring_row_off(const Layout& L, int s, uint64_t k) {
@@ -75,8 +77,10 @@ __device__ __forceinline__ size_t ring_row_off(const Layout& L, int s, uint64_t 
 }
 
 /// A warp copies one row of `bytes` from src to up to 32 destinations (lane i holds destination
-/// i), every load bypassing L1 (the slot's earlier rows may sit there).
-__device__ __forceinline__ void warp_copy_cg(const char* src, size_t bytes, char* lane_dst, int ndst) {
+/// i), every load bypassing L1 (the slot's earlier rows may sit there). `loaded()` runs on every
+/// lane once the last batch's loads are issued, before its stores.
+template <class Loaded>
+__device__ __forceinline__ void warp_copy_cg(const char* src, size_t bytes, char* lane_dst, int ndst, Loaded loaded) {
   constexpr int kB = kCopyBatch;
   for (size_t base = 0; base < bytes; base += 32 * 16 * kB) {
     int4 v[kB];
@@ -85,6 +89,7 @@ __device__ __forceinline__ void warp_copy_cg(const char* src, size_t bytes, char
       const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
       if (off < bytes) v[u] = __ldcg(reinterpret_cast<const int4*>(src + off));
     }
+    if (base + 32 * 16 * kB >= bytes) loaded();
     for (int i = 0; i < ndst; ++i) {
       char* d = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
 #pragma unroll
@@ -105,6 +110,54 @@ __device__ __forceinline__ void warp_copy_words_cg(const uint32_t* src, int word
     }
   }
 }
+
+#if defined(SYMMEM_HAS_BULK_COPY)
+// kRingCopyBulk: a copy warp moves a row of `row` bytes (payload, then scale words) through its
+// shared stage, in chunks of kBulkStage: lane 0 loads a chunk with the bulk-copy unit, every lane
+// waits for it, lane i < ndst stores the chunk's payload bytes into its destination with the
+// bulk-copy unit (asynchronous: the warp goes on to its next row while they drain), and the scale
+// words go out as plain stores. The slot is released (rel <- rel_value) once its last chunk is in
+// shared memory; returns the stage's next phase. Before a load reuses the stage, every lane's bulk stores have read it and its
+// plain reads are ordered before the async proxy's writes. (The caller acquired the slot's ready
+// word; fence.proxy.async extends that to the bulk load's reads of the slot.)
+__device__ inline uint32_t bulk_row(const char* src, size_t row, size_t payload, int scale_words, char* lane_dst, uint32_t* lane_sdst, int ndst,
+                                char* stage, uint64_t* bar, uint32_t phase, uint64_t* rel, uint64_t rel_value) {
+  const int lane = lane_id();
+  const size_t scale_end = payload + 4 * static_cast<size_t>(scale_words);
+  for (size_t c0 = 0; c0 < row; c0 += kBulkStage) {
+    const uint32_t cb = static_cast<uint32_t>(row - c0 < static_cast<size_t>(kBulkStage) ? row - c0 : kBulkStage);
+    device::bulk_wait_read<0>();
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncwarp();
+    if (lane == 0) {
+      asm volatile("fence.proxy.async.global;" ::: "memory");
+      device::mbar_expect_tx(bar, cb);
+      device::bulk_load(stage, src + c0, cb, bar);
+    }
+    device::mbar_wait(bar, phase);
+    phase ^= 1u;
+    if (lane == 0 && c0 + cb >= row) device::st_release(rel, rel_value);
+    if (c0 < payload && lane < ndst) {
+      const size_t end = c0 + cb < payload ? c0 + cb : payload;
+      device::bulk_store(lane_dst + c0, stage, static_cast<uint32_t>(end - c0));
+    }
+    const size_t s0 = c0 > payload ? c0 : payload, s1 = c0 + cb < scale_end ? c0 + cb : scale_end;
+    if (s0 < s1) {
+      const int w0 = static_cast<int>((s0 - payload) / 4), nw = static_cast<int>((s1 - s0) / 4);
+      const uint32_t* words = reinterpret_cast<const uint32_t*>(stage + (s0 - c0));
+      for (int base = 0; base < nw; base += 32) {
+        const int i = base + lane;
+        const uint32_t v = i < nw ? words[i] : 0u;
+        for (int d = 0; d < ndst; ++d) {
+          uint32_t* p = reinterpret_cast<uint32_t*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_sdst), d));
+          if (i < nw) p[w0 + i] = v;
+        }
+      }
+    }
+  }
+  return phase;
+}
+#endif
 
 // What a send warp needs to route its tokens (ring_send's, shared by both ways of storing).
 struct SendCtx {
@@ -453,7 +506,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
   __shared__ char* gdst[kWarps][kMaxDst];
   __shared__ uint32_t* gsdst[kWarps][kMaxDst];
   const SendCtx c{a, n, me, K, El, C, T, b, Bs, groups, opar, S, payload, token_ranks, gc, rc, expert_count, release, running, sent0, &ok};
-  if (n == 2) send_tokens_by_warp<Idx>(c, gdst, gsdst);
+  if (n == 2 || (L.tune & kRingWarpSenders) != 0) send_tokens_by_warp<Idx>(c, gdst, gsdst);
   else send_groups_by_block<Idx>(c, gdst, gsdst);
 }
 
@@ -500,6 +553,20 @@ __device__ void ring_copy(const DispatchRecvArgs& r, uint64_t op, int Bs) {
   if (n == 1) return;
   const int cw = (static_cast<int>(blockIdx.x) - Bs) * kWarps + warp;
   const int s = (me + 1 + cw % (n - 1)) % n;
+  const bool early = (L.tune & kRingCopyEarly) != 0;
+#if defined(SYMMEM_HAS_BULK_COPY)
+  const bool bulk = (L.tune & kRingCopyBulk) != 0;
+  extern __shared__ __align__(128) char ring_stages[];
+  __shared__ uint64_t bars[kWarps];
+  uint32_t phase = 0;
+  if (bulk && lane == 0) {
+    device::mbar_init(&bars[warp], 1);
+    device::fence_mbar_init();
+  }
+  __syncwarp();
+#else
+  constexpr bool bulk = false;
+#endif
   for (;;) {
     unsigned q = lane == 0 ? atomicAdd(&claims[s], 1u) : 0u;
     q = __shfl_sync(0xffffffffu, q, 0);
@@ -531,18 +598,39 @@ __device__ void ring_copy(const DispatchRecvArgs& r, uint64_t op, int Bs) {
     const int dle = __shfl_sync(0xffffffffu, le, from);
     const unsigned dslot = __shfl_sync(0xffffffffu, slot, from);
     const size_t out_row = static_cast<size_t>(dle < 0 ? 0 : dle) * C + dslot;
-    warp_copy_cg(src, payload, lane < ndst ? r.recv_x + out_row * payload : nullptr, ndst);
-    if (L.scale_words)
-      warp_copy_words_cg(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
-                         lane < ndst ? r.recv_scales + out_row * L.scale_words : nullptr, ndst);
+    char* const row_dst = lane < ndst ? r.recv_x + out_row * payload : nullptr;
+    uint32_t* const scale_dst = lane < ndst && L.scale_words ? r.recv_scales + out_row * L.scale_words : nullptr;
+    uint64_t* const rel = at_peer<uint64_t>(h, s, L.ring_release_off) + static_cast<size_t>(me) * S + k;
+    if (bulk) {
+#if defined(SYMMEM_HAS_BULK_COPY)
+      phase = bulk_row(src, L.row, payload, L.scale_words, row_dst, scale_dst, ndst, ring_stages + static_cast<size_t>(warp) * kBulkStage,
+                       &bars[warp], phase, rel, Q + 1);
+#endif
+    } else {
+      // `early`: the scale words first, and the slot released once every lane's last loads are
+      // issued (the warp barrier orders them before lane 0's release), before their stores.
+      const uint32_t* scale_src = reinterpret_cast<const uint32_t*>(src + payload);
+      if (early && L.scale_words) warp_copy_words_cg(scale_src, L.scale_words, scale_dst, ndst);
+      warp_copy_cg(src, payload, row_dst, ndst, [&] {
+        if (!early) return;
+        __syncwarp();
+        if (lane == 0) device::st_release(rel, Q + 1);
+      });
+      if (!early && L.scale_words) warp_copy_words_cg(scale_src, L.scale_words, scale_dst, ndst);
+    }
     if (lane == 0) {
       const int j = token / L.round;
       if (j >= 0 && j < L.rounds) atomicAdd(&rc[static_cast<size_t>(s) * L.rounds + j], 1u);
     }
-    // Every lane's loads of the slot are done (their values were stored); then the release.
-    __syncwarp();
-    if (lane == 0) device::st_release(at_peer<uint64_t>(h, s, L.ring_release_off) + static_cast<size_t>(me) * S + k, Q + 1);
+    if (!bulk && !early) {
+      // Every lane's loads of the slot are done (their values were stored); then the release.
+      __syncwarp();
+      if (lane == 0) device::st_release(rel, Q + 1);
+    }
   }
+#if defined(SYMMEM_HAS_BULK_COPY)
+  if (bulk) device::bulk_wait_all();  // (this lane's bulk stores performed, its stage no longer read)
+#endif
 }
 
 // The grid's last block: the operation's counts into the cumulative ones, the combine's round
@@ -595,15 +683,30 @@ __global__ void __launch_bounds__(kThreads, kRingBlocksPerSm) dispatch_ring_kern
 
 }  // namespace
 
-void launch_dispatch_ring(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, int send_blocks, cudaStream_t s) {
-  if (send.idx_int64) coll::launch(dispatch_ring_kernel<long long>, blocks, kThreads, s, send, recv, send_blocks);
-  else coll::launch(dispatch_ring_kernel<int>, blocks, kThreads, s, send, recv, send_blocks);
+size_t dispatch_ring_smem(unsigned tune) { return (tune & kRingCopyBulk) != 0 ? static_cast<size_t>(kWarps) * kBulkStage : 0; }
+// Both instances may take dispatch_ring_smem's largest stages (above the default 48 KiB).
+static void raise_ring_smem_limit() {
+  static const bool done = [] {
+    const int most = static_cast<int>(dispatch_ring_smem(kRingCopyBulk));
+    SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(dispatch_ring_kernel<int>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(dispatch_ring_kernel<long long>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    return true;
+  }();
+  (void)done;
 }
-int dispatch_ring_resident_blocks_per_sm() {
+void launch_dispatch_ring(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, int send_blocks, cudaStream_t s) {
+  const size_t smem = dispatch_ring_smem(send.L.tune);
+  if (smem > 0) raise_ring_smem_limit();
+  if (send.idx_int64) coll::launch_smem(dispatch_ring_kernel<long long>, blocks, kThreads, smem, s, send, recv, send_blocks);
+  else coll::launch_smem(dispatch_ring_kernel<int>, blocks, kThreads, smem, s, send, recv, send_blocks);
+}
+int dispatch_ring_resident_blocks_per_sm(unsigned tune) {
+  const size_t smem = dispatch_ring_smem(tune);
+  if (smem > 0) raise_ring_smem_limit();
   int least = 1 << 30;
   for (const void* k : {reinterpret_cast<const void*>(dispatch_ring_kernel<int>), reinterpret_cast<const void*>(dispatch_ring_kernel<long long>)}) {
     int b = 0;
-    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
+    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, smem));
     least = b < least ? b : least;
   }
   return least;

@@ -231,7 +231,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->L.backoff_ns = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_BACKOFF_NS", 0, 100000));
   impl_->L.tune = kern::kTuneDefault;
   if (const char* v = std::getenv("SYMMEM_MOE_TUNE"); v != nullptr && *v != 0)
-    impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 31));
+    impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 255));
   if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
     impl_->send_share = impl_->ring_share = impl_->comb_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
   if (const char* v = std::getenv("SYMMEM_MOE_COMBINE_SHARE"); v != nullptr && *v != 0)
@@ -240,7 +240,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
   impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
   impl_->resident_pipe = std::max(1, impl_->sms * kern::combine_pipe_resident_blocks_per_sm());
-  impl_->ring_blocks = std::max(1, impl_->sms * kern::dispatch_ring_resident_blocks_per_sm());
+  impl_->ring_blocks = std::max(1, impl_->sms * kern::dispatch_ring_resident_blocks_per_sm(impl_->L.tune));
   impl_->cring_blocks = std::max(1, impl_->sms * kern::combine_ring_resident_blocks_per_sm());
   // A receiver counts every sender's blocks (moe_kernels.hpp): the grids are sized from facts every
   // rank shares, the least SM count and residency over the team.

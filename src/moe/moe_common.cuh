@@ -316,27 +316,24 @@ __device__ __forceinline__ void arrive_at_flags(const DeviceHandle& h, const Lay
 /// thread of it calls).
 __device__ inline void report_peer_overflow(const DeviceHandle& h, int n, uint64_t op, bool elected = false) {
   if ((!elected && blockIdx.x != gridDim.x - 1) || op == 0) return;
-  __shared__ int any;
-  if (threadIdx.x == 0) any = 0;
-  __syncthreads();
-  __shared__ int any_bad;
-  if (threadIdx.x == 0) any_bad = 0;
-  __syncthreads();
+  // Bit 0: a peer's overflow mark reported here; bit 1: a peer's bad index (OR-ed over the block:
+  // every thread reads the seen slots before thread 0 writes them, at the barrier's far side).
   const uint64_t seen = h.local_signals[kOverflowSeenSlot], seen_bad = h.local_signals[kBadIndexSeenSlot];
+  unsigned found = 0;
   for (int p = threadIdx.x; p < n; p += blockDim.x) {
     if (p == h.rank) continue;
     const uint64_t mark = device::ld_acquire(h.local_signals + overflow_flag(p));
     if (mark == op && op > seen) {
-      any = 1;
+      found |= 1u;
       device::record_error(h, WaitKind::kMoe, p, (4ull << 32) | static_cast<unsigned>(p), Cmp::kLe, 0, op, 0);
     }
     const uint64_t bad = device::ld_acquire(h.local_signals + bad_index_flag(p));
     if (bad == op && op > seen_bad) {
-      any_bad = 1;
+      found |= 2u;
       device::record_error(h, WaitKind::kMoe, p, (5ull << 32) | static_cast<unsigned>(p), Cmp::kLt, 0, op, 0);
     }
   }
-  __syncthreads();
+  const int any = __syncthreads_or(static_cast<int>(found & 1u)), any_bad = __syncthreads_or(static_cast<int>(found & 2u));
   if (threadIdx.x == 0 && any) h.local_signals[kOverflowSeenSlot] = op;
   if (threadIdx.x == 0 && any_bad) h.local_signals[kBadIndexSeenSlot] = op;
 }

@@ -132,6 +132,13 @@ enum TuneBits : unsigned {
   kSelfDirect = 4,  // (measurement) self-direct wherever the send half has the outputs (moe.cpp, self_direct)
   kSelfStaged = 8,  // (measurement) never self-direct
   kOwnInLoop = 16,  // (measurement) self-direct: a block's last token's own rows before its flags too (dispatch.cu)
+  // (measurement) the streamed dispatch's copy (dispatch_ring.cu, ring_copy): a slot released right
+  // after its row's loads instead of after the stores; the row moved by the bulk-copy unit through
+  // a shared-memory stage a warp (sm_90 on; the release once the row is in shared memory); and
+  // senders a warp a token at any rank count (send_tokens_by_warp, the two-rank way).
+  kRingCopyEarly = 32,
+  kRingCopyBulk = 64,
+  kRingWarpSenders = 128,
   kTuneDefault = kSpreadCopy | kOneElectionDispatch,
 };
 
@@ -271,7 +278,10 @@ void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs&
 // A whole operation of several rounds as one persistent kernel (dispatch_ring.cu): blocks
 // [0, send_blocks) send, the others copy; every block must stay resident (own GPUs only).
 void launch_dispatch_ring(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, int send_blocks, cudaStream_t s);
-int dispatch_ring_resident_blocks_per_sm();
+/// Blocks of the streamed dispatch an SM holds at once, with the dynamic shared memory that
+/// `tune`'s copy way takes (dispatch_ring_smem).
+int dispatch_ring_resident_blocks_per_sm(unsigned tune);
+size_t dispatch_ring_smem(unsigned tune);
 // The combine of an operation whose dispatch was streamed, as one persistent kernel (combine_ring.cu):
 // blocks [0, send_blocks) send partial rows, the others sum this rank's tokens; every block must
 // stay resident (own GPUs only).
