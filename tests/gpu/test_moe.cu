@@ -290,13 +290,16 @@ TEST(Moe, StreamedDispatchMatchesTheReference) {
   // wrap within an operation, twice; that one also with a few send blocks and with one copy block
   // (SYMMEM_MOE_SEND_SHARE 3 and 99; the streamed combine takes 60% for the first, one sum block
   // for the second). The combine streams too, except in the last pass (SYMMEM_MOE_COMBINE_RING=0:
-  // the rounds' combine after a streamed dispatch).
+  // the rounds' combine after a streamed dispatch). And fp8 rows wider than a bulk-copy stage (H
+  // 8320: 8592 bytes, the second stage holding the payload's tail and the 65 scale words).
   ScopedEnv ring("SYMMEM_MOE_RING", "1");
   const int n = comm().size();
   const int own = comm().shares_gpu() ? 0 : 1;
   const moe::Config bf16{256, 4, 4 * n, 48, 0, false, false, 16}, fp8{512, 8, 8 * n, 320, 0, true, false, 64};
+  const moe::Config wide{8320, 4, 4 * n, 48, 0, true, false, 16};
   std::string why = attempt([&] { throw_if(run_moe(bf16, false, 1, 1, own)); });
   if (why.empty()) why = attempt([&] { throw_if(run_moe(bf16, true, 1, 3, own)); });
+  if (why.empty()) why = attempt([&] { throw_if(run_moe(wide, false, 1, 1, own)); });
   if (why.empty()) why = attempt([&] { throw_if(run_moe(fp8, false, 1, 2, own)); });
   for (const char* share : {"3", "99"}) {
     if (!why.empty()) break;
