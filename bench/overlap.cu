@@ -103,7 +103,6 @@ void run_overlap(Harness& h) {
         r.extra["n"] = static_cast<double>(nn);
         r.extra["vs_floor"] = ov / floor_us;
         r.extra["hidden_fraction"] = comm_part > 0 ? std::max(0.0, 1.0 - (ov - floor_us) / comm_part) : -1;
-        h.add(r);
         if (probe && op == 1) {
           // SYMMEM_OVERLAP_PROBE=1: the GEMMs of matmul_reduce_scatter's blocks alone (a rank's
           // block, its halves as at 2 ranks, a half adding C in the epilogue), with their plans.
@@ -130,6 +129,36 @@ void run_overlap(Harness& h) {
           };
           chain(h.stream());
           const double t_chain = h.time_graph(chain, ops);
+          // A reduce-scatter alone and right after the GEMM that wrote its input (the sequential
+          // path's pair), by algorithm: symmem's direct and push on a symmetric input, NCCL through
+          // symmem and on its own on ordinary memory. After the GEMM it costs the pair's time less
+          // the GEMM alone.
+          SymmetricBuffer sym = h.comm().alloc(static_cast<size_t>(m) * nn * 2);
+          SYMMEM_CUDA_CHECK(cudaMemset(sym.ptr(), 0x3c, static_cast<size_t>(m) * nn * 2));
+          // (the GEMM alone into the symmetric buffer too: the pairs below write there)
+          const double gemm_sym = h.time_graph([&](cudaStream_t s) { gemm.run(m, nn, k, a, k, b, nn, sym.ptr(), nn, s); }, ops);
+          r.extra["gemm_into_symmetric_us"] = gemm_sym;
+          std::string after = " [GEMM into it " + std::to_string(gemm_sym).substr(0, 6) + "]";
+          for (Algo al : {Algo::kDirect, Algo::kPush, Algo::kNccl}) {
+            auto rs = [&](cudaStream_t s) { h.comm().reduce_scatter(sym.ptr(), shard, static_cast<size_t>(rows) * nn, DataType::kBFloat16, ReduceOp::kSum, s, al); };
+            const double alone = h.time_graph(rs, ops);
+            const double pair = h.time_graph([&](cudaStream_t s) {
+              gemm.run(m, nn, k, a, k, b, nn, sym.ptr(), nn, s);
+              rs(s);
+            }, ops);
+            after += std::string(" ") + algo_name(al) + " " + std::to_string(alone).substr(0, 6) + " / " + std::to_string(pair - floor_us).substr(0, 6);
+            r.extra[std::string("rs_alone_") + algo_name(al)] = alone;
+            r.extra[std::string("rs_after_gemm_") + algo_name(al)] = pair - floor_us;
+          }
+          if (nc != nullptr) {
+            auto rs = [&](cudaStream_t s) { ncclReduceScatter(c, shard, static_cast<size_t>(rows) * nn, ncclBfloat16, ncclSum, nc, s); };
+            const double alone = h.time_graph(rs, ops);
+            after += " nccl-plain " + std::to_string(alone).substr(0, 6) + " / " + std::to_string(seq_nccl - floor_us).substr(0, 6);
+            r.extra["rs_alone_nccl_plain"] = alone;
+            r.extra["rs_after_gemm_nccl_plain"] = seq_nccl - floor_us;
+          }
+          h.comm().free(sym);
+          if (me == 0) std::printf("# probe %s M %lld: reduce-scatter alone / after the GEMM (us):%s\n", md.name, static_cast<long long>(m), after.c_str());
           if (me == 0)
             std::printf("# probe %s M %lld: block %lld rows %.1f us [%s]; half %lld rows %.1f us [%s], with C added %.1f us; "
                         "ring chain %d x %d parts of %lld rows %.1f us\n", md.name,
@@ -137,6 +166,7 @@ void run_overlap(Harness& h) {
                         static_cast<long long>(half), t_half, gemm.describe(half, nn, k, k, nn, nn).c_str(), t_acc, n, parts,
                         static_cast<long long>(part), t_chain);
         }
+        h.add(r);
         if (me == 0)
           std::printf("%5s %6s %8lld | %9.1f %9.1f %9.1f %9.1f %4s | %6.3f %6.2f\n", md.name, op == 0 ? "ag+mm" : "mm+rs",
                       static_cast<long long>(m), floor_us, seq_nccl, ov, sq, auto_overlap ? "ov" : "seq", r.extra["vs_floor"],
