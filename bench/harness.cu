@@ -47,7 +47,14 @@ double Harness::time_graph(const std::function<void(cudaStream_t)>& enqueue, int
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < ops; ++i) enqueue(stream_);
+  try {
+    for (int i = 0; i < ops; ++i) enqueue(stream_);
+  } catch (...) {  // (the capture ends here, so that what the caller does next may synchronise)
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(stream_, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
+    (void)cudaGetLastError();
+    throw;
+  }
   SYMMEM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
   SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   for (int w = 0; w < opt_.warmup; ++w) SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, stream_));

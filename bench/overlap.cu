@@ -130,7 +130,7 @@ void run_overlap(Harness& h) {
           chain(h.stream());
           const double t_chain = h.time_graph(chain, ops);
           // A reduce-scatter alone and right after the GEMM that wrote its input (the sequential
-          // path's pair), by algorithm: symmem's direct and push on a symmetric input, NCCL through
+          // path's pair), by algorithm: symmem's direct on a symmetric input, NCCL through
           // symmem and on its own on ordinary memory. After the GEMM it costs the pair's time less
           // the GEMM alone.
           SymmetricBuffer sym = h.comm().alloc(static_cast<size_t>(m) * nn * 2);
@@ -139,7 +139,7 @@ void run_overlap(Harness& h) {
           const double gemm_sym = h.time_graph([&](cudaStream_t s) { gemm.run(m, nn, k, a, k, b, nn, sym.ptr(), nn, s); }, ops);
           r.extra["gemm_into_symmetric_us"] = gemm_sym;
           std::string after = " [GEMM into it " + std::to_string(gemm_sym).substr(0, 6) + "]";
-          for (Algo al : {Algo::kDirect, Algo::kPush, Algo::kNccl}) {
+          for (Algo al : {Algo::kDirect, Algo::kNccl}) {
             auto rs = [&](cudaStream_t s) { h.comm().reduce_scatter(sym.ptr(), shard, static_cast<size_t>(rows) * nn, DataType::kBFloat16, ReduceOp::kSum, s, al); };
             const double alone = h.time_graph(rs, ops);
             const double pair = h.time_graph([&](cudaStream_t s) {

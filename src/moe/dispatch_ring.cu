@@ -18,7 +18,9 @@
 //   Copy. Warps claim (source, q) from a counter per source, in q order, up to the announced count;
 //   wait for the slot's ready word; copy the row into each local expert it chose (expert-major,
 //   claiming expert rows as the round-based copy does); count it for its round (the combine's
-//   round counts); release the slot to its source.
+//   round counts); release the slot to its source. On sm_90 on (kRingCopyBulk, the default) the
+//   row goes through a shared-memory stage of the warp's by the bulk-copy unit (bulk_row), and the
+//   slot is released once the row is in shared memory, while its stores still drain.
 //   Close. The grid's last block adds the operation's counts to the cumulative ones, publishes the
 //   round counts and the expert counts, reports an expert over capacity, and raises the operation.
 //
@@ -77,10 +79,8 @@ __device__ __forceinline__ size_t ring_row_off(const Layout& L, int s, uint64_t 
 }
 
 /// A warp copies one row of `bytes` from src to up to 32 destinations (lane i holds destination
-/// i), every load bypassing L1 (the slot's earlier rows may sit there). `loaded()` runs on every
-/// lane once the last batch's loads are issued, before its stores.
-template <class Loaded>
-__device__ __forceinline__ void warp_copy_cg(const char* src, size_t bytes, char* lane_dst, int ndst, Loaded loaded) {
+/// i), every load bypassing L1 (the slot's earlier rows may sit there).
+__device__ __forceinline__ void warp_copy_cg(const char* src, size_t bytes, char* lane_dst, int ndst) {
   constexpr int kB = kCopyBatch;
   for (size_t base = 0; base < bytes; base += 32 * 16 * kB) {
     int4 v[kB];
@@ -89,7 +89,6 @@ __device__ __forceinline__ void warp_copy_cg(const char* src, size_t bytes, char
       const size_t off = base + (static_cast<size_t>(u) * 32 + lane_id()) * 16;
       if (off < bytes) v[u] = __ldcg(reinterpret_cast<const int4*>(src + off));
     }
-    if (base + 32 * 16 * kB >= bytes) loaded();
     for (int i = 0; i < ndst; ++i) {
       char* d = reinterpret_cast<char*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(lane_dst), i));
 #pragma unroll
@@ -553,7 +552,6 @@ __device__ void ring_copy(const DispatchRecvArgs& r, uint64_t op, int Bs) {
   if (n == 1) return;
   const int cw = (static_cast<int>(blockIdx.x) - Bs) * kWarps + warp;
   const int s = (me + 1 + cw % (n - 1)) % n;
-  const bool early = (L.tune & kRingCopyEarly) != 0;
 #if defined(SYMMEM_HAS_BULK_COPY)
   const bool bulk = (L.tune & kRingCopyBulk) != 0;
   extern __shared__ __align__(128) char ring_stages[];
@@ -607,22 +605,14 @@ __device__ void ring_copy(const DispatchRecvArgs& r, uint64_t op, int Bs) {
                        &bars[warp], phase, rel, Q + 1);
 #endif
     } else {
-      // `early`: the scale words first, and the slot released once every lane's last loads are
-      // issued (the warp barrier orders them before lane 0's release), before their stores.
-      const uint32_t* scale_src = reinterpret_cast<const uint32_t*>(src + payload);
-      if (early && L.scale_words) warp_copy_words_cg(scale_src, L.scale_words, scale_dst, ndst);
-      warp_copy_cg(src, payload, row_dst, ndst, [&] {
-        if (!early) return;
-        __syncwarp();
-        if (lane == 0) device::st_release(rel, Q + 1);
-      });
-      if (!early && L.scale_words) warp_copy_words_cg(scale_src, L.scale_words, scale_dst, ndst);
+      warp_copy_cg(src, payload, row_dst, ndst);
+      if (L.scale_words) warp_copy_words_cg(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words, scale_dst, ndst);
     }
     if (lane == 0) {
       const int j = token / L.round;
       if (j >= 0 && j < L.rounds) atomicAdd(&rc[static_cast<size_t>(s) * L.rounds + j], 1u);
     }
-    if (!bulk && !early) {
+    if (!bulk) {
       // Every lane's loads of the slot are done (their values were stored); then the release.
       __syncwarp();
       if (lane == 0) device::st_release(rel, Q + 1);

@@ -132,14 +132,19 @@ enum TuneBits : unsigned {
   kSelfDirect = 4,  // (measurement) self-direct wherever the send half has the outputs (moe.cpp, self_direct)
   kSelfStaged = 8,  // (measurement) never self-direct
   kOwnInLoop = 16,  // (measurement) self-direct: a block's last token's own rows before its flags too (dispatch.cu)
-  // (measurement) the streamed dispatch's copy (dispatch_ring.cu, ring_copy): a slot released right
-  // after its row's loads instead of after the stores; the row moved by the bulk-copy unit through
-  // a shared-memory stage a warp (sm_90 on; the release once the row is in shared memory); and
-  // senders a warp a token at any rank count (send_tokens_by_warp, the two-rank way).
-  kRingCopyEarly = 32,
+  // The streamed dispatch's copy (dispatch_ring.cu, ring_copy) moves a row by the bulk-copy unit
+  // through a shared-memory stage a warp (sm_90 on), its slot released once the row is in shared
+  // memory; without the bit, by loads and stores, the release after them. 4 x H200, prefill,
+  // session 25, two calls (bench/results/2026-11-27-h200x4-*-s25c{1,2}-*): at 2 GPUs 127.6-127.9 us
+  // against 129.4-129.7 (skewed 141.2-141.6 against 144.1-144.6); at 4 GPUs level uniform
+  // (279.3-280.0 against 279.2-280.4), skewed 289.3-290.6 against 291.8-292.5. (Released after the
+  // loads, before the register copy's stores: 279.7, level.)
   kRingCopyBulk = 64,
+  // (measurement) senders a warp a token at any rank count (send_tokens_by_warp, the two-rank
+  // way). Session 25, 4 x H200, prefill at 4 GPUs: 285.7 us against the block groups' 280.4
+  // (skewed 313.8 against 291.7); with the bulk copy 283.7 (302.5).
   kRingWarpSenders = 128,
-  kTuneDefault = kSpreadCopy | kOneElectionDispatch,
+  kTuneDefault = kSpreadCopy | kOneElectionDispatch | kRingCopyBulk,
 };
 
 // Streamed dispatch (dispatch_ring.cu): tokens a group (a send block's unit), the most blocks.

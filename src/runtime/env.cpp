@@ -63,8 +63,9 @@ const std::vector<EnvVar>& env_vars() {
                                    "the same"},
       {"SYMMEM_MOE_COMBINE_RING", nullptr, "0: after a streamed MoE dispatch, the combine runs in rounds instead of streamed; every "
                                            "rank must set the same"},
-      {"SYMMEM_MOE_TUNE", "3", "MoE kernel variants as bits (1: the receive copy spread over every SM, 2: one election in the "
-                               "one-kernel dispatch), for measurements; a rank-local choice"},
+      {"SYMMEM_MOE_TUNE", "67", "MoE kernel variants as bits (1: the receive copy spread over every SM, 2: one election in the "
+                                "one-kernel dispatch, 64: the streamed dispatch's copy by the bulk-copy unit, 128: its senders a "
+                                "warp a token at any rank count), for measurements; a rank-local choice"},
   };
   return vars;
 }
