@@ -141,7 +141,12 @@ static int comb_share_for(int nranks) { return nranks == 2 ? 70 : 75; }
 
 // The streamed dispatch's default send share: at 2 ranks half of a token's rows are the sender's own
 // (stored by the send blocks straight into its experts), so the senders want more of the grid.
-static int ring_share_for(int nranks) { return nranks == 2 ? 70 : 60; }
+// With the bulk copy (session 25, 4 x H200, prefill; bench/results/2026-11-27-h200x4-*-s25c{2,3}-*):
+// at 2 GPUs 65% 125.5 us in three runs against 70%'s 127.7-128.1 (skewed level, 141.4-141.6; the
+// combine after it +1.2 us uniform, -1 skewed); at 4 GPUs 65% 277.0-277.4 against 60%'s
+// 279.2-279.6, but skewed 288.8-289.6 against 290.1-290.4 with a combine 3-4 us slower after it
+// (the pair +2.4 us skewed, -2.4 uniform), so 60% stays there.
+static int ring_share_for(int nranks) { return nranks == 2 ? 65 : 60; }
 
 // The streamed combine's least send blocks: a send warp for every rank (its pools, combine_ring.cu).
 static int cring_send_blocks_min(int nranks) { return (nranks + kern::kThreads / 32 - 1) / (kern::kThreads / 32); }
