@@ -72,7 +72,6 @@ constexpr int kWarpSendBatch = 2;  // (a warp's token: 1 KiB batches; 4 spilled 
 constexpr int kCopyBatch = 16;  // and in a copy warp's (8 KiB a batch)
 constexpr int kMaxDst = 32;  // a token's destinations: staged peers, then this rank's expert rows (<= n + K)
 constexpr int kBulkStage = 8192;  // a copy warp's shared-memory stage (kRingCopyBulk)
-constexpr int kSendStage = 16384;  // a send block's stage per token of its group (kRingSendBulk)
 
 // Slot k of source s's ring on its destination.
 __device__ __forceinline__ size_t ring_row_off(const Layout& L, int s, uint64_t k) {
@@ -173,12 +172,6 @@ struct SendCtx {
   unsigned* running;       // (shared) rows to each destination in the waves / chunks before this one
   const uint64_t* sent0;   // (shared) rows sent to each destination before this operation
   int* ok;                 // (shared) 0 once a wait failed
-  // kRingSendBulk (block groups): the send stages (a kSendStage stage a token of a group, in the
-  // dynamic shared memory), their mbarriers, this warp's stage phase.
-  bool bulk;
-  char* stages;
-  uint64_t* bars;
-  uint32_t phase;
 };
 
 // Token t's expert on lane k < K and its rank, else -1 (v: the index read there), and on every
@@ -277,7 +270,7 @@ __device__ __forceinline__ int nth_rank(uint64_t mask) {
 // waves before and of the wave's groups before it), then warp g routes token g of the group, every
 // warp stores its share of each row, fences, and the group's ready words go out.
 template <class Idx>
-__device__ void send_groups_by_block(SendCtx& c, char* (&gdst)[kWarps][kMaxDst], uint32_t* (&gsdst)[kWarps][kMaxDst]) {
+__device__ void send_groups_by_block(const SendCtx& c, char* (&gdst)[kWarps][kMaxDst], uint32_t* (&gsdst)[kWarps][kMaxDst]) {
   const DispatchArgs& a = c.a;
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
@@ -336,34 +329,6 @@ __device__ void send_groups_by_block(SendCtx& c, char* (&gdst)[kWarps][kMaxDst],
       }
     }
     __syncthreads();
-#if defined(SYMMEM_HAS_BULK_COPY)
-    if (c.bulk) {
-      // Warp g moves token g's row: lane 0 loads it into the warp's stage (kSendStage bytes at a
-      // time), lane i < nd stores it into destination i; the scale words go as plain stores. Every
-      // lane's bulk stores complete before the fence below (so the ready words follow them).
-      if (*c.ok && warp < gn) {
-        const int t = g0 + warp, nd = gndst[warp];
-        const char* src = a.x + static_cast<size_t>(t) * c.payload;
-        char* stage = c.stages + static_cast<size_t>(warp) * kSendStage;
-        for (size_t c0 = 0; c0 < c.payload; c0 += kSendStage) {
-          const uint32_t cb = static_cast<uint32_t>(c.payload - c0 < static_cast<size_t>(kSendStage) ? c.payload - c0 : kSendStage);
-          device::bulk_wait_read<0>();
-          __syncwarp();
-          if (lane == 0) {
-            device::mbar_expect_tx(&c.bars[warp], cb);
-            device::bulk_load(stage, src + c0, cb, &c.bars[warp]);
-          }
-          device::mbar_wait(&c.bars[warp], c.phase);
-          c.phase ^= 1u;
-          if (lane < nd) device::bulk_store(gdst[warp][lane] + c0, stage, cb);
-        }
-        if (L.scale_words)
-          warp_fanout_words(a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words, lane < nd ? gsdst[warp][lane] : nullptr, nd);
-        device::bulk_wait_all();
-        asm volatile("fence.proxy.async.global;" ::: "memory");  // (the completed bulk writes before the generic release below)
-      }
-    } else
-#endif
     for (int g = 0; *c.ok && g < gn; ++g) {
       const char* src = a.x + static_cast<size_t>(g0 + g) * c.payload + p0;
       const int nd = gndst[g];
@@ -539,20 +504,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
   // 4. The rows: a warp a token at two ranks, else the block a group.
   __shared__ char* gdst[kWarps][kMaxDst];
   __shared__ uint32_t* gsdst[kWarps][kMaxDst];
-  SendCtx c{a, n, me, K, El, C, T, b, Bs, groups, opar, S, payload, token_ranks, gc, rc, expert_count, release, running, sent0, &ok,
-            false, nullptr, nullptr, 0};
-#if defined(SYMMEM_HAS_BULK_COPY)
-  extern __shared__ __align__(128) char send_stages[];
-  __shared__ uint64_t send_bars[kRingGroup];
-  c.bulk = (L.tune & kRingSendBulk) != 0;
-  c.stages = send_stages;
-  c.bars = send_bars;
-  if (c.bulk && threadIdx.x < kRingGroup) {
-    device::mbar_init(&send_bars[threadIdx.x], 1);
-    device::fence_mbar_init();
-  }
-  __syncthreads();
-#endif
+  const SendCtx c{a, n, me, K, El, C, T, b, Bs, groups, opar, S, payload, token_ranks, gc, rc, expert_count, release, running, sent0, &ok};
   if (n == 2 || (L.tune & kRingWarpSenders) != 0) send_tokens_by_warp<Idx>(c, gdst, gsdst);
   else send_groups_by_block<Idx>(c, gdst, gsdst);
 }
@@ -721,15 +673,11 @@ __global__ void __launch_bounds__(kThreads, kRingBlocksPerSm) dispatch_ring_kern
 
 }  // namespace
 
-size_t dispatch_ring_smem(unsigned tune) {
-  const size_t copy = (tune & kRingCopyBulk) != 0 ? static_cast<size_t>(kWarps) * kBulkStage : 0;
-  const size_t send = (tune & kRingSendBulk) != 0 ? static_cast<size_t>(kRingGroup) * kSendStage : 0;
-  return copy > send ? copy : send;
-}
+size_t dispatch_ring_smem(unsigned tune) { return (tune & kRingCopyBulk) != 0 ? static_cast<size_t>(kWarps) * kBulkStage : 0; }
 // Both instances may take dispatch_ring_smem's largest stages (above the default 48 KiB).
 static void raise_ring_smem_limit() {
   static const bool done = [] {
-    const int most = static_cast<int>(dispatch_ring_smem(kRingCopyBulk | kRingSendBulk));
+    const int most = static_cast<int>(dispatch_ring_smem(kRingCopyBulk));
     SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(dispatch_ring_kernel<int>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(dispatch_ring_kernel<long long>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     return true;

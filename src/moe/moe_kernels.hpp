@@ -140,12 +140,12 @@ enum TuneBits : unsigned {
   // (279.3-280.0 against 279.2-280.4), skewed 289.3-290.6 against 291.8-292.5. (Released after the
   // loads, before the register copy's stores: 279.7, level.)
   kRingCopyBulk = 64,
-  // (measurement) the streamed dispatch's block-group senders (n > 2) move each token's row by the
-  // bulk-copy unit through a shared stage, a warp a token (sm_90 on).
-  kRingSendBulk = 32,
   // (measurement) senders a warp a token at any rank count (send_tokens_by_warp, the two-rank
   // way). Session 25, 4 x H200, prefill at 4 GPUs: 285.7 us against the block groups' 280.4
-  // (skewed 313.8 against 291.7); with the bulk copy 283.7 (302.5).
+  // (skewed 313.8 against 291.7); with the bulk copy 283.7 (302.5). (Session 25 also measured
+  // the block-group senders moving each token's row by the bulk-copy unit, a warp a token, every
+  // store complete before the group's fence: 309.5 us against 280, skewed 309 against 290, at
+  // send shares of 50-70% 304.6-315.8; commit c824209 holds it, as tune bit 32.)
   kRingWarpSenders = 128,
   kTuneDefault = kSpreadCopy | kOneElectionDispatch | kRingCopyBulk,
 };
