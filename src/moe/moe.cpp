@@ -145,7 +145,8 @@ static int comb_share_for(int nranks) { return nranks == 2 ? 70 : 75; }
 // at 2 GPUs 65% 125.5 us in three runs against 70%'s 127.7-128.1 (skewed level, 141.4-141.6; the
 // combine after it +1.2 us uniform, -1 skewed); at 4 GPUs 65% 277.0-277.4 against 60%'s
 // 279.2-279.6, but skewed 288.8-289.6 against 290.1-290.4 with a combine 3-4 us slower after it
-// (the pair +2.4 us skewed, -2.4 uniform), so 60% stays there.
+// (the pair +2.4 us skewed, -2.4 uniform), so 60% stays there. 4 x H100, 2 GPUs, 65% with the bulk
+// copy: 149.7-149.8 against the session-24 way's 154.5-154.6 (...-h100x4-8a13d42-s25c7-*).
 static int ring_share_for(int nranks) { return nranks == 2 ? 65 : 60; }
 
 // The streamed combine's least send blocks: a send warp for every rank (its pools, combine_ring.cu).

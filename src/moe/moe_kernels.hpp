@@ -137,8 +137,11 @@ enum TuneBits : unsigned {
   // memory; without the bit, by loads and stores, the release after them. 4 x H200, prefill,
   // session 25, two calls (bench/results/2026-11-27-h200x4-*-s25c{1,2}-*): at 2 GPUs 127.6-127.9 us
   // against 129.4-129.7 (skewed 141.2-141.6 against 144.1-144.6); at 4 GPUs level uniform
-  // (279.3-280.0 against 279.2-280.4), skewed 289.3-290.6 against 291.8-292.5. (Released after the
-  // loads, before the register copy's stores: 279.7, level.)
+  // (279.3-280.0 against 279.2-280.4), skewed 289.3-290.6 against 291.8-292.5. 4 x H100 (call 7,
+  // ...-h100x4-8a13d42-s25c7-*, with 65% sending at 2 GPUs): 2 GPUs 149.7-149.8 against 154.5-154.6,
+  // 4 GPUs 281.9 against 282.8-283.2; the combine after it 1-2 us slower at 4 GPUs on both cards
+  // (the pair level there). (Released after the loads, before the register copy's stores: 279.7,
+  // level.)
   kRingCopyBulk = 64,
   // (measurement) senders a warp a token at any rank count (send_tokens_by_warp, the two-rank
   // way). Session 25, 4 x H200, prefill at 4 GPUs: 285.7 us against the block groups' 280.4
