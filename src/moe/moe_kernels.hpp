@@ -150,6 +150,9 @@ enum TuneBits : unsigned {
   // store complete before the group's fence: 309.5 us against 280, skewed 309 against 290, at
   // send shares of 50-70% 304.6-315.8; commit c824209 holds it, as tune bit 32.)
   kRingWarpSenders = 128,
+  // (measurement) the streamed dispatch's block-group senders (n > 2) by the bulk-copy unit, a warp
+  // a token, each token's ready words published one wave later (send_groups_by_block).
+  kRingSendBulk = 32,
   kTuneDefault = kSpreadCopy | kOneElectionDispatch | kRingCopyBulk,
 };
 
