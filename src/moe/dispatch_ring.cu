@@ -72,7 +72,6 @@ constexpr int kWarpSendBatch = 2;  // (a warp's token: 1 KiB batches; 4 spilled 
 constexpr int kCopyBatch = 16;  // and in a copy warp's (8 KiB a batch)
 constexpr int kMaxDst = 32;  // a token's destinations: staged peers, then this rank's expert rows (<= n + K)
 constexpr int kBulkStage = 8192;  // a copy warp's shared-memory stage (kRingCopyBulk)
-constexpr int kSendStage = 16384;  // a send warp's shared-memory stage (kRingSendBulk: a token of a group a warp)
 
 // Slot k of source s's ring on its destination.
 __device__ __forceinline__ size_t ring_row_off(const Layout& L, int s, uint64_t k) {
@@ -173,12 +172,6 @@ struct SendCtx {
   unsigned* running;       // (shared) rows to each destination in the waves / chunks before this one
   const uint64_t* sent0;   // (shared) rows sent to each destination before this operation
   int* ok;                 // (shared) 0 once a wait failed
-  // kRingSendBulk (block groups): the send warps' stages in the dynamic shared memory, their
-  // mbarriers, and this thread's stage phase.
-  bool bulk;
-  char* stages;
-  uint64_t* bars;
-  uint32_t phase;
 };
 
 // Token t's expert on lane k < K and its rank, else -1 (v: the index read there), and on every
@@ -276,20 +269,8 @@ __device__ __forceinline__ int nth_rank(uint64_t mask) {
 // Step 4 where n > 2: the waves. This block's group's first q per destination (the rows of the
 // waves before and of the wave's groups before it), then warp g routes token g of the group, every
 // warp stores its share of each row, fences, and the group's ready words go out.
-//
-// kRingSendBulk: warp g moves token g of the group alone, by the bulk-copy unit (the row into the
-// warp's shared stage, then a bulk store a destination), and its ready words go out only once those
-// stores have completed, which it learns one wave later (cp.async.bulk.wait_group 1, after the next
-// token's stores are issued): a token's stores stay in flight while its warp routes and issues the
-// next. Deadlock-free as the rest of this file, since no token stays unpublished while anything
-// waits for it: before the block's warps route a wave, each polls its releases once; if any is
-// not in (the route would block), every warp of the block first completes and publishes its
-// pending token. A block that blocks has thus published everything; a block that does not block
-// publishes its pending token at its next wave (its bulk loads and stores complete on their own),
-// or at its end. So every token is published before any wait for it can hold up its sender, as in
-// the argument above.
 template <class Idx>
-__device__ void send_groups_by_block(SendCtx& c, char* (&gdst)[kWarps][kMaxDst], uint32_t* (&gsdst)[kWarps][kMaxDst]) {
+__device__ void send_groups_by_block(const SendCtx& c, char* (&gdst)[kWarps][kMaxDst], uint32_t* (&gsdst)[kWarps][kMaxDst]) {
   const DispatchArgs& a = c.a;
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
@@ -304,23 +285,6 @@ __device__ void send_groups_by_block(SendCtx& c, char* (&gdst)[kWarps][kMaxDst],
   const size_t share = ((c.payload + kWarps * 16 - 1) / (kWarps * 16)) * 16;
   const size_t p0 = static_cast<size_t>(warp) * share < c.payload ? static_cast<size_t>(warp) * share : c.payload;
   const size_t p1 = p0 + share < c.payload ? p0 + share : c.payload;
-  // kRingSendBulk: this warp's token whose stores may be in flight (lane i: its i-th ready word).
-  bool pend = false;
-  uint64_t* prdy = nullptr;
-  uint64_t pval = 0;
-  auto publish = [&](bool newest_too) {  // (warp-uniform) completes and publishes the pending token
-    if (!pend) return;
-#if defined(SYMMEM_HAS_BULK_COPY)
-    if (newest_too) device::bulk_wait<0>();
-    else device::bulk_wait<1>();  // (the newest group is the token just issued)
-    asm volatile("fence.proxy.async.global;" ::: "memory");
-#endif
-    device::fence_acq_rel();
-    __syncwarp();
-    if (prdy != nullptr) device::st_relaxed(prdy, pval);
-    pend = false;
-    prdy = nullptr;
-  };
   for (int w0 = 0; *c.ok && w0 + b < c.groups; w0 += Bs) {  // w0: the wave's first group
     __syncthreads();
     for (int d = threadIdx.x; d < n; d += blockDim.x) before[d] = wave[d] = 0;
@@ -339,21 +303,17 @@ __device__ void send_groups_by_block(SendCtx& c, char* (&gdst)[kWarps][kMaxDst],
       if (lane == 0) gmask[warp] = mask;
     }
     __syncthreads();
-    const uint64_t mask = warp < gn ? gmask[warp] : 0;
-    const int d = nth_rank(mask);
-    unsigned q = 0;
-    uint64_t Q = 0;
-    if (d >= 0) {
-      q = c.running[d] + before[d];
-      for (int g = 0; g < warp; ++g) q += static_cast<unsigned>((gmask[g] >> d) & 1);
-      Q = c.sent0[d] + q;
-    }
-    if (c.bulk) {  // a release not in yet: every warp's pending token out first (the argument above)
-      const bool blocks = d >= 0 && d != me && Q >= c.S && device::ld_acquire(c.release + static_cast<size_t>(d) * c.S + Q % c.S) < Q - c.S + 1;
-      if (__syncthreads_or(blocks)) publish(true);
-    }
     if (warp < gn) {
       const int t = g0 + warp;
+      const uint64_t mask = gmask[warp];
+      const int d = nth_rank(mask);
+      unsigned q = 0;
+      uint64_t Q = 0;
+      if (d >= 0) {
+        q = c.running[d] + before[d];
+        for (int g = 0; g < warp; ++g) q += static_cast<unsigned>((gmask[g] >> d) & 1);
+        Q = c.sent0[d] + q;
+      }
       const int nout = route_token(c, t, expert, dest, mask, d, q, Q, gdst[warp], gsdst[warp]);
       if (nout < 0) *c.ok = 0;
       const bool staged = d >= 0 && d != me;
@@ -369,36 +329,6 @@ __device__ void send_groups_by_block(SendCtx& c, char* (&gdst)[kWarps][kMaxDst],
       }
     }
     __syncthreads();
-#if defined(SYMMEM_HAS_BULK_COPY)
-    if (c.bulk) {
-      if (*c.ok && warp < gn) {
-        const int t = g0 + warp, nd = gndst[warp];
-        const char* src = a.x + static_cast<size_t>(t) * c.payload;
-        char* stage = c.stages + static_cast<size_t>(warp) * kSendStage;
-        for (size_t c0 = 0; c0 < c.payload; c0 += kSendStage) {
-          const uint32_t cb = static_cast<uint32_t>(c.payload - c0 < static_cast<size_t>(kSendStage) ? c.payload - c0 : kSendStage);
-          device::bulk_wait_read<0>();  // (the stage's earlier stores have read it)
-          __syncwarp();
-          if (lane == 0) {
-            device::mbar_expect_tx(&c.bars[warp], cb);
-            device::bulk_load(stage, src + c0, cb, &c.bars[warp]);
-          }
-          device::mbar_wait(&c.bars[warp], c.phase);
-          c.phase ^= 1u;
-          if (lane < nd) device::bulk_store_open(gdst[warp][lane] + c0, stage, cb);
-        }
-        if (L.scale_words)
-          warp_fanout_words(a.scales + static_cast<size_t>(t) * L.scale_words, L.scale_words, lane < nd ? gsdst[warp][lane] : nullptr, nd);
-        device::bulk_commit();
-        publish(false);  // the previous token, whose stores are older than this one's
-        pend = true;
-        prdy = lane < nrdy[warp] ? rdy[warp][lane] : nullptr;
-        pval = lane < nrdy[warp] ? rval[warp][lane] : 0;
-      }
-      for (int d2 = threadIdx.x; d2 < n; d2 += blockDim.x) c.running[d2] += wave[d2];
-      continue;
-    }
-#endif
     for (int g = 0; *c.ok && g < gn; ++g) {
       const char* src = a.x + static_cast<size_t>(g0 + g) * c.payload + p0;
       const int nd = gndst[g];
@@ -415,9 +345,8 @@ __device__ void send_groups_by_block(SendCtx& c, char* (&gdst)[kWarps][kMaxDst],
       const int g = i / n, k = i % n;
       if (k < nrdy[g]) device::st_relaxed(rdy[g][k], rval[g][k]);
     }
-    for (int d2 = threadIdx.x; d2 < n; d2 += blockDim.x) c.running[d2] += wave[d2];
+    for (int d = threadIdx.x; d < n; d += blockDim.x) c.running[d] += wave[d];
   }
-  publish(true);
 }
 
 // Step 4 at two ranks: a warp a token, in chunks of kChunkWaves waves. The first q per destination
@@ -575,20 +504,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
   // 4. The rows: a warp a token at two ranks, else the block a group.
   __shared__ char* gdst[kWarps][kMaxDst];
   __shared__ uint32_t* gsdst[kWarps][kMaxDst];
-  SendCtx c{a, n, me, K, El, C, T, b, Bs, groups, opar, S, payload, token_ranks, gc, rc, expert_count, release, running, sent0, &ok,
-            false, nullptr, nullptr, 0};
-#if defined(SYMMEM_HAS_BULK_COPY)
-  extern __shared__ __align__(128) char send_stages[];
-  __shared__ uint64_t send_bars[kRingGroup];
-  c.bulk = (L.tune & kRingSendBulk) != 0 && n > 2 && (L.tune & kRingWarpSenders) == 0;
-  c.stages = send_stages;
-  c.bars = send_bars;
-  if (c.bulk && threadIdx.x < kRingGroup) {
-    device::mbar_init(&send_bars[threadIdx.x], 1);
-    device::fence_mbar_init();
-  }
-  __syncthreads();
-#endif
+  const SendCtx c{a, n, me, K, El, C, T, b, Bs, groups, opar, S, payload, token_ranks, gc, rc, expert_count, release, running, sent0, &ok};
   if (n == 2 || (L.tune & kRingWarpSenders) != 0) send_tokens_by_warp<Idx>(c, gdst, gsdst);
   else send_groups_by_block<Idx>(c, gdst, gsdst);
 }
@@ -757,15 +673,11 @@ __global__ void __launch_bounds__(kThreads, kRingBlocksPerSm) dispatch_ring_kern
 
 }  // namespace
 
-size_t dispatch_ring_smem(unsigned tune) {
-  const size_t copy = (tune & kRingCopyBulk) != 0 ? static_cast<size_t>(kWarps) * kBulkStage : 0;
-  const size_t send = (tune & kRingSendBulk) != 0 ? static_cast<size_t>(kRingGroup) * kSendStage : 0;
-  return copy > send ? copy : send;
-}
+size_t dispatch_ring_smem(unsigned tune) { return (tune & kRingCopyBulk) != 0 ? static_cast<size_t>(kWarps) * kBulkStage : 0; }
 // Both instances may take dispatch_ring_smem's largest stages (above the default 48 KiB).
 static void raise_ring_smem_limit() {
   static const bool done = [] {
-    const int most = static_cast<int>(dispatch_ring_smem(kRingCopyBulk | kRingSendBulk));
+    const int most = static_cast<int>(dispatch_ring_smem(kRingCopyBulk));
     SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(dispatch_ring_kernel<int>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(dispatch_ring_kernel<long long>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     return true;

@@ -148,11 +148,11 @@ enum TuneBits : unsigned {
   // (skewed 313.8 against 291.7); with the bulk copy 283.7 (302.5). (Session 25 also measured
   // the block-group senders moving each token's row by the bulk-copy unit, a warp a token, every
   // store complete before the group's fence: 309.5 us against 280, skewed 309 against 290, at
-  // send shares of 50-70% 304.6-315.8; commit c824209 holds it, as tune bit 32.)
+  // send shares of 50-70% 304.6-315.8; commit c824209 holds it, as tune bit 32. Pipelined, a
+  // token's ready words one wave later (every pending token published before a block waits on a
+  // release): 324.6-325.9 against 279.8-279.9, skewed 319.5-320.0 against 289.4-289.6, 50% 317.0,
+  // 70% 328.9; commit 1d01f83 holds that one.)
   kRingWarpSenders = 128,
-  // (measurement) the streamed dispatch's block-group senders (n > 2) by the bulk-copy unit, a warp
-  // a token, each token's ready words published one wave later (send_groups_by_block).
-  kRingSendBulk = 32,
   kTuneDefault = kSpreadCopy | kOneElectionDispatch | kRingCopyBulk,
 };
 

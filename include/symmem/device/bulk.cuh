@@ -46,16 +46,6 @@ __device__ __forceinline__ void bulk_store(void* gmem, const void* smem, uint32_
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem), "r"(smem_addr(smem)), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
-/// Shared -> global, left in the calling thread's open bulk group (bulk_commit closes it).
-__device__ __forceinline__ void bulk_store_open(void* gmem, const void* smem, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(gmem), "r"(smem_addr(smem)), "r"(bytes) : "memory");
-}
-/// Closes the calling thread's open bulk group (an empty one where it issued nothing since).
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-/// Waits until at most N committed bulk groups of the calling thread are incomplete (their writes
-/// not yet performed).
-template <int N>
-__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
 /// Waits until at most N committed bulk stores still read shared memory.
 template <int N>
 __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory"); }
