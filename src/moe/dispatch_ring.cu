@@ -116,9 +116,10 @@ __device__ __forceinline__ void warp_copy_words_cg(const uint32_t* src, int word
 // waits for it, lane i < ndst stores the chunk's payload bytes into its destination with the
 // bulk-copy unit (asynchronous: the warp goes on to its next row while they drain), and the scale
 // words go out as plain stores. The slot is released (rel <- rel_value) once its last chunk is in
-// shared memory; returns the stage's next phase. Before a load reuses the stage, every lane's bulk stores have read it and its
+// shared memory. Before a load reuses the stage, every lane's bulk stores have read it and its
 // plain reads are ordered before the async proxy's writes. (The caller acquired the slot's ready
-// word; fence.proxy.async extends that to the bulk load's reads of the slot.)
+// word; fence.proxy.async extends that to the bulk load's reads of the slot.) Returns the stage's
+// next phase.
 __device__ inline uint32_t bulk_row(const char* src, size_t row, size_t payload, int scale_words, char* lane_dst, uint32_t* lane_sdst, int ndst,
                                 char* stage, uint64_t* bar, uint32_t phase, uint64_t* rel, uint64_t rel_value) {
   const int lane = lane_id();
