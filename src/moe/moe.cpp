@@ -238,6 +238,11 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   impl_->L.tune = kern::kTuneDefault;
   if (const char* v = std::getenv("SYMMEM_MOE_TUNE"); v != nullptr && *v != 0)
     impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 255));
+  // Before sm_90 there is no bulk-copy unit: the streamed copy stores from registers, and its grid
+  // takes no shared stages (they would halve its blocks an SM on a GPU of 164 KiB).
+  int cc_major = 0;
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));
+  if (cc_major < 9) impl_->L.tune &= ~static_cast<unsigned>(kern::kRingCopyBulk);
   if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
     impl_->send_share = impl_->ring_share = impl_->comb_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
   if (const char* v = std::getenv("SYMMEM_MOE_COMBINE_SHARE"); v != nullptr && *v != 0)
