@@ -8,8 +8,12 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "harness.hpp"
+
+extern char** environ;
 
 namespace symmem::bench {
 
@@ -49,6 +53,25 @@ static std::string quote(const std::string& s) {
   return out + "\"";
 }
 
+// The settings a run was measured under: this process's SYMMEM_* and NCCL_* variables and
+// CUDA_VISIBLE_DEVICES, sorted, as a JSON object (every rank of a launch gets the same; the job's
+// token is left out).
+static std::string environment_json() {
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string kv(*e);
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string k = kv.substr(0, eq);
+    if (k == "SYMMEM_JOB_TOKEN") continue;
+    if (k.rfind("SYMMEM_", 0) == 0 || k.rfind("NCCL_", 0) == 0 || k == "CUDA_VISIBLE_DEVICES") vars.emplace_back(k, kv.substr(eq + 1));
+  }
+  std::sort(vars.begin(), vars.end());
+  std::string out = "{";
+  for (size_t i = 0; i < vars.size(); ++i) out += (i ? ", " : "") + quote(vars[i].first) + ": " + quote(vars[i].second);
+  return out + "}";
+}
+
 void write_json(const Harness& h, const std::string& suite, const std::string& path) {
   int v = 0;
   ncclGetVersion(&v);
@@ -60,7 +83,7 @@ void write_json(const Harness& h, const std::string& suite, const std::string& p
     << quote(h.opt().device_kind) << ",\n  \"gpus\": " << h.size() << ",\n  \"commit\": " << quote(h.opt().commit)
     << ",\n  \"nccl_version\": " << quote(std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100))
     << ",\n  \"date\": " << quote(date) << ",\n  \"timing\": \"CUDA-graph replays timed with events, median of "
-    << h.opt().replays << ", maximum over ranks\",\n  \"rows\": [\n";
+    << h.opt().replays << ", maximum over ranks\",\n  \"environment\": " << environment_json() << ",\n  \"rows\": [\n";
   const auto& rows = h.rows();
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
