@@ -144,7 +144,7 @@ static int comb_share_for(int nranks) { return nranks == 2 ? 70 : 75; }
 // With the bulk copy (session 25, 4 x H200, prefill; bench/results/2026-11-27-h200x4-*-s25c{2,3}-*):
 // at 2 GPUs 65% 125.5 us in three runs against 70%'s 127.7-128.1 (skewed level, 141.4-141.6; the
 // combine after it +1.2 us uniform, -1 skewed); at 4 GPUs 65% 277.0-277.4 against 60%'s
-// 279.2-279.6, but skewed 288.8-289.6 against 290.1-290.4 with a combine 3-4 us slower after it
+// 279.2-279.6, but skewed 288.6-289.6 against 290.1-290.4 with a combine 3-4 us slower after it
 // (the pair +2.4 us skewed, -2.4 uniform), so 60% stays there. 4 x H100, 2 GPUs, 65% with the bulk
 // copy: 149.7-149.8 against the session-24 way's 154.5-154.6 (...-h100x4-8a13d42-s25c7-*).
 static int ring_share_for(int nranks) { return nranks == 2 ? 65 : 60; }
@@ -162,18 +162,17 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   rank_ = comm.rank();
   if (cfg_.capacity == 0) cfg_.capacity = nranks_ * cfg_.max_tokens;
   std::string why = detail::check_config(cfg_, nranks_);
-  // SYMMEM_MOE_RING: unset, empty or 1, the streamed dispatch where it can run (below); 0, the
-  // rounds. Part of the compared config, so ranks that differ are refused on every rank.
-  const char* ring_env = std::getenv("SYMMEM_MOE_RING");
-  const std::string ring_val = ring_env != nullptr ? ring_env : "";
-  if (ring_val != "" && ring_val != "0" && ring_val != "1")
-    why += (why.empty() ? "" : "; ") + std::string("SYMMEM_MOE_RING=") + ring_val + " is neither 0 nor 1 (unset it for the default)";
-  const bool want_ring = ring_val != "0";
-  const char* cring_env = std::getenv("SYMMEM_MOE_COMBINE_RING");
-  const std::string cring_val = cring_env != nullptr ? cring_env : "";
-  if (cring_val != "" && cring_val != "0" && cring_val != "1")
-    why += (why.empty() ? "" : "; ") + std::string("SYMMEM_MOE_COMBINE_RING=") + cring_val + " is neither 0 nor 1 (unset it for the default)";
-  const bool want_cring = cring_val != "0";
+  // SYMMEM_MOE_RING / SYMMEM_MOE_COMBINE_RING: unset, empty or 1, the streamed dispatch / combine
+  // where it can run (below); 0, the rounds. Part of the compared config, so ranks that differ are
+  // refused on every rank; any other value is a config error (on every rank, likewise).
+  auto wanted = [&why](const char* name) {
+    const char* env = std::getenv(name);
+    const std::string v = env != nullptr ? env : "";
+    if (v != "" && v != "0" && v != "1")
+      why += (why.empty() ? "" : "; ") + std::string(name) + "=" + v + " is neither 0 nor 1 (unset it for the default)";
+    return v != "0";
+  };
+  const bool want_ring = wanted("SYMMEM_MOE_RING"), want_cring = wanted("SYMMEM_MOE_COMBINE_RING");
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
   // choice below; the team takes it only if every rank does.

@@ -40,7 +40,7 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_MOE_SHAPES", nullptr, "symmem-bench moe: only these shapes (comma-separated names, e.g. decode,prefill)"},
       {"SYMMEM_MOE_SEND_SHARE", "75", "percent of a pipelined MoE round's blocks that send the next round while the rest finish this one "
                                       "(0: every block does both, one after the other), of the streamed dispatch's grid that sends "
-                                      "(default 60 there, 70 at 2 ranks) and of the streamed combine's (default 75, 70 at 2 ranks); a rank-local choice"},
+                                      "(default 60 there, 65 at 2 ranks) and of the streamed combine's (default 75, 70 at 2 ranks); a rank-local choice"},
       {"SYMMEM_MOE_COMBINE_SHARE", nullptr, "percent of the streamed MoE combine's blocks that send partial rows (the rest sum "
                                             "this rank's tokens; default 75, 70 at 2 ranks); overrides SYMMEM_MOE_SEND_SHARE there; "
                                             "a rank-local choice"},
