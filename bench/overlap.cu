@@ -138,7 +138,12 @@ void run_overlap(Harness& h) {
           // (the GEMM alone into the symmetric buffer too: the pairs below write there)
           const double gemm_sym = h.time_graph([&](cudaStream_t s) { gemm.run(m, nn, k, a, k, b, nn, sym.ptr(), nn, s); }, ops);
           r.extra["gemm_into_symmetric_us"] = gemm_sym;
-          std::string after = " [GEMM into it " + std::to_string(gemm_sym).substr(0, 6) + "]";
+          auto us = [](double v) {  // (one decimal)
+            char b[32];
+            std::snprintf(b, sizeof(b), "%.1f", v);
+            return std::string(b);
+          };
+          std::string after = " [GEMM into it " + us(gemm_sym) + "]";
           for (Algo al : {Algo::kDirect, Algo::kNccl}) {
             auto rs = [&](cudaStream_t s) { h.comm().reduce_scatter(sym.ptr(), shard, static_cast<size_t>(rows) * nn, DataType::kBFloat16, ReduceOp::kSum, s, al); };
             const double alone = h.time_graph(rs, ops);
@@ -146,14 +151,14 @@ void run_overlap(Harness& h) {
               gemm.run(m, nn, k, a, k, b, nn, sym.ptr(), nn, s);
               rs(s);
             }, ops);
-            after += std::string(" ") + algo_name(al) + " " + std::to_string(alone).substr(0, 6) + " / " + std::to_string(pair - floor_us).substr(0, 6);
+            after += std::string(" ") + algo_name(al) + " " + us(alone) + " / " + us(pair - floor_us);
             r.extra[std::string("rs_alone_") + algo_name(al)] = alone;
             r.extra[std::string("rs_after_gemm_") + algo_name(al)] = pair - floor_us;
           }
           if (nc != nullptr) {
             auto rs = [&](cudaStream_t s) { ncclReduceScatter(c, shard, static_cast<size_t>(rows) * nn, ncclBfloat16, ncclSum, nc, s); };
             const double alone = h.time_graph(rs, ops);
-            after += " nccl-plain " + std::to_string(alone).substr(0, 6) + " / " + std::to_string(seq_nccl - floor_us).substr(0, 6);
+            after += " nccl-plain " + us(alone) + " / " + us(seq_nccl - floor_us);
             r.extra["rs_alone_nccl_plain"] = alone;
             r.extra["rs_after_gemm_nccl_plain"] = seq_nccl - floor_us;
           }
