@@ -143,9 +143,7 @@ __device__ void cring_sum(const CombineArgs& a, bool refuse) {
     uint64_t Q = 0, k = 0;
     bool in = true;
     if (lane < nm) {
-      uint64_t m = mask;
-      for (int i = 0; i < lane; ++i) m &= m - 1;
-      r = __ffsll(static_cast<long long>(m)) - 1;
+      r = nth_rank(mask);
       Q = recv0[r] + token_q[static_cast<size_t>(t) * n + r];
       k = Q % S;
       in = device::wait_for(h, ready + static_cast<size_t>(r) * S + k, [&](uint64_t v) { return v >= Q + 1; }, Cmp::kGe, Q + 1,

@@ -41,7 +41,6 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
   unsigned* send_count = at<unsigned>(h, L.send_count_off);
   const unsigned* sent_total = at<unsigned>(h, L.sent_total_off);
   uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
-  const Idx* idx = static_cast<const Idx*>(a.topk_idx);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lane = lane_id();
   // Self-direct (a.recv_x set: the caller gave the outputs to the send half): a row this rank sends
@@ -79,25 +78,14 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
     unsigned lslot = 0;             // self-direct: lane k's row in its local expert (>= C: dropped)
     int ndst = 0;                   // the token's destination ranks (warp 0)
     if (warp == 0) {
-      if (lane < K) {
-        const long long v = static_cast<long long>(idx[static_cast<size_t>(t) * K + lane]);
-        if (v >= 0 && v < a.num_experts) {
-          expert = static_cast<int>(v);
-          dest = expert / L.experts_local;
-        } else if (v != -1) {
-          note_bad_index(h, t, v, a.num_experts);
-        }
-      }
-      uint64_t mask = dest >= 0 ? 1ull << dest : 0;
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+      long long v;
+      const uint64_t mask = token_mask<Idx>(a.topk_idx, t, K, a.num_experts, El, expert, dest, v);
+      if (routed_badly(expert, v)) note_bad_index(h, t, v, a.num_experts);
       if (lane == 0) token_ranks[t] = mask;
       ndst = __popcll(mask);
       if (direct && dest == me) lslot = atomicAdd(&expert_count[expert - me * El], 1u);  // (lanes < K; beside the claims below)
       if (lane < ndst) {
-        uint64_t m = mask;
-        for (int i = 0; i < lane; ++i) m &= m - 1;
-        d = __ffsll(static_cast<long long>(m)) - 1;
+        d = nth_rank(mask);
         slot = atomicAdd(&send_count[d], 1u);
         before = sent_total[d];  // (loaded here, every destination's at once, beside the claim)
         ++s_rows[d];  // (the lanes hold distinct ranks)

@@ -175,32 +175,12 @@ struct SendCtx {
   int* ok;                 // (shared) 0 once a wait failed
 };
 
-// Token t's expert on lane k < K and its rank, else -1 (v: the index read there), and on every
-// lane the mask of the token's ranks.
-template <class Idx>
-__device__ __forceinline__ uint64_t token_mask(const void* topk_idx, int t, int K, int num_experts, int El, int& expert, int& dest,
-                                               long long& v) {
-  expert = dest = -1;
-  v = -1;
-  if (lane_id() < K) {
-    v = static_cast<long long>(static_cast<const Idx*>(topk_idx)[static_cast<size_t>(t) * K + lane_id()]);
-    if (v >= 0 && v < num_experts) {
-      expert = static_cast<int>(v);
-      dest = expert / El;
-    }
-  }
-  uint64_t mask = dest >= 0 ? 1ull << dest : 0;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
-  return mask;
-}
-
-// token_mask, with an out-of-range expert reported.
+// token_mask (moe_common.cuh), with an out-of-range expert reported.
 template <class Idx>
 __device__ __forceinline__ uint64_t token_experts(const SendCtx& c, int t, int& expert, int& dest) {
   long long v;
   const uint64_t mask = token_mask<Idx>(c.a.topk_idx, t, c.K, c.a.num_experts, c.El, expert, dest, v);
-  if (expert < 0 && v != -1) note_bad_index(c.a.h, t, v, c.a.num_experts);
+  if (routed_badly(expert, v)) note_bad_index(c.a.h, t, v, c.a.num_experts);
   return mask;
 }
 
@@ -258,13 +238,6 @@ __device__ int route_token(const SendCtx& c, int t, int expert, int dest, uint64
   }
   if (lane == 0 && ((mask >> me) & 1)) atomicAdd(&c.rc[static_cast<size_t>(me) * L.rounds + t / L.round], 1u);  // own rows by round
   return all_in ? nout : -1;
-}
-
-// Lane i < popc(mask): the i-th destination rank of a token's mask (else -1).
-__device__ __forceinline__ int nth_rank(uint64_t mask) {
-  if (lane_id() >= __popcll(mask)) return -1;
-  for (int i = 0; i < lane_id(); ++i) mask &= mask - 1;
-  return __ffsll(static_cast<long long>(mask)) - 1;
 }
 
 // Step 4 where n > 2: the waves. This block's group's first q per destination (the rows of the

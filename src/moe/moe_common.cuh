@@ -346,6 +346,36 @@ __device__ __forceinline__ void note_bad_index(const DeviceHandle& h, int t, lon
   atomicExch(reinterpret_cast<unsigned long long*>(h.local_signals + kBadIndexSlot), 1ull);
 }
 
+/// Token t's routing, on a whole warp: lane k < K holds its expert and that expert's rank (else
+/// -1 for both; v: the index read there, -1 on lanes >= K), every lane the mask of the token's
+/// ranks. An index outside [0, num_experts) routes nowhere; routed_badly tells the callers that
+/// report it (note_bad_index).
+template <class Idx>
+__device__ __forceinline__ uint64_t token_mask(const void* topk_idx, int t, int K, int num_experts, int El, int& expert, int& dest,
+                                               long long& v) {
+  expert = dest = -1;
+  v = -1;
+  if (lane_id() < K) {
+    v = static_cast<long long>(static_cast<const Idx*>(topk_idx)[static_cast<size_t>(t) * K + lane_id()]);
+    if (v >= 0 && v < num_experts) {
+      expert = static_cast<int>(v);
+      dest = expert / El;
+    }
+  }
+  uint64_t mask = dest >= 0 ? 1ull << dest : 0;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+  return mask;
+}
+__device__ __forceinline__ bool routed_badly(int expert, long long v) { return expert < 0 && v != -1; }
+
+/// Lane i < popc(mask): the i-th rank of a token's rank mask, in rank order (else -1).
+__device__ __forceinline__ int nth_rank(uint64_t mask) {
+  if (lane_id() >= __popcll(mask)) return -1;
+  for (int i = 0; i < lane_id(); ++i) mask &= mask - 1;
+  return __ffsll(static_cast<long long>(mask)) - 1;
+}
+
 /// The last block of a dispatch's last round (or of the streamed dispatch), every thread: local
 /// expert le's count, clamped to the capacity, into out[le], and zeroed for the next operation; an
 /// expert over capacity is recorded here and marked in every peer's pad for operation `op`
