@@ -33,16 +33,19 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t es = a.es;
 
-  // This rank's own row, checked before its data is read.
-  __shared__ long long row_off[pad::kMaxTeam + 1];
+  // This rank's own row, checked before its data is read: loaded by n threads at once (one round
+  // trip, not n in a row), then summed from shared memory.
+  __shared__ long long own[pad::kMaxTeam], row_off[pad::kMaxTeam + 1];
   __shared__ bool row_ok;
+  for (int q = threadIdx.x; q < n; q += blockDim.x) own[q] = a.counts[q];
+  __syncthreads();
   if (threadIdx.x == 0) {
     long long off = 0;
     bool ok = true;
     for (int q = 0; q < n; ++q) {
       row_off[q] = off;
-      ok &= a.counts[q] >= 0;
-      off += a.counts[q] < 0 ? 0 : a.counts[q];
+      ok &= own[q] >= 0;
+      off += own[q] < 0 ? 0 : own[q];
     }
     row_off[n] = off;
     row_ok = ok && static_cast<unsigned long long>(off) <= a.in_capacity;
@@ -51,7 +54,7 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
 
   // Header line i: counts[i] for i < n, then input capacity, output capacity, output placement.
   auto header = [&](size_t i) -> uint64_t {
-    if (i < static_cast<size_t>(n)) return static_cast<uint64_t>(a.counts[i]);
+    if (i < static_cast<size_t>(n)) return static_cast<uint64_t>(own[i]);
     return i == static_cast<size_t>(n) ? a.in_capacity : i == static_cast<size_t>(n) + 1 ? a.out_capacity : a.out_place;
   };
 
@@ -128,17 +131,18 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
       lim = kind == 1 ? caps[t][0] : kind == 2 ? caps[t][1] : 0;
       device::record_error(h, WaitKind::kBadCount, t, (static_cast<uint64_t>(kind) << 32) | index, Cmp::kLe, lim, seen, 0);
     }
-    if (plan != kStop) {
-      // Where each source's data goes, and where it starts in the source's input.
+    if (plan != kStop) {  // where each source's data goes in this rank's output
       recv_off[0] = 0;
-      for (int s = 0; s < n; ++s) {
-        recv_off[s + 1] = recv_off[s] + cnt[s][me];
-        long long off = 0, dst = 0;
-        for (int q = 0; q < me; ++q) off += cnt[s][q], dst += cnt[q][s];
-        src_off[s] = off;  // source s's split for this rank, in s's input
-        dst_off[s] = dst;  // this rank's split for s, in s's output
-      }
+      for (int s = 0; s < n; ++s) recv_off[s + 1] = recv_off[s] + cnt[s][me];
     }
+  }
+  // Where source s's split for this rank starts in s's input, and this rank's split for s in s's
+  // output: a thread a source.
+  for (int s = threadIdx.x; s < n; s += blockDim.x) {
+    long long off = 0, dst = 0;
+    for (int q = 0; q < me; ++q) off += cnt[s][q], dst += cnt[q][s];
+    src_off[s] = off;
+    dst_off[s] = dst;
   }
   __syncthreads();
   if (blockIdx.x == 0 && a.recv_counts != nullptr && plan != kStop)
