@@ -45,43 +45,100 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   pdl_wait();
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
+  // The peers' bases, loaded once (beside seq_begin's epoch load) for every later use: a load of
+  // h.peers[p] inside a loop of stores waits behind them, a round trip a peer.
+  __shared__ void* peer_base[pad::kMaxTeam];
+  void* const my_base = static_cast<int>(threadIdx.x) < n ? h.peers[threadIdx.x] : nullptr;
   const device::SeqOp sq = device::seq_begin(h);
+  if (static_cast<int>(threadIdx.x) < n) peer_base[threadIdx.x] = my_base;
+  __syncthreads();
   const uint32_t flag = sq.flag;
   auto slot = [&](void* base, int src) { return device::ll_slot(base, a.layout, sq, src); };
   const size_t lines = device::ll_lines<P>(a.bytes);
   const size_t idx = device::grid_index(), stride = device::grid_size();
+  constexpr int G = device::kLLGroup;
 
-  // Send.
-  for (int k = 1; k < n; ++k) {
-    const int p = (me + k) % n;
-    LLLine* dst = slot(h.peers[p], me);
+  // Send, kLLGroup peers at a time (ll_put_group: their loads in flight together).
+  for (int k0 = 1; k0 < n; k0 += G) {
+    LLLine* dst[G];
+    const char* src[G];
+    size_t len[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const int p = (me + k0 + g) % n;
+      dst[g] = k0 + g < n ? slot(peer_base[p], me) : nullptr;
+      src[g] = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
+      len[g] = a.bytes;
+      if (K == kAR && a.chunk > 0) {  // two-shot: chunk p only
+        const Chunk c = chunk_of(a, p);
+        src[g] = a.in + c.off;
+        len[g] = c.len;
+      }
+    }
     if (K == kBC && me != a.root) {
-      if (idx == 0) device::ll_store(dst, uint64_t{0}, flag);  // token: "I have finished the previous operation"
+      if (idx == 0)
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          if (dst[g] != nullptr) device::ll_store(dst[g], uint64_t{0}, flag);  // token: "I have finished the previous operation"
       continue;
     }
-    if (K == kAR && a.chunk > 0) {  // two-shot: chunk p only
-      const Chunk c = chunk_of(a, p);
-      device::ll_put<P>(dst, a.in + c.off, c.len, flag, idx, stride);
-      continue;
-    }
-    const char* src = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
-    device::ll_put<P>(dst, src, a.bytes, flag, idx, stride);
+    if (K == kRS || K == kA2A || (K == kAR && a.chunk > 0)) device::ll_put_group<P>(dst, src, len, flag, idx, stride);
+    else device::ll_put_group<P, true>(dst, src, len, flag, idx, stride);
   }
 
   // Receive and combine.
   bool ok = true;
   LLData v;
+  // Every peer p's lines [first, first + lines of c.len) of its slot here, unpacked into
+  // a.out + c.off (c = part(p)), kLLGroup peers at once; false where a wait timed out.
+  auto take_lines = [&](auto part, size_t first) {
+    for (int k0 = 1; k0 < n; k0 += G) {
+      int peer[G];
+      Chunk c[G];
+      size_t most = 0;
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        peer[g] = k0 + g < n ? (me + n - k0 - g) % n : 0;
+        c[g] = k0 + g < n ? part(peer[g]) : Chunk{0, 0};
+        most = device::ll_lines<P>(c[g].len) > most ? device::ll_lines<P>(c[g].len) : most;
+      }
+      for (size_t i = idx; i < most; i += stride) {
+        const LLLine* src[G];
+        LLData w[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g) src[g] = k0 + g < n && i < device::ll_lines<P>(c[g].len) ? slot(h.local, peer[g]) + first + i : nullptr;
+        if (!device::ll_wait_group<P>(h, src, peer, flag, w)) return false;
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          if (src[g] != nullptr) device::ll_unpack(a.out + c[g].off, c[g].len, i, w[g]);
+      }
+    }
+    return true;
+  };
   if constexpr (K == kAR || K == kRS) {
     // Line i folded over the ranks in rank order (every rank computes the same bits): this rank's
     // from `own` (own_len bytes), each peer's from line i of its slot here.
+    // (kLLGroup ranks' lines polled at once: ll_wait_group; folded in rank order all the same.)
     auto fold = [&](const char* own, size_t own_len, size_t i, LLData* r) {
       device::Pack<D, LLData> acc;
-      LLData w;
-      for (int p = 0; p < n; ++p) {
-        if (p == me) w = device::ll_payload<P>(own, own_len, i);
-        else if (!device::ll_wait(h, slot(h.local, p) + i, flag, p, &w)) return false;
-        if (p == 0) acc.load(w);
-        else acc.template reduce<R>(w);
+      for (int p0 = 0; p0 < n; p0 += G) {
+        const LLLine* src[G];
+        int peer[G];
+        LLData w[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          peer[g] = p0 + g;
+          src[g] = p0 + g < n && p0 + g != me ? slot(h.local, p0 + g) + i : nullptr;
+        }
+        if (!device::ll_wait_group<P>(h, src, peer, flag, w)) return false;
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const int p = p0 + g;
+          if (p >= n) break;
+          if (p == me) w[g] = device::ll_payload<P>(own, own_len, i);
+          if (p == 0) acc.load(w[g]);
+          else acc.template reduce<R>(w[g]);
+        }
       }
       *r = acc.template store<R>(n);
       return true;
@@ -93,15 +150,10 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
       const Chunk mine = chunk_of(a, me);
       LLData r;
       for (size_t i = idx; i < device::ll_lines<P>(mine.len) && (ok = fold(a.in + mine.off, mine.len, i, &r)); i += stride) {
-        for (int k = 1; k < n; ++k) device::ll_store(slot(h.peers[(me + k) % n], me) + L + i, r, flag);
+        for (int k = 1; k < n; ++k) device::ll_store(slot(peer_base[(me + k) % n], me) + L + i, r, flag);
         device::ll_unpack(a.out + mine.off, mine.len, i, r);
       }
-      for (int k = 1; k < n && ok; ++k) {
-        const int p = (me + n - k) % n;
-        const Chunk c = chunk_of(a, p);
-        for (size_t i = idx; i < device::ll_lines<P>(c.len) && ok; i += stride)
-          if ((ok = device::ll_wait(h, slot(h.local, p) + L + i, flag, p, &v))) device::ll_unpack(a.out + c.off, c.len, i, v);
-      }
+      ok = ok && take_lines([&](int p) { return chunk_of(a, p); }, L);
     } else {
       const char* mine = K == kRS ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
       LLData r;
@@ -111,11 +163,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
     const char* own = K == kA2A ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
     char* own_out = a.out + static_cast<size_t>(me) * a.bytes;
     if (own != own_out) device::copy_bytes(own_out, own, a.bytes, idx, stride);
-    for (int k = 1; k < n && ok; ++k) {
-      const int p = (me + n - k) % n;
-      for (size_t i = idx; i < lines && ok; i += stride)
-        if ((ok = device::ll_wait(h, slot(h.local, p) + i, flag, p, &v))) device::ll_unpack(a.out + static_cast<size_t>(p) * a.bytes, a.bytes, i, v);
-    }
+    ok = take_lines([&](int p) { return Chunk{static_cast<size_t>(p) * a.bytes, a.bytes}; }, 0);
   } else {  // broadcast
     if (me == a.root) {
       if (a.in != a.out) device::copy_bytes(a.out, a.in, a.bytes, idx, stride);
@@ -125,8 +173,17 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
     }
     // Tokens from every non-root peer.
     if (idx == 0)
-      for (int p = 0; p < n && ok; ++p)
-        if (p != me && p != a.root) ok = device::ll_wait(h, slot(h.local, p), flag, p, &v);
+      for (int p0 = 0; p0 < n && ok; p0 += G) {
+        const LLLine* src[G];
+        int peer[G];
+        LLData w[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          peer[g] = p0 + g;
+          src[g] = p0 + g < n && p0 + g != me && p0 + g != a.root ? slot(h.local, p0 + g) : nullptr;
+        }
+        ok = device::ll_wait_group<P>(h, src, peer, flag, w);
+      }
   }
   device::seq_end(h, a.layout, sq);
 }

@@ -33,11 +33,16 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t es = a.es;
 
-  // This rank's own row, checked before its data is read: loaded by n threads at once (one round
-  // trip, not n in a row), then summed from shared memory.
+  // This rank's own row and the peers' bases, loaded by n threads at once (one round trip; loads
+  // inside the loops of stores below would each wait behind them), then the row summed from shared
+  // memory and checked before its data is read.
   __shared__ long long own[pad::kMaxTeam], row_off[pad::kMaxTeam + 1];
+  __shared__ void* peer_base[pad::kMaxTeam];
   __shared__ bool row_ok;
-  for (int q = threadIdx.x; q < n; q += blockDim.x) own[q] = a.counts[q];
+  for (int q = threadIdx.x; q < n; q += blockDim.x) {
+    own[q] = a.counts[q];
+    peer_base[q] = h.peers[q];
+  }
   __syncthreads();
   if (threadIdx.x == 0) {
     long long off = 0;
@@ -57,17 +62,25 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
     if (i < static_cast<size_t>(n)) return static_cast<uint64_t>(own[i]);
     return i == static_cast<size_t>(n) ? a.in_capacity : i == static_cast<size_t>(n) + 1 ? a.out_capacity : a.out_place;
   };
+  auto peer_slot = [&](int p) { return device::ll_slot(peer_base[p], a.layout, sq, me); };
 
-  // Send: header lines, then the data where the split is small.
-  for (int k = 1; k < n; ++k) {
-    const int p = (me + k) % n;
-    device::LLLine* dst = device::ll_slot(h.peers[p], a.layout, sq, me);
-    for (size_t i = idx; i < hdr; i += stride) {
-      device::ll_store(dst + i, header(i), sq.flag);
+  // Send: every peer's header lines (a line a thread over the grid), then the data where the split
+  // is small, kLLGroup peers at a time (ll_put_group).
+  for (size_t j = idx; j < static_cast<size_t>(n - 1) * hdr; j += stride)
+    device::ll_store(peer_slot((me + 1 + static_cast<int>(j / hdr)) % n) + j % hdr, header(j % hdr), sq.flag);
+  constexpr int G = device::kLLGroup;
+  for (int k0 = 1; k0 < n && row_ok; k0 += G) {
+    device::LLLine* dst[G];
+    const char* src[G];
+    size_t len[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const int p = (me + k0 + g) % n;
+      len[g] = static_cast<size_t>(own[p]) * es;
+      src[g] = a.in + row_off[p] * es;
+      dst[g] = k0 + g < n && len[g] <= limit ? peer_slot(p) + hdr : nullptr;
     }
-    const long long c = a.counts[p];
-    if (row_ok && static_cast<size_t>(c) * es <= limit)
-      device::ll_put(dst + hdr, a.in + row_off[p] * es, static_cast<size_t>(c) * es, sq.flag, idx, stride);
+    device::ll_put_group<ws::kLLPayload>(dst, src, len, sq.flag, idx, stride);
   }
 
   // Every block reads every header (they lie in this rank's own slots: n x (n + 3) lines, polled
@@ -154,14 +167,27 @@ __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   auto from = [&](int s) { return recv_off[s + 1] - recv_off[s]; };  // cnt[s][me]
   if (plan == kSmall) {
     device::copy_bytes(a.out + recv_off[me] * es, a.in + src_off[me] * es, static_cast<size_t>(from(me)) * es, idx, stride);
-    device::LLData v;
-    for (int k = 1; k < n; ++k) {
-      const int s = (me + n - k) % n;
-      const size_t bytes = static_cast<size_t>(from(s)) * es;
-      const device::LLLine* src = device::ll_slot(h.local, a.layout, sq, s) + hdr;
-      for (size_t i = idx; i < device::ll_lines(bytes); i += stride) {
-        if (!device::ll_wait(h, src + i, sq.flag, s, &v)) break;
-        device::ll_unpack(a.out + recv_off[s] * es, bytes, i, v);
+    // The peers' data, kLLGroup sources polled at once (ll_wait_group).
+    bool ok = true;
+    for (int k0 = 1; k0 < n && ok; k0 += G) {
+      int peer[G];
+      size_t bytes[G], most = 0;
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        peer[g] = k0 + g < n ? (me + n - k0 - g) % n : 0;
+        bytes[g] = k0 + g < n ? static_cast<size_t>(from(peer[g])) * es : 0;
+        most = device::ll_lines(bytes[g]) > most ? device::ll_lines(bytes[g]) : most;
+      }
+      for (size_t i = idx; i < most && ok; i += stride) {
+        const device::LLLine* src[G];
+        device::LLData v[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          src[g] = i < device::ll_lines(bytes[g]) ? device::ll_slot(h.local, a.layout, sq, peer[g]) + hdr + i : nullptr;
+        if (!(ok = device::ll_wait_group<ws::kLLPayload>(h, src, peer, sq.flag, v))) break;
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          if (src[g] != nullptr) device::ll_unpack(a.out + recv_off[peer[g]] * es, bytes[g], i, v[g]);
       }
     }
   } else if (device::barrier_block(h, blockIdx.x)) {  // peers' inputs (pull) or outputs (push) are ready

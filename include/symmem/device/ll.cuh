@@ -160,6 +160,79 @@ __device__ __forceinline__ void ll_unpack(char* p, size_t n, size_t i, const LLD
   }
 }
 
+/// Peers an LL kernel serves at once (ll_put_group, ll_wait_group): their loads go out together.
+constexpr int kLLGroup = 4;
+
+/// Polls line src[g] of every g with src[g] set until each carries `flag` (d[g]: its payload):
+/// every pending line is loaded in one sweep, so their round trips overlap (one ll_wait after
+/// another costs a round trip each even where every line is in: ~0.27 us a peer on H100, session
+/// 26). Returns false (and records the first pending peer's facts) on timeout.
+template <size_t P, int G>
+__device__ inline bool ll_wait_group(const DeviceHandle& h, const LLLine* const (&src)[G], const int (&peer)[G], uint32_t flag,
+                                     LLDataT<P> (&d)[G]) {
+  unsigned pending = 0;
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+    if (src[g] != nullptr) pending |= 1u << g;
+  uint64_t start = 0, bound = 0;
+  for (uint32_t it = 0; pending != 0; ++it) {
+    ws::LLWords l[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      l[g] = ws::LLWords{0, 0};
+      if ((pending >> g) & 1u) asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(l[g].w0), "=l"(l[g].w1) : "l"(src[g]) : "memory");
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      if (((pending >> g) & 1u) == 0 || !ws::ll_carries(l[g], flag)) continue;
+#pragma unroll
+      for (int k = 0; k < LLDataT<P>::kWords; ++k) d[g].w[k] = ws::ll_word<P>(l[g], k);
+      pending &= ~(1u << g);
+    }
+    if (pending == 0 || (it & 1023u) != 0u) continue;
+    const uint64_t now = global_timer_ns();
+    if (it == 0) {
+      start = now;
+      continue;
+    }
+    if (bound == 0) bound = wait_bound_ns(h);
+    if (now - start <= bound && !aborted(h)) continue;
+    const int g = __ffs(static_cast<int>(pending)) - 1;
+#pragma unroll
+    for (int k = 0; k < G; ++k)  // (indexed by a constant: l stays in registers)
+      if (k == g) record_timeout(h, WaitKind::kCollective, peer[k], static_cast<uint64_t>(-1), Cmp::kEq, flag, ws::ll_seen_flag(l[k], flag), now - start);
+    return false;
+  }
+  return true;
+}
+
+/// Writes message g (src[g], n[g] bytes) as LL lines to dst[g] (peer memory) for every g with
+/// dst[g] set; member idx of a group of stride. Line i of every message is loaded before any of
+/// them is stored, so the loads' round trips overlap (a message after another paid one a peer: its
+/// stores' memory clobber keeps the next message's loads behind them). kSame: every src[g] and
+/// n[g] is the same message (loaded once).
+template <size_t P, bool kSame = false, int G>
+__device__ inline void ll_put_group(LLLine* const (&dst)[G], const char* const (&src)[G], const size_t (&n)[G], uint32_t flag, size_t idx,
+                                    size_t stride) {
+  size_t lines = 0;
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+    if (dst[g] != nullptr && ll_lines<P>(n[g]) > lines) lines = ll_lines<P>(n[g]);
+  for (size_t i = idx; i < lines; i += stride) {
+    LLDataT<P> d[kSame ? 1 : G];
+    if constexpr (kSame) {
+      d[0] = ll_payload<P>(src[0], n[0], i);
+    } else {
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+        if (dst[g] != nullptr && i < ll_lines<P>(n[g])) d[g] = ll_payload<P>(src[g], n[g], i);
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+      if (dst[g] != nullptr && i < ll_lines<P>(n[g])) ll_store(dst[g] + i, d[kSame ? 0 : g], flag);
+  }
+}
+
 /// Writes an n-byte message as LL lines to `dst` (peer memory); member idx of a group of stride.
 template <size_t P = ws::kLLPayload>
 __device__ inline void ll_put(LLLine* dst, const void* src, size_t n, uint32_t flag, size_t idx, size_t stride) {
