@@ -39,26 +39,29 @@ __device__ __forceinline__ Chunk chunk_of(const LLArgs& a, int p) {
   return Chunk{lo, min(a.bytes, lo + a.chunk) - lo};
 }
 
-template <int K, DataType D, ReduceOp R, size_t P>
-__global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
+// The operation, G peers at a time: G > 1 loads the peers' bases once (beside seq_begin's epoch
+// load; a load of h.peers[p] inside a loop of stores waits behind them, a round trip a peer), sends
+// through ll_put_group (a group's payloads loaded before its stores) and polls a group's lines at
+// once (ll_wait_group). G = 1 is one peer after another.
+template <int K, DataType D, ReduceOp R, size_t P, int G>
+__device__ __forceinline__ void ll_body(const LLArgs& a) {
   using LLData = LLDataT<P>;
-  pdl_wait();
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
-  // The peers' bases, loaded once (beside seq_begin's epoch load) for every later use: a load of
-  // h.peers[p] inside a loop of stores waits behind them, a round trip a peer.
-  __shared__ void* peer_base[pad::kMaxTeam];
-  void* const my_base = static_cast<int>(threadIdx.x) < n ? h.peers[threadIdx.x] : nullptr;
+  __shared__ void* peer_base[G > 1 ? pad::kMaxTeam : 1];
+  void* const my_base = G > 1 && static_cast<int>(threadIdx.x) < n ? h.peers[threadIdx.x] : nullptr;
   const device::SeqOp sq = device::seq_begin(h);
-  if (static_cast<int>(threadIdx.x) < n) peer_base[threadIdx.x] = my_base;
-  __syncthreads();
+  if constexpr (G > 1) {
+    if (static_cast<int>(threadIdx.x) < n) peer_base[threadIdx.x] = my_base;
+    __syncthreads();
+  }
+  auto base_of = [&](int p) { return G > 1 ? peer_base[p] : h.peers[p]; };
   const uint32_t flag = sq.flag;
   auto slot = [&](void* base, int src) { return device::ll_slot(base, a.layout, sq, src); };
   const size_t lines = device::ll_lines<P>(a.bytes);
   const size_t idx = device::grid_index(), stride = device::grid_size();
-  constexpr int G = device::kLLGroup;
 
-  // Send, kLLGroup peers at a time (ll_put_group: their loads in flight together).
+  // Send.
   for (int k0 = 1; k0 < n; k0 += G) {
     LLLine* dst[G];
     const char* src[G];
@@ -66,7 +69,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const int p = (me + k0 + g) % n;
-      dst[g] = k0 + g < n ? slot(peer_base[p], me) : nullptr;
+      dst[g] = k0 + g < n ? slot(base_of(p), me) : nullptr;
       src[g] = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
       len[g] = a.bytes;
       if (K == kAR && a.chunk > 0) {  // two-shot: chunk p only
@@ -90,7 +93,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   bool ok = true;
   LLData v;
   // Every peer p's lines [first, first + lines of c.len) of its slot here, unpacked into
-  // a.out + c.off (c = part(p)), kLLGroup peers at once; false where a wait timed out.
+  // a.out + c.off (c = part(p)), G peers at once; false where a wait timed out.
   auto take_lines = [&](auto part, size_t first) {
     for (int k0 = 1; k0 < n; k0 += G) {
       int peer[G];
@@ -118,7 +121,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   if constexpr (K == kAR || K == kRS) {
     // Line i folded over the ranks in rank order (every rank computes the same bits): this rank's
     // from `own` (own_len bytes), each peer's from line i of its slot here.
-    // (kLLGroup ranks' lines polled at once: ll_wait_group; folded in rank order all the same.)
+    // (G ranks' lines polled at once; folded in rank order all the same.)
     auto fold = [&](const char* own, size_t own_len, size_t i, LLData* r) {
       device::Pack<D, LLData> acc;
       for (int p0 = 0; p0 < n; p0 += G) {
@@ -150,7 +153,7 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
       const Chunk mine = chunk_of(a, me);
       LLData r;
       for (size_t i = idx; i < device::ll_lines<P>(mine.len) && (ok = fold(a.in + mine.off, mine.len, i, &r)); i += stride) {
-        for (int k = 1; k < n; ++k) device::ll_store(slot(peer_base[(me + k) % n], me) + L + i, r, flag);
+        for (int k = 1; k < n; ++k) device::ll_store(slot(base_of((me + k) % n), me) + L + i, r, flag);
         device::ll_unpack(a.out + mine.off, mine.len, i, r);
       }
       ok = ok && take_lines([&](int p) { return chunk_of(a, p); }, L);
@@ -186,6 +189,17 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
       }
   }
   device::seq_end(h, a.layout, sq);
+}
+
+// Groups where one block carries the message at 3 ranks or more. (4 x H100, session 26, against
+// one peer after another: 0.3-0.7 us faster there at 8 B - 8 KiB for all-reduce, all-gather and
+// all-to-all; with groups in multi-block grids 0.4-2.4 us slower from 8-32 KiB, and at 2 ranks
+// 0.3 us slower: bench/results/2026-11-27-h100x4-18beff0-s26c4-*.json.)
+template <int K, DataType D, ReduceOp R, size_t P>
+__global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
+  pdl_wait();
+  if (gridDim.x == 1 && a.ws.nranks > 2) ll_body<K, D, R, P, device::kLLGroup>(a);
+  else ll_body<K, D, R, P, 1>(a);
 }
 
 template <size_t P>
