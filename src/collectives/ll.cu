@@ -39,23 +39,115 @@ __device__ __forceinline__ Chunk chunk_of(const LLArgs& a, int p) {
   return Chunk{lo, min(a.bytes, lo + a.chunk) - lo};
 }
 
-// The operation, G peers at a time: G > 1 loads the peers' bases once (beside seq_begin's epoch
-// load; a load of h.peers[p] inside a loop of stores waits behind them, a round trip a peer), sends
-// through ll_put_group (a group's payloads loaded before its stores) and polls a group's lines at
-// once (ll_wait_group). G = 1 is one peer after another.
+template <int K, DataType D, ReduceOp R, size_t P>
+__global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
+  using LLData = LLDataT<P>;
+  pdl_wait();
+  const DeviceHandle& h = a.ws;
+  const int n = h.nranks, me = h.rank;
+  const device::SeqOp sq = device::seq_begin(h);
+  const uint32_t flag = sq.flag;
+  auto slot = [&](void* base, int src) { return device::ll_slot(base, a.layout, sq, src); };
+  const size_t lines = device::ll_lines<P>(a.bytes);
+  const size_t idx = device::grid_index(), stride = device::grid_size();
+
+  // Send.
+  for (int k = 1; k < n; ++k) {
+    const int p = (me + k) % n;
+    LLLine* dst = slot(h.peers[p], me);
+    if (K == kBC && me != a.root) {
+      if (idx == 0) device::ll_store(dst, uint64_t{0}, flag);  // token: "I have finished the previous operation"
+      continue;
+    }
+    if (K == kAR && a.chunk > 0) {  // two-shot: chunk p only
+      const Chunk c = chunk_of(a, p);
+      device::ll_put<P>(dst, a.in + c.off, c.len, flag, idx, stride);
+      continue;
+    }
+    const char* src = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
+    device::ll_put<P>(dst, src, a.bytes, flag, idx, stride);
+  }
+
+  // Receive and combine.
+  bool ok = true;
+  LLData v;
+  if constexpr (K == kAR || K == kRS) {
+    // Line i folded over the ranks in rank order (every rank computes the same bits): this rank's
+    // from `own` (own_len bytes), each peer's from line i of its slot here.
+    auto fold = [&](const char* own, size_t own_len, size_t i, LLData* r) {
+      device::Pack<D, LLData> acc;
+      LLData w;
+      for (int p = 0; p < n; ++p) {
+        if (p == me) w = device::ll_payload<P>(own, own_len, i);
+        else if (!device::ll_wait(h, slot(h.local, p) + i, flag, p, &w)) return false;
+        if (p == 0) acc.load(w);
+        else acc.template reduce<R>(w);
+      }
+      *r = acc.template store<R>(n);
+      return true;
+    };
+    if (K == kAR && a.chunk > 0) {
+      // Two-shot: the reduce-scatter half went out above (chunk p to rank p); fold this rank's
+      // chunk, send each folded line to every peer (lines L + i), then take theirs.
+      const size_t L = device::ll_lines<P>(a.chunk);
+      const Chunk mine = chunk_of(a, me);
+      LLData r;
+      for (size_t i = idx; i < device::ll_lines<P>(mine.len) && (ok = fold(a.in + mine.off, mine.len, i, &r)); i += stride) {
+        for (int k = 1; k < n; ++k) device::ll_store(slot(h.peers[(me + k) % n], me) + L + i, r, flag);
+        device::ll_unpack(a.out + mine.off, mine.len, i, r);
+      }
+      for (int k = 1; k < n && ok; ++k) {
+        const int p = (me + n - k) % n;
+        const Chunk c = chunk_of(a, p);
+        for (size_t i = idx; i < device::ll_lines<P>(c.len) && ok; i += stride)
+          if ((ok = device::ll_wait(h, slot(h.local, p) + L + i, flag, p, &v))) device::ll_unpack(a.out + c.off, c.len, i, v);
+      }
+    } else {
+      const char* mine = K == kRS ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
+      LLData r;
+      for (size_t i = idx; i < lines && (ok = fold(mine, a.bytes, i, &r)); i += stride) device::ll_unpack(a.out, a.bytes, i, r);
+    }
+  } else if constexpr (K == kAG || K == kA2A) {
+    const char* own = K == kA2A ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
+    char* own_out = a.out + static_cast<size_t>(me) * a.bytes;
+    if (own != own_out) device::copy_bytes(own_out, own, a.bytes, idx, stride);
+    for (int k = 1; k < n && ok; ++k) {
+      const int p = (me + n - k) % n;
+      for (size_t i = idx; i < lines && ok; i += stride)
+        if ((ok = device::ll_wait(h, slot(h.local, p) + i, flag, p, &v))) device::ll_unpack(a.out + static_cast<size_t>(p) * a.bytes, a.bytes, i, v);
+    }
+  } else {  // broadcast
+    if (me == a.root) {
+      if (a.in != a.out) device::copy_bytes(a.out, a.in, a.bytes, idx, stride);
+    } else {
+      for (size_t i = idx; i < lines && ok; i += stride)
+        if ((ok = device::ll_wait(h, slot(h.local, a.root) + i, flag, a.root, &v))) device::ll_unpack(a.out, a.bytes, i, v);
+    }
+    // Tokens from every non-root peer.
+    if (idx == 0)
+      for (int p = 0; p < n && ok; ++p)
+        if (p != me && p != a.root) ok = device::ll_wait(h, slot(h.local, p), flag, p, &v);
+  }
+  device::seq_end(h, a.layout, sq);
+}
+
+// ll_kernel by groups of G peers (ll_group_kernel): the peers' bases loaded once (beside
+// seq_begin's epoch load; a load of h.peers[p] inside a loop of stores waits behind them, a round
+// trip a peer), the sends through ll_put_group (a group's payloads loaded before its stores) and a
+// group's lines polled at once (ll_wait_group). The same lines as ll_kernel's, so the two forms
+// may serve one operation's ranks. (This body at G = 1 in place of ll_kernel's loops, one kernel
+// for both, measured 0.1-1.3 us slower from 8 KiB at 4 ranks and at 2 ranks, 4 x H200, session 26:
+// hence two kernels.)
 template <int K, DataType D, ReduceOp R, size_t P, int G>
 __device__ __forceinline__ void ll_body(const LLArgs& a) {
   using LLData = LLDataT<P>;
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
-  __shared__ void* peer_base[G > 1 ? pad::kMaxTeam : 1];
-  void* const my_base = G > 1 && static_cast<int>(threadIdx.x) < n ? h.peers[threadIdx.x] : nullptr;
+  __shared__ void* peer_base[pad::kMaxTeam];
+  void* const my_base = static_cast<int>(threadIdx.x) < n ? h.peers[threadIdx.x] : nullptr;
   const device::SeqOp sq = device::seq_begin(h);
-  if constexpr (G > 1) {
-    if (static_cast<int>(threadIdx.x) < n) peer_base[threadIdx.x] = my_base;
-    __syncthreads();
-  }
-  auto base_of = [&](int p) { return G > 1 ? peer_base[p] : h.peers[p]; };
+  if (static_cast<int>(threadIdx.x) < n) peer_base[threadIdx.x] = my_base;
+  __syncthreads();
   const uint32_t flag = sq.flag;
   auto slot = [&](void* base, int src) { return device::ll_slot(base, a.layout, sq, src); };
   const size_t lines = device::ll_lines<P>(a.bytes);
@@ -69,7 +161,7 @@ __device__ __forceinline__ void ll_body(const LLArgs& a) {
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       const int p = (me + k0 + g) % n;
-      dst[g] = k0 + g < n ? slot(base_of(p), me) : nullptr;
+      dst[g] = k0 + g < n ? slot(peer_base[p], me) : nullptr;
       src[g] = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
       len[g] = a.bytes;
       if (K == kAR && a.chunk > 0) {  // two-shot: chunk p only
@@ -153,7 +245,7 @@ __device__ __forceinline__ void ll_body(const LLArgs& a) {
       const Chunk mine = chunk_of(a, me);
       LLData r;
       for (size_t i = idx; i < device::ll_lines<P>(mine.len) && (ok = fold(a.in + mine.off, mine.len, i, &r)); i += stride) {
-        for (int k = 1; k < n; ++k) device::ll_store(slot(base_of((me + k) % n), me) + L + i, r, flag);
+        for (int k = 1; k < n; ++k) device::ll_store(slot(peer_base[(me + k) % n], me) + L + i, r, flag);
         device::ll_unpack(a.out + mine.off, mine.len, i, r);
       }
       ok = ok && take_lines([&](int p) { return chunk_of(a, p); }, L);
@@ -191,29 +283,30 @@ __device__ __forceinline__ void ll_body(const LLArgs& a) {
   device::seq_end(h, a.layout, sq);
 }
 
-// Groups where one block carries the message at 3 ranks or more. (4 x H100, session 26, against
-// one peer after another: 0.3-0.7 us faster there at 8 B - 8 KiB for all-reduce, all-gather and
-// all-to-all; with groups in multi-block grids 0.4-2.4 us slower from 8-32 KiB, and at 2 ranks
-// 0.3 us slower: bench/results/2026-11-27-h100x4-18beff0-s26c4-*.json.)
+// One block at 3 ranks or more (the host's choice, from the size and the team: the same on every
+// rank). 4 x H100 and 4 x H200, session 26, against ll_kernel: 0.1-0.7 us faster at 8 B - 8 KiB
+// (bench/results/2026-11-27-h*x4-*-s26c*-ll-*.json).
 template <int K, DataType D, ReduceOp R, size_t P>
-__global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
+__global__ void __launch_bounds__(kThreads) ll_group_kernel(LLArgs a) {
   pdl_wait();
-  if (gridDim.x == 1 && a.ws.nranks > 2) ll_body<K, D, R, P, device::kLLGroup>(a);
-  else ll_body<K, D, R, P, 1>(a);
+  ll_body<K, D, R, P, device::kLLGroup>(a);
 }
 
 template <size_t P>
 void launch_ll_format(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
+  const bool grouped = blocks == 1 && a.ws.nranks > 2;
+  auto go = [&](auto K, auto D, auto R) {
+    if (grouped) launch(ll_group_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);
+    else launch(ll_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);
+  };
+  using Bytes = std::integral_constant<DataType, DataType::kUInt8>;
+  using Sum = std::integral_constant<ReduceOp, ReduceOp::kSum>;
   switch (op) {
-    case CollOp::kAllReduce:
-      dispatch_reduce(d, r, [&](auto D, auto R) { launch(ll_kernel<kAR, D.value, R.value, P>, blocks, kThreads, s, a); });
-      break;
-    case CollOp::kReduceScatter:
-      dispatch_reduce(d, r, [&](auto D, auto R) { launch(ll_kernel<kRS, D.value, R.value, P>, blocks, kThreads, s, a); });
-      break;
-    case CollOp::kAllGather: launch(ll_kernel<kAG, DataType::kUInt8, ReduceOp::kSum, P>, blocks, kThreads, s, a); break;
-    case CollOp::kBroadcast: launch(ll_kernel<kBC, DataType::kUInt8, ReduceOp::kSum, P>, blocks, kThreads, s, a); break;
-    case CollOp::kAllToAll: launch(ll_kernel<kA2A, DataType::kUInt8, ReduceOp::kSum, P>, blocks, kThreads, s, a); break;
+    case CollOp::kAllReduce: dispatch_reduce(d, r, [&](auto D, auto R) { go(std::integral_constant<int, kAR>{}, D, R); }); break;
+    case CollOp::kReduceScatter: dispatch_reduce(d, r, [&](auto D, auto R) { go(std::integral_constant<int, kRS>{}, D, R); }); break;
+    case CollOp::kAllGather: go(std::integral_constant<int, kAG>{}, Bytes{}, Sum{}); break;
+    case CollOp::kBroadcast: go(std::integral_constant<int, kBC>{}, Bytes{}, Sum{}); break;
+    case CollOp::kAllToAll: go(std::integral_constant<int, kA2A>{}, Bytes{}, Sum{}); break;
     default: fail("launch_ll: no LL kernel for " + std::string(coll_name(op)));
   }
 }
