@@ -283,9 +283,11 @@ __device__ __forceinline__ void ll_body(const LLArgs& a) {
   device::seq_end(h, a.layout, sq);
 }
 
-// One block at 3 ranks or more (the host's choice, from the size and the team: the same on every
-// rank). 4 x H100 and 4 x H200, session 26, against ll_kernel: 0.1-0.7 us faster at 8 B - 8 KiB
-// (bench/results/2026-11-27-h*x4-*-s26c*-ll-*.json).
+// One block at 4 ranks or more (the host's choice, from the size and the team: the same on every
+// rank). Against ll_kernel, alternated in one call (bench/results/2026-11-27-h*x4-*-s26c*-ll-*.json):
+// 4 x H200 at 4 ranks 0.15-0.68 us faster at 8 B - 8 KiB for all-reduce (to 512 B), all-gather,
+// all-to-all and reduce-scatter (to 2 KiB), the same above; 4 x H100 likewise. At 3 ranks
+// all-reduce at 512 B - 2 KiB was 0.2-0.26 us slower (all-gather 0-0.15 faster): ll_kernel there.
 template <int K, DataType D, ReduceOp R, size_t P>
 __global__ void __launch_bounds__(kThreads) ll_group_kernel(LLArgs a) {
   pdl_wait();
@@ -294,7 +296,7 @@ __global__ void __launch_bounds__(kThreads) ll_group_kernel(LLArgs a) {
 
 template <size_t P>
 void launch_ll_format(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
-  const bool grouped = blocks == 1 && a.ws.nranks > 2;
+  const bool grouped = blocks == 1 && a.ws.nranks >= 4;
   auto go = [&](auto K, auto D, auto R) {
     if (grouped) launch(ll_group_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);
     else launch(ll_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);

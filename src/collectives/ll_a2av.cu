@@ -22,9 +22,6 @@
 namespace symmem::coll {
 namespace {
 
-// G > 1: the peers' bases loaded once, the header lines a line a thread, the data through
-// ll_put_group and the waits through ll_wait_group, G peers at a time; G = 1: one peer after
-// another.
 // The kernel's shared memory (one copy for both forms of the body).
 struct A2AVShared {
   long long own[pad::kMaxTeam], row_off[pad::kMaxTeam + 1];  // this rank's counts, their prefix
@@ -39,6 +36,9 @@ struct A2AVShared {
   int all_small, all_push;
 };
 
+// G > 1: the peers' bases loaded once, the header lines a line a thread, the data through
+// ll_put_group and the waits through ll_wait_group, G peers at a time; G = 1: one peer after
+// another.
 template <int G>
 __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   const DeviceHandle& h = a.ws;
@@ -235,8 +235,10 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   device::seq_end(h, a.layout, sq);
 }
 
-// Groups at 3 ranks or more (4 x H100, session 26: 0.5-0.75 us faster at 8 B - 128 KiB against
-// one peer after another; at 2 ranks, where a group holds one peer, 1.1 us slower).
+// Groups at 3 ranks or more. Session 26 against the previous kernel, alternated in one call: at
+// 4 ranks 0.3-0.7 us faster at 8 B - 128 KiB (4 x H100 and 4 x H200); at 2 ranks groups (of one
+// peer) were 1.1 us slower on 4 x H100, this body at G = 1 0.1-0.3 us faster on 4 x H200
+// (bench/results/2026-11-27-*-s26c{4,5,6}-ll-groups.json). 3 ranks: tested, not timed.
 __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   pdl_wait();
   __shared__ A2AVShared sh;
