@@ -134,7 +134,8 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
 // ll_kernel by groups of G peers (ll_group_kernel): the peers' bases loaded once (beside
 // seq_begin's epoch load; a load of h.peers[p] inside a loop of stores waits behind them, a round
 // trip a peer), the sends through ll_put_group (a group's payloads loaded before its stores) and a
-// group's lines polled at once (ll_wait_group). The same lines as ll_kernel's, so the two forms
+// group's lines polled at once (ll_wait_group). The same lines as ll_kernel's, sent and awaited
+// from every peer in every call (rule (R) as above; only their order differs), so the two forms
 // may serve one operation's ranks. (This body at G = 1 in place of ll_kernel's loops, one kernel
 // for both, measured 0.1-1.3 us slower from 8 KiB at 4 ranks and at 2 ranks, 4 x H200, session 26:
 // hence two kernels.)
