@@ -297,7 +297,7 @@ __global__ void __launch_bounds__(kThreads) ll_group_kernel(LLArgs a) {
 
 template <size_t P>
 void launch_ll_format(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
-  const bool grouped = blocks == 1 && a.ws.nranks >= 4;
+  const bool grouped = blocks == 1 && a.ws.nranks >= 4 && a.chunk == 0;  // (two-shot starts at 256 KiB: never one block)
   auto go = [&](auto K, auto D, auto R) {
     if (grouped) launch(ll_group_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);
     else launch(ll_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);
