@@ -131,17 +131,24 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   device::seq_end(h, a.layout, sq);
 }
 
-// ll_kernel by groups of G peers (ll_group_kernel): the peers' bases loaded once (beside
-// seq_begin's epoch load; a load of h.peers[p] inside a loop of stores waits behind them, a round
-// trip a peer), the sends through ll_put_group (a group's payloads loaded before its stores) and a
-// group's lines polled at once (ll_wait_group). The same lines as ll_kernel's, sent and awaited
-// from every peer in every call (rule (R) as above; only their order differs), so the two forms
-// may serve one operation's ranks. (This body at G = 1 in place of ll_kernel's loops, one kernel
-// for both, measured 0.1-1.3 us slower from 8 KiB at 4 ranks and at 2 ranks, 4 x H200, session 26:
-// hence two kernels.)
-template <int K, DataType D, ReduceOp R, size_t P, int G>
-__device__ __forceinline__ void ll_body(const LLArgs& a) {
+// ll_kernel by groups of kLLGroup peers, for one-block grids at 4 ranks or more (the host's choice,
+// from the size and the team: the same on every rank; never two-shot, which starts at 256 KiB):
+// the peers' bases loaded once (beside seq_begin's epoch load; a load of h.peers[p] inside a loop
+// of stores waits behind them, a round trip a peer), the sends through ll_put_group (a group's
+// payloads loaded before its stores) and a group's lines polled at once (ll_wait_group). The same
+// lines as ll_kernel's, sent and awaited from every peer in every call (rule (R) as above; only
+// their order differs), so the two forms may serve one operation's ranks.
+// Against ll_kernel, alternated in one call (bench/results/2026-11-27-h*x4-*-s26c*-ll-*.json): 4 x
+// H200 at 4 ranks 0.15-0.68 us faster at 8 B - 8 KiB for all-reduce (to 512 B), all-gather,
+// all-to-all and reduce-scatter (to 2 KiB), the same above; 4 x H100 likewise. At 3 ranks
+// all-reduce at 512 B - 2 KiB was 0.2-0.26 us slower (all-gather 0-0.15 faster): ll_kernel there.
+// The same code in multi-block grids, and at G = 1 in place of ll_kernel's loops (one kernel for
+// both), measured 0.1-2.4 us slower from 8 KiB at 4 ranks and at 2 ranks: hence two kernels.
+template <int K, DataType D, ReduceOp R, size_t P>
+__global__ void __launch_bounds__(kThreads) ll_group_kernel(LLArgs a) {
   using LLData = LLDataT<P>;
+  constexpr int G = device::kLLGroup;
+  pdl_wait();
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
   __shared__ void* peer_base[pad::kMaxTeam];
@@ -165,11 +172,6 @@ __device__ __forceinline__ void ll_body(const LLArgs& a) {
       dst[g] = k0 + g < n ? slot(peer_base[p], me) : nullptr;
       src[g] = (K == kRS || K == kA2A) ? a.in + static_cast<size_t>(p) * a.bytes : a.in;
       len[g] = a.bytes;
-      if (K == kAR && a.chunk > 0) {  // two-shot: chunk p only
-        const Chunk c = chunk_of(a, p);
-        src[g] = a.in + c.off;
-        len[g] = c.len;
-      }
     }
     if (K == kBC && me != a.root) {
       if (idx == 0)
@@ -178,121 +180,67 @@ __device__ __forceinline__ void ll_body(const LLArgs& a) {
           if (dst[g] != nullptr) device::ll_store(dst[g], uint64_t{0}, flag);  // token: "I have finished the previous operation"
       continue;
     }
-    if (K == kRS || K == kA2A || (K == kAR && a.chunk > 0)) device::ll_put_group<P>(dst, src, len, flag, idx, stride);
+    if (K == kRS || K == kA2A) device::ll_put_group<P>(dst, src, len, flag, idx, stride);
     else device::ll_put_group<P, true>(dst, src, len, flag, idx, stride);
   }
 
-  // Receive and combine.
+  // Receive and combine: line i of G peers at a time. peers_from(p0, keep, i): line i of ranks
+  // p0 .. p0 + G - 1 of those that keep(p) says, polled at once (false where a wait timed out).
   bool ok = true;
-  LLData v;
-  // Every peer p's lines [first, first + lines of c.len) of its slot here, unpacked into
-  // a.out + c.off (c = part(p)), G peers at once; false where a wait timed out.
-  auto take_lines = [&](auto part, size_t first) {
-    for (int k0 = 1; k0 < n; k0 += G) {
-      int peer[G];
-      Chunk c[G];
-      size_t most = 0;
+  LLData w[G];
+  auto group_lines = [&](int p0, auto keep, size_t i, int (&peer)[G]) {
+    const LLLine* src[G];
 #pragma unroll
-      for (int g = 0; g < G; ++g) {
-        peer[g] = k0 + g < n ? (me + n - k0 - g) % n : 0;
-        c[g] = k0 + g < n ? part(peer[g]) : Chunk{0, 0};
-        most = device::ll_lines<P>(c[g].len) > most ? device::ll_lines<P>(c[g].len) : most;
-      }
-      for (size_t i = idx; i < most; i += stride) {
-        const LLLine* src[G];
-        LLData w[G];
-#pragma unroll
-        for (int g = 0; g < G; ++g) src[g] = k0 + g < n && i < device::ll_lines<P>(c[g].len) ? slot(h.local, peer[g]) + first + i : nullptr;
-        if (!device::ll_wait_group<P>(h, src, peer, flag, w)) return false;
-#pragma unroll
-        for (int g = 0; g < G; ++g)
-          if (src[g] != nullptr) device::ll_unpack(a.out + c[g].off, c[g].len, i, w[g]);
-      }
+    for (int g = 0; g < G; ++g) {
+      peer[g] = (p0 + g) % n;
+      src[g] = p0 + g < p0 + n && keep(p0 + g) ? slot(h.local, peer[g]) + i : nullptr;
     }
-    return true;
+    return device::ll_wait_group<P>(h, src, peer, flag, w);
   };
+  int peer[G];
   if constexpr (K == kAR || K == kRS) {
-    // Line i folded over the ranks in rank order (every rank computes the same bits): this rank's
-    // from `own` (own_len bytes), each peer's from line i of its slot here.
-    // (G ranks' lines polled at once; folded in rank order all the same.)
-    auto fold = [&](const char* own, size_t own_len, size_t i, LLData* r) {
+    // Line i folded over the ranks in rank order, as ll_kernel (the same bits on every rank).
+    const char* mine = K == kRS ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
+    for (size_t i = idx; i < lines && ok; i += stride) {
       device::Pack<D, LLData> acc;
-      for (int p0 = 0; p0 < n; p0 += G) {
-        const LLLine* src[G];
-        int peer[G];
-        LLData w[G];
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-          peer[g] = p0 + g;
-          src[g] = p0 + g < n && p0 + g != me ? slot(h.local, p0 + g) + i : nullptr;
-        }
-        if (!device::ll_wait_group<P>(h, src, peer, flag, w)) return false;
+      for (int p0 = 0; p0 < n && ok; p0 += G) {
+        if (!(ok = group_lines(p0, [&](int p) { return p < n && p != me; }, i, peer))) break;
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           const int p = p0 + g;
           if (p >= n) break;
-          if (p == me) w[g] = device::ll_payload<P>(own, own_len, i);
+          if (p == me) w[g] = device::ll_payload<P>(mine, a.bytes, i);
           if (p == 0) acc.load(w[g]);
           else acc.template reduce<R>(w[g]);
         }
       }
-      *r = acc.template store<R>(n);
-      return true;
-    };
-    if (K == kAR && a.chunk > 0) {
-      // Two-shot: the reduce-scatter half went out above (chunk p to rank p); fold this rank's
-      // chunk, send each folded line to every peer (lines L + i), then take theirs.
-      const size_t L = device::ll_lines<P>(a.chunk);
-      const Chunk mine = chunk_of(a, me);
-      LLData r;
-      for (size_t i = idx; i < device::ll_lines<P>(mine.len) && (ok = fold(a.in + mine.off, mine.len, i, &r)); i += stride) {
-        for (int k = 1; k < n; ++k) device::ll_store(slot(peer_base[(me + k) % n], me) + L + i, r, flag);
-        device::ll_unpack(a.out + mine.off, mine.len, i, r);
-      }
-      ok = ok && take_lines([&](int p) { return chunk_of(a, p); }, L);
-    } else {
-      const char* mine = K == kRS ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
-      LLData r;
-      for (size_t i = idx; i < lines && (ok = fold(mine, a.bytes, i, &r)); i += stride) device::ll_unpack(a.out, a.bytes, i, r);
+      if (ok) device::ll_unpack(a.out, a.bytes, i, acc.template store<R>(n));
     }
   } else if constexpr (K == kAG || K == kA2A) {
     const char* own = K == kA2A ? a.in + static_cast<size_t>(me) * a.bytes : a.in;
     char* own_out = a.out + static_cast<size_t>(me) * a.bytes;
     if (own != own_out) device::copy_bytes(own_out, own, a.bytes, idx, stride);
-    ok = take_lines([&](int p) { return Chunk{static_cast<size_t>(p) * a.bytes, a.bytes}; }, 0);
+    // Peers me + 1 .. me + n - 1 (mod n), each into its place of the output.
+    for (int k0 = me + 1; k0 < me + n && ok; k0 += G)
+      for (size_t i = idx; i < lines && ok; i += stride) {
+        if (!(ok = group_lines(k0, [&](int k) { return k < me + n; }, i, peer))) break;
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          if (k0 + g < me + n) device::ll_unpack(a.out + static_cast<size_t>(peer[g]) * a.bytes, a.bytes, i, w[g]);
+      }
   } else {  // broadcast
     if (me == a.root) {
       if (a.in != a.out) device::copy_bytes(a.out, a.in, a.bytes, idx, stride);
     } else {
+      LLData v;
       for (size_t i = idx; i < lines && ok; i += stride)
         if ((ok = device::ll_wait(h, slot(h.local, a.root) + i, flag, a.root, &v))) device::ll_unpack(a.out, a.bytes, i, v);
     }
     // Tokens from every non-root peer.
     if (idx == 0)
-      for (int p0 = 0; p0 < n && ok; p0 += G) {
-        const LLLine* src[G];
-        int peer[G];
-        LLData w[G];
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-          peer[g] = p0 + g;
-          src[g] = p0 + g < n && p0 + g != me && p0 + g != a.root ? slot(h.local, p0 + g) : nullptr;
-        }
-        ok = device::ll_wait_group<P>(h, src, peer, flag, w);
-      }
+      for (int p0 = 0; p0 < n && ok; p0 += G) ok = group_lines(p0, [&](int p) { return p < n && p != me && p != a.root; }, 0, peer);
   }
   device::seq_end(h, a.layout, sq);
-}
-
-// One block at 4 ranks or more (the host's choice, from the size and the team: the same on every
-// rank). Against ll_kernel, alternated in one call (bench/results/2026-11-27-h*x4-*-s26c*-ll-*.json):
-// 4 x H200 at 4 ranks 0.15-0.68 us faster at 8 B - 8 KiB for all-reduce (to 512 B), all-gather,
-// all-to-all and reduce-scatter (to 2 KiB), the same above; 4 x H100 likewise. At 3 ranks
-// all-reduce at 512 B - 2 KiB was 0.2-0.26 us slower (all-gather 0-0.15 faster): ll_kernel there.
-template <int K, DataType D, ReduceOp R, size_t P>
-__global__ void __launch_bounds__(kThreads) ll_group_kernel(LLArgs a) {
-  pdl_wait();
-  ll_body<K, D, R, P, device::kLLGroup>(a);
 }
 
 template <size_t P>
