@@ -131,19 +131,25 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   device::seq_end(h, a.layout, sq);
 }
 
-// ll_kernel by groups of kLLGroup peers, for one-block grids at 4 ranks or more (the host's choice,
-// from the size and the team: the same on every rank; never two-shot, which starts at 256 KiB):
-// the peers' bases loaded once (beside seq_begin's epoch load; a load of h.peers[p] inside a loop
-// of stores waits behind them, a round trip a peer), the sends through ll_put_group (a group's
-// payloads loaded before its stores) and a group's lines polled at once (ll_wait_group). The same
-// lines as ll_kernel's, sent and awaited from every peer in every call (rule (R) as above; only
-// their order differs), so the two forms may serve one operation's ranks.
+// ll_kernel by groups of kLLGroup peers, for one-block grids at 4 ranks or more, and at 3 ranks
+// for all-gather and all-to-all (the host's choice, from the operation, the size and the team: the
+// same on every rank; never two-shot, which starts at 256 KiB): the peers' bases loaded once
+// (beside seq_begin's epoch load; a load of h.peers[p] inside a loop of stores waits behind them,
+// a round trip a peer), the sends through ll_put_group (a group's payloads loaded before its
+// stores) and a group's lines polled at once (ll_wait_group). The same lines as ll_kernel's, sent
+// and awaited from every peer in every call (rule (R) as above; only their order differs), so the
+// two forms may serve one operation's ranks.
 // Against ll_kernel, alternated in one call (bench/results/2026-11-27-h*x4-*-s26c*-ll-*.json): 4 x
 // H200 at 4 ranks 0.15-0.68 us faster at 8 B - 8 KiB for all-reduce (to 512 B), all-gather,
 // all-to-all and reduce-scatter (to 2 KiB), the same above; 4 x H100 likewise. At 3 ranks
-// all-reduce at 512 B - 2 KiB was 0.2-0.26 us slower (all-gather 0-0.15 faster): ll_kernel there.
+// all-reduce at 512 B - 2 KiB was 0.2-0.26 us slower: ll_kernel there for the reductions; all-gather
+// 0.23-0.36 us faster at 8 B - 8 KiB (4 x H100, session 27: ...-s27c1-ll-simplify.json, pa3/m3).
 // The same code in multi-block grids, and at G = 1 in place of ll_kernel's loops (one kernel for
 // both), measured 0.1-2.4 us slower from 8 KiB at 4 ranks and at 2 ranks: hence two kernels.
+// This form (one receive helper, no two-shot path) against session 26's (4 x H100, session 27, same
+// file, w4/m4): all-gather 0.2 us and all-to-all 0.3 us faster to 8 KiB, all-reduce and
+// reduce-scatter level. Polling only the first pending line between sweeps (p4) was 0.05-0.12 us
+// slower: not taken.
 template <int K, DataType D, ReduceOp R, size_t P>
 __global__ void __launch_bounds__(kThreads) ll_group_kernel(LLArgs a) {
   using LLData = LLDataT<P>;
@@ -245,7 +251,9 @@ __global__ void __launch_bounds__(kThreads) ll_group_kernel(LLArgs a) {
 
 template <size_t P>
 void launch_ll_format(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
-  const bool grouped = blocks == 1 && a.ws.nranks >= 4 && a.chunk == 0;  // (two-shot starts at 256 KiB: never one block)
+  const int n = a.ws.nranks;
+  const bool gathers = op == CollOp::kAllGather || op == CollOp::kAllToAll;
+  const bool grouped = blocks == 1 && a.chunk == 0 && (n >= 4 || (n == 3 && gathers));  // (two-shot starts at 256 KiB: never one block)
   auto go = [&](auto K, auto D, auto R) {
     if (grouped) launch(ll_group_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);
     else launch(ll_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);

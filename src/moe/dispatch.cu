@@ -240,37 +240,31 @@ __device__ __forceinline__ void recv_wait(const DeviceHandle& h, const Layout& L
   __syncthreads();
 }
 
-// A warp per staged row: into each local expert it chose. Rows are strided over `part`, or taken
-// from the copy claims counter where `claims` is set (pipelined rounds: blocks done with their
-// sends join the copy).
-__device__ __forceinline__ void recv_copy(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh, Part part,
-                                          bool claims = false) {
-  const int n = L.n, El = L.experts_local, C = L.capacity;
-  const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
-  const int* start = sh.start;
-  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
-  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
-  const int lane = lane_id();
-  // Rows spread block-major (kSpreadCopy): a decode batch's few hundred rows, each copied into
-  // several experts by one warp, filled the first blocks' warps, 32 SMs at 2 ranks. (Combine's
-  // items stay warp-major: block-major measured 1.5% slower at prefill, no different at decode.)
-  // Self-direct: this rank's own rows are in its experts already (send_rows); the items skip them.
-  const int me = h.rank, skip = a.self_direct ? start[me + 1] - start[me] : 0;
-  for (WorkItems w(start[n] - skip, claims ? at<unsigned>(h, L.arrive_off) + kCopyClaims : nullptr, part, (L.tune & kSpreadCopy) != 0); w.valid();
-       w.next()) {
-    const int j = static_cast<int>(w.item) + (static_cast<int>(w.item) >= start[me] ? skip : 0);
+// One staged row of a receive copy, by a warp: claim() reads its routing record and claims a row
+// of each local expert it chose (lane k < K, in parallel; over capacity: reported by the epilogue,
+// never written), store() writes the staged row there (read once; its first batch and first 64
+// scale words were loaded before the claims).
+struct CopyRow {
+  const char* src;
+  RowBatch rb;
+  WordBatch sb;
+  int ndst;
+  size_t out_row;
+  __device__ __forceinline__ void claim(const DeviceHandle& h, const Layout& L, const RecvShared& sh, long long item, int skip, int parity, int opar) {
+    const int n = L.n, El = L.experts_local, C = L.capacity, me = h.rank, lane = lane_id();
+    const int* start = sh.start;
+    const int j = static_cast<int>(item) + (static_cast<int>(item) >= start[me] ? skip : 0);
     int s = 0;
     while (start[s + 1] <= j) ++s;
     const size_t row = (static_cast<size_t>(parity) * n + s) * L.round + (j - start[s]);
     const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + sh.total[s] + (j - start[s]);
-    const char* src = at<char>(h, L.stage_off + row * L.row);
+    const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
+    src = at<char>(h, L.stage_off + row * L.row);
     Meta* meta = at<Meta>(h, L.meta_off + rec * sizeof(Meta));
-    RowBatch rb;  // the staged row's first batch and its first 64 scale words in flight during the claims
     rb.load(src, payload, 0);
-    WordBatch sb;
     if (L.scale_words) sb.load(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words);
-    // Lane k < K claims a row of its local expert (in parallel); the kept ones are compacted so
-    // that lane i holds the i-th destination row; the staged row is read once.
+    // The kept claims compacted: lane i holds the i-th destination row.
+    unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
     int le = -1;
     unsigned slot = 0;
     if (lane < L.topk) {
@@ -282,21 +276,63 @@ __device__ __forceinline__ void recv_copy(const DeviceHandle& h, const Layout& L
         le = -1;
       }
     }
-    const unsigned keep = __ballot_sync(0xffffffffu, le >= 0 && slot < static_cast<unsigned>(C));  // over capacity: reported below, never written
-    const int ndst = __popc(keep);
+    const unsigned keep = __ballot_sync(0xffffffffu, le >= 0 && slot < static_cast<unsigned>(C));
+    ndst = __popc(keep);
     const int from = lane < ndst ? static_cast<int>(__fns(keep, 0, lane + 1)) : 0;
     const int dle = __shfl_sync(0xffffffffu, le, from);
     const unsigned dslot = __shfl_sync(0xffffffffu, slot, from);
-    const size_t out_row = static_cast<size_t>(dle < 0 ? 0 : dle) * C + dslot;
+    out_row = static_cast<size_t>(dle < 0 ? 0 : dle) * C + dslot;
+  }
+  __device__ __forceinline__ void store(const Layout& L, const DispatchRecvArgs& a) {
+    const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
+    const int lane = lane_id();
     warp_fanout16(src, payload, lane < ndst ? a.recv_x + out_row * payload : nullptr, ndst, rb, 0);
     if (L.scale_words)
       warp_fanout_words(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words,
                         lane < ndst ? a.recv_scales + out_row * L.scale_words : nullptr, ndst, &sb);
   }
-  stamp_lead(h, L, part, kDispRecvWorked);
+};
+
+// A warp per staged row: into each local expert it chose. Rows are strided over `part`, or taken
+// from the copy claims counter where `claims` is set (pipelined rounds: blocks done with their
+// sends join the copy). close(): run by every thread of the block once its warps' claims are in
+// (it may elect a block: recv_close). Where every warp of `part` has at most one row and no claims
+// counter is used (a decode batch; the same verdict on every block: start and part are the same),
+// that is before the rows' stores, so the elected block's epilogue (the expert counts: claims
+// only) runs beside the other blocks' stores and the election's fence waits for no copy store;
+// otherwise after the copy.
+template <class Close>
+__device__ __forceinline__ void recv_copy(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh, Part part,
+                                          bool claims, Close close) {
+  const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
+  const int* start = sh.start;
+  // Rows spread block-major (kSpreadCopy): a decode batch's few hundred rows, each copied into
+  // several experts by one warp, filled the first blocks' warps, 32 SMs at 2 ranks. (Combine's
+  // items stay warp-major: block-major measured 1.5% slower at prefill, no different at decode.)
+  // Self-direct: this rank's own rows are in its experts already (send_rows); the items skip them.
+  const int me = h.rank, skip = a.self_direct ? start[me + 1] - start[me] : 0;
+  const long long items = start[L.n] - skip;
+  const bool one_pass = !claims && items <= part.warps();
+  WorkItems w(items, claims ? at<unsigned>(h, L.arrive_off) + kCopyClaims : nullptr, part, (L.tune & kSpreadCopy) != 0);
+  CopyRow r;
+  if (one_pass) {
+    if (w.valid()) r.claim(h, L, sh, w.item, skip, parity, opar);
+  } else {
+    for (; w.valid(); w.next()) {
+      r.claim(h, L, sh, w.item, skip, parity, opar);
+      r.store(L, a);
+    }
+    stamp_lead(h, L, part, kDispRecvWorked);
+  }
+  close();
+  if (one_pass) {
+    if (w.valid()) r.store(L, a);
+    stamp_lead(h, L, part, kDispRecvWorked);
+  }
 }
 
-// The last block of the receive half (every block done reading the flags and copying): the round's
+// The last block of the receive half (every block done reading the flags and claiming its rows;
+// copying too, but for recv_copy's one pass, whose stores run beside this): the round's
 // counts, the flags' bases for their next round, and on the last round the expert counts. With
 // `send` (one kernel for both halves) also the send half's counts: every block of the grid added
 // its flag after its claims and has passed its own rank's flag since, so every claim is in.
@@ -387,15 +423,15 @@ __device__ __forceinline__ void dispatch_recv(const DeviceHandle& h, const Layou
   __shared__ RecvShared own;
   RecvShared& sh = pre != nullptr ? *pre : own;
   recv_wait(h, L, a, e, op, sh, pre != nullptr);
+  auto close = [&] { recv_close(h, L, a, e, op, sh, send, pre != nullptr); };
   if (pre != nullptr) {
     RecvBook book;
     book.load(h, L, *send);
-    recv_copy(h, L, a, e, op, sh, Part::grid());
+    recv_copy(h, L, a, e, op, sh, Part::grid(), false, close);
     book.write(h, L, a, e, op, sh, *send);
   } else {
-    recv_copy(h, L, a, e, op, sh, Part::grid());
+    recv_copy(h, L, a, e, op, sh, Part::grid(), false, close);
   }
-  recv_close(h, L, a, e, op, sh, send, pre != nullptr);
 }
 
 template <class Idx>
@@ -445,7 +481,7 @@ __global__ void __launch_bounds__(kThreads) dispatch_pipe_kernel(DispatchArgs s,
   recv_wait(r.h, r.L, r, e, op, rs);
   const PipeSplit ps(next, send_blocks);
   if (ps.sends) send_rows<Idx>(s, e + 1, op, ss, ps.senders, nullptr);  // (own rows written in the loop)
-  recv_copy(r.h, r.L, r, e, op, rs, ps.finishers, ps.split);
+  recv_copy(r.h, r.L, r, e, op, rs, ps.finishers, ps.split, [] {});
   if (next) {
     send_flags(s, e + 1, ss);
     send_close(s, op);
