@@ -345,8 +345,9 @@ __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& 
   __syncthreads();
   if (last_block(arrive)) {  // its threads split the epilogue: source s, local expert le
     if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
-    // Each thread's first expert count is loaded first, beside the send counts (one round trip).
-    const unsigned c0 = preload_expert_count(h, L, a.r.last);
+    // Each thread's first expert count and the bad-index note are loaded first, beside the send
+    // counts (one round trip).
+    const CountsPreload pre = preload_expert_counts(h, L, a.r.last);
     if (send != nullptr && !booked) close_send_counts(*send, op);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
@@ -357,7 +358,7 @@ __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& 
       if (sh.ok) base[s] = sh.seen[s];  // the flag's value at this round, for its next one
     }
     if (threadIdx.x == 0) at<unsigned>(h, L.arrive_off)[kCopyClaims] = 0;  // every block's claims are in
-    publish_expert_counts(h, L, a.expert_counts, op, a.r.last, c0);
+    publish_expert_counts(h, L, a.expert_counts, op, a.r.last, pre);
     if (threadIdx.x == 0 && !booked) h.local_signals[kEpochSlot] = e;  // the next kernel in stream order sees this operation's epoch
     stamp_block(h, L, kDispRecvDone);
   }

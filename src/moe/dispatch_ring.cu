@@ -607,7 +607,7 @@ __device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
   if (!last_block(arrive)) return;
-  const unsigned c0 = preload_expert_count(h, L, true);
+  const CountsPreload pre = preload_expert_counts(h, L, true);
   uint64_t* st = ring_state(h, L);
   unsigned* claims = at<unsigned>(h, L.ring_claims_off);
   unsigned* rc = at<unsigned>(h, L.ring_rc_off);
@@ -627,7 +627,7 @@ __device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
     round_counts[static_cast<size_t>(j) * n + s] = rc[i];
     rc[i] = 0;
   }
-  publish_expert_counts(h, L, r.expert_counts, op, true, c0);
+  publish_expert_counts(h, L, r.expert_counts, op, true, pre);
   if (threadIdx.x == 0) h.local_signals[kOpSlot] = op;
 }
 

@@ -379,10 +379,16 @@ __device__ __forceinline__ int nth_rank(uint64_t mask) {
 /// The last block of a dispatch's last round (or of the streamed dispatch), every thread: local
 /// expert le's count, clamped to the capacity, into out[le], and zeroed for the next operation; an
 /// expert over capacity is recorded here and marked in every peer's pad for operation `op`
-/// (report_peer_overflow reports it there). `c0` is thread t's count of expert t, loaded early by
-/// the caller (its round trip beside others); `active` false: nothing to publish (a round before
-/// the last), only the block's barrier.
-__device__ __forceinline__ void publish_expert_counts(const DeviceHandle& h, const Layout& L, int* out, uint64_t op, bool active, unsigned c0) {
+/// (report_peer_overflow reports it there). `pre`: thread t's loads, made early by the caller
+/// (preload_expert_counts: their round trip beside others); `active` false: nothing to publish (a
+/// round before the last), only the block's barrier.
+struct CountsPreload {
+  unsigned c0 = 0;    // thread t's count of expert t
+  uint64_t note = 0;  // the bad-index note
+};
+__device__ __forceinline__ void publish_expert_counts(const DeviceHandle& h, const Layout& L, int* out, uint64_t op, bool active,
+                                                      const CountsPreload& pre) {
+  const unsigned c0 = pre.c0;
   const int El = L.experts_local, C = L.capacity, le0 = static_cast<int>(threadIdx.x);
   unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
   int over_mine = 0;
@@ -398,9 +404,8 @@ __device__ __forceinline__ void publish_expert_counts(const DeviceHandle& h, con
   if (__syncthreads_or(over_mine))
     for (int d = threadIdx.x; d < L.n; d += blockDim.x)
       if (d != h.rank) device::st_release(h.signals[d] + overflow_flag(h.rank), op);
-  // A bad expert index met by this operation's senders (their notes precede this block: the
-  // election that made this the publishing block ordered every block's work before it).
-  const bool bad = active && device::ld_acquire(h.local_signals + kBadIndexSlot) != 0;
+  // A bad expert index met by this operation's senders (the note, read in the preload).
+  const bool bad = active && pre.note != 0;
   __syncthreads();  // (every thread has read the note before thread 0 clears it)
   if (bad) {
     if (threadIdx.x == 0) h.local_signals[kBadIndexSlot] = 0;
@@ -408,10 +413,19 @@ __device__ __forceinline__ void publish_expert_counts(const DeviceHandle& h, con
       if (d != h.rank) device::st_release(h.signals[d] + bad_index_flag(h.rank), op);
   }
 }
-/// Thread t's early load for publish_expert_counts (expert t's count, where `active` and t < El).
-__device__ __forceinline__ unsigned preload_expert_count(const DeviceHandle& h, const Layout& L, bool active) {
+/// Thread t's early loads for publish_expert_counts, where `active`, in flight together (one round
+/// trip; the note's load after the counts' round trip cost the epilogue a second one): expert t's
+/// count (t < El) and the bad-index note. Called by the elected block: the election ordered every
+/// block's work before it, the senders' notes (note_bad_index, before their arrivals) included, so
+/// plain loads see them.
+__device__ __forceinline__ CountsPreload preload_expert_counts(const DeviceHandle& h, const Layout& L, bool active) {
   const int le0 = static_cast<int>(threadIdx.x);
-  return active && le0 < L.experts_local ? at<unsigned>(h, L.expert_count_off)[le0] : 0u;
+  CountsPreload p;
+  if (active) {
+    if (le0 < L.experts_local) p.c0 = at<unsigned>(h, L.expert_count_off)[le0];
+    p.note = *reinterpret_cast<const volatile uint64_t*>(h.local_signals + kBadIndexSlot);
+  }
+  return p;
 }
 
 /// Thread p < n of every block waits until peer p's flag at `slot(p)` holds `arrivals` more send
