@@ -417,7 +417,8 @@ __device__ __forceinline__ void publish_expert_counts(const DeviceHandle& h, con
 /// trip; the note's load after the counts' round trip cost the epilogue a second one): expert t's
 /// count (t < El) and the bad-index note. Called by the elected block: the election ordered every
 /// block's work before it, the senders' notes (note_bad_index, before their arrivals) included, so
-/// plain loads see them.
+/// plain loads see them. (4 x H100, session 27, against the note's acquire after the counts:
+/// decode dispatch 20.15-20.17 us against 20.26-20.29, 1-token shapes 0.1-0.15 less.)
 __device__ __forceinline__ CountsPreload preload_expert_counts(const DeviceHandle& h, const Layout& L, bool active) {
   const int le0 = static_cast<int>(threadIdx.x);
   CountsPreload p;
