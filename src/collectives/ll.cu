@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(kThreads) ll_group_kernel(LLArgs a) {
     else device::ll_put_group<P, true>(dst, src, len, flag, idx, stride);
   }
 
-  // Receive and combine: line i of G peers at a time. peers_from(p0, keep, i): line i of ranks
+  // Receive and combine: line i of G peers at a time. group_lines(p0, keep, i, peer): line i of ranks
   // p0 .. p0 + G - 1 of those that keep(p) says, polled at once (false where a wait timed out).
   bool ok = true;
   LLData w[G];
