@@ -81,6 +81,10 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     return i == static_cast<size_t>(n) ? a.in_capacity : i == static_cast<size_t>(n) + 1 ? a.out_capacity : a.out_place;
   };
   // Send: every peer's header lines, then the data where the split is small.
+  // (The input's first 4 KiB staged in shared memory beside the counts' loads, so that a small row
+  // leaves without the payload's own round trip, measured 0.13-0.17 us less at 4 ranks at 8-512 B
+  // but 0.06-0.19 more from 8 KiB and 0.16-0.25 more at 2 ranks: session 27, 4 x H100, branch
+  // s27e, bench/results/...-s27c6-a2av-stage.json. Not taken.)
   if constexpr (G > 1) {
     auto peer_slot = [&](int p) { return device::ll_slot(peer_base[p], a.layout, sq, me); };
     for (size_t j = idx; j < static_cast<size_t>(n - 1) * hdr; j += stride)
