@@ -1,4 +1,4 @@
-# Sourced by the device scripts (gpu_run.sh, ab.sh, peers.sh, next_call.sh): what they share.
+# Sourced by the device scripts (gpu_run.sh, ab.sh, peers.sh, next_call.sh, call.sh): what they share.
 # Multicast stays off in every child (symmem never uses NVLink multicast).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 

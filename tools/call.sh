@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One device call: build the work tree's symmem-bench, symmem_gpu_tests and symmem-run and, in
+# parallel, the symmem-bench of every tree `tools/ab.sh prepare REF` left in .deps/ab/, then run
+# the steps (bash) given as a file argument or in $STEPS, with these helpers:
+#   B LABEL SHAPES [VAR=value...]   symmem-bench moe over SHAPES (comma-separated names)
+#   T RANKS RPG [VAR=value...]      symmem_gpu_tests under $FILTER (default Moe*) by symmem-run,
+#                                   RPG ranks a GPU; its summary lines go to summary.txt
+#   O LABEL [VAR=value...]          symmem-bench overlap
+#   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
+# BIN=<tree under .deps/ab> before B or A runs that tree's symmem-bench instead (a baseline
+# measured beside the change, in the same call). Each run's JSON is r/LABEL.json; the JSON, the
+# build logs, summary.txt and suite.log (if a step writes $OUT/suite.log) come back in one archive
+# under $OUT. Carry [".deps"]; COMMIT=<sha> labels the work tree's runs (the device copy's git
+# HEAD is stale). Multicast stays off in every child (lib.sh).
+#   COMMIT=<sha> bash tools/call.sh steps.sh
+# Session 27, 4 x H100: the build ~90 s (two trees ~100, three ~180); Moe* at 4, 3, 2 and 8 on 4
+# ranks ~20 s in all; a B run of the decode-size shapes ~5 s; an A run to 256 KiB ~4 s.
+. "$(dirname "$0")/lib.sh"
+export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++
+if [ $# -gt 0 ]; then STEPS=$(cat "$1") || exit 1; fi
+OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT/r"; T0=$(date +%s)
+el() { echo $(( $(date +%s) - T0 )); }
+kind=$(gpu_kind); C=${COMMIT:-x}
+for d in .deps/ab/*/; do
+  [ -d "$d" ] || continue; t=${d%/}; nm=$(basename "$t")
+  ( cmake -S "$t" -B "$t/build-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_BUILD_PYTHON=OFF > "$OUT/build-$nm.log" 2>&1 &&
+    cmake --build "$t/build-ab" -j 12 --target symmem-bench >> "$OUT/build-$nm.log" 2>&1 ) &
+done
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE="$PWD/.deps/googletest" -DSYMMEM_BUILD_PYTHON=OFF > "$OUT/build.log" 2>&1 &&
+  cmake --build build -j "$(nproc)" --target symmem-bench symmem_gpu_tests symmem-run >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+wait
+for d in .deps/ab/*/; do [ ! -d "$d" ] || [ -x "${d}build-ab/bench/symmem-bench" ] || { echo "build of $d failed"; tail -20 "$OUT/build-$(basename "$d").log"; }; done
+echo "== built at $(el) s on $kind"; nvidia-smi -L
+bench_bin() {  # the symmem-bench binary and the commit label of $BIN's tree (or the work tree)
+  if [ -n "${BIN:-}" ]; then echo ".deps/ab/$BIN/build-ab/bench/symmem-bench $BIN"; else echo "build/bench/symmem-bench $C"; fi
+}
+B() {
+  local label=$1 shapes=$2 bin c; shift 2
+  read -r bin c <<< "$(bench_bin)"
+  env "$@" SYMMEM_MOE_SHAPES="$shapes" timeout 150 "$bin" moe --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/m.log" 2>&1
+  echo "== $label ($*) at $(el) s:"; grep -E "^ +[a-z]|^# trace" "$OUT/m.log" | grep -v " shape " || tail -5 "$OUT/m.log"
+}
+T() {
+  local n=$1 rpg=$2; shift 2
+  env "$@" timeout 150 build/symmem-run -n "$n" --ranks-per-gpu "$rpg" build/tests/symmem_gpu_tests --gtest_filter="${FILTER:-Moe*}" > "$OUT/t.log" 2>&1
+  echo "== tests ${FILTER:-Moe*} at $n ranks, $rpg a GPU ($*) rc $? at $(el) s:" | tee -a "$OUT/summary.txt"
+  grep -E "\[  PASSED  \]|\[  FAILED  \]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
+  grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
+}
+O() {
+  local label=$1; shift
+  env "$@" timeout 200 build/bench/symmem-bench overlap --kind "$kind" --commit "$C" --json "$OUT/r/$label.json" > "$OUT/o.log" 2>&1
+  echo "== $label ($*) rc $? at $(el) s:"; grep -vE "^\[rank [1-9]" "$OUT/o.log" | tail -30
+}
+A() {
+  local label=$1 op=$2 bin c; shift 2
+  read -r bin c <<< "$(bench_bin)"
+  timeout 120 "$bin" "$op" "$@" --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/a.log" 2>&1
+  echo "== $label ($op $*) rc $? at $(el) s:"; awk '/^ +[0-9]+ /{printf "%s:%s/%s ", $1, $6, $10} END{print ""}' "$OUT/a.log"
+}
+eval "${STEPS:?give the steps as a file argument or in STEPS}"
+rm -f "$OUT/m.log" "$OUT/t.log" "$OUT/o.log" "$OUT/a.log" "$OUT"/r/*.svg
+touch "$OUT/summary.txt" "$OUT/suite.log"  # (a name the archive lists but that is missing fails it)
+archive "$OUT" "call-$(date +%H%M%S)" "r/*.json" "build*.log" summary.txt suite.log
+echo "== end at $(el) s"
