@@ -44,9 +44,11 @@ void trace_phases(Harness& h, moe::ExpertParallel& ep, const std::function<void(
   // copy / sum: from there to the receive half's election (b0_*: block 0's own share, r_arrive:
   // the rest), epilogue: the elected block's bookkeeping. (A dispatch copy of at most one row a
   // warp elects after its claims, before its stores: there d_copy and b0_copy end with the
-  // claims, and the stores, which run beside the epilogue, are in no phase. The one-kernel combine
-  // elects no block: its c_sum ends with block 0's share, so c_r_arrive is ~0 there and the
-  // others' tails are not seen.)
+  // claims, and the stores, which run beside the epilogue, are in no phase. The one-kernel
+  // dispatch whose senders claim elects no block: its receive phases are its last block's, which
+  // publishes the counts after its claims, so d_b0_copy is that block's claims and d_r_arrive ~0.
+  // The one-kernel combine elects no block: its c_sum ends with block 0's share, so c_r_arrive is
+  // ~0 there and the others' tails are not seen.)
   const Phase phases[] = {{"d_send", 0, 1},     {"d_b0_send", 0, 13},   {"d_s_fence", 13, 1},  {"d_flags", 1, 2},
                           {"d_to_recv", 2, 3},  {"d_wait", 3, 4},       {"d_copy", 4, 5},      {"d_b0_copy", 4, 14},
                           {"d_r_arrive", 14, 5}, {"d_epilogue", 5, 6},  {"d_total", 0, 6},     {"to_combine", 6, 7},

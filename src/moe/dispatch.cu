@@ -4,8 +4,10 @@
 // (source token, that rank's experts, weights) at the operation-wide index of that row. Each block
 // then adds its arrival and the rows it staged to every rank's dispatch flag. Receive: once every
 // sender's blocks have all arrived, a warp per staged row copies it into each local expert it
-// chose (expert-major), claiming rows with counters that run over the whole operation, up to the
-// capacity; the last round reports the counts.
+// chose (expert-major), into the rows claimed on counters that run over the whole operation, up to
+// the capacity; the last round reports the counts. At one round the senders claim those rows
+// (Layout::sender_claims: an atomic on the expert's rank a chosen expert, beside the row's stores)
+// and write them into the record; over several rounds the receive copy claims them.
 #include "moe_common.cuh"
 #include "symmem/error.hpp"
 
@@ -45,11 +47,12 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
   const int lane = lane_id();
   // Self-direct (a.recv_x set: the caller gave the outputs to the send half): a row this rank sends
   // itself skips the staging area and goes straight into its local experts' rows, claimed here as
-  // the receive copy claims them (expert_count, up to the capacity). It still takes a staging index
-  // (send_count) for its routing record, so the records, the flags' row counts and combine stay
-  // as they are; the receive half skips these rows (DispatchRecvArgs::self_direct).
-  const bool direct = a.recv_x != nullptr;
-  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  // the receive copy claims them (the expert counters, up to the capacity). It still takes a
+  // staging index (send_count) for its routing record, so the records, the flags' row counts and
+  // combine stay as they are; the receive half skips these rows (DispatchRecvArgs::self_direct).
+  // Where senders claim (L.sender_claims), every chosen expert's row is claimed here, on its rank,
+  // and its slot goes into the record.
+  const bool direct = a.recv_x != nullptr, claims = L.sender_claims;
   const int El = L.experts_local, C = L.capacity;
   stamp_lead(h, L, part, kDispSendStart);
 
@@ -75,15 +78,17 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
     rb.load(src, p1 - p0, 0);
     int expert = -1, dest = -1, d = -1;
     unsigned slot = 0, before = 0;  // before: the rows sent to d in the operation's earlier rounds
-    unsigned lslot = 0;             // self-direct: lane k's row in its local expert (>= C: dropped)
+    unsigned lslot = 0;             // lane k's row in its expert, where claimed here (>= C: dropped)
     int ndst = 0;                   // the token's destination ranks (warp 0)
     if (warp == 0) {
       long long v;
       const uint64_t mask = token_mask<Idx>(a.topk_idx, t, K, a.num_experts, El, expert, dest, v);
+      // (lanes < K, first: a peer's claim is a round trip over the links; its slot is needed only
+      // by the record, written after this warp's share of the row)
+      if (dest >= 0 && (claims || (direct && dest == me))) lslot = atomicAdd(expert_counters(h, L, opar, dest) + (expert - dest * El), 1u);
       if (routed_badly(expert, v)) note_bad_index(h, t, v, a.num_experts);
       if (lane == 0) token_ranks[t] = mask;
       ndst = __popcll(mask);
-      if (direct && dest == me) lslot = atomicAdd(&expert_count[expert - me * El], 1u);  // (lanes < K; beside the claims below)
       if (lane < ndst) {
         d = nth_rank(mask);
         slot = atomicAdd(&send_count[d], 1u);
@@ -139,7 +144,7 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
           const bool mine = dest == di;
           meta->expert[lane] = mine ? expert - di * L.experts_local : -1;
           meta->weight[lane] = mine ? wk : 1.0f;
-          if (direct && di == me) meta->slot[lane] = mine && lslot < static_cast<unsigned>(C) ? static_cast<int>(lslot) : -1;  // (as recv_copy)
+          if (claims || (direct && di == me)) meta->slot[lane] = mine && lslot < static_cast<unsigned>(C) ? static_cast<int>(lslot) : -1;  // (as recv_copy)
         }
         if (lane == 0) meta->src_token = t;
       }
@@ -223,14 +228,16 @@ __device__ __forceinline__ void recv_preload(const DeviceHandle& h, const Layout
   }
 }
 // preloaded: recv_preload ran already (the one-kernel dispatch: before the block's flag adds).
+// stamper: the block that stamps the receive half's phases (block 0, or RecvStamps).
 __device__ __forceinline__ void recv_wait(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, RecvShared& sh,
-                                          bool preloaded = false) {
+                                          bool preloaded = false, int stamper = 0) {
   const int n = L.n, parity = static_cast<int>(e & 1);
-  stamp0(h, L, kDispRecvStart);
+  const bool stamps = static_cast<int>(blockIdx.x) == stamper && threadIdx.x == 0;
+  if (stamps) stamp(h, L, kDispRecvStart);
   if (!preloaded) recv_preload(h, L, e, sh);
   const bool ok = wait_all(h, n, [&](int p) { return dispatch_flag(parity, p); }, sh.base, static_cast<uint64_t>(a.senders), sh.seen,
                            L.backoff_ns);
-  stamp0(h, L, kDispRecvFlagsIn);
+  if (stamps) stamp(h, L, kDispRecvFlagsIn);
   // Thread s takes source s's rows, then the prefix.
   for (int s = threadIdx.x; s < n; s += blockDim.x) sh.rows[s] = ok ? static_cast<int>((sh.seen[s] - sh.base[s]) & kRowsMask) : 0;
   if (threadIdx.x == 0) sh.ok = ok;
@@ -242,8 +249,9 @@ __device__ __forceinline__ void recv_wait(const DeviceHandle& h, const Layout& L
 
 // One staged row of a receive copy, by a warp: claim() reads its routing record and claims a row
 // of each local expert it chose (lane k < K, in parallel; over capacity: reported by the epilogue,
-// never written), store() writes the staged row there (read once; its first batch and first 64
-// scale words were loaded before the claims).
+// never written), or where the sender claimed them (L.sender_claims) reads the rows from the
+// record; store() writes the staged row there (read once; its first batch and first 64 scale
+// words were loaded before the claims).
 struct CopyRow {
   const char* src;
   RowBatch rb;
@@ -264,14 +272,18 @@ struct CopyRow {
     rb.load(src, payload, 0);
     if (L.scale_words) sb.load(reinterpret_cast<const uint32_t*>(src + payload), L.scale_words);
     // The kept claims compacted: lane i holds the i-th destination row.
-    unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
     int le = -1;
     unsigned slot = 0;
     if (lane < L.topk) {
       le = meta->expert[lane];
+      const int claimed = L.sender_claims ? meta->slot[lane] : 0;  // (both loads in flight at once)
       if (le >= 0 && le < El) {
-        slot = atomicAdd(&expert_count[le], 1u);
-        meta->slot[lane] = slot < static_cast<unsigned>(C) ? static_cast<int>(slot) : -1;
+        if (L.sender_claims) {
+          slot = claimed >= 0 ? static_cast<unsigned>(claimed) : static_cast<unsigned>(C);  // (-1: dropped)
+        } else {
+          slot = atomicAdd(expert_counters(h, L, opar) + le, 1u);
+          meta->slot[lane] = slot < static_cast<unsigned>(C) ? static_cast<int>(slot) : -1;
+        }
       } else {
         le = -1;
       }
@@ -305,7 +317,7 @@ struct CopyRow {
 // the 1-token pplx shapes 0.3 us less, 64 experts at 128 tokens 0.1 less; combine level.)
 template <class Close>
 __device__ __forceinline__ void recv_copy(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh, Part part,
-                                          bool claims, Close close) {
+                                          bool claims, Close close, int stamper = -1) {
   const int parity = static_cast<int>(e & 1), opar = static_cast<int>(op & 1);
   const int* start = sh.start;
   // Rows spread block-major (kSpreadCopy): a decode batch's few hundred rows, each copied into
@@ -325,7 +337,8 @@ __device__ __forceinline__ void recv_copy(const DeviceHandle& h, const Layout& L
       r.store(L, a);
     }
   }
-  stamp_lead(h, L, part, kDispRecvWorked);  // (one pass: block 0's claims; its stores follow, unstamped)
+  if ((stamper < 0 ? part.lead() : static_cast<int>(blockIdx.x) == stamper) && threadIdx.x == 0)
+    stamp(h, L, kDispRecvWorked);  // (one pass: the stamper's claims; its stores follow, unstamped)
   close();
   if (one_pass && w.valid()) r.store(L, a);
 }
@@ -347,7 +360,7 @@ __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& 
     if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
     // Each thread's first expert count and the bad-index note are loaded first, beside the send
     // counts (one round trip).
-    const CountsPreload pre = preload_expert_counts(h, L, a.r.last);
+    const CountsPreload pre = preload_expert_counts(h, L, op, a.r.last);
     if (send != nullptr && !booked) close_send_counts(*send, op);
     unsigned* round_counts = at<unsigned>(h, L.round_counts_off) + static_cast<size_t>(a.r.index) * n;
     unsigned* total = at<unsigned>(h, L.recv_total_off);
@@ -371,19 +384,33 @@ __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& 
 // (rule (R)), each block adds it after its claims (send_count) and after loading, before its
 // fence, what is written here (the bases and recv_total: recv_preload; the epoch, the operation
 // and sent_total at its start), and nothing of this kernel reads them again; the next kernel in
-// stream order sees the writes. (The expert counts need every block's copy claims: the election
-// keeps them.) The send counts are loaded right after the wait and written after the block's copy,
-// so their round trip runs under it.
+// stream order sees the writes. The send counts are loaded right after the wait and written after
+// the block's copy, so their round trip runs under it. The expert counts: where the receive copy
+// claims, they need every block's claims, and the election keeps them. Where the senders claimed
+// (L.sender_claims), every claim came before a flag this block has seen (a peer's atomics before
+// its fence and flag adds; this rank's blocks' before their arrival at its own flag, rule (R)), so
+// this block loads them right after its wait too and publishes them after its own claims, with no
+// election (moe_kernels.hpp: the counters' parity keeps the next operation's claims apart); its
+// blocks then stamp the receive half's phases (RecvStamps).
 struct RecvBook {
   bool mine = false;
   unsigned rows = 0, sent = 0;  // thread d: send_count[d], sent_total[d]
-  __device__ __forceinline__ void load(const DeviceHandle& h, const Layout& L, const DispatchArgs& send) {
+  CountsPreload counts;         // where senders claim
+  __device__ __forceinline__ void load(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t op) {
     mine = blockIdx.x == gridDim.x - 1;
     const int d = static_cast<int>(threadIdx.x);
     if (mine && d < L.n) {
       rows = at<unsigned>(h, L.send_count_off)[d];
       sent = at<unsigned>(h, L.sent_total_off)[d];
     }
+    if (mine && L.sender_claims) counts = preload_expert_counts(h, L, op, a.r.last);
+  }
+  // Where senders claim: the counts, by this block once its own claims are done (all its threads).
+  __device__ __forceinline__ void publish(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t op) const {
+    if (!mine) return;
+    if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
+    publish_expert_counts(h, L, a.expert_counts, op, a.r.last, counts);
+    stamp_block(h, L, kDispRecvDone);
   }
   __device__ __forceinline__ void write(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, const RecvShared& sh,
                                         const DispatchArgs& send) const {
@@ -422,14 +449,22 @@ __device__ __forceinline__ void dispatch_recv(const DeviceHandle& h, const Layou
                                               const DispatchArgs* send = nullptr, RecvShared* pre = nullptr) {
   __shared__ RecvShared own;
   RecvShared& sh = pre != nullptr ? *pre : own;
-  recv_wait(h, L, a, e, op, sh, pre != nullptr);
-  auto close = [&] { recv_close(h, L, a, e, op, sh, send, pre != nullptr); };
+  // RecvStamps: the one-kernel dispatch whose senders claim elects no block; its last block, which
+  // publishes the counts, stamps the receive phases (so that they stay in order).
+  const bool no_election = pre != nullptr && L.sender_claims;
+  const int stamper = no_election ? static_cast<int>(gridDim.x) - 1 : 0;
+  recv_wait(h, L, a, e, op, sh, pre != nullptr, stamper);
   if (pre != nullptr) {
     RecvBook book;
-    book.load(h, L, *send);
-    recv_copy(h, L, a, e, op, sh, Part::grid(), false, close);
+    book.load(h, L, a, op);
+    auto close = [&] {
+      if (no_election) book.publish(h, L, a, op);
+      else recv_close(h, L, a, e, op, sh, send, true);
+    };
+    recv_copy(h, L, a, e, op, sh, Part::grid(), false, close, stamper);
     book.write(h, L, a, e, op, sh, *send);
   } else {
+    auto close = [&] { recv_close(h, L, a, e, op, sh, send); };
     recv_copy(h, L, a, e, op, sh, Part::grid(), false, close);
   }
 }

@@ -420,7 +420,7 @@ __device__ void ring_send(const DispatchArgs& a, uint64_t op, int Bs) {
   uint64_t* st = ring_state(h, L);
   unsigned* gc = at<unsigned>(h, L.ring_gc_off);  // [group][destination] rows
   unsigned* rc = at<unsigned>(h, L.ring_rc_off);
-  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  unsigned* expert_count = expert_counters(h, L, opar);
   uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const uint64_t* release = at<uint64_t>(h, L.ring_release_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
@@ -494,7 +494,7 @@ __device__ void ring_copy(const DispatchRecvArgs& r, uint64_t op, int Bs) {
   uint64_t* st = ring_state(h, L);
   unsigned* claims = at<unsigned>(h, L.ring_claims_off);
   unsigned* rc = at<unsigned>(h, L.ring_rc_off);
-  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  unsigned* expert_count = expert_counters(h, L, opar);
   const uint64_t* ready = at<uint64_t>(h, L.ring_ready_off);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
 
@@ -607,7 +607,7 @@ __device__ void ring_close(const DispatchRecvArgs& r, uint64_t op) {
   if (threadIdx.x == 0) arrive = at<unsigned>(h, L.arrive_off);
   __syncthreads();
   if (!last_block(arrive)) return;
-  const CountsPreload pre = preload_expert_counts(h, L, true);
+  const CountsPreload pre = preload_expert_counts(h, L, op, true);
   uint64_t* st = ring_state(h, L);
   unsigned* claims = at<unsigned>(h, L.ring_claims_off);
   unsigned* rc = at<unsigned>(h, L.ring_rc_off);

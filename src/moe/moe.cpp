@@ -61,6 +61,7 @@ Layout make_layout(const Config& c, int n) {
   L.row = moe::detail::row_bytes(c.hidden, c.fp8, c.ue8m0);
   L.round = c.round_tokens > 0 && c.round_tokens < c.max_tokens ? c.round_tokens : c.max_tokens;
   L.rounds = (c.max_tokens + L.round - 1) / L.round;
+  L.sender_claims = L.rounds == 1;
   L.ring_rows = 2u * static_cast<uint32_t>(L.round);
   if (n > 2) L.ring_rows = std::min(L.ring_rows, kRingRowsWide);
   const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(L.round), "moe staging rows");
@@ -77,7 +78,7 @@ Layout make_layout(const Config& c, int n) {
   L.send_count_off = take(sizeof(unsigned) * n);
   L.sent_total_off = take(sizeof(unsigned) * n);
   L.token_ranks_off = take(sizeof(uint64_t) * c.max_tokens);
-  L.expert_count_off = take(sizeof(unsigned) * L.experts_local);
+  L.expert_count_off = take(sizeof(unsigned) * 2 * L.experts_local);  // [operation parity][E_local]
   L.recv_total_off = take(sizeof(unsigned) * n);
   L.round_counts_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(L.rounds), "moe round counts"));
   L.arrive_off = take(sizeof(unsigned) * kCounters);
@@ -173,6 +174,9 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     return v != "0";
   };
   const bool want_ring = wanted("SYMMEM_MOE_RING"), want_cring = wanted("SYMMEM_MOE_COMBINE_RING");
+  // SYMMEM_MOE_SENDER_CLAIMS=0: the receive copy claims the expert rows at one round too (a
+  // measurement knob; Layout::sender_claims), compared like the two above.
+  const bool want_sender_claims = wanted("SYMMEM_MOE_SENDER_CLAIMS");
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
   // choice below; the team takes it only if every rank does.
@@ -184,7 +188,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
        << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
-  mine << ' ' << want_ring << ' ' << want_cring;
+  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims;
   auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
   bool slow_memory = true;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -196,7 +200,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r] != all[0])
       fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels "
-           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING): rank " +
+           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
@@ -205,6 +209,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     fail("moe::ExpertParallel: one kernel a round (Kernels::kOne) needs one rank per GPU (ranks of this team share a GPU, "
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
   impl_->L = kern::make_layout(cfg_, nranks_);
+  impl_->L.sender_claims = impl_->L.sender_claims && want_sender_claims;
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (own_gpus && impl_->L.rounds == 1);

@@ -263,6 +263,13 @@ __device__ __forceinline__ T* at_peer(const DeviceHandle& h, int peer, size_t of
   return reinterpret_cast<T*>(static_cast<char*>(h.peers[peer]) + off);
 }
 
+/// The expert counters of operation parity `opar` on rank `peer` (Layout::expert_count_off; this
+/// rank's own where peer is this rank): the rows claimed in each of that rank's local experts.
+__device__ __forceinline__ unsigned* expert_counters(const DeviceHandle& h, const Layout& L, int opar, int peer = -1) {
+  const size_t off = L.expert_count_off + sizeof(unsigned) * static_cast<size_t>(opar) * L.experts_local;
+  return peer < 0 || peer == h.rank ? at<unsigned>(h, off) : at_peer<unsigned>(h, peer, off);
+}
+
 /// The streamed dispatch's and combine's local state (moe_kernels.hpp, RingState).
 __device__ __forceinline__ uint64_t* ring_state(const DeviceHandle& h, const Layout& L) { return at<uint64_t>(h, L.ring_state_off); }
 
@@ -390,7 +397,7 @@ __device__ __forceinline__ void publish_expert_counts(const DeviceHandle& h, con
                                                       const CountsPreload& pre) {
   const unsigned c0 = pre.c0;
   const int El = L.experts_local, C = L.capacity, le0 = static_cast<int>(threadIdx.x);
-  unsigned* expert_count = at<unsigned>(h, L.expert_count_off);
+  unsigned* expert_count = expert_counters(h, L, static_cast<int>(op & 1));
   int over_mine = 0;
   for (int le = le0; active && le < El; le += blockDim.x) {
     const unsigned c = le == le0 ? c0 : expert_count[le];
@@ -415,15 +422,18 @@ __device__ __forceinline__ void publish_expert_counts(const DeviceHandle& h, con
 }
 /// Thread t's early loads for publish_expert_counts, where `active`, in flight together (one round
 /// trip; the note's load after the counts' round trip cost the epilogue a second one): expert t's
-/// count (t < El) and the bad-index note. Called by the elected block: the election ordered every
-/// block's work before it, the senders' notes (note_bad_index, before their arrivals) included, so
-/// plain loads see them. (4 x H100, session 27, against the note's acquire after the counts:
-/// decode dispatch 20.15-20.17 us against 20.26-20.29, 1-token shapes 0.1-0.15 less.)
-__device__ __forceinline__ CountsPreload preload_expert_counts(const DeviceHandle& h, const Layout& L, bool active) {
+/// count (t < El) and the bad-index note, of operation `op`. Called by the elected block (the
+/// election ordered every block's work before it, the senders' notes (note_bad_index, before their
+/// arrivals) included, so plain loads see them), or where senders claim by the one-kernel
+/// dispatch's last block after its wait (every claim and note, this rank's blocks' included, came
+/// before a flag it has seen). Volatile loads: peers' atomics change the counters. (4 x H100,
+/// session 27, against the note's acquire after the counts: decode dispatch 20.15-20.17 us
+/// against 20.26-20.29, 1-token shapes 0.1-0.15 less.)
+__device__ __forceinline__ CountsPreload preload_expert_counts(const DeviceHandle& h, const Layout& L, uint64_t op, bool active) {
   const int le0 = static_cast<int>(threadIdx.x);
   CountsPreload p;
   if (active) {
-    if (le0 < L.experts_local) p.c0 = at<unsigned>(h, L.expert_count_off)[le0];
+    if (le0 < L.experts_local) p.c0 = *static_cast<volatile const unsigned*>(expert_counters(h, L, static_cast<int>(op & 1)) + le0);
     p.note = *reinterpret_cast<const volatile uint64_t*>(h.local_signals + kBadIndexSlot);
   }
   return p;

@@ -11,11 +11,13 @@
 //                                       claimed and written there, their slots in the records)
 //   meta   [2][n][max_tokens] Meta      every staged row of the operation, by (operation parity,
 //                                       source, arrival order): source token, local experts, weights,
-//                                       and (written by the receiver) the slot each expert gave it
+//                                       and the slot each expert gave it (by the sender where it
+//                                       claims them, Layout::sender_claims; else by the receiver)
+//   expert counters [2][E_local]        rows claimed in each local expert, by operation parity:
+//                                       peer-written where senders claim (remote atomics)
 //   comb   [2][n][R][H] bf16            a combine round's partial rows, by (round parity, rank)
 //   local scratch (peers never touch it): per-round and per-operation send and receive counts,
-//                                       each token's destination ranks, expert counters, block
-//                                       arrival counters.
+//                                       each token's destination ranks, block arrival counters.
 //   ring words (the streamed dispatch, dispatch_ring.cu, where it runs: the staging area is then
 //                                       [n][2R] ring slots): ready [source][2R] and release
 //                                       [destination][2R] words and announces [parity][source], written by
@@ -57,6 +59,17 @@
 // test_moe_pipeline_model.cpp (pipelined rounds, cumulative flags; it also shows that zeroing the
 // flags in the receive election, or raising round j+1's flags before round j is finished with, can
 // break) check the argument under random interleavings.
+//
+// Expert counters where senders claim (Layout::sender_claims: one round): every sender adds to the
+// counter of each expert its token chose, on that expert's rank, before its flags; the owner reads
+// them once every flag of the round is in (the adds are ordered before the flags by the senders'
+// fences) and zeroes them in the same kernel (the counts' publication). A sender's adds of
+// operation k + 2 use the parity of operation k; it makes them only after it has waited for the
+// owner's dispatch flag of operation k + 1, which the owner raises in a later kernel than the one
+// that published and zeroed operation k's counters (stream order; the halves run send(k),
+// recv(k), send(k + 1) on one stream, as the epochs already require). Operation k + 1's adds,
+// which may come before the owner has published operation k, go to the other parity.
+// test_moe_model.cpp checks it (and that one set of counters, without the parity, can break).
 #include <cstddef>
 #include <cstdint>
 
@@ -90,7 +103,7 @@ struct Meta {
   int32_t pad_[3];
   int32_t expert[kMaxTopk];  // local expert id, or -1
   float weight[kMaxTopk];
-  int32_t slot[kMaxTopk];    // row in recv_x of that expert (receiver-written; the sender's for its own rows where self-direct), -1: dropped
+  int32_t slot[kMaxTopk];    // row in recv_x of that expert (sender-written where it claims, Layout::sender_claims, and for its own rows where self-direct; else receiver-written), -1: dropped
 };
 static_assert(sizeof(Meta) % 16 == 0, "Meta rows stay 16-byte aligned");
 
@@ -183,6 +196,12 @@ struct RingState {
 struct Layout {
   int n = 1, hidden = 0, topk = 0, experts_local = 0, max_tokens = 0, capacity = 0;
   int round = 0, rounds = 1;  // tokens per round, rounds per operation
+  // One round (and SYMMEM_MOE_SENDER_CLAIMS not 0, a compared setting): the dispatch's senders
+  // claim each row's expert rows on its destination (remote atomics on the expert counters) and
+  // write the slots into its routing record, so the receive copy only reads them and no election
+  // precedes the one-kernel dispatch's counts (dispatch.cu, send_rows and CopyRow). Else the
+  // receive copy claims them.
+  bool sender_claims = false;
   bool fp8 = false;
   int scale_words = 0;  // 32-bit scale words per row (moe::detail::scale_words)
   size_t row = 0;  // staged row bytes
@@ -224,7 +243,8 @@ SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for th
 /// Layout::trace is set (a debugging aid: no profiler reads the lent machines' counters). Each is
 /// written by block 0 (a kernel half's start, its own work done, its stores fenced, its flags
 /// added, its wait for the peers' flags) or by the elected last block of a receive half (every
-/// block's work done, its epilogue done).
+/// block's work done, its epilogue done). The one-kernel dispatch whose senders claim elects no
+/// block: its receive half's stamps are all its last block's (the one that publishes the counts).
 enum TracePoint : int {
   kDispSendStart = 0, kDispSendFenced, kDispFlagsRaised, kDispRecvStart, kDispRecvFlagsIn, kDispRecvElected,
   kDispRecvDone, kCombSendStart, kCombSendFenced, kCombFlagsRaised, kCombRecvStart, kCombRecvFlagsIn,

@@ -9,7 +9,11 @@
 // receive half of a step zeroes its parity's flags).
 // With a flag to every peer at every step (rule (R)) there must be none, for any team size, any
 // number of rounds and any mix of full operations and dispatch-only ones; flags only to the ranks
-// that got rows must produce one.
+// that got rows must produce one. At one round the senders also claim expert rows on the
+// destination (Layout::sender_claims): an add to the owner's expert counters of the operation's
+// parity, which the owner publishes and zeroes in its dispatch receive; an add into counters that
+// still hold an operation the owner has not published is a violation (with one set of counters
+// instead of one a parity, there is one).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,10 +34,14 @@ struct RankState {
 struct Model {
   int n, rounds;
   bool flags_to_all;
+  int counter_sets = 2;  // expert counters by operation parity (1: one set, to show the parity is needed)
   std::vector<bool> with_combine;  // per operation: dispatch + combine, or dispatch alone
   // Per rank, parity and source: the step whose data is in that area and not yet finished with by
   // its owner (-1: free).
   std::vector<std::vector<std::vector<int>>> ring, records, landing;
+  // Per rank and counter set: the operation whose claims are in its expert counters, not yet
+  // published (-1: none). Senders claim at one round only.
+  std::vector<std::vector<int>> counters;
   // dflag[t][s] / cflag[t][s]: the highest dispatch / combine round epoch of s whose flag reached t.
   std::vector<std::vector<int>> dflag, cflag;
   // Per rank, parity and source: the step whose flag count is in that flag slot, not yet zeroed (-1).
@@ -48,7 +56,7 @@ struct Model {
         landing(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
         dflag(n_, std::vector<int>(n_, -1)), cflag(n_, std::vector<int>(n_, -1)),
         dslot(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))),
-        cslot(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))), ranks(n_), g(seed) {}
+        cslot(n_, std::vector<std::vector<int>>(2, std::vector<int>(n_, -1))), counters(n_, std::vector<int>(2, -1)), ranks(n_), g(seed) {}
 
   // Whether rank s sends rows to rank d in round j of operation k (a rank may send to nobody).
   bool sends(int k, int j, int s, int d) const { return ((k * 131 + j * 17 + s * 31 + d * 7) % 5) != 0; }
@@ -68,6 +76,11 @@ struct Model {
             if (records[d][k & 1][r] != -1 && records[d][k & 1][r] != k) *violation = true;
             ring[d][de & 1][r] = de;
             records[d][k & 1][r] = k;
+            if (rounds == 1) {  // the rows' expert claims on d
+              int& c = counters[d][k % counter_sets];
+              if (c != -1 && c != k) *violation = true;
+              c = k;
+            }
           }
           if (rows || flags_to_all) {
             if (dslot[d][de & 1][r] != -1) *violation = true;  // the owner has not zeroed step de - 2's count
@@ -83,6 +96,7 @@ struct Model {
         for (int s = 0; s < n; ++s) ring[r][de & 1][s] = -1;  // the round's rows are copied out
         for (int s = 0; s < n; ++s) dslot[r][de & 1][s] = -1;  // and its flags zeroed
         ++st.drounds;
+        if (j == rounds - 1) counters[r][k % counter_sets] = -1;  // the counts published and zeroed
         if (++st.round < rounds) {
           st.step = kDispatchSend;
         } else {
@@ -164,6 +178,17 @@ TEST(MoeModel, FlagsToEveryPeerNeverOverwrite) {
         Model m(n, rounds, true, random_ops(16, seed), seed * 977 + n);
         ASSERT_FALSE(m.run()) << "overwrite at " << n << " ranks, " << rounds << " rounds, seed " << seed;
       }
+}
+
+TEST(MoeModel, SenderClaimsWithOneCounterSetCanOverwrite) {
+  bool found = false;
+  for (int n = 2; n <= 8 && !found; ++n)
+    for (uint64_t seed = 0; seed < 300 && !found; ++seed) {
+      Model m(n, 1, true, random_ops(24, seed), seed * 977 + n);
+      m.counter_sets = 1;
+      found = m.run();
+    }
+  EXPECT_TRUE(found) << "the model should catch a sender's claims of the next operation before the owner published this one";
 }
 
 TEST(MoeModel, FlagsOnlyWhereRowsWentDoOverwrite) {
