@@ -4,7 +4,10 @@
 // Dispatch moves each token once to every rank that holds any of its top-k experts (not once per
 // expert): the row lands in that rank's staging area by direct NVLink stores, and the receiving
 // rank copies it locally into every one of its experts the token chose, expert-major
-// [E_local, capacity, H]. Combine sends, for each token a rank received, one partial row back to
+// [E_local, capacity, H] (with one round the sender claims the token's row in each expert, by an
+// atomic on that expert's rank beside its stores, so the receiver only copies; 4 x H200 decode
+// dispatch 0.7 us faster; SYMMEM_MOE_SENDER_CLAIMS=0 in every rank's environment leaves the claims
+// to the receiver). Combine sends, for each token a rank received, one partial row back to
 // the token's source: the sum over that rank's experts of w_k * y_k, accumulated in fp32 and sent
 // as bf16; the source sums the partials of all ranks in fp32.
 //

@@ -84,8 +84,10 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
       long long v;
       const uint64_t mask = token_mask<Idx>(a.topk_idx, t, K, a.num_experts, El, expert, dest, v);
       // (lanes < K, first: a peer's claim is a round trip over the links; its slot is needed only
-      // by the record, written after this warp's share of the row)
-      if (dest >= 0 && (claims || (direct && dest == me))) lslot = atomicAdd(expert_counters(h, L, opar, dest) + (expert - dest * El), 1u);
+      // by the record, written after this warp's share of the row. System scope: ranks on other
+      // GPUs add to the same counters.)
+      if (dest >= 0 && (claims || (direct && dest == me)))
+        lslot = device::atom_add_relaxed_sys(expert_counters(h, L, opar, dest) + (expert - dest * El), 1u);
       if (routed_badly(expert, v)) note_bad_index(h, t, v, a.num_experts);
       if (lane == 0) token_ranks[t] = mask;
       ndst = __popcll(mask);
@@ -228,7 +230,8 @@ __device__ __forceinline__ void recv_preload(const DeviceHandle& h, const Layout
   }
 }
 // preloaded: recv_preload ran already (the one-kernel dispatch: before the block's flag adds).
-// stamper: the block that stamps the receive half's phases (block 0, or RecvStamps).
+// stamper: the block that stamps the receive half's phases (block 0; the last block where the
+// one-kernel dispatch elects none, dispatch_recv).
 __device__ __forceinline__ void recv_wait(const DeviceHandle& h, const Layout& L, const DispatchRecvArgs& a, uint64_t e, uint64_t op, RecvShared& sh,
                                           bool preloaded = false, int stamper = 0) {
   const int n = L.n, parity = static_cast<int>(e & 1);
@@ -390,8 +393,8 @@ __device__ __forceinline__ void recv_close(const DeviceHandle& h, const Layout& 
 // (L.sender_claims), every claim came before a flag this block has seen (a peer's atomics before
 // its fence and flag adds; this rank's blocks' before their arrival at its own flag, rule (R)), so
 // this block loads them right after its wait too and publishes them after its own claims, with no
-// election (moe_kernels.hpp: the counters' parity keeps the next operation's claims apart); its
-// blocks then stamp the receive half's phases (RecvStamps).
+// election (moe_kernels.hpp: the counters' parity keeps the next operation's claims apart); it
+// also stamps the receive half's phases then (dispatch_recv).
 struct RecvBook {
   bool mine = false;
   unsigned rows = 0, sent = 0;  // thread d: send_count[d], sent_total[d]
@@ -449,8 +452,8 @@ __device__ __forceinline__ void dispatch_recv(const DeviceHandle& h, const Layou
                                               const DispatchArgs* send = nullptr, RecvShared* pre = nullptr) {
   __shared__ RecvShared own;
   RecvShared& sh = pre != nullptr ? *pre : own;
-  // RecvStamps: the one-kernel dispatch whose senders claim elects no block; its last block, which
-  // publishes the counts, stamps the receive phases (so that they stay in order).
+  // The one-kernel dispatch whose senders claim elects no block: its last block, which publishes
+  // the counts, stamps the receive phases (so that they stay in order).
   const bool no_election = pre != nullptr && L.sender_claims;
   const int stamper = no_election ? static_cast<int>(gridDim.x) - 1 : 0;
   recv_wait(h, L, a, e, op, sh, pre != nullptr, stamper);
