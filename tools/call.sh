@@ -27,7 +27,7 @@ for d in .deps/ab/*/; do
     cmake --build "$t/build-ab" -j 12 --target symmem-bench >> "$OUT/build-$nm.log" 2>&1 ) &
 done
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE="$PWD/.deps/googletest" -DSYMMEM_BUILD_PYTHON=OFF > "$OUT/build.log" 2>&1 &&
-  cmake --build build -j "$(nproc)" --target symmem-bench symmem_gpu_tests symmem-run >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  cmake --build build -j "$(nproc)" --target symmem-bench symmem_gpu_tests symmem-run ${EXTRA_TARGETS:-} >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 wait
 for d in .deps/ab/*/; do [ ! -d "$d" ] || [ -x "${d}build-ab/bench/symmem-bench" ] || { echo "build of $d failed"; tail -20 "$OUT/build-$(basename "$d").log"; }; done
 echo "== built at $(el) s on $kind"; nvidia-smi -L

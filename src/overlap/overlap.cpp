@@ -36,7 +36,9 @@
 #include <initializer_list>
 #include <string>
 
+#include "../runtime/driver.hpp"
 #include "gemm.hpp"
+#include "hopper_gemm.hpp"
 #include "overlap_kernels.hpp"
 #include "symmem/error.hpp"
 #include "symmem/stream.hpp"
@@ -64,6 +66,13 @@ struct TensorParallel::Impl {
   // SYMMEM_OVERLAP_RS / SYMMEM_OVERLAP_GROUPS, read once here: -1 unset (the shape decides), else
   // 0 / 1 (rs: sum / ring; groups: one GEMM a shard / the groups' model at any size).
   int force_rs = -1, force_groups = -1;
+  // SYMMEM_OVERLAP_GEMM=own: all_gather_matmul's overlap as one persistent GEMM of symmem's own
+  // over all rows (hopper_gemm: its tiles wait for their shard's signal), where it can run (a
+  // Hopper GPU to each rank, shards of a multiple of 256 rows, signals written by the stream);
+  // "cublas" or unset: cuBLASLt's GEMMs a shard group at a time. A rank-local choice: both forms
+  // move the rows and signal them alike.
+  int own_gemm = -1;
+  bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
 };
 
 // A forcing knob: unset or empty -1, else one of two spellings (0 / 1); anything else is an error.
@@ -87,6 +96,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.max_n = max_n;
   d.force_rs = force_knob("SYMMEM_OVERLAP_RS", "sum", "ring");
   d.force_groups = force_knob("SYMMEM_OVERLAP_GROUPS", "0", "1");
+  d.own_gemm = force_knob("SYMMEM_OVERLAP_GEMM", "cublas", "own");
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
   d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
@@ -100,6 +110,9 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
+  // The persistent GEMM holds every SM while it waits for peers' rows: only where no other rank's
+  // kernels need this GPU to send them, and where the copies' signals need no SM either.
+  d.own_gemm_ok = hopper_gemm_supported(dev) && !comm.shares_gpu() && symmem::detail::stream_write_value64() != nullptr;
 }
 
 TensorParallel::~TensorParallel() {
@@ -207,6 +220,32 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
   if (mode == Mode::kSequential || N == 1) {
     comm_.all_gather(a_shard, gathered, static_cast<size_t>(rows) * k, DataType::kBFloat16, s);
     d.gemm.run(m, n, k, gathered, k, b, n, c, n, s);
+  } else if (d.own_gemm == 1 && d.own_gemm_ok && rows % 256 == 0 && N <= 64) {
+    // One GEMM over all rows, local shard first, then the peers' in the order they land; each
+    // tile's producer waits for its shard's signal (bounded) before loading its rows.
+    stream::barrier(d.gathered, s);
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
+    for (int j = 1; j < N; ++j) {
+      const int p = (me + j) % N;
+      stream::put_signal(d.gathered, p, static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, me, 1, SignalOp::kSet, d.side,
+                         Engine::kCopyEngine);
+    }
+    if (a_out)
+      SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
+    HopperRowShards sh;
+    sh.rows = static_cast<int>(rows);
+    sh.count = N;
+    sh.first = me;
+    sh.wait = 1;
+    sh.target = 1;
+    sh.handle = d.gathered.handle();
+    sh.local = a_shard;
+    sh.local_ld = k;
+    hopper_gemm(m, n, k, gathered, k, b, n, c, n, HopperGemmOptions{}, s, &sh);
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.gathered.signal_pad(), 0, sizeof(uint64_t) * N, s));
   } else {
     stream::barrier(d.gathered, s);  // every peer is done with the previous call's rows and signals
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));

@@ -35,7 +35,7 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   const int64_t rows = m / n;
-  overlap::TensorParallel tp(c, 1024, 512, std::max<int64_t>(512, nc));
+  overlap::TensorParallel tp(c, std::max<int64_t>(1024, m), 512, std::max<int64_t>(512, nc));
   DeviceBuffer a_shard(rows * k * 2), a_full(m * k * 2), b(k * nc * 2), cfull(m * nc * 2), cshard(rows * nc * 2), a_out(m * k * 2);
   cudaStream_t s;
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -126,17 +126,20 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
 // overlap::detail::rs_ring); groups: all_gather_matmul's ("1": grouped at any size, "0": one GEMM a
 // shard; nullptr: overlap::detail::gather_groups); set alike on every rank.
 std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc, const char* rs = nullptr,
-                         const char* groups = nullptr) {
+                         const char* groups = nullptr, const char* gemm = nullptr) {
   if (rs != nullptr) setenv("SYMMEM_OVERLAP_RS", rs, 1);
   if (groups != nullptr) setenv("SYMMEM_OVERLAP_GROUPS", groups, 1);
+  if (gemm != nullptr) setenv("SYMMEM_OVERLAP_GEMM", gemm, 1);
   std::string why = attempt([&] {
     std::string w = run_overlap(mode, graph, m, k, nc);
     if (!w.empty()) throw std::runtime_error(w);
   });
   unsetenv("SYMMEM_OVERLAP_RS");
   unsetenv("SYMMEM_OVERLAP_GROUPS");
+  unsetenv("SYMMEM_OVERLAP_GEMM");
   if (!why.empty() && rs != nullptr) why = std::string("(SYMMEM_OVERLAP_RS=") + rs + ") " + why;
   if (!why.empty() && groups != nullptr) why = std::string("(SYMMEM_OVERLAP_GROUPS=") + groups + ") " + why;
+  if (!why.empty() && gemm != nullptr) why = std::string("(SYMMEM_OVERLAP_GEMM=") + gemm + ") " + why;
   return why;
 }
 
@@ -185,6 +188,21 @@ TEST(Overlap, ReplayedInACudaGraphWithNewData) {
   const int n = comm().size();
   std::string why = overlap_case(overlap::Mode::kOverlap, true, 128 * n, 128, 256, "ring");
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 128 * n, 128, 256, "sum");
+  ASSERT_ALL(why.empty(), why);
+}
+
+// all_gather_matmul through symmem's own Hopper GEMM (SYMMEM_OVERLAP_GEMM=own): one persistent
+// kernel whose tiles wait for their shard's signal. 256 rows a rank (the GEMM's cluster of two row
+// blocks), K with a partial last k-block (320), Nc with a partial last column block (384); eager
+// and replayed in a graph. Where it cannot run (not Hopper, ranks sharing a GPU), the same calls take
+// cuBLASLt's path and must pass all the same.
+TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
+  const int n = comm().size();
+  std::string why;
+  for (bool graph : {false, true}) {
+    why = overlap_case(overlap::Mode::kOverlap, graph, 256 * n, 320, 384, nullptr, nullptr, "own");
+    if (!why.empty()) { why = std::string(graph ? "(graph) " : "") + why; break; }
+  }
   ASSERT_ALL(why.empty(), why);
 }
 

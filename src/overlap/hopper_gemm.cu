@@ -1,0 +1,532 @@
+// symmem's bf16 GEMM for Hopper: one persistent, warp-specialised kernel.
+//
+// A CTA is three warpgroups. Warpgroup 0 is the producer: one thread issues TMA loads of A's
+// 128 x 64 and B's 64 x 256 tiles into a ring of kStages shared-memory stages, each completed on
+// a `full` mbarrier. Warpgroups 1 and 2 are the consumers: each multiplies its 64 rows of the
+// 128 x 256 tile with wgmma (m64n256k16, fp32 accumulators in registers) and frees a stage on its
+// `empty` mbarrier once the wgmma that read it has retired. In a cluster of two, the CTAs take
+// row blocks 2u and 2u + 1 of the same column block and each loads half of B's tile for both
+// (TMA multicast); a stage is then free only when the consumers of both CTAs are done with it,
+// so each consumer arrives on both CTAs' `empty` barriers.
+//
+// Shared memory layouts (128-byte swizzle, as the TMA writes them and wgmma reads them):
+// - A stage: 128 rows x 64 k (128 bytes a row), K-major; a consumer's 64 rows start 8 KiB in.
+//   Descriptor: stride between 8-row groups (SBO) 1024 bytes; a k16 step adds 32 bytes.
+// - B stage: four 64-column boxes of 64 k rows x 64 n (128 bytes), N-major ("transposed" B).
+//   Descriptor: LBO = 8 KiB (the next 64 columns), SBO = 1024 bytes (the next 8 k rows); a k16
+//   step adds 2 KiB.
+#include "hopper_gemm.hpp"
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "symmem/device.cuh"
+#include "symmem/error.hpp"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define SYMMEM_HGEMM_DEVICE 1
+#endif
+
+namespace symmem::overlap {
+namespace {
+
+constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4, kThreads = 384;
+constexpr uint32_t kABytes = kBM * kBK * 2;  // 16 KiB
+constexpr uint32_t kBBox = kBK * 64 * 2;     // one 64-column box of B: 8 KiB
+constexpr uint32_t kBBytes = 4 * kBBox;      // 32 KiB
+constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kStages * sizeof(uint64_t) + 1024;
+
+struct Args {
+  __nv_bfloat16* c;
+  int64_t ldc;
+  int m, n, k;
+  int group_m;
+  int debug;  // (experiments)
+  HopperRowShards shards;  // shards.rows == 0: rows in order, no waits
+  bool has_local;          // shards.first's rows come from map_local
+};
+
+#ifdef SYMMEM_HGEMM_DEVICE
+__device__ __forceinline__ uint32_t saddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void bar_init(uint64_t* b, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(saddr(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(saddr(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(saddr(b)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+// Arrives on the barrier at b's offset in CTA `cta` of this cluster (this CTA's own included).
+// Release at CTA scope, as the local arrive: what it orders is the wgmma's reads of the stage,
+// which wgmma.wait_group has already retired. (.release.cluster made the whole GEMM 2.1x slower
+// on H100: it waits for the epilogue's global stores.)
+__device__ __forceinline__ void bar_arrive_cluster(uint64_t* b, uint32_t cta) {
+  asm volatile(
+      "{\n .reg .b32 ra;\n mapa.shared::cluster.u32 ra, %0, %1;\n mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(
+          saddr(b)),
+      "r"(cta)
+      : "memory");
+}
+__device__ __forceinline__ void bar_arrive(uint64_t* b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(saddr(b)) : "memory");
+}
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(saddr(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(saddr(bar))
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], "
+      "%5;" ::"r"(saddr(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(saddr(bar)), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_id() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_count() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+  return r;
+}
+
+// A shared-memory matrix descriptor with the 128-byte swizzle (byte offsets, 16-byte units).
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+// D (64 x 256, fp32, the warpgroup's 128 registers a thread) += A (64 x 16, K-major) x B (16 x 256,
+// N-major), both bf16 in shared memory behind descriptors; scale_d = 0 overwrites D.
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+      :
+      "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+      "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+      "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+      "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+      "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+      "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+      "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+      "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+      "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+      "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+      "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+      "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+      "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+      "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+      "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void wgmma_keep(float (&d)[N]) {  // the accumulators stay in registers across the fence
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Unit u (a cluster's work: kCluster row blocks x one column block) -> its row unit and column
+// block: `group` row units at a time, column-block major within the group (the group's A rows and
+// one column of B stay in L2 together).
+__device__ __forceinline__ void unit_coords(int u, int units_m, int units_n, int group, int& um, int& un) {
+  const int per_group = group * units_n;
+  const int g = u / per_group, first = g * group;
+  const int rows = min(units_m - first, group);
+  const int r = u - g * per_group;
+  um = first + r % rows;
+  un = r / rows;
+}
+
+// A consumer's place in the stage ring.
+struct Ring {
+  int stage;
+  uint32_t phase;
+  int prev;  // the stage whose wgmma may still run (-1: none)
+};
+struct Stages {
+  uint8_t* sa;
+  uint8_t* sb;
+  uint64_t* full;
+  uint64_t* empty;
+  int cw;  // consumer warpgroup: rows 64 cw .. 64 cw + 63 of the tile
+  bool leader;
+};
+constexpr int kOutVecs = 2 * kBN / 32;  // 16-byte vectors of output a consumer thread holds
+
+// Frees a stage for the producer(s): one arrival per consumer warpgroup on every CTA's barrier.
+template <int kCluster>
+__device__ __forceinline__ void release(uint64_t* empty, int s) {
+  if (s < 0) return;
+  if (kCluster == 1) {
+    bar_arrive(&empty[s]);
+  } else {
+#pragma unroll
+    for (uint32_t c = 0; c < kCluster; ++c) bar_arrive_cluster(&empty[s], c);
+  }
+}
+
+// One k-block: wait for its stage, issue its four wgmma, then free the previous stage once its
+// wgmma have retired (one group stays in flight).
+template <int kCluster>
+__device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&acc)[128], int kb) {
+  bar_wait(&st.full[ring.stage], ring.phase);
+  const uint32_t a_addr = saddr(st.sa + ring.stage * kABytes) + st.cw * (kABytes / 2);
+  const uint32_t b_addr = saddr(st.sb + ring.stage * kBBytes);
+  wgmma_fence();
+  wgmma_keep(acc);
+#pragma unroll
+  for (int kk = 0; kk < kBK / 16; ++kk)
+    wgmma_m64n256k16(acc, sw128_desc(a_addr + kk * 32, 16, 1024), sw128_desc(b_addr + kk * 2048, kBBox, 1024), (kb | kk) != 0 ? 1 : 0);
+  wgmma_commit();
+  wgmma_keep(acc);
+  wgmma_wait<1>();
+  wgmma_keep(acc);
+  if (st.leader) release<kCluster>(st.empty, ring.prev);
+  ring.prev = ring.stage;
+  if (++ring.stage == kStages) {
+    ring.stage = 0;
+    ring.phase ^= 1;
+  }
+}
+
+// Vector i of a consumer thread's output: row `row` (+ 8 for the second half), columns
+// col + 32 g .. + 7 (g = i % 8).
+__device__ __forceinline__ void store_out(const Args& args, const uint4 (&out)[kOutVecs], int i, int row, int col) {
+  const int r = row + 8 * (i / (kBN / 32)), c = col + 32 * (i % (kBN / 32));
+  if (r < args.m && c < args.n) *reinterpret_cast<uint4*>(args.c + static_cast<int64_t>(r) * args.ldc + c) = out[i];
+}
+
+// Logical row block lmb -> its shard (-1 without shards), first output row, and row within the
+// shard. The shards are visited first, first - 1, first - 2, ... (mod count): the order in which
+// the peers' rows land (peer me - j sends to this rank j-th).
+__device__ __forceinline__ void tile_rows(const HopperRowShards& sh, int lmb, int& shard, int& m0, int& row_in_shard) {
+  if (sh.rows == 0) {
+    shard = -1;
+    m0 = lmb * kBM;
+    row_in_shard = m0;
+    return;
+  }
+  const int per = sh.rows / kBM, j = lmb / per;
+  shard = ((sh.first - j) % sh.count + sh.count) % sh.count;
+  row_in_shard = (lmb - j * per) * kBM;
+  m0 = shard * sh.rows + row_in_shard;
+}
+#endif  // SYMMEM_HGEMM_DEVICE
+
+template <int kCluster>
+__global__ void __launch_bounds__(kThreads, 1)
+    hopper_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                       const __grid_constant__ CUtensorMap map_local, Args args) {
+#ifdef SYMMEM_HGEMM_DEVICE
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* sa = smem;                                   // kStages x kABytes
+  uint8_t* sb = smem + kStages * kABytes;               // kStages x kBBytes
+  uint64_t* full = reinterpret_cast<uint64_t*>(sb + kStages * kBBytes);
+  uint64_t* empty = full + kStages;
+  const int wg = threadIdx.x / 128;
+  const uint32_t crank = kCluster > 1 ? cluster_rank() : 0;
+  const int units_m = (args.m + kBM * kCluster - 1) / (kBM * kCluster);
+  const int units_n = (args.n + kBN - 1) / kBN;
+  const int units = units_m * units_n;
+  const int kblocks = (args.k + kBK - 1) / kBK;
+  const int first_unit = kCluster > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
+  const int unit_step = kCluster > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      bar_init(&full[s], 1);
+      bar_init(&empty[s], 2 * kCluster);  // one arrival per consumer warpgroup of every CTA of the cluster
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if (kCluster > 1) cluster_sync(); else __syncthreads();
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      uint64_t landed = 0;  // shards whose signal this thread has seen
+      for (int u = first_unit; u < units; u += unit_step) {
+        int um, un, shard, m0, row_in_shard;
+        unit_coords(u, units_m, units_n, args.group_m, um, un);
+        tile_rows(args.shards, um * kCluster + static_cast<int>(crank), shard, m0, row_in_shard);
+        const int n0 = un * kBN;
+        const bool local = shard >= 0 && shard == args.shards.first;
+        if (shard >= 0 && !local && args.shards.wait && !(landed >> shard & 1)) {
+          // Bounded (a timeout is recorded for the host to raise; the tile then computes on what
+          // is there). The acquire orders the landed rows for this thread; the proxy fence, for
+          // its TMA loads.
+          device::wait_signal(args.shards.handle, shard, Cmp::kGe, args.shards.target, shard);
+          asm volatile("fence.proxy.async.global;" ::: "memory");
+          landed |= uint64_t(1) << shard;
+        }
+        const CUtensorMap* ma = local && args.has_local ? &map_local : &map_a;
+        const int arow = local && args.has_local ? row_in_shard : m0;
+        for (int kb = 0; kb < kblocks; ++kb) {
+          bar_wait(&empty[stage], phase ^ 1);
+          bar_expect(&full[stage], kABytes + kBBytes);
+          tma_load(sa + stage * kABytes, ma, kb * kBK, arow, &full[stage]);
+          if (kCluster == 1) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
+          } else if (args.debug & 1) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
+          } else {  // this CTA's half of B's boxes, to both CTAs
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+              const int box = static_cast<int>(crank) * 2 + i;
+              tma_load_multicast(sb + stage * kBBytes + box * kBBox, &map_b, n0 + box * 64, kb * kBK, &full[stage], 0x3);
+            }
+          }
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int cw = wg - 1;  // this consumer's 64 rows of the tile
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, q = lane % 4;
+    const bool leader = t == 0;
+    Ring ring{0, 0, -1};
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    // The previous tile's output, packed: stored a vector a k-block under the next tile's
+    // wgmma, so that the stores of all CTAs do not meet HBM in one burst between tiles.
+    uint4 out[kOutVecs];
+    int out_row = -1, out_col = 0;  // out_row < 0: nothing pending
+    const Stages st{sa, sb, full, empty, cw, leader};
+    for (int u = first_unit; u < units; u += unit_step) {
+      int um, un, shard, m0, row_in_shard;
+      unit_coords(u, units_m, units_n, args.group_m, um, un);
+      tile_rows(args.shards, um * kCluster + static_cast<int>(crank), shard, m0, row_in_shard);
+      const int n0 = un * kBN;
+      ring.prev = -1;
+#pragma unroll
+      for (int kb = 0; kb < kOutVecs; ++kb) {
+        if (kb < kblocks) consume<kCluster>(st, ring, acc, kb);
+        if (out_row >= 0) store_out(args, out, kb, out_row, out_col);
+      }
+      for (int kb = kOutVecs; kb < kblocks; ++kb) consume<kCluster>(st, ring, acc, kb);
+      wgmma_wait<0>();
+      wgmma_keep(acc);
+      if (leader) release<kCluster>(empty, ring.prev);
+      // Thread (warp, lane) holds rows r and r + 8, columns 8j + 2q + {0, 1} (q = lane % 4). A
+      // 4 x 4 transpose in each quad of lanes gives lane q all 8 columns of block 4g + q: one
+      // 16-byte vector, 64 contiguous bytes of a row a quad.
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int g = 0; g < kBN / 32; ++g) {
+          uint32_t v[4], w[4] = {0, 0, 0, 0};
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj) {
+            const __nv_bfloat162 p2 = __floats2bfloat162_rn(acc[4 * (4 * g + jj) + 2 * h], acc[4 * (4 * g + jj) + 2 * h + 1]);
+            v[jj] = *reinterpret_cast<const uint32_t*>(&p2);
+          }
+#pragma unroll
+          for (int rr = 0; rr < 4; ++rr) {
+            const int si = (q + rr) & 3, di = (q - rr) & 3;
+            const uint32_t send = si == 0 ? v[0] : si == 1 ? v[1] : si == 2 ? v[2] : v[3];
+            const uint32_t got = rr == 0 ? send : __shfl_sync(0xffffffffu, send, (lane & ~3) | di);
+            w[0] = di == 0 ? got : w[0];
+            w[1] = di == 1 ? got : w[1];
+            w[2] = di == 2 ? got : w[2];
+            w[3] = di == 3 ? got : w[3];
+          }
+          out[h * (kBN / 32) + g] = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+      }
+      out_row = m0 + cw * 64 + warp * 16 + lane / 4;
+      out_col = n0 + q * 8;
+    }
+    if (out_row >= 0) {
+#pragma unroll
+      for (int i = 0; i < kOutVecs; ++i) store_out(args, out, i, out_row, out_col);
+    }
+  }
+  // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
+  // barriers. (Not .aligned: the producer's thread 0 arrives here after the rest of its warp.)
+  if (kCluster > 1) asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+#endif
+}
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda).
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                                 const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+EncodeTiled encode_tiled() {
+  static EncodeTiled fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<EncodeTiled>(p);
+    (void)cudaGetLastError();
+  });
+  if (fn == nullptr) fail<Unsupported>("hopper_gemm: the CUDA driver lacks cuTensorMapEncodeTiled");
+  return fn;
+}
+
+// A row-major bf16 matrix [rows, cols] (ld elements a row) in boxes of box_rows x box_cols.
+CUtensorMap tensor_map(const void* base, int64_t rows, int64_t cols, int64_t ld, uint32_t box_rows, uint32_t box_cols, const char* name) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t elem[2] = {1, 1};
+  const CUresult rc = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, elem,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (rc != CUDA_SUCCESS)
+    fail<InvalidArgument>(std::string("hopper_gemm: cannot describe ") + name + " to the TMA (CUresult " + std::to_string(rc) +
+                          "): 16-byte aligned base and rows needed");
+  return map;
+}
+
+template <int kCluster>
+int max_clusters(int dev, int sms) {  // clusters of kCluster that fit at one CTA an SM (per device)
+  static std::mutex mu;
+  static int cache[64];
+  std::lock_guard<std::mutex> lock(mu);
+  int& cached = cache[dev & 63];
+  if (cached > 0) return cached;
+  SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_kernel<kCluster>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(kSmemBytes)));
+  if (kCluster == 1) return cached = sms;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = kCluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3(kCluster * sms);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = kSmemBytes;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, hopper_gemm_kernel<kCluster>, &cfg));
+  if (n <= 0) fail<Unsupported>("hopper_gemm: no cluster of " + std::to_string(kCluster) + " CTAs fits on this GPU");
+  return cached = n;
+}
+
+template <int kCluster>
+void launch(const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml, const Args& args, int max_ctas, cudaStream_t stream) {
+  int dev = 0, sms = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int units = ((args.m + kBM * kCluster - 1) / (kBM * kCluster)) * ((args.n + kBN - 1) / kBN);
+  int clusters = max_clusters<kCluster>(dev, sms);
+  if (max_ctas > 0) clusters = std::min(clusters, std::max(1, max_ctas / kCluster));
+  clusters = std::min(clusters, units);
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = kCluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3(clusters * kCluster);
+  static const bool verbose = std::getenv("SYMMEM_HGEMM_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "# hopper_gemm: %d clusters of %d (max %d), %d units\n", clusters, kCluster, max_clusters<kCluster>(dev, sms), units);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = kSmemBytes;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = kCluster > 1 ? 1 : 0;
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, hopper_gemm_kernel<kCluster>, ma, mb, ml, args));
+}
+
+}  // namespace
+
+bool hopper_gemm_supported(int device) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return major == 9 && minor == 0;
+}
+
+void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
+                 const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards) {
+  if (m == 0 || n == 0) return;
+  require(m > 0 && n > 0 && k > 0 && m < (int64_t(1) << 31) && n < (int64_t(1) << 31) && k < (int64_t(1) << 31),
+          "hopper_gemm: m, n, k must be positive and below 2^31 (got ", m, ", ", n, ", ", k, ")");
+  require(n % 8 == 0 && lda % 8 == 0 && ldb % 8 == 0 && ldc % 8 == 0 && lda >= k && ldb >= n && ldc >= n,
+          "hopper_gemm: n and the leading dimensions must be multiples of 8 elements, lda >= k, ldb >= n, ldc >= n");
+  for (const void* p : {a, b, static_cast<const void*>(c)})
+    require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm: A, B and C must be 16-byte aligned");
+  require(opt.cluster == 1 || opt.cluster == 2, "hopper_gemm: cluster must be 1 or 2 (got ", opt.cluster, ")");
+  require(opt.group_m > 0, "hopper_gemm: group_m must be positive");
+  if (shards != nullptr) {
+    require(shards->count >= 1 && shards->count <= 64 && shards->rows > 0 && shards->rows % (kBM * opt.cluster) == 0 &&
+                static_cast<int64_t>(shards->rows) * shards->count == m && shards->first >= 0 && shards->first < shards->count,
+            "hopper_gemm: row shards must be 1-64 blocks of a multiple of ", kBM * opt.cluster, " rows covering m (got ",
+            shards->count, " x ", shards->rows, " for m ", m, ", first ", shards->first, ")");
+    require(shards->local == nullptr || reinterpret_cast<uintptr_t>(shards->local) % 16 == 0,
+            "hopper_gemm: the local shard must be 16-byte aligned");
+  }
+  int dev = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  if (!hopper_gemm_supported(dev)) fail<Unsupported>("hopper_gemm: needs a Hopper GPU (compute capability 9.0)");
+  const CUtensorMap ma = tensor_map(a, m, k, lda, kBM, kBK, "A");
+  const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
+  const bool has_local = shards != nullptr && shards->local != nullptr;
+  const CUtensorMap ml = has_local ? tensor_map(shards->local, shards->rows, k, shards->local_ld, kBM, kBK, "the local shard") : ma;
+  static const int debug = std::getenv("SYMMEM_HGEMM_DEBUG") ? std::atoi(std::getenv("SYMMEM_HGEMM_DEBUG")) : 0;
+  Args args{static_cast<__nv_bfloat16*>(c), ldc, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, debug,
+            HopperRowShards{}, has_local};
+  if (shards != nullptr) args.shards = *shards;
+  if (opt.cluster == 2)
+    launch<2>(ma, mb, ml, args, opt.max_ctas, stream);
+  else
+    launch<1>(ma, mb, ml, args, opt.max_ctas, stream);
+}
+
+}  // namespace symmem::overlap

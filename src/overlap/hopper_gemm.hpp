@@ -1,0 +1,43 @@
+#pragma once
+// Internal: symmem's own bf16 GEMM for Hopper (sm_90a): TMA loads, wgmma, warp-specialised,
+// persistent. Row-major C [m, n] = A [m, k] x B [k, n], fp32 accumulation. It exists for what
+// cuBLASLt cannot do: a GEMM over all rows whose tiles start only when their rows have landed
+// (the overlap's row shards), in an order the caller gives.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "symmem/device/handle.hpp"
+#include "symmem/export.hpp"
+
+namespace symmem::overlap {
+
+struct HopperGemmOptions {
+  int cluster = 2;   // CTAs a cluster (1 or 2): a pair shares B's tiles by TMA multicast
+  int group_m = 8;   // tile raster: this many row blocks (units) before the next column block
+  int max_ctas = 0;  // 0: one CTA an SM (as many clusters as fit)
+};
+
+/// A itself is `count` shards of `rows` rows. The tiles run shard `first` first, then first - 1,
+/// first - 2, ... (mod count). Where `wait`, the producer of a tile of shard p != first waits
+/// (bounded, through `handle`: a timeout is recorded in its error record) for this rank's signal
+/// slot p to reach `target`. Where `local` is set, shard `first`'s rows are read from it (local_ld
+/// elements a row) instead of from A.
+struct HopperRowShards {
+  int rows = 0, count = 0, first = 0;
+  int wait = 0;
+  uint64_t target = 1;
+  DeviceHandle handle{};
+  const void* local = nullptr;
+  int64_t local_ld = 0;
+};
+
+/// Whether `device` runs the kernel (compute capability 9.0: the image is sm_90a only).
+SYMMEM_API bool hopper_gemm_supported(int device);
+
+/// C = A x B (bf16 row-major; lda, ldb, ldc in elements, multiples of 8; pointers 16-byte aligned;
+/// n a multiple of 8). Throws InvalidArgument on a bad shape, Unsupported off Hopper.
+SYMMEM_API void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
+                            int64_t ldc, const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards = nullptr);
+
+}  // namespace symmem::overlap

@@ -1,0 +1,118 @@
+// Checks and times symmem's Hopper GEMM (src/overlap/hopper_gemm.cu) against cuBLASLt on one GPU.
+//   hgemm_probe M N K [cluster [group_m [reps [max_ctas [shards]]]]]
+// shards > 0: A in that many row shards, run from shard 1 down, shard 1 read from a separate copy
+// (its rows in A poisoned), as the overlap runs it.
+// Prints the largest error against cuBLASLt's result and both medians (us, TFLOP/s).
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "overlap/gemm.hpp"
+#include "overlap/hopper_gemm.hpp"
+
+#define CK(x)                                                                             \
+  do {                                                                                    \
+    cudaError_t e_ = (x);                                                                 \
+    if (e_ != cudaSuccess) {                                                              \
+      std::fprintf(stderr, "%s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(2);                                                                       \
+    }                                                                                     \
+  } while (0)
+
+__global__ void fill(__nv_bfloat16* p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ seed;
+    x ^= x >> 15;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    p[i] = __float2bfloat16((x & 0xFFFF) / 32768.0f - 1.0f);
+  }
+}
+
+template <class F>
+static float median_us(F f, int reps) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    CK(cudaEventRecord(e0));
+    f();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms * 1000);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s M N K [cluster [group_m [reps]]]\n", argv[0]);
+    return 2;
+  }
+  const int64_t m = std::atoll(argv[1]), n = std::atoll(argv[2]), k = std::atoll(argv[3]);
+  symmem::overlap::HopperGemmOptions opt;
+  if (argc > 4) opt.cluster = std::atoi(argv[4]);
+  if (argc > 5) opt.group_m = std::atoi(argv[5]);
+  const int reps = argc > 6 ? std::atoi(argv[6]) : 30;
+  if (argc > 7) opt.max_ctas = std::atoi(argv[7]);
+  __nv_bfloat16 *a, *b, *c, *r;
+  CK(cudaMalloc(&a, m * k * 2));
+  CK(cudaMalloc(&b, k * n * 2));
+  CK(cudaMalloc(&c, m * n * 2));
+  CK(cudaMalloc(&r, m * n * 2));
+  fill<<<1024, 256>>>(a, m * k, 1);
+  fill<<<1024, 256>>>(b, k * n, 2);
+  CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
+  symmem::overlap::Gemm ref(size_t(32) << 20);
+  ref.run(m, n, k, a, k, b, n, r, n, nullptr);
+  symmem::overlap::HopperRowShards sh;
+  const symmem::overlap::HopperRowShards* shp = nullptr;
+  __nv_bfloat16* local = nullptr;
+  if (argc > 8 && std::atoi(argv[8]) > 0) {
+    sh.count = std::atoi(argv[8]);
+    sh.rows = static_cast<int>(m / sh.count);
+    sh.first = 1 % sh.count;
+    CK(cudaMalloc(&local, sh.rows * k * 2));
+    CK(cudaMemcpy(local, a + sh.first * sh.rows * k, sh.rows * k * 2, cudaMemcpyDeviceToDevice));
+    CK(cudaMemset(a + sh.first * sh.rows * k, 0xFF, sh.rows * k * 2));
+    sh.local = local;
+    sh.local_ld = k;
+    shp = &sh;
+  }
+  symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, nullptr, shp);
+  CK(cudaDeviceSynchronize());
+  std::vector<__nv_bfloat16> hc(m * n), hr(m * n);
+  CK(cudaMemcpy(hc.data(), c, m * n * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hr.data(), r, m * n * 2, cudaMemcpyDeviceToHost));
+  double worst = 0;
+  int64_t bad = 0, first_bad = -1;
+  for (int64_t i = 0; i < m * n; ++i) {
+    const double x = __bfloat162float(hc[i]), y = __bfloat162float(hr[i]);
+    const double err = std::fabs(x - y) / (std::fabs(y) + 1.0);
+    if (!(err <= 0.02)) {
+      if (first_bad < 0) first_bad = i;
+      ++bad;
+    }
+    if (!(err <= worst)) worst = err;
+  }
+  if (first_bad >= 0)
+    std::printf("first bad at row %lld col %lld: got %g want %g\n", (long long)(first_bad / n), (long long)(first_bad % n),
+                __bfloat162float(hc[first_bad]), __bfloat162float(hr[first_bad]));
+  const double flop = 2.0 * m * n * k;
+  const float t_ref = median_us([&] { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, nullptr); }, reps);  // (A poisoned with shards: time only)
+  const float t_own = median_us([&] { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, nullptr, shp); }, reps);
+  std::printf("gemm %lld x %lld x %lld%s cluster %d group %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%.0f TF) | own %.1f us (%.0f TF) | own/cublasLt %.3f\n",
+              (long long)m, (long long)n, (long long)k, shp ? " (shards)" : "", opt.cluster, opt.group_m, bad ? "FAIL" : "ok", worst, (long long)bad, t_ref,
+              flop / t_ref / 1e6, t_own, flop / t_own / 1e6, t_own / t_ref);
+  std::printf("  cublasLt plan: %s\n", ref.describe(m, n, k, k, n, n).c_str());
+  return bad ? 1 : 0;
+}
