@@ -7,7 +7,19 @@
 // `empty` mbarrier once the wgmma that read it has retired. In a cluster of two, the CTAs take
 // row blocks 2u and 2u + 1 of the same column block and each loads half of B's tile for both
 // (TMA multicast); a stage is then free only when the consumers of both CTAs are done with it,
-// so each consumer arrives on both CTAs' `empty` barriers.
+// so each consumer arrives on both CTAs' `empty` barriers. The epilogue goes through shared
+// memory (stmatrix) and out by TMA stores that run on under the next tile's k-loop.
+//
+// Tiles: a cluster takes units (its row blocks x a 256-column block) in a grouped raster. With
+// row shards (HopperRowShards: all_gather_matmul's), the row blocks run shard by shard in the
+// order the shards land, and the producer waits (bounded) for a shard's signal before its first
+// load of that shard's rows. Nothing else waits: the consumers see only filled stages, so the
+// kernel is as safe as the signal wait for any number of ranks (each shard is signalled once per
+// operation, after its rows, and reset only after this kernel has finished).
+//
+// Measured on H100 (tools/hgemm_probe.cu, one GPU, against the cuBLASLt plan symmem tunes):
+// 8192 x 3584 x 4096 0.999x, 8192 x 7168 x 4096 1.003x, 8192 x 4096 x 3584 1.008x,
+// 16384 x 7168 x 8192 1.023x the time of cuBLASLt.
 //
 // Shared memory layouts (128-byte swizzle, as the TMA writes them and wgmma reads them):
 // - A stage: 128 rows x 64 k (128 bytes a row), K-major; a consumer's 64 rows start 8 KiB in.
@@ -22,8 +34,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -41,14 +51,15 @@ constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4, kThreads = 384;
 constexpr uint32_t kABytes = kBM * kBK * 2;  // 16 KiB
 constexpr uint32_t kBBox = kBK * 64 * 2;     // one 64-column box of B: 8 KiB
 constexpr uint32_t kBBytes = 4 * kBBox;      // 32 KiB
-constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kStages * sizeof(uint64_t) + 1024;
+constexpr uint32_t kCStage = 2 * 64 * 128 * 2;  // the epilogue: half a tile of each consumer, 32 KiB
+// (+ 1 KiB to align the stages to the swizzle's 1024 bytes: 225 KiB of the 227 an SM allows)
+constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + kCStage + 2 * kStages * sizeof(uint64_t) + 1024;
 
 struct Args {
   __nv_bfloat16* c;
   int64_t ldc;
   int m, n, k;
   int group_m;
-  int debug;  // (experiments)
   HopperRowShards shards;  // shards.rows == 0: rows in order, no waits
   bool has_local;          // shards.first's rows come from map_local
 };
@@ -98,6 +109,20 @@ __device__ __forceinline__ void tma_load_multicast(void* dst, const CUtensorMap*
       "%5;" ::"r"(saddr(dst)),
       "l"(map), "r"(c0), "r"(c1), "r"(saddr(bar)), "h"(mask)
       : "memory");
+}
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map), "r"(c0), "r"(c1),
+               "r"(saddr(src))
+               : "memory");
+}
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+__device__ __forceinline__ void named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
+__device__ __forceinline__ uint32_t pack_bf16(float a, float b) {
+  const __nv_bfloat162 p = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&p);
 }
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
@@ -187,7 +212,6 @@ struct Stages {
   int cw;  // consumer warpgroup: rows 64 cw .. 64 cw + 63 of the tile
   bool leader;
 };
-constexpr int kOutVecs = 2 * kBN / 32;  // 16-byte vectors of output a consumer thread holds
 
 // Frees a stage for the producer(s): one arrival per consumer warpgroup on every CTA's barrier.
 template <int kCluster>
@@ -225,12 +249,6 @@ __device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&ac
   }
 }
 
-// Vector i of a consumer thread's output: row `row` (+ 8 for the second half), columns
-// col + 32 g .. + 7 (g = i % 8).
-__device__ __forceinline__ void store_out(const Args& args, const uint4 (&out)[kOutVecs], int i, int row, int col) {
-  const int r = row + 8 * (i / (kBN / 32)), c = col + 32 * (i % (kBN / 32));
-  if (r < args.m && c < args.n) *reinterpret_cast<uint4*>(args.c + static_cast<int64_t>(r) * args.ldc + c) = out[i];
-}
 
 // Logical row block lmb -> its shard (-1 without shards), first output row, and row within the
 // shard. The shards are visited first, first - 1, first - 2, ... (mod count): the order in which
@@ -252,13 +270,14 @@ __device__ __forceinline__ void tile_rows(const HopperRowShards& sh, int lmb, in
 template <int kCluster>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                       const __grid_constant__ CUtensorMap map_local, Args args) {
+                       const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c, Args args) {
 #ifdef SYMMEM_HGEMM_DEVICE
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   uint8_t* sa = smem;                                   // kStages x kABytes
   uint8_t* sb = smem + kStages * kABytes;               // kStages x kBBytes
-  uint64_t* full = reinterpret_cast<uint64_t*>(sb + kStages * kBBytes);
+  uint8_t* sc = sb + kStages * kBBytes;                 // kCStage (the epilogue)
+  uint64_t* full = reinterpret_cast<uint64_t*>(sc + kCStage);
   uint64_t* empty = full + kStages;
   const int wg = threadIdx.x / 128;
   const uint32_t crank = kCluster > 1 ? cluster_rank() : 0;
@@ -307,9 +326,6 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (kCluster == 1) {
 #pragma unroll
             for (int i = 0; i < 4; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
-          } else if (args.debug & 1) {
-#pragma unroll
-            for (int i = 0; i < 4; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
           } else {  // this CTA's half of B's boxes, to both CTAs
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
@@ -327,65 +343,52 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int cw = wg - 1;  // this consumer's 64 rows of the tile
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32, q = lane % 4;
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const bool leader = t == 0;
     Ring ring{0, 0, -1};
     float acc[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-    // The previous tile's output, packed: stored a vector a k-block under the next tile's
-    // wgmma, so that the stores of all CTAs do not meet HBM in one burst between tiles.
-    uint4 out[kOutVecs];
-    int out_row = -1, out_col = 0;  // out_row < 0: nothing pending
     const Stages st{sa, sb, full, empty, cw, leader};
+    uint8_t* my_c = sc + cw * (kCStage / 2);
     for (int u = first_unit; u < units; u += unit_step) {
       int um, un, shard, m0, row_in_shard;
       unit_coords(u, units_m, units_n, args.group_m, um, un);
       tile_rows(args.shards, um * kCluster + static_cast<int>(crank), shard, m0, row_in_shard);
       const int n0 = un * kBN;
       ring.prev = -1;
-#pragma unroll
-      for (int kb = 0; kb < kOutVecs; ++kb) {
-        if (kb < kblocks) consume<kCluster>(st, ring, acc, kb);
-        if (out_row >= 0) store_out(args, out, kb, out_row, out_col);
-      }
-      for (int kb = kOutVecs; kb < kblocks; ++kb) consume<kCluster>(st, ring, acc, kb);
+      for (int kb = 0; kb < kblocks; ++kb) consume<kCluster>(st, ring, acc, kb);
       wgmma_wait<0>();
       wgmma_keep(acc);
       if (leader) release<kCluster>(empty, ring.prev);
-      // Thread (warp, lane) holds rows r and r + 8, columns 8j + 2q + {0, 1} (q = lane % 4). A
-      // 4 x 4 transpose in each quad of lanes gives lane q all 8 columns of block 4g + q: one
-      // 16-byte vector, 64 contiguous bytes of a row a quad.
+      // Epilogue, half a tile at a time through this consumer's 16 KiB of shared memory (two
+      // 64 x 64 boxes, 128-byte swizzle): stmatrix from the accumulators' layout (thread (warp,
+      // lane) holds rows 16 warp + lane / 4 (+ 8), columns 8j + 2 (lane % 4) + {0, 1}), then one
+      // thread's TMA stores, clipped at m and n. The stores run on while the next tile computes;
+      // only the next half's reuse of the buffer waits for them to have read it. (Stores from
+      // registers cost 4-5% of the whole GEMM: every CTA's epilogue meets HBM at once.)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int half = 0; half < 2; ++half) {
+        if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        named_sync(1 + cw, 128);
 #pragma unroll
-        for (int g = 0; g < kBN / 32; ++g) {
-          uint32_t v[4], w[4] = {0, 0, 0, 0};
-#pragma unroll
-          for (int jj = 0; jj < 4; ++jj) {
-            const __nv_bfloat162 p2 = __floats2bfloat162_rn(acc[4 * (4 * g + jj) + 2 * h], acc[4 * (4 * g + jj) + 2 * h + 1]);
-            v[jj] = *reinterpret_cast<const uint32_t*>(&p2);
-          }
-#pragma unroll
-          for (int rr = 0; rr < 4; ++rr) {
-            const int si = (q + rr) & 3, di = (q - rr) & 3;
-            const uint32_t send = si == 0 ? v[0] : si == 1 ? v[1] : si == 2 ? v[2] : v[3];
-            const uint32_t got = rr == 0 ? send : __shfl_sync(0xffffffffu, send, (lane & ~3) | di);
-            w[0] = di == 0 ? got : w[0];
-            w[1] = di == 1 ? got : w[1];
-            w[2] = di == 2 ? got : w[2];
-            w[3] = di == 3 ? got : w[3];
-          }
-          out[h * (kBN / 32) + g] = make_uint4(w[0], w[1], w[2], w[3]);
+        for (int jj = 0; jj < 16; jj += 2) {
+          const int j = half * 16 + jj;
+          const int mi = lane / 8, row = warp * 16 + (mi & 1) * 8 + lane % 8, col = (jj + (mi >> 1)) * 8;
+          const uint32_t addr = saddr(my_c + (col / 64) * 8192 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16));
+          stmatrix_x4(addr, pack_bf16(acc[4 * j], acc[4 * j + 1]), pack_bf16(acc[4 * j + 2], acc[4 * j + 3]),
+                      pack_bf16(acc[4 * j + 4], acc[4 * j + 5]), pack_bf16(acc[4 * j + 6], acc[4 * j + 7]));
+        }
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the stmatrix writes, before the TMA reads them
+        named_sync(1 + cw, 128);
+        if (leader) {
+          tma_store(&map_c, my_c, n0 + half * 128, m0 + cw * 64);
+          tma_store(&map_c, my_c + 8192, n0 + half * 128 + 64, m0 + cw * 64);
+          asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         }
       }
-      out_row = m0 + cw * 64 + warp * 16 + lane / 4;
-      out_col = n0 + q * 8;
     }
-    if (out_row >= 0) {
-#pragma unroll
-      for (int i = 0; i < kOutVecs; ++i) store_out(args, out, i, out_row, out_col);
-    }
+    if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
   }
   // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
   // barriers. (Not .aligned: the producer's thread 0 arrives here after the rest of its warp.)
@@ -435,8 +438,9 @@ int max_clusters(int dev, int sms) {  // clusters of kCluster that fit at one CT
   std::lock_guard<std::mutex> lock(mu);
   int& cached = cache[dev & 63];
   if (cached > 0) return cached;
+  constexpr size_t smem = kSmemBytes;
   SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_kernel<kCluster>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(kSmemBytes)));
+                                         static_cast<int>(smem)));
   if (kCluster == 1) return cached = sms;
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute attr[1];
@@ -446,7 +450,7 @@ int max_clusters(int dev, int sms) {  // clusters of kCluster that fit at one CT
   attr[0].val.clusterDim.z = 1;
   cfg.gridDim = dim3(kCluster * sms);
   cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = kSmemBytes;
+  cfg.dynamicSmemBytes = smem;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   int n = 0;
@@ -456,7 +460,8 @@ int max_clusters(int dev, int sms) {  // clusters of kCluster that fit at one CT
 }
 
 template <int kCluster>
-void launch(const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml, const Args& args, int max_ctas, cudaStream_t stream) {
+void launch(const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml, const CUtensorMap& mc, const Args& args, int max_ctas,
+            cudaStream_t stream) {
   int dev = 0, sms = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -471,14 +476,12 @@ void launch(const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml,
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
   cfg.gridDim = dim3(clusters * kCluster);
-  static const bool verbose = std::getenv("SYMMEM_HGEMM_VERBOSE") != nullptr;
-  if (verbose) std::fprintf(stderr, "# hopper_gemm: %d clusters of %d (max %d), %d units\n", clusters, kCluster, max_clusters<kCluster>(dev, sms), units);
   cfg.blockDim = dim3(kThreads);
   cfg.dynamicSmemBytes = kSmemBytes;
   cfg.stream = stream;
   cfg.attrs = attr;
   cfg.numAttrs = kCluster > 1 ? 1 : 0;
-  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, hopper_gemm_kernel<kCluster>, ma, mb, ml, args));
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, hopper_gemm_kernel<kCluster>, ma, mb, ml, mc, args));
 }
 
 }  // namespace
@@ -519,14 +522,14 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
   const bool has_local = shards != nullptr && shards->local != nullptr;
   const CUtensorMap ml = has_local ? tensor_map(shards->local, shards->rows, k, shards->local_ld, kBM, kBK, "the local shard") : ma;
-  static const int debug = std::getenv("SYMMEM_HGEMM_DEBUG") ? std::atoi(std::getenv("SYMMEM_HGEMM_DEBUG")) : 0;
-  Args args{static_cast<__nv_bfloat16*>(c), ldc, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, debug,
+  Args args{static_cast<__nv_bfloat16*>(c), ldc, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m,
             HopperRowShards{}, has_local};
   if (shards != nullptr) args.shards = *shards;
+  const CUtensorMap mc = tensor_map(c, m, n, ldc, 64, 64, "C");
   if (opt.cluster == 2)
-    launch<2>(ma, mb, ml, args, opt.max_ctas, stream);
+    launch<2>(ma, mb, ml, mc, args, opt.max_ctas, stream);
   else
-    launch<1>(ma, mb, ml, args, opt.max_ctas, stream);
+    launch<1>(ma, mb, ml, mc, args, opt.max_ctas, stream);
 }
 
 }  // namespace symmem::overlap
