@@ -87,6 +87,13 @@ SYMMEM_API int rs_chunks(int64_t rows, int64_t k);
 /// ranks, and where a part's GEMM has at least 2^23 outputs (~256 tiles of 128 x 256, two waves of
 /// an H100/H200; measured on 4 x H200). A function of the shape and team size only. Host-tested.
 SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
+/// Whether all_gather_matmul's overlap runs as one persistent GEMM of symmem's own over all rows
+/// (its tiles wait for their shard's signal) instead of cuBLASLt's GEMMs a shard group at a time,
+/// where the GPU can run it (Hopper, a GPU to each rank) and unless SYMMEM_OVERLAP_GEMM says
+/// otherwise. Measured at 2 ranks only (2 x H200): there it wins from shards of 1024 rows
+/// (bench/results/*-h200x2-*-s29*); 3+ ranks are not measured yet, so cuBLASLt's GEMMs stay.
+/// Rank-local: both forms move and signal the rows alike. Host-tested.
+SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows);
 }  // namespace detail
 
 }  // namespace symmem::overlap

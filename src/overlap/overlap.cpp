@@ -66,10 +66,10 @@ struct TensorParallel::Impl {
   // SYMMEM_OVERLAP_RS / SYMMEM_OVERLAP_GROUPS, read once here: -1 unset (the shape decides), else
   // 0 / 1 (rs: sum / ring; groups: one GEMM a shard / the groups' model at any size).
   int force_rs = -1, force_groups = -1;
-  // SYMMEM_OVERLAP_GEMM=own: all_gather_matmul's overlap as one persistent GEMM of symmem's own
-  // over all rows (hopper_gemm: its tiles wait for their shard's signal), where it can run (a
-  // Hopper GPU to each rank, shards of a multiple of 256 rows, signals written by the stream);
-  // "cublas" or unset: cuBLASLt's GEMMs a shard group at a time. A rank-local choice: both forms
+  // all_gather_matmul's overlap as one persistent GEMM of symmem's own over all rows (hopper_gemm:
+  // its tiles wait for their shard's signal) where it can run (a Hopper GPU to each rank, shards
+  // of a multiple of 256 rows, signals written by the stream): SYMMEM_OVERLAP_GEMM=own / cublas
+  // forces it on / off, unset lets detail::gather_own_gemm decide. A rank-local choice: both forms
   // move the rows and signal them alike.
   int own_gemm = -1;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
@@ -168,6 +168,7 @@ int rs_chunks(int64_t rows, int64_t k) {
   const int want = std::max(2, static_cast<int>(std::ceil(rho - 1e-9)) + 1);
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({static_cast<int64_t>(want), kMaxRsChunks, rows})));
 }
+bool gather_own_gemm(int nranks, int64_t rows) { return nranks == 2 && rows >= 1024 && rows % 256 == 0; }
 bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
   // The ring runs 2N GEMMs of a part each (or more parts, rs_chunks) where the sum form runs N of a
   // block, and a GEMM of half the rows costs more than half (4 x H200, 8B: 1024 rows 38.7 us, 40.2
@@ -220,7 +221,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
   if (mode == Mode::kSequential || N == 1) {
     comm_.all_gather(a_shard, gathered, static_cast<size_t>(rows) * k, DataType::kBFloat16, s);
     d.gemm.run(m, n, k, gathered, k, b, n, c, n, s);
-  } else if (d.own_gemm == 1 && d.own_gemm_ok && rows % 256 == 0 && N <= 64) {
+  } else if (d.own_gemm_ok && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::gather_own_gemm(N, rows)))) {
     // One GEMM over all rows, local shard first, then the peers' in the order they land; each
     // tile's producer waits for its shard's signal (bounded) before loading its rows.
     stream::barrier(d.gathered, s);
