@@ -1,7 +1,8 @@
 // Checks and times symmem's Hopper GEMM (src/overlap/hopper_gemm.cu) against cuBLASLt on one GPU.
-//   hgemm_probe M N K [cluster [group_m [reps [max_ctas [shards]]]]]
+//   hgemm_probe M N K [cluster [group_m [reps [max_ctas [shards]]]]] [--json FILE]
 // shards > 0: A in that many row shards, run from shard 1 down, shard 1 read from a separate copy
-// (its rows in A poisoned), as the overlap runs it.
+// (its rows in A poisoned), as the overlap runs it. --json appends one JSON line per run to FILE
+// (the GPU, $COMMIT, the shape, both medians and the check).
 // Prints the largest error against cuBLASLt's result and both medians (us, TFLOP/s).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "overlap/gemm.hpp"
@@ -54,6 +56,14 @@ static float median_us(F f, int reps) {
 }
 
 int main(int argc, char** argv) {
+  const char* json = nullptr;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--json") {
+      json = argv[i + 1];
+      for (int j = i; j + 2 < argc + 1; ++j) argv[j] = argv[j + 2];
+      argc -= 2;
+      break;
+    }
   if (argc < 4) {
     std::fprintf(stderr, "usage: %s M N K [cluster [group_m [reps]]]\n", argv[0]);
     return 2;
@@ -113,6 +123,21 @@ int main(int argc, char** argv) {
   std::printf("gemm %lld x %lld x %lld%s cluster %d group %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%.0f TF) | own %.1f us (%.0f TF) | own/cublasLt %.3f\n",
               (long long)m, (long long)n, (long long)k, shp ? " (shards)" : "", opt.cluster, opt.group_m, bad ? "FAIL" : "ok", worst, (long long)bad, t_ref,
               flop / t_ref / 1e6, t_own, flop / t_own / 1e6, t_own / t_ref);
-  std::printf("  cublasLt plan: %s\n", ref.describe(m, n, k, k, n, n).c_str());
+  const std::string plan = ref.describe(m, n, k, k, n, n);
+  std::printf("  cublasLt plan: %s\n", plan.c_str());
+  if (json != nullptr) {
+    cudaDeviceProp prop{};
+    CK(cudaGetDeviceProperties(&prop, 0));
+    const char* commit = std::getenv("COMMIT");
+    if (FILE* f = std::fopen(json, "a")) {
+      std::fprintf(f,
+                   "{\"gpu\": \"%s\", \"commit\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"cluster\": %d, \"group_m\": %d, "
+                   "\"shards\": %d, \"own_us\": %.2f, \"cublaslt_us\": %.2f, \"own_over_cublaslt\": %.4f, \"max_rel_err\": %.5f, "
+                   "\"bad\": %lld, \"cublaslt_plan\": \"%s\"}\n",
+                   prop.name, commit ? commit : "", (long long)m, (long long)n, (long long)k, opt.cluster, opt.group_m, shp ? sh.count : 0, t_own,
+                   t_ref, t_own / t_ref, worst, (long long)bad, plan.c_str());
+      std::fclose(f);
+    }
+  }
   return bad ? 1 : 0;
 }
