@@ -17,9 +17,11 @@
 // kernel is as safe as the signal wait for any number of ranks (each shard is signalled once per
 // operation, after its rows, and reset only after this kernel has finished).
 //
-// Measured on H100 (tools/hgemm_probe.cu, one GPU, against the cuBLASLt plan symmem tunes):
-// 8192 x 3584 x 4096 0.999x, 8192 x 7168 x 4096 1.003x, 8192 x 4096 x 3584 1.008x,
-// 16384 x 7168 x 8192 1.023x the time of cuBLASLt.
+// Time over cuBLASLt's (the plan symmem tunes; tools/hgemm_probe.cu, one GPU; H200 in
+// bench/results/*-h200x2-2313db6-s29c5-*.json): 8192 x 3584 x 4096 0.99, 8192 x 4096 x 3584 1.00,
+// 8192 x 7168 x 4096 1.00, 16384 x 7168 x 8192 1.00, 16384 x 8192 x 7168 1.02,
+// 16384 x 4096 x 3584 1.05, and 1.10 at 2048 x 7168 x 4096 (3.4 waves of tiles; cuBLASLt's plan
+// wastes less of the last). On H100 the same shapes gave 1.00-1.02.
 //
 // Shared memory layouts (128-byte swizzle, as the TMA writes them and wgmma reads them):
 // - A stage: 128 rows x 64 k (128 bytes a row), K-major; a consumer's 64 rows start 8 KiB in.
