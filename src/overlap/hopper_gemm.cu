@@ -18,7 +18,7 @@
 // operation, after its rows, and reset only after this kernel has finished).
 //
 // Time over cuBLASLt's (the plan symmem tunes; tools/hgemm_probe.cu, one GPU; H200 in
-// bench/results/*-h200x2-2313db6-s29c5-*.json): 8192 x 3584 x 4096 0.99, 8192 x 4096 x 3584 1.00,
+// bench/results/*-h200x2-2313db6-s29c12-*.json): 8192 x 3584 x 4096 0.99, 8192 x 4096 x 3584 1.00,
 // 8192 x 7168 x 4096 1.00, 16384 x 7168 x 8192 1.00, 16384 x 8192 x 7168 1.02,
 // 16384 x 4096 x 3584 1.05, and 1.10 at 2048 x 7168 x 4096 (3.4 waves of tiles; cuBLASLt's plan
 // wastes less of the last). On H100 the same shapes gave 1.00-1.02.

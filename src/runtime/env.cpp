@@ -54,6 +54,10 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_RS", nullptr, "ring or sum: matmul_reduce_scatter's overlap at 3 ranks and more as the ring that sums in "
                                      "the GEMMs or as GEMMs and a sum kernel (default: by shape; for comparisons; every rank must "
                                      "set the same)"},
+      {"SYMMEM_OVERLAP_GEMM", nullptr, "own or cublas: all_gather_matmul's overlap as one persistent GEMM of symmem's own whose "
+                                       "tiles wait for their shard (Hopper, a GPU to each rank, shards of a multiple of 256 rows) or "
+                                       "as cuBLASLt's GEMMs a shard group at a time (default: own at 2 ranks from 1024-row shards, "
+                                       "detail::gather_own_gemm; a rank-local choice)"},
       {"SYMMEM_OVERLAP_MODELS", nullptr, "symmem-bench overlap: only these models (8B, 70B)"},
       {"SYMMEM_OVERLAP_M", nullptr, "symmem-bench overlap: only these M (comma-separated, e.g. 8192,16384)"},
       {"SYMMEM_OVERLAP_PROBE", nullptr, "symmem-bench overlap: also time the reduce-scatter's block and half GEMMs alone, "
