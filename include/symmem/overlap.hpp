@@ -57,6 +57,8 @@ class SYMMEM_API TensorParallel {
 
  private:
   struct Impl;
+  // all_gather_matmul's cuBLASLt GEMMs (the lane and the caller's stream), after its copies.
+  void gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s);
   Communicator& comm_;
   std::unique_ptr<Impl> impl_;
 };

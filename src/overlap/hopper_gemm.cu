@@ -433,6 +433,26 @@ CUtensorMap tensor_map(const void* base, int64_t rows, int64_t cols, int64_t ld,
   return map;
 }
 
+// The launch of kCluster-CTA clusters (grid of `ctas`), one CTA an SM.
+template <int kCluster>
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  ClusterLaunch(const ClusterLaunch&) = delete;  // (cfg.attrs points into this object)
+  ClusterLaunch(int ctas, cudaStream_t stream) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = kCluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3(ctas);
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = kSmemBytes;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = kCluster > 1 ? 1 : 0;
+  }
+};
+
 template <int kCluster>
 int max_clusters(int dev, int sms) {  // clusters of kCluster that fit at one CTA an SM (per device)
   static std::mutex mu;
@@ -440,23 +460,12 @@ int max_clusters(int dev, int sms) {  // clusters of kCluster that fit at one CT
   std::lock_guard<std::mutex> lock(mu);
   int& cached = cache[dev & 63];
   if (cached > 0) return cached;
-  constexpr size_t smem = kSmemBytes;
   SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_kernel<kCluster>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(smem)));
+                                         static_cast<int>(kSmemBytes)));
   if (kCluster == 1) return cached = sms;
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = kCluster;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.gridDim = dim3(kCluster * sms);
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = smem;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  ClusterLaunch<kCluster> l(kCluster * sms, nullptr);
   int n = 0;
-  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, hopper_gemm_kernel<kCluster>, &cfg));
+  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, hopper_gemm_kernel<kCluster>, &l.cfg));
   if (n <= 0) fail<Unsupported>("hopper_gemm: no cluster of " + std::to_string(kCluster) + " CTAs fits on this GPU");
   return cached = n;
 }
@@ -471,19 +480,8 @@ void launch(const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml,
   int clusters = max_clusters<kCluster>(dev, sms);
   if (max_ctas > 0) clusters = std::min(clusters, std::max(1, max_ctas / kCluster));
   clusters = std::min(clusters, units);
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = kCluster;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.gridDim = dim3(clusters * kCluster);
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = kSmemBytes;
-  cfg.stream = stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = kCluster > 1 ? 1 : 0;
-  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, hopper_gemm_kernel<kCluster>, ma, mb, ml, mc, args));
+  ClusterLaunch<kCluster> l(clusters * kCluster, stream);
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_kernel<kCluster>, ma, mb, ml, mc, args));
 }
 
 }  // namespace

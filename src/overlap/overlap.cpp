@@ -216,37 +216,10 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
   const int64_t rows = m / N;
   const size_t shard_bytes = static_cast<size_t>(rows) * k * 2;
   char* gathered = d.gathered.as<char>();
-  char* cc = static_cast<char*>(c);
   if (mode == Mode::kAuto) mode = choose(Op::kAllGatherMatmul, m, k, n);
   if (mode == Mode::kSequential || N == 1) {
     comm_.all_gather(a_shard, gathered, static_cast<size_t>(rows) * k, DataType::kBFloat16, s);
     d.gemm.run(m, n, k, gathered, k, b, n, c, n, s);
-  } else if (d.own_gemm_ok && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::gather_own_gemm(N, rows)))) {
-    // One GEMM over all rows, local shard first, then the peers' in the order they land; each
-    // tile's producer waits for its shard's signal (bounded) before loading its rows.
-    stream::barrier(d.gathered, s);
-    SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
-    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
-    for (int j = 1; j < N; ++j) {
-      const int p = (me + j) % N;
-      stream::put_signal(d.gathered, p, static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, me, 1, SignalOp::kSet, d.side,
-                         Engine::kCopyEngine);
-    }
-    if (a_out)
-      SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
-    SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
-    HopperRowShards sh;
-    sh.rows = static_cast<int>(rows);
-    sh.count = N;
-    sh.first = me;
-    sh.wait = 1;
-    sh.target = 1;
-    sh.handle = d.gathered.handle();
-    sh.local = a_shard;
-    sh.local_ld = k;
-    hopper_gemm(m, n, k, gathered, k, b, n, c, n, HopperGemmOptions{}, s, &sh);
-    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));
-    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.gathered.signal_pad(), 0, sizeof(uint64_t) * N, s));
   } else {
     stream::barrier(d.gathered, s);  // every peer is done with the previous call's rows and signals
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
@@ -262,38 +235,63 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     if (a_out)
       SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
-    // Lane: the peers' rows as their signals arrive (peer me - j sends to this rank j-th), a few
-    // shards a GEMM (detail::gather_groups). Caller's stream: the local rows, from the start, in
-    // what the lane leaves idle.
-    d.fork_lane(s);
-    // The rows of shards [first, first + count) of the ring (it may wrap past rank N-1 to 0).
-    auto gemm_shards = [&](int first, int count) {
-      auto at = [&](int p, char* base, int64_t width) { return base + static_cast<size_t>(p) * rows * width * 2; };
-      const int tail = first + count - N;  // shards past the wrap
-      if (tail <= 0) {
-        d.gemm2.run(rows * count, n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
-      } else if (tail == N - first) {  // two equal runs, [0, tail) and [first, N): one batched GEMM
-        d.gemm2.run_batched(rows * tail, n, k, gathered, k, static_cast<int64_t>(first) * rows * k, b, n, cc, n,
-                            static_cast<int64_t>(first) * rows * n, 2, d.lane);
-      } else {
-        d.gemm2.run(rows * (N - first), n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
-        d.gemm2.run(rows * tail, n, k, gathered, k, b, n, cc, n, d.lane);
-      }
-    };
-    int step = 1;
-    // SYMMEM_OVERLAP_GROUPS=0 / 1: one GEMM per peer's shard / the groups' model at any size (for
-    // comparisons and tests; a rank-local choice). Otherwise detail::gather_groups.
-    for (int g : d.force_groups == 0 ? std::vector<int>(N - 1, 1) : detail::gather_groups(N, n, rows, d.force_groups == 1)) {
-      for (int j = step; j < step + g; ++j) stream::wait(d.gathered, (me - j + N) % N, Cmp::kGe, 1, d.lane);
-      gemm_shards((me - (step + g - 1) + N) % N, g);  // steps step..step+g-1: shards me-step-g+1 .. me-step
-      step += g;
+    if (d.own_gemm_ok && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::gather_own_gemm(N, rows)))) {
+      // One GEMM over all rows, local shard first, then the peers' in the order they land; each
+      // tile's producer waits for its shard's signal (bounded) before loading its rows.
+      HopperRowShards sh;
+      sh.rows = static_cast<int>(rows);
+      sh.count = N;
+      sh.first = me;
+      sh.wait = 1;
+      sh.target = 1;
+      sh.handle = d.gathered.handle();
+      sh.local = a_shard;
+      sh.local_ld = k;
+      hopper_gemm(m, n, k, gathered, k, b, n, c, n, HopperGemmOptions{}, s, &sh);
+    } else {
+      gather_gemms(a_shard, m, k, b, n, c, s);
     }
-    d.gemm.run(rows, n, k, a_shard, k, b, n, cc + static_cast<size_t>(me) * rows * n * 2, n, s);
-    d.join_lane(s);
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));
     SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.gathered.signal_pad(), 0, sizeof(uint64_t) * N, s));
   }
   if (a_out) SYMMEM_CUDA_CHECK(cudaMemcpyAsync(a_out, gathered, static_cast<size_t>(m) * k * 2, cudaMemcpyDeviceToDevice, s));
+}
+
+// all_gather_matmul's cuBLASLt form, after the copies are queued. Lane: the peers' rows as their
+// signals arrive (peer me - j sends to this rank j-th), a few shards a GEMM
+// (detail::gather_groups). Caller's stream: the local rows, from the start, in what the lane
+// leaves idle; joined back into it at the end.
+void TensorParallel::gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s) {
+  Impl& d = *impl_;
+  const int N = comm_.size(), me = comm_.rank();
+  const int64_t rows = m / N;
+  char* gathered = d.gathered.as<char>();
+  char* cc = static_cast<char*>(c);
+  d.fork_lane(s);
+  // The rows of shards [first, first + count) of the ring (it may wrap past rank N-1 to 0).
+  auto gemm_shards = [&](int first, int count) {
+    auto at = [&](int p, char* base, int64_t width) { return base + static_cast<size_t>(p) * rows * width * 2; };
+    const int tail = first + count - N;  // shards past the wrap
+    if (tail <= 0) {
+      d.gemm2.run(rows * count, n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
+    } else if (tail == N - first) {  // two equal runs, [0, tail) and [first, N): one batched GEMM
+      d.gemm2.run_batched(rows * tail, n, k, gathered, k, static_cast<int64_t>(first) * rows * k, b, n, cc, n,
+                          static_cast<int64_t>(first) * rows * n, 2, d.lane);
+    } else {
+      d.gemm2.run(rows * (N - first), n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
+      d.gemm2.run(rows * tail, n, k, gathered, k, b, n, cc, n, d.lane);
+    }
+  };
+  int step = 1;
+  // SYMMEM_OVERLAP_GROUPS=0 / 1: one GEMM per peer's shard / the groups' model at any size (for
+  // comparisons and tests; a rank-local choice). Otherwise detail::gather_groups.
+  for (int g : d.force_groups == 0 ? std::vector<int>(N - 1, 1) : detail::gather_groups(N, n, rows, d.force_groups == 1)) {
+    for (int j = step; j < step + g; ++j) stream::wait(d.gathered, (me - j + N) % N, Cmp::kGe, 1, d.lane);
+    gemm_shards((me - (step + g - 1) + N) % N, g);  // steps step..step+g-1: shards me-step-g+1 .. me-step
+    step += g;
+  }
+  d.gemm.run(rows, n, k, a_shard, k, b, n, cc + static_cast<size_t>(me) * rows * n * 2, n, s);
+  d.join_lane(s);
 }
 
 void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, ReduceOp op,
