@@ -134,9 +134,10 @@ std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, i
     std::string w = run_overlap(mode, graph, m, k, nc);
     if (!w.empty()) throw std::runtime_error(w);
   });
-  unsetenv("SYMMEM_OVERLAP_RS");
-  unsetenv("SYMMEM_OVERLAP_GROUPS");
-  unsetenv("SYMMEM_OVERLAP_GEMM");
+  // (Only what this case set: a setting given to the whole run stays for the next case.)
+  if (rs != nullptr) unsetenv("SYMMEM_OVERLAP_RS");
+  if (groups != nullptr) unsetenv("SYMMEM_OVERLAP_GROUPS");
+  if (gemm != nullptr) unsetenv("SYMMEM_OVERLAP_GEMM");
   if (!why.empty() && rs != nullptr) why = std::string("(SYMMEM_OVERLAP_RS=") + rs + ") " + why;
   if (!why.empty() && groups != nullptr) why = std::string("(SYMMEM_OVERLAP_GROUPS=") + groups + ") " + why;
   if (!why.empty() && gemm != nullptr) why = std::string("(SYMMEM_OVERLAP_GEMM=") + gemm + ") " + why;
