@@ -30,6 +30,7 @@
 //   Descriptor: LBO = 8 KiB (the next 64 columns), SBO = 1024 bytes (the next 8 k rows); a k16
 //   step adds 2 KiB.
 #include "hopper_gemm.hpp"
+#include "hopper_schedule.hpp"
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -49,7 +50,7 @@
 namespace symmem::overlap {
 namespace {
 
-constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4, kThreads = 384;
+constexpr int kBM = schedule::kBlockRows, kBN = 256, kBK = 64, kStages = 4, kThreads = 384;
 constexpr uint32_t kABytes = kBM * kBK * 2;  // 16 KiB
 constexpr uint32_t kBBox = kBK * 64 * 2;     // one 64-column box of B: 8 KiB
 constexpr uint32_t kBBytes = 4 * kBBox;      // 32 KiB
@@ -188,18 +189,6 @@ __device__ __forceinline__ void wgmma_keep(float (&d)[N]) {  // the accumulators
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// Unit u (a cluster's work: kCluster row blocks x one column block) -> its row unit and column
-// block: `group` row units at a time, column-block major within the group (the group's A rows and
-// one column of B stay in L2 together).
-__device__ __forceinline__ void unit_coords(int u, int units_m, int units_n, int group, int& um, int& un) {
-  const int per_group = group * units_n;
-  const int g = u / per_group, first = g * group;
-  const int rows = min(units_m - first, group);
-  const int r = u - g * per_group;
-  um = first + r % rows;
-  un = r / rows;
-}
-
 // A consumer's place in the stage ring.
 struct Ring {
   int stage;
@@ -252,21 +241,6 @@ __device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&ac
 }
 
 
-// Logical row block lmb -> its shard (-1 without shards), first output row, and row within the
-// shard. The shards are visited first, first - 1, first - 2, ... (mod count): the order in which
-// the peers' rows land (peer me - j sends to this rank j-th).
-__device__ __forceinline__ void tile_rows(const HopperRowShards& sh, int lmb, int& shard, int& m0, int& row_in_shard) {
-  if (sh.rows == 0) {
-    shard = -1;
-    m0 = lmb * kBM;
-    row_in_shard = m0;
-    return;
-  }
-  const int per = sh.rows / kBM, j = lmb / per;
-  shard = ((sh.first - j) % sh.count + sh.count) % sh.count;
-  row_in_shard = (lmb - j * per) * kBM;
-  m0 = shard * sh.rows + row_in_shard;
-}
 #endif  // SYMMEM_HGEMM_DEVICE
 
 template <int kCluster>
@@ -307,8 +281,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint64_t landed = 0;  // shards whose signal this thread has seen
       for (int u = first_unit; u < units; u += unit_step) {
         int um, un, shard, m0, row_in_shard;
-        unit_coords(u, units_m, units_n, args.group_m, um, un);
-        tile_rows(args.shards, um * kCluster + static_cast<int>(crank), shard, m0, row_in_shard);
+        schedule::unit_coords(u, units_m, units_n, args.group_m, um, un);
+        schedule::tile_rows(args.shards.rows, args.shards.count, args.shards.first, um * kCluster + static_cast<int>(crank), shard, m0,
+                          row_in_shard);
         const int n0 = un * kBN;
         const bool local = shard >= 0 && shard == args.shards.first;
         if (shard >= 0 && !local && args.shards.wait && !(landed >> shard & 1)) {
@@ -355,8 +330,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     uint8_t* my_c = sc + cw * (kCStage / 2);
     for (int u = first_unit; u < units; u += unit_step) {
       int um, un, shard, m0, row_in_shard;
-      unit_coords(u, units_m, units_n, args.group_m, um, un);
-      tile_rows(args.shards, um * kCluster + static_cast<int>(crank), shard, m0, row_in_shard);
+      schedule::unit_coords(u, units_m, units_n, args.group_m, um, un);
+      schedule::tile_rows(args.shards.rows, args.shards.count, args.shards.first, um * kCluster + static_cast<int>(crank), shard, m0,
+                          row_in_shard);
       const int n0 = un * kBN;
       ring.prev = -1;
       for (int kb = 0; kb < kblocks; ++kb) consume<kCluster>(st, ring, acc, kb);
@@ -522,15 +498,7 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
   const bool has_local = shards != nullptr && shards->local != nullptr;
   const CUtensorMap ml = has_local ? tensor_map(shards->local, shards->rows, k, shards->local_ld, kBM, kBK, "the local shard") : ma;
-  // With shards, a raster group must not span two of them: its units run together, and a group
-  // reaching into a later shard would set half the first wave waiting for rows still in flight
-  // (2 x H200, 8B at TP = 2, M 2048: 196 us against 168 with cuBLASLt's per-shard GEMMs). The
-  // largest divisor of a shard's units up to group_m.
-  int group = opt.group_m;
-  if (shards != nullptr) {
-    const int per_shard = shards->rows / (kBM * opt.cluster);
-    while (per_shard % group != 0) --group;
-  }
+  const int group = shards != nullptr ? schedule::shard_group(shards->rows, opt.cluster, opt.group_m) : opt.group_m;
   Args args{static_cast<__nv_bfloat16*>(c), ldc, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), group,
             HopperRowShards{}, has_local};
   if (shards != nullptr) args.shards = *shards;
