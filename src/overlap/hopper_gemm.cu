@@ -41,6 +41,7 @@
 #include <string>
 
 #include "symmem/device.cuh"
+#include "symmem/device/bulk.cuh"
 #include "symmem/error.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -68,24 +69,11 @@ struct Args {
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
-__device__ __forceinline__ uint32_t saddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+using device::mbar_expect_tx;
+using device::mbar_init;
+using device::mbar_wait;
+using device::smem_addr;
 
-__device__ __forceinline__ void bar_init(uint64_t* b, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(saddr(b)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(saddr(b)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(saddr(b)), "r"(parity)
-        : "memory");
-  } while (!done);
-}
 // Arrives on the barrier at b's offset in CTA `cta` of this cluster (this CTA's own included).
 // Release at CTA scope, as the local arrive: what it orders is the wgmma's reads of the stage,
 // which wgmma.wait_group has already retired. (.release.cluster made the whole GEMM 2.1x slower
@@ -93,29 +81,29 @@ __device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
 __device__ __forceinline__ void bar_arrive_cluster(uint64_t* b, uint32_t cta) {
   asm volatile(
       "{\n .reg .b32 ra;\n mapa.shared::cluster.u32 ra, %0, %1;\n mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(
-          saddr(b)),
+          smem_addr(b)),
       "r"(cta)
       : "memory");
 }
 __device__ __forceinline__ void bar_arrive(uint64_t* b) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(saddr(b)) : "memory");
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(b)) : "memory");
 }
 __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(saddr(dst)),
-      "l"(map), "r"(c0), "r"(c1), "r"(saddr(bar))
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
       : "memory");
 }
 __device__ __forceinline__ void tma_load_multicast(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar, uint16_t mask) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], "
-      "%5;" ::"r"(saddr(dst)),
-      "l"(map), "r"(c0), "r"(c1), "r"(saddr(bar)), "h"(mask)
+      "%5;" ::"r"(smem_addr(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(mask)
       : "memory");
 }
 __device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* src, int c0, int c1) {
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map), "r"(c0), "r"(c1),
-               "r"(saddr(src))
+               "r"(smem_addr(src))
                : "memory");
 }
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
@@ -220,9 +208,9 @@ __device__ __forceinline__ void release(uint64_t* empty, int s) {
 // wgmma have retired (one group stays in flight).
 template <int kCluster>
 __device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&acc)[128], int kb) {
-  bar_wait(&st.full[ring.stage], ring.phase);
-  const uint32_t a_addr = saddr(st.sa + ring.stage * kABytes) + st.cw * (kABytes / 2);
-  const uint32_t b_addr = saddr(st.sb + ring.stage * kBBytes);
+  mbar_wait(&st.full[ring.stage], ring.phase);
+  const uint32_t a_addr = smem_addr(st.sa + ring.stage * kABytes) + st.cw * (kABytes / 2);
+  const uint32_t b_addr = smem_addr(st.sb + ring.stage * kBBytes);
   wgmma_fence();
   wgmma_keep(acc);
 #pragma unroll
@@ -266,8 +254,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      bar_init(&full[s], 1);
-      bar_init(&empty[s], 2 * kCluster);  // one arrival per consumer warpgroup of every CTA of the cluster
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 2 * kCluster);  // one arrival per consumer warpgroup of every CTA of the cluster
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -291,14 +279,14 @@ __global__ void __launch_bounds__(kThreads, 1)
           // is there). The acquire orders the landed rows for this thread; the proxy fence, for
           // its TMA loads.
           device::wait_signal(args.shards.handle, shard, Cmp::kGe, args.shards.target, shard);
-          asm volatile("fence.proxy.async.global;" ::: "memory");
+          device::fence_proxy_async_global();
           landed |= uint64_t(1) << shard;
         }
         const CUtensorMap* ma = local && args.has_local ? &map_local : &map_a;
         const int arow = local && args.has_local ? row_in_shard : m0;
         for (int kb = 0; kb < kblocks; ++kb) {
-          bar_wait(&empty[stage], phase ^ 1);
-          bar_expect(&full[stage], kABytes + kBBytes);
+          mbar_wait(&empty[stage], phase ^ 1);
+          mbar_expect_tx(&full[stage], kABytes + kBBytes);
           tma_load(sa + stage * kABytes, ma, kb * kBK, arow, &full[stage]);
           if (kCluster == 1) {
 #pragma unroll
@@ -353,11 +341,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int jj = 0; jj < 16; jj += 2) {
           const int j = half * 16 + jj;
           const int mi = lane / 8, row = warp * 16 + (mi & 1) * 8 + lane % 8, col = (jj + (mi >> 1)) * 8;
-          const uint32_t addr = saddr(my_c + (col / 64) * 8192 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16));
+          const uint32_t addr = smem_addr(my_c + (col / 64) * 8192 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16));
           stmatrix_x4(addr, pack_bf16(acc[4 * j], acc[4 * j + 1]), pack_bf16(acc[4 * j + 2], acc[4 * j + 3]),
                       pack_bf16(acc[4 * j + 4], acc[4 * j + 5]), pack_bf16(acc[4 * j + 6], acc[4 * j + 7]));
         }
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the stmatrix writes, before the TMA reads them
+        device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
         named_sync(1 + cw, 128);
         if (leader) {
           tma_store(&map_c, my_c, n0 + half * 128, m0 + cw * 64);

@@ -64,6 +64,13 @@ __device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.sy
 /// GPU observe them (enough where what it publishes is read on this GPU only).
 __device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
+/// Orders this thread's earlier generic-proxy accesses of global memory (an acquire that saw a
+/// signal) before its later async-proxy ones (TMA loads of the data that signal guards). sm_90+.
+__device__ __forceinline__ void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
+/// Orders this thread's earlier writes to its CTA's shared memory (st.shared, stmatrix) before
+/// async-proxy reads of them (a TMA store issued after a barrier). sm_90+.
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
 /// Nanoseconds from the GPU's global timer (coarse, but shared by all SMs).
 __device__ __forceinline__ uint64_t global_timer_ns() {
   uint64_t t;
