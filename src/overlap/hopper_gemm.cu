@@ -31,6 +31,7 @@
 //   step adds 2 KiB.
 #include "hopper_gemm.hpp"
 #include "hopper_schedule.hpp"
+#include "runtime/driver.hpp"
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -177,6 +178,18 @@ __device__ __forceinline__ void wgmma_keep(float (&d)[N]) {  // the accumulators
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// This CTA's tile of unit u: its shard (-1 without shards), first row of C, row within the shard
+// and first column (the producer and the consumers walk the same units).
+template <int kCluster>
+__device__ __forceinline__ void unit_tile(const Args& args, int u, int units_m, int units_n, uint32_t crank, int& shard, int& m0,
+                                          int& row_in_shard, int& n0) {
+  int um, un;
+  schedule::unit_coords(u, units_m, units_n, args.group_m, um, un);
+  schedule::tile_rows(args.shards.rows, args.shards.count, args.shards.first, um * kCluster + static_cast<int>(crank), shard, m0,
+                      row_in_shard);
+  n0 = un * kBN;
+}
+
 // A consumer's place in the stage ring.
 struct Ring {
   int stage;
@@ -268,11 +281,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t phase = 0;
       uint64_t landed = 0;  // shards whose signal this thread has seen
       for (int u = first_unit; u < units; u += unit_step) {
-        int um, un, shard, m0, row_in_shard;
-        schedule::unit_coords(u, units_m, units_n, args.group_m, um, un);
-        schedule::tile_rows(args.shards.rows, args.shards.count, args.shards.first, um * kCluster + static_cast<int>(crank), shard, m0,
-                          row_in_shard);
-        const int n0 = un * kBN;
+        int shard, m0, row_in_shard, n0;
+        unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
         const bool local = shard >= 0 && shard == args.shards.first;
         if (shard >= 0 && !local && args.shards.wait && !(landed >> shard & 1)) {
           // Bounded (a timeout is recorded for the host to raise; the tile then computes on what
@@ -317,11 +327,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const Stages st{sa, sb, full, empty, cw, leader};
     uint8_t* my_c = sc + cw * (kCStage / 2);
     for (int u = first_unit; u < units; u += unit_step) {
-      int um, un, shard, m0, row_in_shard;
-      schedule::unit_coords(u, units_m, units_n, args.group_m, um, un);
-      schedule::tile_rows(args.shards.rows, args.shards.count, args.shards.first, um * kCluster + static_cast<int>(crank), shard, m0,
-                          row_in_shard);
-      const int n0 = un * kBN;
+      int shard, m0, row_in_shard, n0;
+      unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
       ring.prev = -1;
       for (int kb = 0; kb < kblocks; ++kb) consume<kCluster>(st, ring, acc, kb);
       wgmma_wait<0>();
@@ -362,25 +369,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda).
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                                 const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-EncodeTiled encode_tiled() {
-  static EncodeTiled fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-      fn = reinterpret_cast<EncodeTiled>(p);
-    (void)cudaGetLastError();
-  });
-  if (fn == nullptr) fail<Unsupported>("hopper_gemm: the CUDA driver lacks cuTensorMapEncodeTiled");
-  return fn;
-}
-
 // A row-major bf16 matrix [rows, cols] (ld elements a row) in boxes of box_rows x box_cols.
 CUtensorMap tensor_map(const void* base, int64_t rows, int64_t cols, int64_t ld, uint32_t box_rows, uint32_t box_cols, const char* name) {
   CUtensorMap map;
@@ -388,9 +376,9 @@ CUtensorMap tensor_map(const void* base, int64_t rows, int64_t cols, int64_t ld,
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t elem[2] = {1, 1};
-  const CUresult rc = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, elem,
-                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult rc = symmem::detail::driver().cuTensorMapEncodeTiled(
+      &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (rc != CUDA_SUCCESS)
     fail<InvalidArgument>(std::string("hopper_gemm: cannot describe ") + name + " to the TMA (CUresult " + std::to_string(rc) +
                           "): 16-byte aligned base and rows needed");
@@ -418,12 +406,14 @@ struct ClusterLaunch {
 };
 
 template <int kCluster>
-int max_clusters(int dev, int sms) {  // clusters of kCluster that fit at one CTA an SM (per device)
+int max_clusters(int dev) {  // clusters of kCluster that fit at one CTA an SM (per device)
   static std::mutex mu;
   static int cache[64];
   std::lock_guard<std::mutex> lock(mu);
   int& cached = cache[dev & 63];
   if (cached > 0) return cached;
+  int sms = 0;
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_kernel<kCluster>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(kSmemBytes)));
   if (kCluster == 1) return cached = sms;
@@ -435,13 +425,10 @@ int max_clusters(int dev, int sms) {  // clusters of kCluster that fit at one CT
 }
 
 template <int kCluster>
-void launch(const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml, const CUtensorMap& mc, const Args& args, int max_ctas,
-            cudaStream_t stream) {
-  int dev = 0, sms = 0;
-  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
-  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+void launch(int dev, const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml, const CUtensorMap& mc, const Args& args,
+            int max_ctas, cudaStream_t stream) {
   const int units = ((args.m + kBM * kCluster - 1) / (kBM * kCluster)) * ((args.n + kBN - 1) / kBN);
-  int clusters = max_clusters<kCluster>(dev, sms);
+  int clusters = max_clusters<kCluster>(dev);
   if (max_ctas > 0) clusters = std::min(clusters, std::max(1, max_ctas / kCluster));
   clusters = std::min(clusters, units);
   ClusterLaunch<kCluster> l(clusters * kCluster, stream);
@@ -492,9 +479,9 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
   if (shards != nullptr) args.shards = *shards;
   const CUtensorMap mc = tensor_map(c, m, n, ldc, 64, 64, "C");
   if (opt.cluster == 2)
-    launch<2>(ma, mb, ml, mc, args, opt.max_ctas, stream);
+    launch<2>(dev, ma, mb, ml, mc, args, opt.max_ctas, stream);
   else
-    launch<1>(ma, mb, ml, mc, args, opt.max_ctas, stream);
+    launch<1>(dev, ma, mb, ml, mc, args, opt.max_ctas, stream);
 }
 
 }  // namespace symmem::overlap

@@ -40,6 +40,7 @@ const Driver& driver() {
       load(d.cuMemMap, "cuMemMap");
       load(d.cuMemUnmap, "cuMemUnmap");
       load(d.cuMemSetAccess, "cuMemSetAccess");
+      load(d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     } catch (const Error& e) {
       error = e.what();
     }
