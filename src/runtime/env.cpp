@@ -67,6 +67,8 @@ const std::vector<EnvVar>& env_vars() {
                                    "the same"},
       {"SYMMEM_MOE_COMBINE_RING", nullptr, "0: after a streamed MoE dispatch, the combine runs in rounds instead of streamed; every "
                                            "rank must set the same"},
+      {"SYMMEM_MOE_SENDER_CLAIMS", nullptr, "0: an MoE dispatch of one round leaves the claims of expert rows to the receive copy "
+                                            "instead of the senders (default: the senders claim); every rank must set the same"},
       {"SYMMEM_MOE_TUNE", "67", "MoE kernel variants as bits (1: the receive copy spread over every SM, 2: one election in the "
                                 "one-kernel dispatch, 64: the streamed dispatch's copy by the bulk-copy unit, 128: its senders a "
                                 "warp a token at any rank count), for measurements; a rank-local choice"},
