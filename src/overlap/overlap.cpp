@@ -168,7 +168,7 @@ int rs_chunks(int64_t rows, int64_t k) {
   const int want = std::max(2, static_cast<int>(std::ceil(rho - 1e-9)) + 1);
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({static_cast<int64_t>(want), kMaxRsChunks, rows})));
 }
-bool gather_own_gemm(int nranks, int64_t rows) { return nranks == 2 && rows >= 1024 && rows % 256 == 0; }
+bool gather_own_gemm(int nranks, int64_t rows) { return nranks >= 2 && rows >= 1024 && rows % 256 == 0; }
 bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
   // The ring runs 2N GEMMs of a part each (or more parts, rs_chunks) where the sum form runs N of a
   // block, and a GEMM of half the rows costs more than half (4 x H200, 8B: 1024 rows 38.7 us, 40.2

@@ -56,7 +56,7 @@ const std::vector<EnvVar>& env_vars() {
                                      "set the same)"},
       {"SYMMEM_OVERLAP_GEMM", nullptr, "own or cublas: all_gather_matmul's overlap as one persistent GEMM of symmem's own whose "
                                        "tiles wait for their shard (Hopper, a GPU to each rank, shards of a multiple of 256 rows) or "
-                                       "as cuBLASLt's GEMMs a shard group at a time (default: own at 2 ranks from 1024-row shards, "
+                                       "as cuBLASLt's GEMMs a shard group at a time (default: own from 1024-row shards, "
                                        "detail::gather_own_gemm; a rank-local choice)"},
       {"SYMMEM_OVERLAP_MODELS", nullptr, "symmem-bench overlap: only these models (8B, 70B)"},
       {"SYMMEM_OVERLAP_M", nullptr, "symmem-bench overlap: only these M (comma-separated, e.g. 8192,16384)"},
