@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
       break;
     }
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s M N K [cluster [group_m [reps]]]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s M N K [cluster [group_m [reps [max_ctas [shards]]]]] [--json FILE]\n", argv[0]);
     return 2;
   }
   const int64_t m = std::atoll(argv[1]), n = std::atoll(argv[2]), k = std::atoll(argv[3]);
