@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "../src/overlap/gemm.hpp"
+#include "../src/overlap/hopper_gemm.hpp"
+#include "../src/overlap/overlap_kernels.hpp"
 #include "harness.hpp"
 #include "symmem/overlap.hpp"
 
@@ -37,6 +39,13 @@ void run_overlap(Harness& h) {
   SYMMEM_CUDA_CHECK(cudaMemset(b, 0x3c, static_cast<size_t>(max_k) * max_n * 2));
   SYMMEM_CUDA_CHECK(cudaMemset(shard, 0x3c, static_cast<size_t>(max_m) * max_k * 2));
   ncclComm_t nc = h.nccl();
+  cudaStream_t probe_side = nullptr;  // SYMMEM_OVERLAP_PROBE's copies
+  cudaEvent_t probe_fork = nullptr, probe_join = nullptr;
+  int probe_sms = 132;
+  SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&probe_side, cudaStreamNonBlocking));
+  SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&probe_fork, cudaEventDisableTiming));
+  SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&probe_join, cudaEventDisableTiming));
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&probe_sms, cudaDevAttrMultiProcessorCount, h.ctx().device()));
   if (me == 0) {
     std::printf("# symmem-bench overlap: TP=%d, %s; us (median of graph replays, max over ranks)\n", n, h.gpu_name().c_str());
     std::printf("%5s %6s %8s | %9s %9s %9s %9s %4s | %6s %6s\n", "model", "op", "M", "gemm", "gemm+nccl", "overlap", "sequential",
@@ -103,6 +112,48 @@ void run_overlap(Harness& h) {
         r.extra["n"] = static_cast<double>(nn);
         r.extra["vs_floor"] = ov / floor_us;
         r.extra["hidden_fraction"] = comm_part > 0 ? std::max(0.0, 1.0 - (ov - floor_us) / comm_part) : -1;
+        if (probe) {
+          // SYMMEM_OVERLAP_PROBE=1: the floor of any overlap that moves its bytes by copy engine
+          // while one GEMM runs. The full GEMM (cuBLASLt, and symmem's own on Hopper) with the
+          // operation's pushes running beside it on a second stream, nothing waiting on them:
+          // all-gather, this rank's A shard to every peer; reduce-scatter, a C block to every peer,
+          // then the N blocks summed (the sum form's kernel). Each after a barrier, as the operation.
+          const size_t moved = static_cast<size_t>(rows) * (op == 0 ? k : nn) * 2;  // a peer's bytes
+          SymmetricBuffer dst = h.comm().alloc(moved * n);
+          const bool own_ok = overlap::hopper_gemm_supported(h.ctx().device());
+          auto floor_with = [&](int gemm_kind, bool copies, bool sum) {  // gemm_kind 0 none, 1 cuBLASLt, 2 own
+            return h.time_graph([&](cudaStream_t s) {
+              stream::barrier(dst, s);
+              if (copies) {
+                SYMMEM_CUDA_CHECK(cudaEventRecord(probe_fork, s));
+                SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(probe_side, probe_fork, 0));
+                for (int j = 1; j < n; ++j)
+                  stream::put(dst, (me + j) % n, static_cast<size_t>(me) * moved, op == 0 ? shard : c, moved, probe_side, Engine::kCopyEngine);
+                SYMMEM_CUDA_CHECK(cudaEventRecord(probe_join, probe_side));
+              }
+              if (gemm_kind == 1) gemm.run(m, nn, k, a, k, b, nn, c, nn, s);
+              if (gemm_kind == 2) overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s);
+              if (copies) SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, probe_join, 0));
+              if (sum) overlap::launch_sum_slots(dst.ptr(), static_cast<size_t>(rows) * nn, n, shard, 1.0f, probe_sms, s);
+            }, ops);
+          };
+          const bool rs = op == 1;
+          const double copies = floor_with(0, true, false), blt = floor_with(1, false, false), blt_c = floor_with(1, true, rs);
+          const double own = own_ok ? floor_with(2, false, false) : -1, own_c = own_ok ? floor_with(2, true, rs) : -1;
+          const double sum_alone = rs ? floor_with(0, false, true) : -1;
+          r.extra["probe_copies_alone_us"] = copies;
+          r.extra["probe_cublas_barrier_us"] = blt;
+          r.extra["probe_cublas_with_copies_us"] = blt_c;
+          r.extra["probe_own_barrier_us"] = own;
+          r.extra["probe_own_with_copies_us"] = own_c;
+          if (rs) r.extra["probe_sum_alone_us"] = sum_alone;
+          h.comm().free(dst);
+          if (me == 0)
+            std::printf("# probe %s %s M %lld: copies alone %.1f%s; cuBLASLt %.1f, with copies%s %.1f (%.3fx); own %.1f, with copies%s %.1f (%.3fx) [us, each after a barrier]\n",
+                        md.name, rs ? "mm+rs" : "ag+mm", static_cast<long long>(m), copies,
+                        rs ? (", sum alone " + std::to_string(sum_alone)).c_str() : "", blt, rs ? " + sum" : "", blt_c, blt_c / floor_us,
+                        own, rs ? " + sum" : "", own_c, own_c / floor_us);
+        }
         if (probe && op == 1) {
           // SYMMEM_OVERLAP_PROBE=1: the GEMMs of matmul_reduce_scatter's blocks alone (a rank's
           // block, its halves as at 2 ranks, a half adding C in the epilogue), with their plans.
@@ -180,6 +231,9 @@ void run_overlap(Harness& h) {
     }
   }
   for (void* p : {a, b, c, shard}) cudaFree(p);
+  cudaEventDestroy(probe_fork);
+  cudaEventDestroy(probe_join);
+  cudaStreamDestroy(probe_side);
 }
 
 }  // namespace symmem::bench
