@@ -131,6 +131,7 @@ TensorParallel::~TensorParallel() {
 }
 
 namespace detail {
+bool gather_own_gemm(int nranks, int64_t rows) { return nranks >= 2 && rows >= 1024 && rows % 256 == 0; }
 Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   // Overlap splits the GEMM into N row blocks, which costs a little GEMM efficiency; it pays where
   // the communication it hides is a large enough part of the work. The part is (N-1)/N of the
@@ -141,12 +142,16 @@ Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   // under ~0.1 and the shards are small (70B, M = 2048: 7%); GEMM + reduce-scatter won at every
   // shape (its sequential path also pays a separate reduce-scatter). At TP = 4 overlap won at every
   // shape of both operations (0.71-0.94x the sequential path, *-h200x4-e699096-overlap.json).
+  // Where all_gather_matmul's shards suit symmem's own GEMM (gather_own_gemm, a function of the
+  // shape), overlap wins there too: 70B M 2048 at TP = 2 on 2 x H200 551-577 us against 603-626
+  // sequential (sessions 29-31, *-h200x2-*-s29c10-*, -s30c1-*, -s31c1-*), and the cuBLASLt form that
+  // runs off Hopper was level with sequential there since session 20 (596-627 against 602-630).
   (void)k;
   const int64_t rows = N > 0 ? m / N : 0;
   if (N <= 1 || rows < 128) return Mode::kSequential;
   if (op == Op::kMatmulReduceScatter) return Mode::kOverlap;
   const double part = (N - 1.0) / N * 2000.0 / static_cast<double>(n);
-  return part >= 0.1 || rows >= 2048 ? Mode::kOverlap : Mode::kSequential;
+  return part >= 0.1 || rows >= 2048 || gather_own_gemm(N, rows) ? Mode::kOverlap : Mode::kSequential;
 }
 std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_size) {
   std::vector<int> groups;
@@ -168,7 +173,6 @@ int rs_chunks(int64_t rows, int64_t k) {
   const int want = std::max(2, static_cast<int>(std::ceil(rho - 1e-9)) + 1);
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({static_cast<int64_t>(want), kMaxRsChunks, rows})));
 }
-bool gather_own_gemm(int nranks, int64_t rows) { return nranks >= 2 && rows >= 1024 && rows % 256 == 0; }
 bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
   // The ring runs 2N GEMMs of a part each (or more parts, rs_chunks) where the sum form runs N of a
   // block, and a GEMM of half the rows costs more than half (4 x H200, 8B: 1024 rows 38.7 us, 40.2
