@@ -53,6 +53,10 @@ void run_overlap(Harness& h) {
   }
   const char* only = std::getenv("SYMMEM_OVERLAP_MODELS");  // e.g. "8B": those models only
   const bool probe = std::getenv("SYMMEM_OVERLAP_PROBE") != nullptr;
+  // SYMMEM_OVERLAP_PROBE_COPIES=r: the probe's pushes r times over (at TP = 2, r = 3 moves a rank's
+  // bytes of TP = 4 over the same links: a 4-GPU floor measured on 2 GPUs).
+  const char* reps_env = std::getenv("SYMMEM_OVERLAP_PROBE_COPIES");
+  const int probe_copies = reps_env != nullptr && std::atoi(reps_env) > 0 ? std::atoi(reps_env) : 1;
   const char* only_m = std::getenv("SYMMEM_OVERLAP_M");  // e.g. "8192,16384": those M only
   auto m_wanted = [&](int64_t m) {
     if (only_m == nullptr || *only_m == 0) return true;
@@ -127,8 +131,9 @@ void run_overlap(Harness& h) {
               if (copies) {
                 SYMMEM_CUDA_CHECK(cudaEventRecord(probe_fork, s));
                 SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(probe_side, probe_fork, 0));
-                for (int j = 1; j < n; ++j)
-                  stream::put(dst, (me + j) % n, static_cast<size_t>(me) * moved, op == 0 ? shard : c, moved, probe_side, Engine::kCopyEngine);
+                for (int rep = 0; rep < probe_copies; ++rep)
+                  for (int j = 1; j < n; ++j)
+                    stream::put(dst, (me + j) % n, static_cast<size_t>(me) * moved, op == 0 ? shard : c, moved, probe_side, Engine::kCopyEngine);
                 SYMMEM_CUDA_CHECK(cudaEventRecord(probe_join, probe_side));
               }
               if (gemm_kind == 1) gemm.run(m, nn, k, a, k, b, nn, c, nn, s);
@@ -141,6 +146,7 @@ void run_overlap(Harness& h) {
           const double copies = floor_with(0, true, false), blt = floor_with(1, false, false), blt_c = floor_with(1, true, rs);
           const double own = own_ok ? floor_with(2, false, false) : -1, own_c = own_ok ? floor_with(2, true, rs) : -1;
           const double sum_alone = rs ? floor_with(0, false, true) : -1;
+          r.extra["probe_copy_reps"] = probe_copies;
           r.extra["probe_copies_alone_us"] = copies;
           r.extra["probe_cublas_barrier_us"] = blt;
           r.extra["probe_cublas_with_copies_us"] = blt_c;
