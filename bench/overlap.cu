@@ -125,9 +125,20 @@ void run_overlap(Harness& h) {
           const size_t moved = static_cast<size_t>(rows) * (op == 0 ? k : nn) * 2;  // a peer's bytes
           SymmetricBuffer dst = h.comm().alloc(moved * n);
           const bool own_ok = overlap::hopper_gemm_supported(h.ctx().device());
-          auto floor_with = [&](int gemm_kind, bool copies, bool sum) {  // gemm_kind 0 none, 1 cuBLASLt, 2 own
+          // The own GEMM in all_gather_matmul's order (this rank's shard, then the peers' as they
+          // land) with no waits, where its shards allow (whole 256-row pairs): on 2 x H200
+          // all_gather_matmul itself (that order, its waits included) took 1-4% less than the
+          // plain raster's GEMM alone (session 31).
+          overlap::HopperRowShards shards;
+          shards.rows = static_cast<int>(rows);
+          shards.count = n;
+          shards.first = me;
+          const bool own_shards = op == 0 && rows % 256 == 0;
+          // gemm_kind 0 none, 1 cuBLASLt, 2 own; barrier false: the ranks not held together (what
+          // the barrier's coupling of the ranks costs is the difference)
+          auto floor_with = [&](int gemm_kind, bool copies, bool sum, bool barrier = true) {
             return h.time_graph([&](cudaStream_t s) {
-              stream::barrier(dst, s);
+              if (barrier) stream::barrier(dst, s);
               if (copies) {
                 SYMMEM_CUDA_CHECK(cudaEventRecord(probe_fork, s));
                 SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(probe_side, probe_fork, 0));
@@ -137,7 +148,7 @@ void run_overlap(Harness& h) {
                 SYMMEM_CUDA_CHECK(cudaEventRecord(probe_join, probe_side));
               }
               if (gemm_kind == 1) gemm.run(m, nn, k, a, k, b, nn, c, nn, s);
-              if (gemm_kind == 2) overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s);
+              if (gemm_kind == 2) overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
               if (copies) SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, probe_join, 0));
               if (sum) overlap::launch_sum_slots(dst.ptr(), static_cast<size_t>(rows) * nn, n, shard, 1.0f, probe_sms, s);
             }, ops);
@@ -146,6 +157,7 @@ void run_overlap(Harness& h) {
           const double copies = floor_with(0, true, false), blt = floor_with(1, false, false), blt_c = floor_with(1, true, rs);
           const double own = own_ok ? floor_with(2, false, false) : -1, own_c = own_ok ? floor_with(2, true, rs) : -1;
           const double sum_alone = rs ? floor_with(0, false, true) : -1;
+          const double own_free = own_ok ? floor_with(2, false, false, false) : -1, own_free_c = own_ok ? floor_with(2, true, false, false) : -1;
           r.extra["probe_copy_reps"] = probe_copies;
           r.extra["probe_copies_alone_us"] = copies;
           r.extra["probe_cublas_barrier_us"] = blt;
@@ -153,12 +165,14 @@ void run_overlap(Harness& h) {
           r.extra["probe_own_barrier_us"] = own;
           r.extra["probe_own_with_copies_us"] = own_c;
           if (rs) r.extra["probe_sum_alone_us"] = sum_alone;
+          r.extra["probe_own_no_barrier_us"] = own_free;
+          r.extra["probe_own_no_barrier_with_copies_us"] = own_free_c;
           h.comm().free(dst);
           if (me == 0)
-            std::printf("# probe %s %s M %lld: copies alone %.1f%s; cuBLASLt %.1f, with copies%s %.1f (%.3fx); own %.1f, with copies%s %.1f (%.3fx) [us, each after a barrier]\n",
+            std::printf("# probe %s %s M %lld: copies alone %.1f%s; cuBLASLt %.1f, with copies%s %.1f (%.3fx); own %.1f, with copies%s %.1f (%.3fx) [us, each after a barrier]; own without the barrier %.1f, with copies %.1f\n",
                         md.name, rs ? "mm+rs" : "ag+mm", static_cast<long long>(m), copies,
                         rs ? (", sum alone " + std::to_string(sum_alone)).c_str() : "", blt, rs ? " + sum" : "", blt_c, blt_c / floor_us,
-                        own, rs ? " + sum" : "", own_c, own_c / floor_us);
+                        own, rs ? " + sum" : "", own_c, own_c / floor_us, own_free, own_free_c);
         }
         if (probe && op == 1) {
           // SYMMEM_OVERLAP_PROBE=1: the GEMMs of matmul_reduce_scatter's blocks alone (a rank's
