@@ -17,6 +17,7 @@ __host__ __device__ inline uint8_t pattern_byte(uint64_t seed, size_t i) {
   return static_cast<uint8_t>(mix64((i >> 3) * 0x9E3779B97F4A7C15ull + seed * 0xD1B54A32D192ED03ull + 1) >> (8 * (i & 7)));
 }
 
+namespace {  // (kernels: a copy in each benchmark that includes this)
 __global__ void fill_pattern_kernel(uint8_t* p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
     p[i] = pattern_byte(seed, i);
@@ -27,5 +28,15 @@ __global__ void count_wrong_kernel(const uint8_t* p, size_t n, uint64_t seed, un
     bad += p[i] != pattern_byte(seed, i);
   if (bad) atomicAdd(wrong, bad);
 }
+
+// bf16 values uniform in [-1, 1) from a hash of (seed, i): operands for timing (a GEMM's power, and
+// so its clock under the power cap, depends on its data: constant operands toggle fewer bits).
+__global__ void fill_bf16_kernel(uint16_t* p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const float f = static_cast<float>(mix64(i * 0x9E3779B97F4A7C15ull + seed) & 0xFFFF) / 32768.0f - 1.0f;
+    p[i] = static_cast<uint16_t>(__float_as_uint(f) >> 16);
+  }
+}
+}  // namespace
 
 }  // namespace symmem::bench
