@@ -131,7 +131,11 @@ TensorParallel::~TensorParallel() {
 }
 
 namespace detail {
-bool gather_own_gemm(int nranks, int64_t rows) { return nranks >= 2 && rows >= 1024 && rows % 256 == 0; }
+bool gather_own_gemm(int nranks, int64_t rows, int64_t n) {
+  // (At 2 ranks a shard's GEMM under 2^23 outputs stays on cuBLASLt: 8B M 2048, 1024 x 7168, lost 5%
+  // on random operands, 196-197 us against 187, session 31; level on constant ones.)
+  return nranks >= 2 && rows >= 1024 && rows % 256 == 0 && (nranks > 2 || rows * n >= (int64_t{1} << 23));
+}
 Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   // Overlap splits the GEMM into N row blocks, which costs a little GEMM efficiency; it pays where
   // the communication it hides is a large enough part of the work. The part is (N-1)/N of the
@@ -151,7 +155,7 @@ Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   if (N <= 1 || rows < 128) return Mode::kSequential;
   if (op == Op::kMatmulReduceScatter) return Mode::kOverlap;
   const double part = (N - 1.0) / N * 2000.0 / static_cast<double>(n);
-  return part >= 0.1 || rows >= 2048 || gather_own_gemm(N, rows) ? Mode::kOverlap : Mode::kSequential;
+  return part >= 0.1 || rows >= 2048 || gather_own_gemm(N, rows, n) ? Mode::kOverlap : Mode::kSequential;
 }
 std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_size) {
   std::vector<int> groups;
@@ -239,7 +243,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     if (a_out)
       SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
-    if (d.own_gemm_ok && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::gather_own_gemm(N, rows)))) {
+    if (d.own_gemm_ok && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::gather_own_gemm(N, rows, n)))) {
       // One GEMM over all rows, local shard first, then the peers' in the order they land; each
       // tile's producer waits for its shard's signal (bounded) before loading its rows.
       HopperRowShards sh;

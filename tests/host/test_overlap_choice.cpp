@@ -116,17 +116,20 @@ TEST(OverlapChoice, RingWhereItsPartsFillTheGpu) {
   EXPECT_FALSE(rs_ring(8, 2048, 4096, 1792));   // 8B M 16384 at TP = 8: three parts of ~683 rows
 }
 
-// symmem's own GEMM for all_gather_matmul: from shards of 1024 rows (measured on 2 and 4 x H200),
-// in multiples of its 256-row cluster pairs, at any team size of 2 or more.
+// symmem's own GEMM for all_gather_matmul: from shards of 1024 rows (at 2 ranks, of 2^23 outputs;
+// measured on 2 and 4 x H200), in multiples of its 256-row cluster pairs, at any team size of 2 or
+// more.
 TEST(OverlapChoice, OwnGemmWhereMeasured) {
   using symmem::overlap::detail::gather_own_gemm;
-  EXPECT_TRUE(gather_own_gemm(2, 1024));   // 8B / 70B M 2048
-  EXPECT_TRUE(gather_own_gemm(2, 8192));   // M 16384
-  EXPECT_FALSE(gather_own_gemm(2, 512));
-  EXPECT_FALSE(gather_own_gemm(2, 1000));  // not whole cluster pairs
-  EXPECT_TRUE(gather_own_gemm(4, 2048));   // TP = 4, M 8192
-  EXPECT_TRUE(gather_own_gemm(4, 1024));   // TP = 4, M 4096
-  EXPECT_FALSE(gather_own_gemm(4, 512));   // TP = 4, M 2048: 8B lost
-  EXPECT_TRUE(gather_own_gemm(8, 1024));   // TP = 8, M 8192 (unmeasured)
-  EXPECT_FALSE(gather_own_gemm(1, 4096));
+  EXPECT_TRUE(gather_own_gemm(2, 1024, 14336));   // 70B M 2048
+  EXPECT_FALSE(gather_own_gemm(2, 1024, 7168));   // 8B M 2048: lost 5% on random operands (session 31)
+  EXPECT_TRUE(gather_own_gemm(2, 2048, 7168));    // 8B M 4096
+  EXPECT_TRUE(gather_own_gemm(2, 8192, 7168));    // M 16384
+  EXPECT_FALSE(gather_own_gemm(2, 512, 14336));
+  EXPECT_FALSE(gather_own_gemm(2, 1000, 14336));  // not whole cluster pairs
+  EXPECT_TRUE(gather_own_gemm(4, 2048, 3584));    // TP = 4, M 8192
+  EXPECT_TRUE(gather_own_gemm(4, 1024, 3584));    // TP = 4, M 4096
+  EXPECT_FALSE(gather_own_gemm(4, 512, 7168));    // TP = 4, M 2048: 8B lost
+  EXPECT_TRUE(gather_own_gemm(8, 1024, 1792));    // TP = 8, M 8192 (unmeasured)
+  EXPECT_FALSE(gather_own_gemm(1, 4096, 7168));
 }
