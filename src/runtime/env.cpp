@@ -56,12 +56,17 @@ const std::vector<EnvVar>& env_vars() {
                                      "set the same)"},
       {"SYMMEM_OVERLAP_GEMM", nullptr, "own or cublas: all_gather_matmul's overlap as one persistent GEMM of symmem's own whose "
                                        "tiles wait for their shard (Hopper, a GPU to each rank, shards of a multiple of 256 rows) or "
-                                       "as cuBLASLt's GEMMs a shard group at a time (default: own from 1024-row shards, "
-                                       "detail::gather_own_gemm; a rank-local choice)"},
+                                       "as cuBLASLt's GEMMs a shard group at a time (default: own from 1024-row shards, at 2 ranks "
+                                       "of 2^23 outputs, detail::gather_own_gemm; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)) or constant (0x3c3c, "
+                                        "what sessions before 31 measured; GEMMs at the power cap run faster on it)"},
+      {"SYMMEM_OVERLAP_PROBE_COPIES", "1", "symmem-bench overlap's probe: push the operation's bytes this many times over"},
       {"SYMMEM_OVERLAP_MODELS", nullptr, "symmem-bench overlap: only these models (8B, 70B)"},
       {"SYMMEM_OVERLAP_M", nullptr, "symmem-bench overlap: only these M (comma-separated, e.g. 8192,16384)"},
       {"SYMMEM_OVERLAP_PROBE", nullptr, "symmem-bench overlap: also time the reduce-scatter's block and half GEMMs alone, "
-                                        "with their cuBLASLt configurations, and the ring's GEMMs back to back"},
+                                        "with their cuBLASLt configurations, the ring's GEMMs back to back, and for both operations the "
+                                        "full GEMM (cuBLASLt, symmem's own) with the operation's copies beside it, with and without "
+                                        "the barrier"},
       {"SYMMEM_MOE_RING", nullptr, "0: an MoE dispatch and combine of several rounds run in rounds instead of as one streamed "
                                    "kernel each (rings per rank; the default where every rank has its own GPU); every rank must set "
                                    "the same"},
