@@ -93,7 +93,7 @@ SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
 /// (its tiles wait for their shard's signal) instead of cuBLASLt's GEMMs a shard group at a time,
 /// where the GPU can run it (Hopper, a GPU to each rank) and unless SYMMEM_OVERLAP_GEMM says
 /// otherwise: from shards of 1024 rows (at 2 ranks, of 2^23 outputs: rows x Nc). Measured on 2 x H200
-/// (bench/results/*-h200x2-*-s29*, *-s31c4-*) and 4 x H200 (*-h200x4-*-s30c2-*: 3-10% faster from
+/// (bench/results/*-h200x2-*-s29*, *-s31c5-*) and 4 x H200 (*-h200x4-*-s30c2-*: 3-10% faster from
 /// 1024 rows; at 512 rows 8B lost 6%, 70B won 2%); 3 and 5-8 ranks follow the same rule
 /// unmeasured. Rank-local: both forms move and signal the rows alike. Host-tested.
 SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
