@@ -3,6 +3,8 @@
 // (overlap and sequential): the cuBLASLt GEMM alone on the full problem (the floor), and cuBLASLt
 // with NCCL one after the other. CUDA-graph replays, median, max over ranks. SYMMEM_OVERLAP_MODELS=8B
 // (or 70B) times one model only, SYMMEM_OVERLAP_M=16384 (a comma-separated list) those M only.
+// Operands are random (SYMMEM_OVERLAP_DATA=constant: one value everywhere, as before session 31;
+// at the power cap a GEMM runs 15-25% faster on it). SYMMEM_OVERLAP_PROBE=1 adds diagnostics.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -70,7 +72,8 @@ void run_overlap(Harness& h) {
   // SYMMEM_OVERLAP_PROBE_COPIES=r: the probe's pushes r times over (at TP = 2, r = 3 moves a rank's
   // bytes of TP = 4 over the same links: a 4-GPU floor measured on 2 GPUs).
   const char* reps_env = std::getenv("SYMMEM_OVERLAP_PROBE_COPIES");
-  const int probe_copies = reps_env != nullptr && std::atoi(reps_env) > 0 ? std::atoi(reps_env) : 1;
+  const int probe_copies = reps_env != nullptr && *reps_env != 0 ? std::atoi(reps_env) : 1;
+  require(probe_copies >= 1, "symmem-bench overlap: SYMMEM_OVERLAP_PROBE_COPIES must be a positive integer");
   const char* only_m = std::getenv("SYMMEM_OVERLAP_M");  // e.g. "8192,16384": those M only
   auto m_wanted = [&](int64_t m) {
     if (only_m == nullptr || *only_m == 0) return true;
@@ -135,14 +138,14 @@ void run_overlap(Harness& h) {
           // while one GEMM runs. The full GEMM (cuBLASLt, and symmem's own on Hopper) with the
           // operation's pushes running beside it on a second stream, nothing waiting on them:
           // all-gather, this rank's A shard to every peer; reduce-scatter, a C block to every peer,
-          // then the N blocks summed (the sum form's kernel). Each after a barrier, as the operation.
+          // then the N blocks summed (the sum form's kernel). Each after a barrier, as the operation
+          // (the own GEMM also without it).
           const size_t moved = static_cast<size_t>(rows) * (op == 0 ? k : nn) * 2;  // a peer's bytes
           SymmetricBuffer dst = h.comm().alloc(moved * n);
           const bool own_ok = overlap::hopper_gemm_supported(h.ctx().device());
           // The own GEMM in all_gather_matmul's order (this rank's shard, then the peers' as they
-          // land) with no waits, where its shards allow (whole 256-row pairs): on 2 x H200
-          // all_gather_matmul itself (that order, its waits included) took 1-4% less than the
-          // plain raster's GEMM alone (session 31).
+          // land) with no waits, where its shards allow (whole 256-row pairs). (Session 31: the
+          // operation itself, waits included, still ran faster than this GEMM alone; not understood.)
           overlap::HopperRowShards shards;
           shards.rows = static_cast<int>(rows);
           shards.count = n;

@@ -148,7 +148,8 @@ Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   // shape of both operations (0.71-0.94x the sequential path, *-h200x4-e699096-overlap.json).
   // Where all_gather_matmul's shards suit symmem's own GEMM (gather_own_gemm, a function of the
   // shape), overlap wins there too: 70B M 2048 at TP = 2 on 2 x H200 551-577 us against 603-626
-  // sequential (sessions 29-31, *-h200x2-*-s29c10-*, -s30c1-*, -s31c1-*), and the cuBLASLt form that
+  // sequential (sessions 29-31, constant operands, *-h200x2-*-s29c10-*, -s30c1-*, -s31c1-*; random
+  // ones 725-727 against 770-820, -s31c5-*), and the cuBLASLt form that
   // runs off Hopper was level with sequential there since session 20 (596-627 against 602-630).
   (void)k;
   const int64_t rows = N > 0 ? m / N : 0;
