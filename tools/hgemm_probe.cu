@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench/pattern.cuh"  // fill_bf16_kernel: the operands the overlap benchmark multiplies
 #include "overlap/gemm.hpp"
 #include "overlap/hopper_gemm.hpp"
 
@@ -25,16 +26,6 @@
       std::exit(2);                                                                       \
     }                                                                                     \
   } while (0)
-
-__global__ void fill(__nv_bfloat16* p, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ seed;
-    x ^= x >> 15;
-    x *= 2246822519u;
-    x ^= x >> 13;
-    p[i] = __float2bfloat16((x & 0xFFFF) / 32768.0f - 1.0f);
-  }
-}
 
 template <class F>
 static float median_us(F f, int reps) {
@@ -79,8 +70,8 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&b, k * n * 2));
   CK(cudaMalloc(&c, m * n * 2));
   CK(cudaMalloc(&r, m * n * 2));
-  fill<<<1024, 256>>>(a, m * k, 1);
-  fill<<<1024, 256>>>(b, k * n, 2);
+  symmem::bench::fill_bf16_kernel<<<1024, 256>>>(reinterpret_cast<uint16_t*>(a), m * k, 1);
+  symmem::bench::fill_bf16_kernel<<<1024, 256>>>(reinterpret_cast<uint16_t*>(b), k * n, 2);
   CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
   symmem::overlap::Gemm ref(size_t(32) << 20);
   ref.run(m, n, k, a, k, b, n, r, n, nullptr);
