@@ -151,6 +151,13 @@ void run_overlap(Harness& h) {
           shards.count = n;
           shards.first = me;
           const bool own_shards = op == 0 && rows % 256 == 0;
+          // The same GEMM as all_gather_matmul feeds it: A from the symmetric heap (the operation's
+          // gathered rows live there) and this rank's shard from its own tensor (shard).
+          SymmetricBuffer heap_a = h.comm().alloc(static_cast<size_t>(m) * k * 2);
+          SYMMEM_CUDA_CHECK(cudaMemcpy(heap_a.ptr(), a, static_cast<size_t>(m) * k * 2, cudaMemcpyDeviceToDevice));
+          overlap::HopperRowShards shards_local = shards;
+          shards_local.local = shard;
+          shards_local.local_ld = k;
           // gemm_kind 0 none, 1 cuBLASLt, 2 own; barrier false: the ranks not held together (what
           // the barrier's coupling of the ranks costs is the difference)
           auto floor_with = [&](int gemm_kind, bool copies, bool sum, bool barrier = true) {
@@ -166,6 +173,8 @@ void run_overlap(Harness& h) {
               }
               if (gemm_kind == 1) gemm.run(m, nn, k, a, k, b, nn, c, nn, s);
               if (gemm_kind == 2) overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
+              if (gemm_kind == 3) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
+              if (gemm_kind == 4) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards_local : nullptr);
               if (copies) SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, probe_join, 0));
               if (sum) overlap::launch_sum_slots(dst.ptr(), static_cast<size_t>(rows) * nn, n, shard, 1.0f, probe_sms, s);
             }, ops);
@@ -183,8 +192,13 @@ void run_overlap(Harness& h) {
           r.extra["probe_own_with_copies_us"] = own_c;
           if (rs) r.extra["probe_sum_alone_us"] = sum_alone;
           r.extra["probe_own_no_barrier_us"] = own_free;
+          const double own_heap = own_ok ? floor_with(3, false, false) : -1, own_local = own_ok && own_shards ? floor_with(4, false, false) : -1;
+          r.extra["probe_own_heap_a_us"] = own_heap;
+          r.extra["probe_own_heap_a_local_shard_us"] = own_local;
+          if (me == 0) std::printf("# probe %s M %lld: own with A in the heap %.1f, and the local shard apart %.1f\n", md.name, static_cast<long long>(m), own_heap, own_local);
           r.extra["probe_own_no_barrier_with_copies_us"] = own_free_c;
           h.comm().free(dst);
+          h.comm().free(heap_a);
           if (me == 0)
             std::printf("# probe %s %s M %lld: copies alone %.1f%s; cuBLASLt %.1f, with copies%s %.1f (%.3fx); own %.1f, with copies%s %.1f (%.3fx) [us, each after a barrier]; own without the barrier %.1f, with copies %.1f\n",
                         md.name, rs ? "mm+rs" : "ag+mm", static_cast<long long>(m), copies,

@@ -4,6 +4,10 @@
 // (its rows in A poisoned), as the overlap runs it. --json appends one JSON line per run to FILE
 // (the GPU, $COMMIT, the shape, both medians and the check).
 // Prints the largest error against cuBLASLt's result and both medians (us, TFLOP/s).
+// HGEMM_SUSTAIN=ops: time CUDA graphs of `ops` launches back to back instead of single launches,
+// the two GEMMs alternated replay by replay (the GPU kept at its power cap, as in the overlap
+// benchmark). HGEMM_CONSTANT=1: A and B all 0x3c3c instead of random (constant operands draw less
+// power: session 31 found a GEMM 15-25% faster on them at the cap).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -26,6 +30,41 @@
       std::exit(2);                                                                       \
     }                                                                                     \
   } while (0)
+
+// Median us of one op of each graph of `ops` launches of f(stream), the graphs replayed in turn.
+template <class F, class G>
+static void sustained_us(F f, G g, int reps, int ops, float& tf, float& tg) {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraphExec_t ex[2];
+  for (int w = 0; w < 2; ++w) {
+    cudaGraph_t graph;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < ops; ++i) (w == 0 ? f(s) : g(s));
+    CK(cudaStreamEndCapture(s, &graph));
+    CK(cudaGraphInstantiate(&ex[w], graph, 0));
+    CK(cudaGraphDestroy(graph));
+  }
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<float> t[2];
+  for (int i = 0; i < reps + 3; ++i)
+    for (int w = 0; w < 2; ++w) {
+      CK(cudaEventRecord(e0, s));
+      CK(cudaGraphLaunch(ex[w], s));
+      CK(cudaEventRecord(e1, s));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (i >= 3) t[w].push_back(ms * 1000 / ops);  // (3 warm-up replays each)
+    }
+  for (auto& v : t) std::sort(v.begin(), v.end());
+  tf = t[0][t[0].size() / 2];
+  tg = t[1][t[1].size() / 2];
+  for (auto& x : ex) CK(cudaGraphExecDestroy(x));
+  CK(cudaStreamDestroy(s));
+}
 
 template <class F>
 static float median_us(F f, int reps) {
@@ -70,8 +109,15 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&b, k * n * 2));
   CK(cudaMalloc(&c, m * n * 2));
   CK(cudaMalloc(&r, m * n * 2));
-  symmem::bench::fill_bf16_kernel<<<1024, 256>>>(reinterpret_cast<uint16_t*>(a), m * k, 1);
-  symmem::bench::fill_bf16_kernel<<<1024, 256>>>(reinterpret_cast<uint16_t*>(b), k * n, 2);
+  const bool constant = std::getenv("HGEMM_CONSTANT") != nullptr && std::atoi(std::getenv("HGEMM_CONSTANT")) != 0;
+  const int sustain = std::getenv("HGEMM_SUSTAIN") != nullptr ? std::atoi(std::getenv("HGEMM_SUSTAIN")) : 0;
+  if (constant) {
+    CK(cudaMemset(a, 0x3c, m * k * 2));
+    CK(cudaMemset(b, 0x3c, k * n * 2));
+  } else {
+    symmem::bench::fill_bf16_kernel<<<1024, 256>>>(reinterpret_cast<uint16_t*>(a), m * k, 1);
+    symmem::bench::fill_bf16_kernel<<<1024, 256>>>(reinterpret_cast<uint16_t*>(b), k * n, 2);
+  }
   CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
   symmem::overlap::Gemm ref(size_t(32) << 20);
   ref.run(m, n, k, a, k, b, n, r, n, nullptr);
@@ -109,10 +155,17 @@ int main(int argc, char** argv) {
     std::printf("first bad at row %lld col %lld: got %g want %g\n", (long long)(first_bad / n), (long long)(first_bad % n),
                 __bfloat162float(hc[first_bad]), __bfloat162float(hr[first_bad]));
   const double flop = 2.0 * m * n * k;
-  const float t_ref = median_us([&] { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, nullptr); }, reps);  // (A poisoned with shards: time only)
-  const float t_own = median_us([&] { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, nullptr, shp); }, reps);
-  std::printf("gemm %lld x %lld x %lld%s cluster %d group %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%.0f TF) | own %.1f us (%.0f TF) | own/cublasLt %.3f\n",
-              (long long)m, (long long)n, (long long)k, shp ? " (shards)" : "", opt.cluster, opt.group_m, bad ? "FAIL" : "ok", worst, (long long)bad, t_ref,
+  float t_ref = 0, t_own = 0;
+  if (sustain > 0) {
+    sustained_us([&](cudaStream_t s) { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, s); },
+                 [&](cudaStream_t s) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, s, shp); }, reps, sustain, t_ref, t_own);
+  } else {
+    t_ref = median_us([&] { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, nullptr); }, reps);  // (A poisoned with shards: time only)
+    t_own = median_us([&] { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, nullptr, shp); }, reps);
+  }
+  std::printf("gemm %lld x %lld x %lld%s%s%s cluster %d group %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%.0f TF) | own %.1f us (%.0f TF) | own/cublasLt %.3f\n",
+              (long long)m, (long long)n, (long long)k, shp ? " (shards)" : "", constant ? " (constant)" : "",
+              sustain > 0 ? " (graphs)" : "", opt.cluster, opt.group_m, bad ? "FAIL" : "ok", worst, (long long)bad, t_ref,
               flop / t_ref / 1e6, t_own, flop / t_own / 1e6, t_own / t_ref);
   const std::string plan = ref.describe(m, n, k, k, n, n);
   std::printf("  cublasLt plan: %s\n", plan.c_str());
@@ -123,9 +176,9 @@ int main(int argc, char** argv) {
     if (FILE* f = std::fopen(json, "a")) {
       std::fprintf(f,
                    "{\"gpu\": \"%s\", \"commit\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"cluster\": %d, \"group_m\": %d, "
-                   "\"shards\": %d, \"own_us\": %.2f, \"cublaslt_us\": %.2f, \"own_over_cublaslt\": %.4f, \"max_rel_err\": %.5f, "
+                   "\"shards\": %d, \"constant\": %d, \"sustain\": %d, \"own_us\": %.2f, \"cublaslt_us\": %.2f, \"own_over_cublaslt\": %.4f, \"max_rel_err\": %.5f, "
                    "\"bad\": %lld, \"cublaslt_plan\": \"%s\"}\n",
-                   prop.name, commit ? commit : "", (long long)m, (long long)n, (long long)k, opt.cluster, opt.group_m, shp ? sh.count : 0, t_own,
+                   prop.name, commit ? commit : "", (long long)m, (long long)n, (long long)k, opt.cluster, opt.group_m, shp ? sh.count : 0, constant ? 1 : 0, sustain, t_own,
                    t_ref, t_own / t_ref, worst, (long long)bad, plan.c_str());
       std::fclose(f);
     }
