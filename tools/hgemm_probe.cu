@@ -7,7 +7,8 @@
 // HGEMM_SUSTAIN=ops: time CUDA graphs of `ops` launches back to back instead of single launches,
 // the two GEMMs alternated replay by replay (the GPU kept at its power cap, as in the overlap
 // benchmark). HGEMM_CONSTANT=1: A and B all 0x3c3c instead of random (constant operands draw less
-// power: session 31 found a GEMM 15-25% faster on them at the cap).
+// power: session 31 found a GEMM 15-25% faster on them at the cap). HGEMM_WHICH=cublas|own: with
+// HGEMM_SUSTAIN, only that GEMM's graph is replayed.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -32,8 +33,9 @@
   } while (0)
 
 // Median us of one op of each graph of `ops` launches of f(stream), the graphs replayed in turn.
+// which: 0 both, 1 f only, 2 g only (the other's time is then 0).
 template <class F, class G>
-static void sustained_us(F f, G g, int reps, int ops, float& tf, float& tg) {
+static void sustained_us(F f, G g, int reps, int ops, int which, float& tf, float& tg) {
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraphExec_t ex[2];
@@ -51,6 +53,7 @@ static void sustained_us(F f, G g, int reps, int ops, float& tf, float& tg) {
   std::vector<float> t[2];
   for (int i = 0; i < reps + 3; ++i)
     for (int w = 0; w < 2; ++w) {
+      if (which != 0 && w != which - 1) continue;
       CK(cudaEventRecord(e0, s));
       CK(cudaGraphLaunch(ex[w], s));
       CK(cudaEventRecord(e1, s));
@@ -60,8 +63,8 @@ static void sustained_us(F f, G g, int reps, int ops, float& tf, float& tg) {
       if (i >= 3) t[w].push_back(ms * 1000 / ops);  // (3 warm-up replays each)
     }
   for (auto& v : t) std::sort(v.begin(), v.end());
-  tf = t[0][t[0].size() / 2];
-  tg = t[1][t[1].size() / 2];
+  tf = t[0].empty() ? 0 : t[0][t[0].size() / 2];
+  tg = t[1].empty() ? 0 : t[1][t[1].size() / 2];
   for (auto& x : ex) CK(cudaGraphExecDestroy(x));
   CK(cudaStreamDestroy(s));
 }
@@ -111,6 +114,10 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&r, m * n * 2));
   const bool constant = std::getenv("HGEMM_CONSTANT") != nullptr && std::atoi(std::getenv("HGEMM_CONSTANT")) != 0;
   const int sustain = std::getenv("HGEMM_SUSTAIN") != nullptr ? std::atoi(std::getenv("HGEMM_SUSTAIN")) : 0;
+  // HGEMM_WHICH=cublas or own: with HGEMM_SUSTAIN, replay only that GEMM's graph (a clock and
+  // power trace taken beside it then belongs to one kernel).
+  const char* which_env = std::getenv("HGEMM_WHICH");
+  const int which = which_env == nullptr ? 0 : std::string(which_env) == "cublas" ? 1 : std::string(which_env) == "own" ? 2 : 0;
   if (constant) {
     CK(cudaMemset(a, 0x3c, m * k * 2));
     CK(cudaMemset(b, 0x3c, k * n * 2));
@@ -158,7 +165,7 @@ int main(int argc, char** argv) {
   float t_ref = 0, t_own = 0;
   if (sustain > 0) {
     sustained_us([&](cudaStream_t s) { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, s); },
-                 [&](cudaStream_t s) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, s, shp); }, reps, sustain, t_ref, t_own);
+                 [&](cudaStream_t s) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, s, shp); }, reps, sustain, which, t_ref, t_own);
   } else {
     t_ref = median_us([&] { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, nullptr); }, reps);  // (A poisoned with shards: time only)
     t_own = median_us([&] { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, nullptr, shp); }, reps);
