@@ -43,37 +43,59 @@ std::string Harness::gpu_name() const {
   return p.name;
 }
 
-double Harness::time_graph(const std::function<void(cudaStream_t)>& enqueue, int ops) {
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+double Harness::time_graph(const std::function<void(cudaStream_t)>& enqueue, int ops) { return time_graphs({enqueue}, ops)[0]; }
+
+std::vector<double> Harness::time_graphs(const std::vector<std::function<void(cudaStream_t)>>& enqueues, int ops) {
+  std::vector<cudaGraphExec_t> execs;
+  auto release = [&] {
+    for (cudaGraphExec_t e : execs) (void)cudaGraphExecDestroy(e);
+  };
   try {
-    for (int i = 0; i < ops; ++i) enqueue(stream_);
-  } catch (...) {  // (the capture ends here, so that what the caller does next may synchronise)
-    cudaGraph_t partial = nullptr;
-    if (cudaStreamEndCapture(stream_, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
-    (void)cudaGetLastError();
+    for (const auto& enqueue : enqueues) {
+      cudaGraph_t graph = nullptr;
+      SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+      try {
+        for (int i = 0; i < ops; ++i) enqueue(stream_);
+      } catch (...) {  // (the capture ends here, so that what the caller does next may synchronise)
+        cudaGraph_t partial = nullptr;
+        if (cudaStreamEndCapture(stream_, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
+        (void)cudaGetLastError();
+        throw;
+      }
+      SYMMEM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+      cudaGraphExec_t exec = nullptr;
+      const cudaError_t rc = cudaGraphInstantiate(&exec, graph, 0);
+      (void)cudaGraphDestroy(graph);
+      SYMMEM_CUDA_CHECK(rc);
+      execs.push_back(exec);
+    }
+    for (int w = 0; w < opt_.warmup; ++w)
+      for (cudaGraphExec_t e : execs) SYMMEM_CUDA_CHECK(cudaGraphLaunch(e, stream_));
+    ctx_->synchronize(stream_, "benchmark warm-up");
+    std::vector<std::vector<float>> ms(execs.size());
+    for (int r = 0; r < opt_.replays; ++r)
+      for (size_t g = 0; g < execs.size(); ++g) {
+        line_up();  // on the GPU, not the host, right before the start event
+        SYMMEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
+        SYMMEM_CUDA_CHECK(cudaGraphLaunch(execs[g], stream_));
+        SYMMEM_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+        ctx_->synchronize(stream_, "benchmark replay");
+        float t = 0;
+        SYMMEM_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
+        ms[g].push_back(t);
+      }
+    release();
+    execs.clear();
+    std::vector<double> out;
+    for (auto& v : ms) {
+      std::sort(v.begin(), v.end());
+      out.push_back(max_over_ranks(1000.0 * v[v.size() / 2] / ops));
+    }
+    return out;
+  } catch (...) {
+    release();
     throw;
   }
-  SYMMEM_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-  SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  for (int w = 0; w < opt_.warmup; ++w) SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-  ctx_->synchronize(stream_, "benchmark warm-up");
-  std::vector<float> ms;
-  for (int r = 0; r < opt_.replays; ++r) {
-    line_up();  // on the GPU, not the host, right before the start event
-    SYMMEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
-    SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-    SYMMEM_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-    ctx_->synchronize(stream_, "benchmark replay");
-    float t = 0;
-    SYMMEM_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
-    ms.push_back(t);
-  }
-  SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  SYMMEM_CUDA_CHECK(cudaGraphDestroy(graph));
-  std::sort(ms.begin(), ms.end());
-  return max_over_ranks(1000.0 * ms[ms.size() / 2] / ops);
 }
 
 void Harness::line_up() {

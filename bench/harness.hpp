@@ -59,6 +59,12 @@ class Harness {
   /// Captures `ops` calls of `enqueue` in a graph, replays it warmup times, then times opt.replays
   /// replays with events; returns the median time of one op in us, maximised over ranks.
   double time_graph(const std::function<void(cudaStream_t)>& enqueue, int ops);
+  /// The same for several programs at once, their replays interleaved (warm-up and timed rounds
+  /// each replay every graph in turn): each figure then comes from the same stretch of time, the
+  /// same clocks and temperature. Under a power cap that matters: a GEMM timed 20 ms after an idle
+  /// spell runs faster than one timed after a second of GEMMs, so figures timed one after the
+  /// other are not comparable (session 32). Returns one median a program, in us per op.
+  std::vector<double> time_graphs(const std::vector<std::function<void(cudaStream_t)>>& enqueues, int ops);
   /// Times one enqueue (itself a loop, e.g. a ping-pong kernel) the same way; returns us per call.
   double time_once(const std::function<void(cudaStream_t)>& enqueue) { return time_graph(enqueue, 1); }
   /// Lines the ranks up on the GPU before a timed launch: a spin of ~50 us keeps the GPU busy while

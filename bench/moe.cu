@@ -3,7 +3,9 @@
 // since a combine belongs to the dispatch before it. Beside them: NCCL moving the same rows as a
 // graph-capturable all-to-all (every rank sends max_tokens rows to every peer: without a host
 // round trip for the counts, the sizes must be the worst case). GB/s: remote bytes (rows sent to
-// other ranks, once per destination rank) per rank over the time.
+// other ranks, once per destination rank) per rank over the time. The rows and the expert outputs
+// are one constant byte and zeros (SYMMEM_MOE_DATA=random: random bf16 bit patterns in both; these
+// kernels copy, far from a GPU's power cap, where a GEMM's clock depends on its data).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -15,6 +17,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "pattern.cuh"
 
 #include "harness.hpp"
 #include "symmem/moe.hpp"
@@ -114,6 +118,10 @@ std::vector<int32_t> routing(const Shape& s, int rank, bool skewed) {
 
 void run_moe(Harness& h) {
   const int n = h.size(), me = h.rank();
+  const char* data = std::getenv("SYMMEM_MOE_DATA");
+  const bool random_data = data != nullptr && std::string(data) == "random";
+  require(data == nullptr || *data == 0 || random_data || std::string(data) == "constant",
+          "symmem-bench moe: SYMMEM_MOE_DATA must be constant or random");
   const Shape shapes[] = {
       {"decode", 128, 7168, 8, 256, true, 0},       {"pplx_64e_1t", 1, 2048, 6, 64, false, 0},
       {"pplx_64e_128t", 128, 2048, 6, 64, false, 0}, {"pplx_256e_1t", 1, 7168, 8, 256, true, 0},
@@ -163,6 +171,12 @@ void run_moe(Harness& h) {
       SYMMEM_CUDA_CHECK(cudaMemset(x, 0x11, s.tokens * row));
       SYMMEM_CUDA_CHECK(cudaMemset(sc, 0, s.tokens * groups * 4));
       SYMMEM_CUDA_CHECK(cudaMemset(y, 0, static_cast<size_t>(El) * C * s.hidden * 2));
+      if (random_data) {
+        fill_bf16_kernel<<<1024, 256, 0, h.stream()>>>(static_cast<uint16_t*>(x), s.tokens * row / 2, (uint64_t(me) << 8) + 1);
+        fill_bf16_kernel<<<1024, 256, 0, h.stream()>>>(static_cast<uint16_t*>(y), static_cast<size_t>(El) * C * s.hidden, (uint64_t(me) << 8) + 2);
+        SYMMEM_CUDA_CHECK(cudaGetLastError());
+        SYMMEM_CUDA_CHECK(cudaStreamSynchronize(h.stream()));
+      }
       SYMMEM_CUDA_CHECK(cudaMemcpy(di, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
       moe::DispatchIn din{x, static_cast<float*>(sc), di, false, nullptr, s.tokens};
       moe::DispatchOut dout{rx, static_cast<float*>(rsc), static_cast<int*>(cnt)};

@@ -60,6 +60,8 @@ const std::vector<EnvVar>& env_vars() {
                                        "of 2^23 outputs, detail::gather_own_gemm; a rank-local choice)"},
       {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)) or constant (0x3c3c, "
                                         "what sessions before 31 measured; GEMMs at the power cap run faster on it)"},
+      {"SYMMEM_MOE_DATA", "constant", "symmem-bench moe: the rows and expert outputs, constant (one byte, zeros) or random "
+                                      "(random bf16 bit patterns)"},
       {"SYMMEM_OVERLAP_PROBE_COPIES", "1", "symmem-bench overlap's probe: push the operation's bytes this many times over"},
       {"SYMMEM_OVERLAP_MODELS", nullptr, "symmem-bench overlap: only these models (8B, 70B)"},
       {"SYMMEM_OVERLAP_M", nullptr, "symmem-bench overlap: only these M (comma-separated, e.g. 8192,16384)"},
