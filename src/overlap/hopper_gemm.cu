@@ -242,6 +242,17 @@ __device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&ac
 }
 
 
+// HopperRowShards::done: this warpgroup's stores of shard p's last tile are complete (the wait
+// covers this thread's bulk groups, i.e. that tile's), then made visible system-wide before the
+// count (the copy engine reads the rows once a stream wait sees it).
+__device__ __forceinline__ void count_stored(unsigned long long* done, int shard) {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  device::fence_proxy_async_global();
+  __threadfence_system();
+  atomicAdd(done + shard, 1ull);
+}
+constexpr int kCountAt = 3;  // the k-block of the next tile after which the previous tile is counted
+
 #endif  // SYMMEM_HGEMM_DEVICE
 
 template <int kCluster>
@@ -326,14 +337,25 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
     const Stages st{sa, sb, full, empty, cw, leader};
     uint8_t* my_c = sc + cw * (kCStage / 2);
+    int pending = -1;  // the shard of this warpgroup's last tile, stored but not yet counted (args.shards.done)
     for (int u = first_unit; u < units; u += unit_step) {
       int shard, m0, row_in_shard, n0;
       unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
       ring.prev = -1;
-      for (int kb = 0; kb < kblocks; ++kb) consume<kCluster>(st, ring, acc, kb);
+      for (int kb = 0; kb < kblocks; ++kb) {
+        consume<kCluster>(st, ring, acc, kb);
+        if (kb == kCountAt && pending >= 0) {
+          if (leader) count_stored(args.shards.done, pending);
+          pending = -1;
+        }
+      }
       wgmma_wait<0>();
       wgmma_keep(acc);
       if (leader) release<kCluster>(empty, ring.prev);
+      if (pending >= 0) {  // (a k-loop too short to have counted it)
+        if (leader) count_stored(args.shards.done, pending);
+        pending = -1;
+      }
       // Epilogue, half a tile at a time through this consumer's 16 KiB of shared memory (two
       // 64 x 64 boxes, 128-byte swizzle): stmatrix from the accumulators' layout (thread (warp,
       // lane) holds rows 16 warp + lane / 4 (+ 8), columns 8j + 2 (lane % 4) + {0, 1}), then one
@@ -360,8 +382,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         }
       }
+      if (args.shards.done != nullptr && shard >= 0) pending = shard;
     }
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
+    if (pending >= 0 && leader) count_stored(args.shards.done, pending);
   }
   // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
   // barriers. (Not .aligned: the producer's thread 0 arrives here after the rest of its warp.)

@@ -22,7 +22,12 @@ struct HopperGemmOptions {
 /// first - 2, ... (mod count). Where `wait`, the producer of a tile of shard p != first waits
 /// (bounded, through `handle`: a timeout is recorded in its error record) for this rank's signal
 /// slot p to reach `target`. Where `local` is set, shard `first`'s rows are read from it (local_ld
-/// elements a row) instead of from A.
+/// elements a row) instead of from A. Where `done` is set (`count` words, zero at the launch), each
+/// consumer warpgroup adds 1 to done[p] for each of its half tiles of shard p once that half's
+/// stores to C are complete and visible system-wide (a fence before the add): shard p's rows of C
+/// are final when done[p] reaches hopper_shard_halves(rows, n, cluster). The add comes a few
+/// k-blocks into the warpgroup's next tile (the stores are then long done, so nothing stalls), or
+/// after its last.
 struct HopperRowShards {
   int rows = 0, count = 0, first = 0;
   int wait = 0;
@@ -30,7 +35,11 @@ struct HopperRowShards {
   DeviceHandle handle{};
   const void* local = nullptr;
   int64_t local_ld = 0;
+  unsigned long long* done = nullptr;
 };
+
+/// What done[p] of HopperRowShards reaches once shard p (`rows` rows, n columns) is in C.
+constexpr uint64_t hopper_shard_halves(int64_t rows, int64_t n) { return static_cast<uint64_t>(rows / 128) * ((n + 255) / 256) * 2; }
 
 /// Whether `device` runs the kernel (compute capability 9.0: the image is sm_90a only).
 SYMMEM_API bool hopper_gemm_supported(int device);

@@ -73,6 +73,11 @@ struct TensorParallel::Impl {
   // move the rows and signal them alike.
   int own_gemm = -1;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
+  // matmul_reduce_scatter's sum form on the own GEMM: the GEMM counts each shard's stored half
+  // tiles here (HopperRowShards::done, one word a rank, zeroed at the end of each call), and the
+  // copy engine's push of a shard waits for its count on the side stream (cuStreamWaitValue64).
+  unsigned long long* stored = nullptr;
+  bool own_rs_ok = false;  // own_gemm_ok and the driver's stream wait
 };
 
 // A forcing knob: unset or empty -1, else one of two spellings (0 / 1); anything else is an error.
@@ -113,6 +118,9 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   // The persistent GEMM holds every SM while it waits for peers' rows: only where no other rank's
   // kernels need this GPU to send them, and where the copies' signals need no SM either.
   d.own_gemm_ok = hopper_gemm_supported(dev) && !comm.shares_gpu() && symmem::detail::stream_write_value64() != nullptr;
+  d.own_rs_ok = d.own_gemm_ok && symmem::detail::stream_wait_value64() != nullptr;
+  SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * comm.size()));
+  SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * comm.size()));
 }
 
 TensorParallel::~TensorParallel() {
@@ -123,6 +131,7 @@ TensorParallel::~TensorParallel() {
   if (impl_->side) cudaStreamDestroy(impl_->side);
   if (impl_->lane) cudaStreamDestroy(impl_->lane);
   if (impl_->staging) cudaFree(impl_->staging);
+  if (impl_->stored) cudaFree(impl_->stored);
   try {
     if (impl_->gathered.valid()) comm_.free(impl_->gathered);
     if (impl_->recv.valid()) comm_.free(impl_->recv);
@@ -170,6 +179,10 @@ std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_siz
     next = last + 1;
   }
   return groups;
+}
+bool reduce_own_gemm(int nranks, int64_t rows, int64_t n) {
+  (void)n;
+  return nranks > 2 && rows >= 1024 && rows % 256 == 0;
 }
 int rs_chunks(int64_t rows, int64_t k) {
   // A part's copy over its GEMM's time is about 2000 / K (as in choose_mode); the ring hides it
@@ -325,6 +338,49 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests; every rank
   // must set the same). Otherwise detail::rs_ring, a function of the shape and N.
   const bool ring = N == 2 || (d.force_rs >= 0 ? d.force_rs == 1 : detail::rs_ring(N, rows, n, k));
+  if (!ring && d.own_rs_ok && rows % 256 == 0 && N <= 64 &&
+      (d.own_gemm == 1 || (d.own_gemm < 0 && detail::reduce_own_gemm(N, rows, n)))) {
+    // The sum form on the own GEMM: one persistent GEMM over all rows, the peers' blocks first
+    // (me - 1, me - 2, ...: HopperRowShards runs shard `first` first, then first - 1, ...) and the
+    // local block last, into staging as one [M, n] matrix. The GEMM counts each block's stored
+    // half tiles (HopperRowShards::done); on the side stream the copy engine's push of block p to
+    // peer p's slot `me` (with the same signal as the cuBLASLt form's) waits for that count, so it
+    // starts while the GEMM runs on, with no kernel boundary. Then the N slots are summed, this
+    // rank's own from staging. Wire-compatible with the cuBLASLt form (the same slots, bytes and
+    // signals), so the choice is rank-local.
+    // Why nothing waits forever: the count is written by a kernel on s that never waits (no
+    // shards' waits here) and counts every half tile; and after the GEMM, s writes each peer
+    // block's full count itself (cuStreamWriteValue64), so a push can never wait past the GEMM's end
+    // whatever the kernel counted. The counters are local and zeroed at the end of the call, after
+    // the side stream has joined s (so after every push that waited on them).
+    char* staging = static_cast<char*>(d.staging);
+    const uint64_t halves = hopper_shard_halves(rows, n);
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
+    const auto wait64 = symmem::detail::stream_wait_value64();
+    const auto write64 = symmem::detail::stream_write_value64();
+    for (int j = 1; j < N; ++j) {
+      const int p = (me - j + N) % N;  // the GEMM's order
+      SYMMEM_CU_CHECK(wait64(reinterpret_cast<CUstream>(d.side), reinterpret_cast<CUdeviceptr>(d.stored + p), halves, CU_STREAM_WAIT_VALUE_GEQ));
+      stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, staging + static_cast<size_t>(p) * slot * 2, slot * 2, me, 1,
+                         SignalOp::kSet, d.side, Engine::kCopyEngine);
+    }
+    HopperRowShards sh;
+    sh.rows = static_cast<int>(rows);
+    sh.count = N;
+    sh.first = (me + N - 1) % N;
+    sh.done = d.stored;
+    hopper_gemm(m, n, k, a, k, b, n, staging, n, HopperGemmOptions{}, s, &sh);
+    for (int j = 1; j < N; ++j)
+      SYMMEM_CU_CHECK(write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d.stored + (me - j + N) % N), halves, 0));
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
+    for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
+    launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s, me, staging + static_cast<size_t>(me) * slot * 2);
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
+    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.stored, 0, sizeof(unsigned long long) * N, s));
+    return;
+  }
   if (!ring) {
     // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
     // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. The local

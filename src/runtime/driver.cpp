@@ -49,10 +49,13 @@ const Driver& driver() {
   return d;
 }
 
-StreamWriteValue64 stream_write_value64() {
+namespace {
+// A 64-bit stream memory operation's entry point (by name, loaded once) where the current device
+// takes 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, per
+// device, cached), else null.
+template <class Fn>
+Fn stream_mem_op64(const char* name, Fn& fn, bool& loaded) {
   static std::mutex mu;
-  static StreamWriteValue64 fn = nullptr;
-  static bool loaded = false;
   static int ok_for[64] = {};  // per device: 0 unknown, 1 yes, -1 no
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
@@ -64,9 +67,8 @@ StreamWriteValue64 stream_write_value64() {
     loaded = true;
     void* p = nullptr;
     cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue64", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-        q == cudaDriverEntryPointSuccess)
-      fn = reinterpret_cast<StreamWriteValue64>(p);
+    if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) == cudaSuccess && q == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<Fn>(p);
     (void)cudaGetLastError();
   }
   if (fn == nullptr) return nullptr;
@@ -84,6 +86,19 @@ StreamWriteValue64 stream_write_value64() {
     ok_for[dev] = yes ? 1 : -1;
   }
   return ok_for[dev] > 0 ? fn : nullptr;
+}
+}  // namespace
+
+StreamWriteValue64 stream_write_value64() {
+  static StreamWriteValue64 fn = nullptr;
+  static bool loaded = false;
+  return stream_mem_op64("cuStreamWriteValue64", fn, loaded);
+}
+
+StreamWaitValue64 stream_wait_value64() {
+  static StreamWaitValue64 fn = nullptr;
+  static bool loaded = false;
+  return stream_mem_op64("cuStreamWaitValue64", fn, loaded);
 }
 
 void throw_driver(CUresult rc, const char* expr, const char* file, int line) {

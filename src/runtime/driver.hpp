@@ -34,6 +34,10 @@ const Driver& driver();
 /// from a stream with no kernel, so no SM (a copy engine put's signal). Per device, cached.
 using StreamWriteValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 StreamWriteValue64 stream_write_value64();
+/// cuStreamWaitValue64 on the same terms: a stream waits for a word with no kernel, so no SM (a
+/// copy engine put waiting for a kernel that still runs to count its rows).
+using StreamWaitValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+StreamWaitValue64 stream_wait_value64();
 
 [[noreturn]] void throw_driver(CUresult rc, const char* expr, const char* file, int line);
 

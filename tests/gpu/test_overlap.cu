@@ -207,6 +207,24 @@ TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
   ASSERT_ALL(why.empty(), why);
 }
 
+// matmul_reduce_scatter's sum form on symmem's own GEMM (SYMMEM_OVERLAP_GEMM=own, SYMMEM_OVERLAP_RS=sum):
+// one persistent GEMM over all rows whose per-block counts start the copies. 256 rows a rank, K
+// with a partial last k-block (320) and a short k-loop (64: a tile is counted after its k-loop),
+// Nc with a partial last column block (384); eager and replayed in a graph. Then 512 rows a rank
+// and Nc 4096: more tiles than CTAs, so most are counted inside the CTA's next k-loop. At 2 ranks
+// (the ring) and where it cannot run, the same calls take another form and must pass all the same.
+TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
+  const int n = comm().size();
+  std::string why;
+  for (int64_t k : {320, 64})
+    for (bool graph : {false, true}) {
+      why = overlap_case(overlap::Mode::kOverlap, graph, 256 * n, k, 384, "sum", nullptr, "own");
+      if (!why.empty()) { why = "K " + std::to_string(k) + (graph ? " (graph): " : ": ") + why; break; }
+    }
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 512 * n, 256, 4096, "sum", nullptr, "own");
+  ASSERT_ALL(why.empty(), why);
+}
+
 TEST(Overlap, RowsNotAMultipleOfTheRanksAreRefusedOnEveryRank) {
   const int n = comm().size();
   if (n < 2) GTEST_SKIP() << "needs 2 ranks";

@@ -133,3 +133,15 @@ TEST(OverlapChoice, OwnGemmWhereMeasured) {
   EXPECT_TRUE(gather_own_gemm(8, 1024, 1792));    // TP = 8, M 8192 (unmeasured)
   EXPECT_FALSE(gather_own_gemm(1, 4096, 7168));
 }
+
+// matmul_reduce_scatter's sum form on symmem's own GEMM: at 3 ranks and more (2 ranks run the
+// ring), from blocks of 1024 rows in whole 256-row cluster pairs.
+TEST(OverlapChoice, OwnGemmReduceScatterFromKiloRowBlocks) {
+  using symmem::overlap::detail::reduce_own_gemm;
+  EXPECT_TRUE(reduce_own_gemm(4, 2048, 4096));   // 8B M 8192 at TP = 4
+  EXPECT_TRUE(reduce_own_gemm(4, 1024, 4096));   // 8B M 4096
+  EXPECT_FALSE(reduce_own_gemm(4, 512, 4096));   // 8B M 2048
+  EXPECT_FALSE(reduce_own_gemm(4, 1000, 4096));  // not whole cluster pairs
+  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096));  // the ring
+  EXPECT_TRUE(reduce_own_gemm(3, 1280, 8192));
+}
