@@ -243,13 +243,15 @@ __device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&ac
 
 
 // HopperRowShards::done: this warpgroup's stores of shard p's last tile are complete (the wait
-// covers this thread's bulk groups, i.e. that tile's), then made visible system-wide before the
-// count (the copy engine reads the rows once a stream wait sees it).
+// covers this thread's bulk groups, i.e. that tile's), then the count is added with release
+// semantics at system scope, which orders those writes before it for whoever sees the count (a
+// stream wait, then the copy engine). (A full __threadfence_system() before a plain add stalled
+// the warpgroup for every tile: the own form then ran 8-10% slower than cuBLASLt's GEMMs, session
+// 32.)
 __device__ __forceinline__ void count_stored(unsigned long long* done, int shard) {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
   device::fence_proxy_async_global();
-  __threadfence_system();
-  atomicAdd(done + shard, 1ull);
+  asm volatile("red.release.sys.global.add.u64 [%0], 1;" ::"l"(done + shard) : "memory");
 }
 constexpr int kCountAt = 3;  // the k-block of the next tile after which the previous tile is counted
 
