@@ -7,6 +7,7 @@
 // at the power cap a GEMM runs 15-25% faster on it). SYMMEM_OVERLAP_PROBE=1 adds diagnostics.
 // The floor, symmem's two paths and cuBLASLt + NCCL of one shape are timed together, their replays
 // interleaved (Harness::time_graphs): a power-capped GPU's clock depends on what it ran just before.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -162,6 +163,48 @@ void run_overlap(Harness& h) {
           overlap::HopperRowShards shards_local = shards;
           shards_local.local = shard;
           shards_local.local_ld = k;
+          // matmul_reduce_scatter's GEMMs as its own-GEMM form runs them (SYMMEM_OVERLAP_GEMM=own):
+          // one persistent GEMM over all rows, the peers' blocks first (me - 1, me - 2, ...), counting
+          // each block's stored tiles; kind 6 adds the copy-engine pushes that wait for the counts
+          // (cuStreamWaitValue64), kind 7 is the cuBLASLt form's GEMM a block in its order.
+          const bool rs_own_probe = own_ok && op == 1 && rows % 256 == 0;
+          unsigned long long* probe_counts = nullptr;
+          SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&probe_counts), sizeof(unsigned long long) * n));
+          SYMMEM_CUDA_CHECK(cudaMemset(probe_counts, 0, sizeof(unsigned long long) * n));
+          using WaitValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+          WaitValue64 wait64 = nullptr;
+          {
+            void* fn = nullptr;
+            cudaDriverEntryPointQueryResult q{};
+            if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+                q == cudaDriverEntryPointSuccess)
+              wait64 = reinterpret_cast<WaitValue64>(fn);
+            (void)cudaGetLastError();
+          }
+          const uint64_t rs_halves = overlap::hopper_shard_halves(rows, nn);
+          auto rs_own_gemms = [&](bool pushes, cudaStream_t s) {
+            overlap::HopperRowShards sh;
+            sh.rows = static_cast<int>(rows);
+            sh.count = n;
+            sh.first = (me + n - 1) % n;
+            sh.done = probe_counts;
+            if (pushes) {
+              SYMMEM_CUDA_CHECK(cudaEventRecord(probe_fork, s));
+              SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(probe_side, probe_fork, 0));
+              for (int j = 1; j < n; ++j) {
+                const int p = (me - j + n) % n;
+                if (wait64(reinterpret_cast<CUstream>(probe_side), reinterpret_cast<CUdeviceptr>(probe_counts + p), rs_halves,
+                           CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+                  fail<CudaError>("symmem-bench overlap probe: cuStreamWaitValue64 failed");
+                stream::put(dst, p, static_cast<size_t>(me) * moved, static_cast<char*>(c) + static_cast<size_t>(p) * moved, moved, probe_side,
+                            Engine::kCopyEngine);
+              }
+              SYMMEM_CUDA_CHECK(cudaEventRecord(probe_join, probe_side));
+            }
+            overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, &sh);
+            if (pushes) SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, probe_join, 0));
+            SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n, s));
+          };
           // gemm_kind 0 none, 1 cuBLASLt, 2 own; barrier false: the ranks not held together (what
           // the barrier's coupling of the ranks costs is the difference)
           auto floor_with = [&](int gemm_kind, bool copies, bool sum, bool barrier = true) {
@@ -179,6 +222,13 @@ void run_overlap(Harness& h) {
               if (gemm_kind == 2) overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
               if (gemm_kind == 3) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
               if (gemm_kind == 4) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards_local : nullptr);
+              if (gemm_kind == 5 || gemm_kind == 6) rs_own_gemms(gemm_kind == 6, s);
+              if (gemm_kind == 7)
+                for (int j = 1; j <= n; ++j) {
+                  const int p = (me + j) % n;
+                  gemm.run(rows, nn, k, static_cast<const char*>(a) + static_cast<size_t>(p) * rows * k * 2, k, b, nn,
+                           static_cast<char*>(c) + static_cast<size_t>(p) * rows * nn * 2, nn, s);
+                }
               if (copies) SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, probe_join, 0));
               if (sum) overlap::launch_sum_slots(dst.ptr(), static_cast<size_t>(rows) * nn, n, shard, 1.0f, probe_sms, s);
             };
@@ -198,6 +248,12 @@ void run_overlap(Harness& h) {
             variants.push_back(floor_with(3, false, false));
             if (own_shards) variants.push_back(floor_with(4, false, false));
           }
+          const size_t rs_first = variants.size();
+          if (rs_own_probe && wait64 != nullptr) {
+            variants.push_back(floor_with(5, false, false));
+            variants.push_back(floor_with(6, false, false));
+            variants.push_back(floor_with(7, false, false));
+          }
           const std::vector<double> pt = h.time_graphs(variants, ops);
           size_t vi = 1;
           const double copies = pt[vi++], blt = pt[vi++], blt_c = pt[vi++], sum_alone = rs ? pt[vi++] : -1;
@@ -205,6 +261,16 @@ void run_overlap(Harness& h) {
                        own_free_c = own_ok ? pt[vi++] : -1, own_heap = own_ok ? pt[vi++] : -1,
                        own_local = own_ok && own_shards ? pt[vi++] : -1;
           r.extra["probe_gemm_alone_us"] = pt[0];
+          if (variants.size() > rs_first) {
+            r.extra["probe_rs_own_gemm_counting_us"] = pt[rs_first];
+            r.extra["probe_rs_own_gemm_counted_pushes_us"] = pt[rs_first + 1];
+            r.extra["probe_rs_cublas_block_gemms_us"] = pt[rs_first + 2];
+            if (me == 0)
+              std::printf("# probe %s mm+rs M %lld: own GEMM in the rs order, counting %.1f, with the pushes on the counts %.1f; "
+                          "cuBLASLt's GEMM a block %.1f; the GEMM alone %.1f [us, interleaved]\n",
+                          md.name, static_cast<long long>(m), pt[rs_first], pt[rs_first + 1], pt[rs_first + 2], pt[0]);
+          }
+          SYMMEM_CUDA_CHECK(cudaFree(probe_counts));
           r.extra["probe_copy_reps"] = probe_copies;
           r.extra["probe_copies_alone_us"] = copies;
           r.extra["probe_cublas_barrier_us"] = blt;

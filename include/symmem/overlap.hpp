@@ -16,8 +16,9 @@
 // (detail::rs_chunks) so that the copies hide under the GEMMs. Otherwise: the GEMM of each peer's
 // rows (ring order) into local staging, carried by the copy engine to that peer's landing slot with
 // a signal while the next GEMM runs; the local rows last; then one kernel sums the N slots (fp32).
-// (On Hopper, detail::reduce_own_gemm: those GEMMs are one persistent GEMM of symmem's own, and a
-// block's copy starts when the GEMM has counted its tiles stored.)
+// (SYMMEM_OVERLAP_GEMM=own on Hopper: those GEMMs are one persistent GEMM of symmem's own, and a
+// block's copy starts when the GEMM has counted its tiles stored; slower so far, see
+// detail::reduce_own_gemm.)
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.
@@ -101,9 +102,11 @@ SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
 SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 /// Whether matmul_reduce_scatter's sum form (rs_ring false) runs its GEMMs as one persistent GEMM
 /// of symmem's own over all rows, each block's push started by the GEMM's count of its stored
-/// tiles, instead of cuBLASLt's GEMM a block, where the GPU can run it (as gather_own_gemm) and
-/// unless SYMMEM_OVERLAP_GEMM says otherwise: from blocks of 1024 rows (a multiple of 256). Rank-
-/// local: both forms move and signal the same bytes. Host-tested.
+/// tiles, instead of cuBLASLt's GEMM a block. False everywhere for now: at TP = 4 on 4 x H200 it
+/// ran slower than cuBLASLt's GEMMs at every shape measured (session 32, not yet understood);
+/// SYMMEM_OVERLAP_GEMM=own runs it where the GPU can (as all_gather_matmul's own GEMM) and the
+/// blocks are whole 256-row pairs. Rank-local: both forms move and signal the same bytes.
+/// Host-tested.
 SYMMEM_API bool reduce_own_gemm(int nranks, int64_t rows, int64_t n);
 }  // namespace detail
 

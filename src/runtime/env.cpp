@@ -59,7 +59,7 @@ const std::vector<EnvVar>& env_vars() {
                                        "as cuBLASLt's GEMMs a shard group at a time (default: own from 1024-row shards, at 2 ranks "
                                        "of 2^23 outputs, detail::gather_own_gemm; a rank-local choice); and matmul_reduce_scatter's "
                                        "sum form as one such GEMM over all rows whose blocks' copies start on its counts "
-                                       "(detail::reduce_own_gemm)"},
+                                       "(default: off, detail::reduce_own_gemm)"},
       {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)) or constant (0x3c3c, "
                                         "what sessions before 31 measured; GEMMs at the power cap run faster on it)"},
       {"SYMMEM_MOE_DATA", "constant", "symmem-bench moe: the rows and expert outputs, constant (one byte, zeros) or random "

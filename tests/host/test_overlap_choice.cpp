@@ -134,14 +134,12 @@ TEST(OverlapChoice, OwnGemmWhereMeasured) {
   EXPECT_FALSE(gather_own_gemm(1, 4096, 7168));
 }
 
-// matmul_reduce_scatter's sum form on symmem's own GEMM: at 3 ranks and more (2 ranks run the
-// ring), from blocks of 1024 rows in whole 256-row cluster pairs.
-TEST(OverlapChoice, OwnGemmReduceScatterFromKiloRowBlocks) {
+// matmul_reduce_scatter's sum form on symmem's own GEMM: off by default (slower than cuBLASLt's
+// GEMM a block at every shape measured, session 32); SYMMEM_OVERLAP_GEMM=own forces it.
+TEST(OverlapChoice, OwnGemmReduceScatterOffByDefault) {
   using symmem::overlap::detail::reduce_own_gemm;
-  EXPECT_TRUE(reduce_own_gemm(4, 2048, 4096));   // 8B M 8192 at TP = 4
-  EXPECT_TRUE(reduce_own_gemm(4, 1024, 4096));   // 8B M 4096
-  EXPECT_FALSE(reduce_own_gemm(4, 512, 4096));   // 8B M 2048
-  EXPECT_FALSE(reduce_own_gemm(4, 1000, 4096));  // not whole cluster pairs
-  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096));  // the ring
-  EXPECT_TRUE(reduce_own_gemm(3, 1280, 8192));
+  EXPECT_FALSE(reduce_own_gemm(4, 2048, 4096));  // 8B M 8192 at TP = 4: 402-407 us against 367-377
+  EXPECT_FALSE(reduce_own_gemm(4, 1024, 4096));  // 8B M 4096: 205 against 189-191
+  EXPECT_FALSE(reduce_own_gemm(4, 1024, 8192));  // 70B M 4096: 730 against 727
+  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096));  // (2 ranks run the ring)
 }
