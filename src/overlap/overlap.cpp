@@ -360,7 +360,15 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     // the side stream has joined s (so after every push that waited on them).
     char* staging = static_cast<char*>(d.staging);
     const uint64_t halves = hopper_shard_halves(rows, n);
+    // (The GEMM is queued before the side stream's waits: a launch that throws leaves nothing
+    // waiting on counts that would never come.)
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
+    HopperRowShards sh;
+    sh.rows = static_cast<int>(rows);
+    sh.count = N;
+    sh.first = (me + N - 1) % N;
+    sh.done = d.stored;
+    hopper_gemm(m, n, k, a, k, b, n, staging, n, HopperGemmOptions{}, s, &sh);
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
     const auto wait64 = symmem::detail::stream_wait_value64();
     const auto write64 = symmem::detail::stream_write_value64();
@@ -370,12 +378,6 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
       stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, staging + static_cast<size_t>(p) * slot * 2, slot * 2, me, 1,
                          SignalOp::kSet, d.side, Engine::kCopyEngine);
     }
-    HopperRowShards sh;
-    sh.rows = static_cast<int>(rows);
-    sh.count = N;
-    sh.first = (me + N - 1) % N;
-    sh.done = d.stored;
-    hopper_gemm(m, n, k, a, k, b, n, staging, n, HopperGemmOptions{}, s, &sh);
     for (int j = 1; j < N; ++j)
       SYMMEM_CU_CHECK(write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d.stored + (me - j + N) % N), halves, 0));
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
