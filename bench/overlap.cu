@@ -188,8 +188,11 @@ void run_overlap(Harness& h) {
             sh.count = n;
             sh.first = (me + n - 1) % n;
             sh.done = probe_counts;
+            // (The GEMM is queued first, as in the operation: nothing waits on counts that a launch
+            // that throws would never write.)
+            if (pushes) SYMMEM_CUDA_CHECK(cudaEventRecord(probe_fork, s));
+            overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, &sh);
             if (pushes) {
-              SYMMEM_CUDA_CHECK(cudaEventRecord(probe_fork, s));
               SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(probe_side, probe_fork, 0));
               for (int j = 1; j < n; ++j) {
                 const int p = (me - j + n) % n;
@@ -200,13 +203,13 @@ void run_overlap(Harness& h) {
                             Engine::kCopyEngine);
               }
               SYMMEM_CUDA_CHECK(cudaEventRecord(probe_join, probe_side));
+              SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, probe_join, 0));
             }
-            overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, &sh);
-            if (pushes) SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, probe_join, 0));
             SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n, s));
           };
-          // gemm_kind 0 none, 1 cuBLASLt, 2 own; barrier false: the ranks not held together (what
-          // the barrier's coupling of the ranks costs is the difference)
+          // gemm_kind 0 none, 1 cuBLASLt, 2 own, 3 own with A in the heap, 4 the same with the local
+          // shard apart, 5-7 above; barrier false: the ranks not held together (what the barrier's
+          // coupling of the ranks costs is the difference)
           auto floor_with = [&](int gemm_kind, bool copies, bool sum, bool barrier = true) {
             return [&, gemm_kind, copies, sum, barrier](cudaStream_t s) {
               if (barrier) stream::barrier(dst, s);
