@@ -18,6 +18,7 @@
 #include "../src/overlap/gemm.hpp"
 #include "../src/overlap/hopper_gemm.hpp"
 #include "../src/overlap/overlap_kernels.hpp"
+#include "../src/runtime/driver.hpp"
 #include "harness.hpp"
 #include "pattern.cuh"
 #include "symmem/overlap.hpp"
@@ -171,16 +172,7 @@ void run_overlap(Harness& h) {
           unsigned long long* probe_counts = nullptr;
           SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&probe_counts), sizeof(unsigned long long) * n));
           SYMMEM_CUDA_CHECK(cudaMemset(probe_counts, 0, sizeof(unsigned long long) * n));
-          using WaitValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-          WaitValue64 wait64 = nullptr;
-          {
-            void* fn = nullptr;
-            cudaDriverEntryPointQueryResult q{};
-            if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-                q == cudaDriverEntryPointSuccess)
-              wait64 = reinterpret_cast<WaitValue64>(fn);
-            (void)cudaGetLastError();
-          }
+          const symmem::detail::StreamWaitValue64 wait64 = symmem::detail::stream_wait_value64();
           const uint64_t rs_halves = overlap::hopper_shard_halves(rows, nn);
           auto rs_own_gemms = [&](bool pushes, cudaStream_t s) {
             overlap::HopperRowShards sh;

@@ -76,8 +76,10 @@ struct TensorParallel::Impl {
   // matmul_reduce_scatter's sum form on the own GEMM: the GEMM counts each shard's stored half
   // tiles here (HopperRowShards::done, one word a rank, zeroed at the end of each call), and the
   // copy engine's push of a shard waits for its count on the side stream (cuStreamWaitValue64).
-  unsigned long long* stored = nullptr;
+  unsigned long long* stored = nullptr;  // (allocated where own_rs_ok)
   bool own_rs_ok = false;  // own_gemm_ok and the driver's stream wait
+  symmem::detail::StreamWaitValue64 wait64 = nullptr;
+  symmem::detail::StreamWriteValue64 write64 = nullptr;
 };
 
 // A forcing knob: unset or empty -1, else one of two spellings (0 / 1); anything else is an error.
@@ -118,9 +120,13 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   // The persistent GEMM holds every SM while it waits for peers' rows: only where no other rank's
   // kernels need this GPU to send them, and where the copies' signals need no SM either.
   d.own_gemm_ok = hopper_gemm_supported(dev) && !comm.shares_gpu() && symmem::detail::stream_write_value64() != nullptr;
-  d.own_rs_ok = d.own_gemm_ok && symmem::detail::stream_wait_value64() != nullptr;
-  SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * comm.size()));
-  SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * comm.size()));
+  d.wait64 = symmem::detail::stream_wait_value64();
+  d.write64 = symmem::detail::stream_write_value64();
+  d.own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
+  if (d.own_rs_ok) {
+    SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * comm.size()));
+    SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * comm.size()));
+  }
 }
 
 TensorParallel::~TensorParallel() {
@@ -370,16 +376,14 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     sh.done = d.stored;
     hopper_gemm(m, n, k, a, k, b, n, staging, n, HopperGemmOptions{}, s, &sh);
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
-    const auto wait64 = symmem::detail::stream_wait_value64();
-    const auto write64 = symmem::detail::stream_write_value64();
     for (int j = 1; j < N; ++j) {
       const int p = (me - j + N) % N;  // the GEMM's order
-      SYMMEM_CU_CHECK(wait64(reinterpret_cast<CUstream>(d.side), reinterpret_cast<CUdeviceptr>(d.stored + p), halves, CU_STREAM_WAIT_VALUE_GEQ));
+      SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(d.side), reinterpret_cast<CUdeviceptr>(d.stored + p), halves, CU_STREAM_WAIT_VALUE_GEQ));
       stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, staging + static_cast<size_t>(p) * slot * 2, slot * 2, me, 1,
                          SignalOp::kSet, d.side, Engine::kCopyEngine);
     }
     for (int j = 1; j < N; ++j)
-      SYMMEM_CU_CHECK(write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d.stored + (me - j + N) % N), halves, 0));
+      SYMMEM_CU_CHECK(d.write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d.stored + (me - j + N) % N), halves, 0));
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
     for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
