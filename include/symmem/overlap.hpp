@@ -16,9 +16,10 @@
 // (detail::rs_chunks) so that the copies hide under the GEMMs. Otherwise: the GEMM of each peer's
 // rows (ring order) into local staging, carried by the copy engine to that peer's landing slot with
 // a signal while the next GEMM runs; the local rows last; then one kernel sums the N slots (fp32).
-// (SYMMEM_OVERLAP_GEMM=own on Hopper: those GEMMs are one persistent GEMM of symmem's own, and a
-// block's copy starts when the GEMM has counted its tiles stored; slower so far, see
-// detail::reduce_own_gemm.)
+// Fused (Hopper, detail::reduce_own_gemm or SYMMEM_OVERLAP_GEMM=own): one persistent GEMM of
+// symmem's own, the peers' blocks first, each row group's copy started when the GEMM has counted
+// its tiles stored, and the own block last, its tiles adding the landed partials in fp32 before
+// their one rounding (no sum kernel).
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.
@@ -62,6 +63,7 @@ class SYMMEM_API TensorParallel {
   struct Impl;
   // all_gather_matmul's cuBLASLt GEMMs (the lane and the caller's stream), after its copies.
   void gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s);
+  void rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s);
   Communicator& comm_;
   std::unique_ptr<Impl> impl_;
 };
@@ -100,14 +102,17 @@ SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
 /// 1024 rows; at 512 rows 8B lost 6%, 70B won 2%); 3 and 5-8 ranks follow the same rule
 /// unmeasured. Rank-local: both forms move and signal the rows alike. Host-tested.
 SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
-/// Whether matmul_reduce_scatter's sum form (rs_ring false) runs its GEMMs as one persistent GEMM
-/// of symmem's own over all rows, each block's push started by the GEMM's count of its stored
-/// tiles, instead of cuBLASLt's GEMM a block. False everywhere for now: at TP = 4 on 4 x H200 it
-/// ran slower than cuBLASLt's GEMMs at every shape measured (session 32, not yet understood);
-/// SYMMEM_OVERLAP_GEMM=own runs it where the GPU can (as all_gather_matmul's own GEMM) and the
-/// blocks are whole 256-row pairs. Rank-local: both forms move and signal the same bytes.
-/// Host-tested.
+/// Whether matmul_reduce_scatter runs its fused form: one persistent GEMM of symmem's own over all
+/// rows, the peers' blocks first, each row group's push started by the GEMM's count of its stored
+/// tiles, and the own block last, its tiles adding the peers' landed partials before their
+/// epilogue (no sum kernel). Where every rank's GPU can run it (Hopper, a GPU to each rank) and the
+/// blocks are whole 256-row units; SYMMEM_OVERLAP_GEMM=own / cublas forces it on / off (alike on
+/// every rank: the constructor refuses a mix). A function of the shape and team size. Host-tested.
 SYMMEM_API bool reduce_own_gemm(int nranks, int64_t rows, int64_t n);
+/// The fused form's row groups a block (rows a multiple of 256): its pushes and its own tiles'
+/// waits go by row group, 512 rows each (256 where a block is an odd number of 256-row units).
+/// A function of the shape only (every rank must cut the same groups). Host-tested.
+SYMMEM_API int rs_groups(int64_t rows);
 }  // namespace detail
 
 }  // namespace symmem::overlap

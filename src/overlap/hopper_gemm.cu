@@ -111,6 +111,9 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                : "memory");
 }
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr) : "memory");
+}
 __device__ __forceinline__ void named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
 __device__ __forceinline__ uint32_t pack_bf16(float a, float b) {
   const __nv_bfloat162 p = __floats2bfloat162_rn(a, b);
@@ -242,16 +245,38 @@ __device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&ac
 }
 
 
-// HopperRowShards::done: this warpgroup's stores of shard p's last tile are complete (the wait
-// covers this thread's bulk groups, i.e. that tile's), then the count is added with release
-// semantics at system scope, which orders those writes before it for whoever sees the count (a
-// stream wait, then the copy engine). (A full __threadfence_system() before a plain add stalled
-// the warpgroup for every tile: the own form then ran 8-10% slower than cuBLASLt's GEMMs, session
+// HopperRowShards::done: this warpgroup's stores of its last tile are complete (the wait covers
+// this thread's bulk groups, i.e. that tile's), then word `at` is added to with release semantics
+// at GPU scope, which orders those writes before it for whoever sees the count on this GPU: a
+// stream wait, then the copy engine, both of which read this GPU's memory through its L2, where
+// a GPU-scope release has made the writes visible. (A release at system scope made every copy
+// that waited on the counts end 20-25 us later at 8B M 8192, TP = 4 (the probe: GEMM + pushes 399
+// us against 372 at GPU scope, the GEMM alone counting 370-376 either way; 4 x H200, session 33);
+// a full __threadfence_system() before a plain add stalled the warpgroup for every tile, session
 // 32.)
-__device__ __forceinline__ void count_stored(unsigned long long* done, int shard) {
+__device__ __forceinline__ void count_stored(unsigned long long* done, int at) {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
   device::fence_proxy_async_global();
-  asm volatile("red.release.sys.global.add.u64 [%0], 1;" ::"l"(done + shard) : "memory");
+  asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(done + at) : "memory");
+}
+
+// The fused sum: adds the 64 x 256 bf16 partial that the producer loaded into B's part of a stage
+// (four 64-column boxes, 128-byte swizzle: the epilogue's layout) to this warpgroup's accumulators.
+// ldmatrix hands each thread the elements its accumulators hold (the inverse of the epilogue's
+// stmatrix, same addresses).
+__device__ __forceinline__ void add_partial(float (&acc)[128], const uint8_t* stage_b, int warp, int lane) {
+#pragma unroll
+  for (int j = 0; j < 32; j += 2) {
+    const int mi = lane / 8, row = warp * 16 + (mi & 1) * 8 + lane % 8, col = (j + (mi >> 1)) * 8;
+    uint32_t r[4];
+    ldmatrix_x4(smem_addr(stage_b + (col / 64) * kBBox + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16)), r[0], r[1], r[2], r[3]);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&r[q]));
+      acc[4 * j + 2 * q] += f.x;
+      acc[4 * j + 2 * q + 1] += f.y;
+    }
+  }
 }
 constexpr int kCountAt = 3;  // the k-block of the next tile after which the previous tile is counted
 
@@ -260,7 +285,8 @@ constexpr int kCountAt = 3;  // the k-block of the next tile after which the pre
 template <int kCluster>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                       const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c, Args args) {
+                       const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c,
+                       const __grid_constant__ CUtensorMap map_part, const __grid_constant__ CUtensorMap map_out, Args args) {
 #ifdef SYMMEM_HGEMM_DEVICE
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -277,6 +303,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int kblocks = (args.k + kBK - 1) / kBK;
   const int first_unit = kCluster > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
   const int unit_step = kCluster > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
+  const int group_rows = args.shards.rows / args.shards.groups;  // (0 without shards)
+  const int peers = args.shards.count - 1;                       // the fused sum's partials a tile
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -293,6 +321,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       int stage = 0;
       uint32_t phase = 0;
       uint64_t landed = 0;  // shards whose signal this thread has seen
+      int summable = 0;     // the fused sum: row groups whose partials have all landed
       for (int u = first_unit; u < units; u += unit_step) {
         int shard, m0, row_in_shard, n0;
         unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
@@ -326,6 +355,34 @@ __global__ void __launch_bounds__(kThreads, 1)
             phase ^= 1;
           }
         }
+        if (shard >= 0 && shard == args.shards.sum_shard) {
+          // The fused sum: once every other rank's partial of this row group has landed (bounded;
+          // a timeout is recorded and the tile then adds what is there), each partial's rows of
+          // the tile go through the ring, 64 rows (one consumer's) a stage, consumer 0's first.
+          // Not multicast: the cluster's CTAs hold different rows (both take the same stages).
+          const int g = row_in_shard / group_rows;
+          if (g >= summable) {
+            for (int j = 1; j <= peers; ++j)
+              device::wait_signal(args.shards.handle, (shard + j) % args.shards.count, Cmp::kGe, static_cast<uint64_t>(g) + 1,
+                                  (shard + j) % args.shards.count);
+            device::fence_proxy_async_global();
+            summable = g + 1;
+          }
+          for (int j = 1; j <= peers; ++j) {
+            const int p = (shard + j) % args.shards.count;
+            for (int cw = 0; cw < 2; ++cw) {
+              mbar_wait(&empty[stage], phase ^ 1);
+              mbar_expect_tx(&full[stage], kBBytes);
+#pragma unroll
+              for (int i = 0; i < 4; ++i)
+                tma_load(sb + stage * kBBytes + i * kBBox, &map_part, n0 + i * 64, p * args.shards.rows + row_in_shard + cw * 64, &full[stage]);
+              if (++stage == kStages) {
+                stage = 0;
+                phase ^= 1;
+              }
+            }
+          }
+        }
       }
     }
   } else {
@@ -339,7 +396,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
     const Stages st{sa, sb, full, empty, cw, leader};
     uint8_t* my_c = sc + cw * (kCStage / 2);
-    int pending = -1;  // the shard of this warpgroup's last tile, stored but not yet counted (args.shards.done)
+    int pending = -1;  // the done word of this warpgroup's last tile, stored but not yet counted (args.shards.done)
     for (int u = first_unit; u < units; u += unit_step) {
       int shard, m0, row_in_shard, n0;
       unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
@@ -358,6 +415,27 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (leader) count_stored(args.shards.done, pending);
         pending = -1;
       }
+      const bool summed = shard >= 0 && shard == args.shards.sum_shard;
+      if (summed) {  // the fused sum: the producer's 2 x peers stages, this consumer's every other one
+        for (int e = 0; e < 2 * peers; ++e) {
+          mbar_wait(&full[ring.stage], ring.phase);
+          if ((e & 1) == cw) {
+            add_partial(acc, sb + ring.stage * kBBytes, warp, lane);
+            named_sync(1 + cw, 128);  // every thread's reads of the stage, before the leader frees it
+          }
+          if (leader) release<kCluster>(empty, ring.stage);
+          if (++ring.stage == kStages) {
+            ring.stage = 0;
+            ring.phase ^= 1;
+          }
+        }
+        if (args.shards.scale != 1.0f) {
+#pragma unroll
+          for (int i = 0; i < 128; ++i) acc[i] *= args.shards.scale;
+        }
+      }
+      const CUtensorMap* out_map = summed ? &map_out : &map_c;
+      const int out_row = (summed ? row_in_shard : m0) + cw * 64;
       // Epilogue, half a tile at a time through this consumer's 16 KiB of shared memory (two
       // 64 x 64 boxes, 128-byte swizzle): stmatrix from the accumulators' layout (thread (warp,
       // lane) holds rows 16 warp + lane / 4 (+ 8), columns 8j + 2 (lane % 4) + {0, 1}), then one
@@ -379,12 +457,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
         named_sync(1 + cw, 128);
         if (leader) {
-          tma_store(&map_c, my_c, n0 + half * 128, m0 + cw * 64);
-          tma_store(&map_c, my_c + 8192, n0 + half * 128 + 64, m0 + cw * 64);
+          tma_store(out_map, my_c, n0 + half * 128, out_row);
+          tma_store(out_map, my_c + 8192, n0 + half * 128 + 64, out_row);
           asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         }
       }
-      if (args.shards.done != nullptr && shard >= 0) pending = shard;
+      if (args.shards.done != nullptr && shard >= 0 && !summed) pending = shard * args.shards.groups + row_in_shard / group_rows;
     }
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
     if (pending >= 0 && leader) count_stored(args.shards.done, pending);
@@ -451,14 +529,14 @@ int max_clusters(int dev) {  // clusters of kCluster that fit at one CTA an SM (
 }
 
 template <int kCluster>
-void launch(int dev, const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml, const CUtensorMap& mc, const Args& args,
-            int max_ctas, cudaStream_t stream) {
+void launch(int dev, const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml, const CUtensorMap& mc, const CUtensorMap& mp,
+            const CUtensorMap& mo, const Args& args, int max_ctas, cudaStream_t stream) {
   const int units = ((args.m + kBM * kCluster - 1) / (kBM * kCluster)) * ((args.n + kBN - 1) / kBN);
   int clusters = max_clusters<kCluster>(dev);
   if (max_ctas > 0) clusters = std::min(clusters, std::max(1, max_ctas / kCluster));
   clusters = std::min(clusters, units);
   ClusterLaunch<kCluster> l(clusters * kCluster, stream);
-  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_kernel<kCluster>, ma, mb, ml, mc, args));
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_kernel<kCluster>, ma, mb, ml, mc, mp, mo, args));
 }
 
 }  // namespace
@@ -491,6 +569,16 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
             shards->count, " x ", shards->rows, " for m ", m, ", first ", shards->first, ")");
     require(shards->local == nullptr || reinterpret_cast<uintptr_t>(shards->local) % 16 == 0,
             "hopper_gemm: the local shard must be 16-byte aligned");
+    require(shards->groups >= 1 && shards->rows % shards->groups == 0 && (shards->rows / shards->groups) % (kBM * opt.cluster) == 0,
+            "hopper_gemm: row groups must split a shard into runs of a multiple of ", kBM * opt.cluster, " rows (got ", shards->groups,
+            " groups of a ", shards->rows, "-row shard)");
+    if (shards->sum_shard >= 0) {
+      require(shards->sum_shard == (shards->first + 1) % shards->count && shards->wait == 0 && shards->local == nullptr,
+              "hopper_gemm: the fused sum's shard must be the one that runs last (first + 1), with no shard waits or local shard");
+      require(shards->partials != nullptr && shards->out != nullptr && reinterpret_cast<uintptr_t>(shards->partials) % 16 == 0 &&
+                  reinterpret_cast<uintptr_t>(shards->out) % 16 == 0,
+              "hopper_gemm: the fused sum needs 16-byte aligned partials and out");
+    }
   }
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
@@ -499,15 +587,18 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
   const bool has_local = shards != nullptr && shards->local != nullptr;
   const CUtensorMap ml = has_local ? tensor_map(shards->local, shards->rows, k, shards->local_ld, kBM, kBK, "the local shard") : ma;
-  const int group = shards != nullptr ? schedule::shard_group(shards->rows, opt.cluster, opt.group_m) : opt.group_m;
+  const int group = shards != nullptr ? schedule::shard_group(shards->rows / shards->groups, opt.cluster, opt.group_m) : opt.group_m;
   Args args{static_cast<__nv_bfloat16*>(c), ldc, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), group,
             HopperRowShards{}, has_local};
   if (shards != nullptr) args.shards = *shards;
   const CUtensorMap mc = tensor_map(c, m, n, ldc, 64, 64, "C");
+  const bool sum = shards != nullptr && shards->sum_shard >= 0;
+  const CUtensorMap mp = sum ? tensor_map(shards->partials, static_cast<int64_t>(shards->rows) * shards->count, n, n, 64, 64, "the partials") : mc;
+  const CUtensorMap mo = sum ? tensor_map(shards->out, shards->rows, n, n, 64, 64, "the summed rows' output") : mc;
   if (opt.cluster == 2)
-    launch<2>(dev, ma, mb, ml, mc, args, opt.max_ctas, stream);
+    launch<2>(dev, ma, mb, ml, mc, mp, mo, args, opt.max_ctas, stream);
   else
-    launch<1>(dev, ma, mb, ml, mc, args, opt.max_ctas, stream);
+    launch<1>(dev, ma, mb, ml, mc, mp, mo, args, opt.max_ctas, stream);
 }
 
 }  // namespace symmem::overlap

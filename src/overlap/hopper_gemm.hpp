@@ -28,6 +28,19 @@ struct HopperGemmOptions {
 /// are final when done[p] reaches hopper_shard_halves(rows, n). The add comes a few
 /// k-blocks into the warpgroup's next tile (the stores are then long done, so nothing stalls), or
 /// after its last.
+///
+/// Row groups (`groups` > 1): each shard is `groups` runs of rows / groups rows (a multiple of 128
+/// x the cluster), and a shard's tiles run group by group; done then has count x groups words,
+/// done[p x groups + g] counting group g of shard p, which is in C at hopper_shard_halves(rows /
+/// groups, n).
+///
+/// The fused sum (matmul_reduce_scatter; `sum_shard` >= 0, the shard that runs last, i.e. first + 1
+/// mod count): its tiles add, in fp32 after their k-loop, the count - 1 partials of their rows that
+/// the other ranks have pushed into `partials` (count slots of rows x n elements, ld n; slot p from
+/// rank p; this rank's own slot is not read), each once this rank's signal slot p (through
+/// `handle`; bounded) has reached g + 1 for the tile's row group g. The producer loads each partial
+/// by TMA into the stage ring, so the loads run ahead as A's and B's do. Those tiles store `scale`
+/// x the sum into `out` (rows x n, ld n) instead of C, and are not counted in done.
 struct HopperRowShards {
   int rows = 0, count = 0, first = 0;
   int wait = 0;
@@ -36,9 +49,15 @@ struct HopperRowShards {
   const void* local = nullptr;
   int64_t local_ld = 0;
   unsigned long long* done = nullptr;
+  int groups = 1;
+  int sum_shard = -1;
+  const void* partials = nullptr;
+  void* out = nullptr;
+  float scale = 1.0f;
 };
 
-/// What done[p] of HopperRowShards reaches once shard p (`rows` rows, n columns) is in C.
+/// What done[p] of HopperRowShards reaches once shard p (`rows` rows, n columns) is in C (with row
+/// groups: once a group of `rows` rows is).
 constexpr uint64_t hopper_shard_halves(int64_t rows, int64_t n) { return static_cast<uint64_t>(rows / 128) * ((n + 255) / 256) * 2; }
 
 /// Whether `device` runs the kernel (compute capability 9.0: the image is sm_90a only).

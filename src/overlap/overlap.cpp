@@ -73,11 +73,15 @@ struct TensorParallel::Impl {
   // move the rows and signal them alike.
   int own_gemm = -1;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
-  // matmul_reduce_scatter's sum form on the own GEMM: the GEMM counts each shard's stored half
-  // tiles here (HopperRowShards::done, one word a rank, zeroed at the end of each call), and the
-  // copy engine's push of a shard waits for its count on the side stream (cuStreamWaitValue64).
-  unsigned long long* stored = nullptr;  // (allocated where own_rs_ok)
-  bool own_rs_ok = false;  // own_gemm_ok and the driver's stream wait
+  // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
+  // half tiles here (HopperRowShards::done, a word a rank and row group, zeroed at the end of each
+  // call), and the copy engine's push of a row group waits for its count on the side stream
+  // (cuStreamWaitValue64).
+  unsigned long long* stored = nullptr;  // (allocated where own_rs_all)
+  int stored_words = 0;
+  // own_gemm_ok and the driver's stream wait on every rank (the fused form is not wire-compatible
+  // with the others: every rank must take it or none). Agreed at construction.
+  bool own_rs_all = false;
   symmem::detail::StreamWaitValue64 wait64 = nullptr;
   symmem::detail::StreamWriteValue64 write64 = nullptr;
 };
@@ -122,10 +126,19 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.own_gemm_ok = hopper_gemm_supported(dev) && !comm.shares_gpu() && symmem::detail::stream_write_value64() != nullptr;
   d.wait64 = symmem::detail::stream_wait_value64();
   d.write64 = symmem::detail::stream_write_value64();
-  d.own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
-  if (d.own_rs_ok) {
-    SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * comm.size()));
-    SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * comm.size()));
+  // What each rank can run and was told (SYMMEM_OVERLAP_GEMM), gathered: the fused reduce-scatter
+  // runs only where every rank can, and a knob set differently across ranks is refused on all of them.
+  const bool own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
+  const std::string mine = std::string(own_rs_ok ? "1" : "0") + std::to_string(d.own_gemm);
+  d.own_rs_all = true;
+  for (const std::string& theirs : comm.team().all_gather(mine, "overlap::TensorParallel's own-GEMM support")) {
+    d.own_rs_all = d.own_rs_all && theirs[0] == '1';
+    require(theirs.substr(1) == mine.substr(1), "overlap::TensorParallel: SYMMEM_OVERLAP_GEMM differs across ranks; set it alike on every rank or on none");
+  }
+  if (d.own_rs_all) {
+    d.stored_words = static_cast<int>(std::max<int64_t>(1, max_m / comm.size() / 256)) * comm.size();
+    SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * d.stored_words));
+    SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * d.stored_words));
   }
 }
 
@@ -187,13 +200,18 @@ std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_siz
   return groups;
 }
 bool reduce_own_gemm(int nranks, int64_t rows, int64_t n) {
-  // Off by default: measured slower than cuBLASLt's GEMM a block (4 x H200, TP = 4, interleaved
-  // timing, session 32: 8B M 4096 205 against 189-191 us, M 8192 402-407 against 367-377; 70B
-  // M 4096 730 against 727), not yet understood. SYMMEM_OVERLAP_GEMM=own runs it.
+  // Off by default until measured (session 33 built the fused form). SYMMEM_OVERLAP_GEMM=own runs it.
   (void)nranks;
   (void)rows;
   (void)n;
   return false;
+}
+int rs_groups(int64_t rows) {
+  // Row groups of 512 rows (two 256-row units of the GEMM's clusters), or of 256 where a block is
+  // an odd number of units: small enough that the last group's push (4-8 MiB at TP = 4, 8B / 70B,
+  // ~12-25 us at the ~340 GB/s a copy reaches) lands while the GEMM still runs the own block.
+  const int64_t units = std::max<int64_t>(1, rows / 256);
+  return static_cast<int>(units % 2 == 0 ? units / 2 : units);
 }
 int rs_chunks(int64_t rows, int64_t k) {
   // A part's copy over its GEMM's time is about 2000 / K (as in choose_mode); the ring hides it
@@ -346,52 +364,15 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   }
   stream::barrier(d.recv, s);  // every peer is done with the previous call's landing slots and signals
   const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
+  // The fused form where every rank can run it and detail::reduce_own_gemm (or SYMMEM_OVERLAP_GEMM,
+  // which the constructor checked is alike on every rank) says so.
+  if (d.own_rs_all && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::reduce_own_gemm(N, rows, n)))) {
+    rs_fused(a, m, k, b, n, c_shard, scale, s);
+    return;
+  }
   // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests; every rank
   // must set the same). Otherwise detail::rs_ring, a function of the shape and N.
   const bool ring = N == 2 || (d.force_rs >= 0 ? d.force_rs == 1 : detail::rs_ring(N, rows, n, k));
-  if (!ring && d.own_rs_ok && rows % 256 == 0 && N <= 64 &&
-      (d.own_gemm == 1 || (d.own_gemm < 0 && detail::reduce_own_gemm(N, rows, n)))) {
-    // The sum form on the own GEMM: one persistent GEMM over all rows, the peers' blocks first
-    // (me - 1, me - 2, ...: HopperRowShards runs shard `first` first, then first - 1, ...) and the
-    // local block last, into staging as one [M, n] matrix. The GEMM counts each block's stored
-    // half tiles (HopperRowShards::done); on the side stream the copy engine's push of block p to
-    // peer p's slot `me` (with the same signal as the cuBLASLt form's) waits for that count, so it
-    // starts while the GEMM runs on, with no kernel boundary. Then the N slots are summed, this
-    // rank's own from staging. Wire-compatible with the cuBLASLt form (the same slots, bytes and
-    // signals), so the choice is rank-local.
-    // Why nothing waits forever: the count is written by a kernel on s that never waits (no
-    // shards' waits here) and counts every half tile; and after the GEMM, s writes each peer
-    // block's full count itself (cuStreamWriteValue64), so a push can never wait past the GEMM's end
-    // whatever the kernel counted. The counters are local and zeroed at the end of the call, after
-    // the side stream has joined s (so after every push that waited on them).
-    char* staging = static_cast<char*>(d.staging);
-    const uint64_t halves = hopper_shard_halves(rows, n);
-    // (The GEMM is queued before the side stream's waits: a launch that throws leaves nothing
-    // waiting on counts that would never come.)
-    SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
-    HopperRowShards sh;
-    sh.rows = static_cast<int>(rows);
-    sh.count = N;
-    sh.first = (me + N - 1) % N;
-    sh.done = d.stored;
-    hopper_gemm(m, n, k, a, k, b, n, staging, n, HopperGemmOptions{}, s, &sh);
-    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
-    for (int j = 1; j < N; ++j) {
-      const int p = (me - j + N) % N;  // the GEMM's order
-      SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(d.side), reinterpret_cast<CUdeviceptr>(d.stored + p), halves, CU_STREAM_WAIT_VALUE_GEQ));
-      stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, staging + static_cast<size_t>(p) * slot * 2, slot * 2, me, 1,
-                         SignalOp::kSet, d.side, Engine::kCopyEngine);
-    }
-    for (int j = 1; j < N; ++j)
-      SYMMEM_CU_CHECK(d.write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d.stored + (me - j + N) % N), halves, 0));
-    SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
-    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
-    for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
-    launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s, me, staging + static_cast<size_t>(me) * slot * 2);
-    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
-    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.stored, 0, sizeof(unsigned long long) * N, s));
-    return;
-  }
   if (!ring) {
     // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
     // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. The local
@@ -466,6 +447,76 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
   SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
   SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * (N - 1) * chunks, s));
+}
+
+// matmul_reduce_scatter's fused form: one persistent GEMM of symmem's own over all rows (after the
+// call's barrier), the peers' blocks first (me - 1, me - 2, ...: HopperRowShards runs shard `first`
+// first, then first - 1, ...) into local staging, then this rank's own block, whose tiles add the
+// peers' landed partials of their rows in fp32 before the one rounding to bf16 and store the sum
+// into c_shard: no sum kernel after the GEMM. Each peer block goes in row groups
+// (detail::rs_groups): the GEMM counts a group's stored half tiles (HopperRowShards::done), and on
+// the side stream the copy engine's push of that group to peer p's slot `me` waits for the count
+// (cuStreamWaitValue64) and then sets p's signal slot `me` to g + 1. The own block's tiles of row
+// group g wait (in the GEMM's producer, bounded) for every peer's slot to reach g + 1.
+// Why nothing waits forever, for any N and any interleaving: a rank's own tiles wait only for
+// peers' pushes of their peer blocks; every CTA of the persistent GEMM finishes all its peer tiles
+// before any own tile (the own block runs last in every CTA's order), and peer tiles wait for
+// nothing, so every rank's counts complete; each push waits only for its own rank's count. The
+// signals are set once a call, per (peer, group) in increasing g on one stream, so slot p >= g + 1
+// means groups 0..g of p have landed. After the GEMM the stream writes every full count itself,
+// so no push waits past the GEMM's end even if a bounded wait timed out. Reuse across calls: the
+// argument at the top of this file (the counts are local and zeroed at the end of the call, after
+// the side stream has joined). Every rank takes this form or none (own_rs_all), since its signals
+// count row groups.
+void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s) {
+  Impl& d = *impl_;
+  const int N = comm_.size(), me = comm_.rank();
+  const int64_t rows = m / N;
+  const size_t slot = static_cast<size_t>(rows) * n;  // elements
+  const int groups = detail::rs_groups(rows);
+  const int64_t grows = rows / groups;
+  const size_t gbytes = static_cast<size_t>(grows) * n * 2;
+  const uint64_t per_group = hopper_shard_halves(grows, n);
+  require(N * groups <= d.stored_words, "overlap::matmul_reduce_scatter: internal: ", N * groups, " row-group counters needed, ", d.stored_words,
+          " allocated");
+  char* staging = static_cast<char*>(d.staging);
+  char* recv = d.recv.as<char>();
+  // (The GEMM is queued before the side stream's waits: a launch that throws leaves nothing
+  // waiting on counts that would never come.)
+  SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
+  HopperRowShards sh;
+  sh.rows = static_cast<int>(rows);
+  sh.count = N;
+  sh.first = (me + N - 1) % N;
+  sh.done = d.stored;
+  sh.groups = groups;
+  sh.sum_shard = me;
+  sh.partials = recv;
+  sh.out = c_shard;
+  sh.scale = scale;
+  sh.handle = d.recv.handle();
+  HopperGemmOptions opt;
+  opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
+  hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
+  SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
+  for (int j = 1; j < N; ++j) {
+    const int p = (me - j + N) % N;  // the GEMM's order
+    for (int g = 0; g < groups; ++g) {
+      const size_t at = static_cast<size_t>(p) * slot * 2 + static_cast<size_t>(g) * gbytes;
+      SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(d.side), reinterpret_cast<CUdeviceptr>(d.stored + p * groups + g), per_group,
+                               CU_STREAM_WAIT_VALUE_GEQ));
+      stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2 + static_cast<size_t>(g) * gbytes, staging + at, gbytes, me,
+                         static_cast<uint64_t>(g) + 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
+    }
+  }
+  for (int j = 1; j < N; ++j)
+    for (int g = 0; g < groups; ++g)
+      SYMMEM_CU_CHECK(d.write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d.stored + ((me - j + N) % N) * groups + g),
+                                per_group, 0));
+  SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
+  SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
+  SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
+  SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.stored, 0, sizeof(unsigned long long) * N * groups, s));
 }
 
 }  // namespace symmem::overlap

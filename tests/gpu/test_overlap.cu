@@ -207,12 +207,13 @@ TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
   ASSERT_ALL(why.empty(), why);
 }
 
-// matmul_reduce_scatter's sum form on symmem's own GEMM (SYMMEM_OVERLAP_GEMM=own, SYMMEM_OVERLAP_RS=sum):
-// one persistent GEMM over all rows whose per-block counts start the copies. 256 rows a rank, K
-// with a partial last k-block (320) and a short k-loop (64: a tile is counted after its k-loop),
-// Nc with a partial last column block (384); eager and replayed in a graph. Then 512 rows a rank
-// and Nc 4096: more tiles than CTAs, so most are counted inside the CTA's next k-loop. At 2 ranks
-// (the ring) and where it cannot run, the same calls take another form and must pass all the same.
+// matmul_reduce_scatter's fused form on symmem's own GEMM (SYMMEM_OVERLAP_GEMM=own): one persistent
+// GEMM over all rows whose per-row-group counts start the copies, and whose own block's tiles add
+// the landed partials (sum and avg). 256 rows a rank, K with a partial last k-block (320) and a
+// short k-loop (64: a tile is counted after its k-loop), Nc with a partial last column block (384);
+// eager and replayed in a graph. Then 512 rows a rank and Nc 4096: more tiles than CTAs, so most
+// are counted inside the CTA's next k-loop. Where it cannot run (ranks sharing a GPU, not Hopper),
+// the same calls take the sum form and must pass all the same.
 TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
   const int n = comm().size();
   std::string why;
@@ -222,6 +223,10 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
       if (!why.empty()) { why = "K " + std::to_string(k) + (graph ? " (graph): " : ": ") + why; break; }
     }
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 512 * n, 256, 4096, "sum", nullptr, "own");
+  // Row groups (overlap::detail::rs_groups): 1024 rows a rank go in two pushes a peer block, and
+  // the own block's tiles of each group wait for that group's signals; 768 rows: three groups of 256.
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 1024 * n, 128, 512, "sum", nullptr, "own");
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 768 * n, 192, 640, "sum", nullptr, "own");
   ASSERT_ALL(why.empty(), why);
 }
 

@@ -134,6 +134,22 @@ TEST(OverlapChoice, OwnGemmWhereMeasured) {
   EXPECT_FALSE(gather_own_gemm(1, 4096, 7168));
 }
 
+// The fused form's row groups: 512 rows, or 256 where a block is an odd number of 256-row units.
+TEST(OverlapChoice, FusedReduceScatterRowGroups) {
+  using symmem::overlap::detail::rs_groups;
+  EXPECT_EQ(rs_groups(256), 1);
+  EXPECT_EQ(rs_groups(512), 1);
+  EXPECT_EQ(rs_groups(768), 3);
+  EXPECT_EQ(rs_groups(1024), 2);
+  EXPECT_EQ(rs_groups(2048), 4);   // 8B / 70B M 8192 at TP = 4
+  EXPECT_EQ(rs_groups(4096), 8);
+  for (int64_t rows = 256; rows <= 16384; rows += 256) {
+    const int g = rs_groups(rows);
+    EXPECT_EQ(rows % g, 0);
+    EXPECT_EQ(rows / g % 256, 0);
+  }
+}
+
 // matmul_reduce_scatter's sum form on symmem's own GEMM: off by default (slower than cuBLASLt's
 // GEMM a block at every shape measured, session 32); SYMMEM_OVERLAP_GEMM=own forces it.
 TEST(OverlapChoice, OwnGemmReduceScatterOffByDefault) {
