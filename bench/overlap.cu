@@ -36,6 +36,18 @@ void run_overlap(Harness& h) {
     max_n = std::max({max_n, md.ffn / n, md.hidden});
   }
   overlap::TensorParallel tp(h.comm(), max_m, max_k, max_n);
+  // SYMMEM_OVERLAP_ALT=own or cublas: a second TensorParallel made with SYMMEM_OVERLAP_GEMM set to
+  // that, whose overlap path is timed interleaved with the others (column alt, key overlap_alt_us):
+  // the two forms compared in one power state.
+  const char* alt_env = std::getenv("SYMMEM_OVERLAP_ALT");
+  std::unique_ptr<overlap::TensorParallel> tp_alt;
+  if (alt_env != nullptr && *alt_env != 0) {
+    const char* was = std::getenv("SYMMEM_OVERLAP_GEMM");
+    const std::string saved = was != nullptr ? was : "";
+    setenv("SYMMEM_OVERLAP_GEMM", alt_env, 1);
+    tp_alt = std::make_unique<overlap::TensorParallel>(h.comm(), max_m, max_k, max_n);
+    if (was != nullptr) setenv("SYMMEM_OVERLAP_GEMM", saved.c_str(), 1); else unsetenv("SYMMEM_OVERLAP_GEMM");
+  }
   overlap::Gemm gemm(size_t(32) << 20);
   void *a, *b, *c, *shard;
   SYMMEM_CUDA_CHECK(cudaMalloc(&a, static_cast<size_t>(max_m) * max_k * 2));
@@ -110,21 +122,25 @@ void run_overlap(Harness& h) {
             ncclReduceScatter(c, shard, static_cast<size_t>(rows) * nn, ncclBfloat16, ncclSum, nc, s);
           }
         };
-        auto symmem_fn = [&](overlap::Mode mode) {
-          return [&, mode](cudaStream_t s) {
-            if (op == 0) tp.all_gather_matmul(shard, m, k, b, nn, c, nullptr, s, mode);
-            else tp.matmul_reduce_scatter(a, m, k, b, nn, shard, ReduceOp::kSum, s, mode);
+        auto symmem_fn = [&](overlap::Mode mode, overlap::TensorParallel* t = nullptr) {
+          overlap::TensorParallel* which = t != nullptr ? t : &tp;
+          return [&, mode, which](cudaStream_t s) {
+            if (op == 0) which->all_gather_matmul(shard, m, k, b, nn, c, nullptr, s, mode);
+            else which->matmul_reduce_scatter(a, m, k, b, nn, shard, ReduceOp::kSum, s, mode);
           };
         };
         symmem_fn(overlap::Mode::kOverlap)(h.stream());  // uncaptured: tunes the block GEMMs' shapes
         symmem_fn(overlap::Mode::kSequential)(h.stream());
+        if (tp_alt) symmem_fn(overlap::Mode::kOverlap, tp_alt.get())(h.stream());
         // The floor, symmem both ways and cuBLASLt + NCCL, their replays interleaved: one stretch
         // of time, one power state for all four (Harness::time_graphs).
         std::vector<std::function<void(cudaStream_t)>> programs = {floor_fn, symmem_fn(overlap::Mode::kOverlap),
                                                                    symmem_fn(overlap::Mode::kSequential)};
         if (nc != nullptr) programs.push_back(nccl_fn);
+        if (tp_alt) programs.push_back(symmem_fn(overlap::Mode::kOverlap, tp_alt.get()));
         const std::vector<double> t = h.time_graphs(programs, ops);
         const double floor_us = t[0], ov = t[1], sq = t[2], seq_nccl = nc != nullptr ? t[3] : -1;
+        const double alt = tp_alt ? t.back() : -1;
         const double comm_part = seq_nccl > floor_us ? seq_nccl - floor_us : 0;
         Row r{"overlap", "bfloat16", std::string(md.name) + (op == 0 ? "/ag_gemm" : "/gemm_rs"), static_cast<size_t>(m)};
         // symmem's figure is what auto runs (TensorParallel::choose), not the better of the two.
@@ -139,6 +155,10 @@ void run_overlap(Harness& h) {
         r.extra["k"] = static_cast<double>(k);
         r.extra["n"] = static_cast<double>(nn);
         r.extra["vs_floor"] = ov / floor_us;
+        if (tp_alt) {
+          r.extra["overlap_alt_us"] = alt;
+          r.extra["alt_vs_floor"] = alt / floor_us;
+        }
         r.extra["hidden_fraction"] = comm_part > 0 ? std::max(0.0, 1.0 - (ov - floor_us) / comm_part) : -1;
         if (probe) {
           // SYMMEM_OVERLAP_PROBE=1: the floor of any overlap that moves its bytes by copy engine
@@ -355,10 +375,12 @@ void run_overlap(Harness& h) {
                         static_cast<long long>(part), t_chain);
         }
         h.add(r);
+        char alt_text[64] = "";
+        if (tp_alt) std::snprintf(alt_text, sizeof alt_text, " | alt %9.1f %6.3f", alt, alt / floor_us);
         if (me == 0)
-          std::printf("%5s %6s %8lld | %9.1f %9.1f %9.1f %9.1f %4s | %6.3f %6.2f\n", md.name, op == 0 ? "ag+mm" : "mm+rs",
+          std::printf("%5s %6s %8lld | %9.1f %9.1f %9.1f %9.1f %4s | %6.3f %6.2f%s\n", md.name, op == 0 ? "ag+mm" : "mm+rs",
                       static_cast<long long>(m), floor_us, seq_nccl, ov, sq, auto_overlap ? "ov" : "seq", r.extra["vs_floor"],
-                      r.extra["hidden_fraction"]);
+                      r.extra["hidden_fraction"], alt_text);
       }
     }
   }
