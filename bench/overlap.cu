@@ -190,8 +190,9 @@ void run_overlap(Harness& h) {
           // (cuStreamWaitValue64), kind 7 is the cuBLASLt form's GEMM a block in its order.
           const bool rs_own_probe = own_ok && op == 1 && rows % 256 == 0;
           unsigned long long* probe_counts = nullptr;
-          SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&probe_counts), sizeof(unsigned long long) * n));
-          SYMMEM_CUDA_CHECK(cudaMemset(probe_counts, 0, sizeof(unsigned long long) * n));
+          const int rs_g = overlap::detail::rs_groups(rows);  // the fused form's row groups
+          SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&probe_counts), sizeof(unsigned long long) * n * rs_g));
+          SYMMEM_CUDA_CHECK(cudaMemset(probe_counts, 0, sizeof(unsigned long long) * n * rs_g));
           const symmem::detail::StreamWaitValue64 wait64 = symmem::detail::stream_wait_value64();
           const uint64_t rs_halves = overlap::hopper_shard_halves(rows, nn);
           auto rs_own_gemms = [&](bool pushes, cudaStream_t s) {
@@ -219,8 +220,34 @@ void run_overlap(Harness& h) {
             }
             SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n, s));
           };
+          // The fused form's GEMM (matmul_reduce_scatter's default where it runs) without its pushes:
+          // kind 8 in its order and row groups, counting them (no sum); kind 9 the same whose own block
+          // adds the partials from dst, whose signals are set beforehand (nothing waits: what the adds
+          // cost); kind 10 that without the counts.
+          if (rs_own_probe) {
+            std::vector<uint64_t> landed(n, uint64_t{1} << 40);
+            SYMMEM_CUDA_CHECK(cudaMemcpy(dst.signal_pad(), landed.data(), sizeof(uint64_t) * n, cudaMemcpyHostToDevice));
+          }
+          auto fused_gemm = [&](bool sum, bool count, cudaStream_t s) {
+            overlap::HopperRowShards sh;
+            sh.rows = static_cast<int>(rows);
+            sh.count = n;
+            sh.first = (me + n - 1) % n;
+            sh.groups = rs_g;
+            if (count) sh.done = probe_counts;
+            if (sum) {
+              sh.sum_shard = me;
+              sh.partials = dst.ptr();
+              sh.out = shard;
+              sh.handle = dst.handle();
+            }
+            overlap::HopperGemmOptions opt;
+            opt.group_m = 2;
+            overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, opt, s, &sh);
+            if (count) SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n * rs_g, s));
+          };
           // gemm_kind 0 none, 1 cuBLASLt, 2 own, 3 own with A in the heap, 4 the same with the local
-          // shard apart, 5-7 above; barrier false: the ranks not held together (what the barrier's
+          // shard apart, 5-10 above; barrier false: the ranks not held together (what the barrier's
           // coupling of the ranks costs is the difference)
           auto floor_with = [&](int gemm_kind, bool copies, bool sum, bool barrier = true) {
             return [&, gemm_kind, copies, sum, barrier](cudaStream_t s) {
@@ -238,6 +265,7 @@ void run_overlap(Harness& h) {
               if (gemm_kind == 3) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
               if (gemm_kind == 4) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards_local : nullptr);
               if (gemm_kind == 5 || gemm_kind == 6) rs_own_gemms(gemm_kind == 6, s);
+              if (gemm_kind >= 8 && gemm_kind <= 10) fused_gemm(gemm_kind != 8, gemm_kind != 10, s);
               if (gemm_kind == 7)
                 for (int j = 1; j <= n; ++j) {
                   const int p = (me + j) % n;
@@ -268,6 +296,7 @@ void run_overlap(Harness& h) {
             variants.push_back(floor_with(5, false, false));
             variants.push_back(floor_with(6, false, false));
             variants.push_back(floor_with(7, false, false));
+            for (int kind : {8, 9, 10}) variants.push_back(floor_with(kind, false, false));
           }
           const std::vector<double> pt = h.time_graphs(variants, ops);
           size_t vi = 1;
@@ -280,10 +309,15 @@ void run_overlap(Harness& h) {
             r.extra["probe_rs_own_gemm_counting_us"] = pt[rs_first];
             r.extra["probe_rs_own_gemm_counted_pushes_us"] = pt[rs_first + 1];
             r.extra["probe_rs_cublas_block_gemms_us"] = pt[rs_first + 2];
+            r.extra["probe_fused_gemm_counting_us"] = pt[rs_first + 3];
+            r.extra["probe_fused_gemm_summing_us"] = pt[rs_first + 4];
+            r.extra["probe_fused_gemm_summing_no_counts_us"] = pt[rs_first + 5];
             if (me == 0)
               std::printf("# probe %s mm+rs M %lld: own GEMM in the rs order, counting %.1f, with the pushes on the counts %.1f; "
-                          "cuBLASLt's GEMM a block %.1f; the GEMM alone %.1f [us, interleaved]\n",
-                          md.name, static_cast<long long>(m), pt[rs_first], pt[rs_first + 1], pt[rs_first + 2], pt[0]);
+                          "cuBLASLt's GEMM a block %.1f; the GEMM alone %.1f; fused form's GEMM (%d row groups): counting %.1f, "
+                          "summing landed partials %.1f, the same without counts %.1f [us, interleaved]\n",
+                          md.name, static_cast<long long>(m), pt[rs_first], pt[rs_first + 1], pt[rs_first + 2], pt[0], rs_g,
+                          pt[rs_first + 3], pt[rs_first + 4], pt[rs_first + 5]);
           }
           SYMMEM_CUDA_CHECK(cudaFree(probe_counts));
           r.extra["probe_copy_reps"] = probe_copies;

@@ -82,6 +82,11 @@ struct TensorParallel::Impl {
   // own_gemm_ok and the driver's stream wait on every rank (the fused form is not wire-compatible
   // with the others: every rank must take it or none). Agreed at construction.
   bool own_rs_all = false;
+  // Its pushes: one stream a peer (high priority), so that one peer's wait for a count does not
+  // hold back another's push (a stream wait returns 7-25 us after the count, session 33), each
+  // joined back through its event.
+  std::vector<cudaStream_t> pushers;
+  std::vector<cudaEvent_t> pushed;
   symmem::detail::StreamWaitValue64 wait64 = nullptr;
   symmem::detail::StreamWriteValue64 write64 = nullptr;
 };
@@ -139,6 +144,10 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
     d.stored_words = static_cast<int>(std::max<int64_t>(1, max_m / comm.size() / 256)) * comm.size();
     SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * d.stored_words));
     SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * d.stored_words));
+    d.pushers.resize(comm.size() - 1);
+    d.pushed.resize(comm.size() - 1);
+    for (cudaStream_t& st : d.pushers) SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, greatest));
+    for (cudaEvent_t& e : d.pushed) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
 }
 
@@ -151,6 +160,8 @@ TensorParallel::~TensorParallel() {
   if (impl_->lane) cudaStreamDestroy(impl_->lane);
   if (impl_->staging) cudaFree(impl_->staging);
   if (impl_->stored) cudaFree(impl_->stored);
+  for (cudaStream_t st : impl_->pushers) cudaStreamDestroy(st);
+  for (cudaEvent_t e : impl_->pushed) cudaEventDestroy(e);
   try {
     if (impl_->gathered.valid()) comm_.free(impl_->gathered);
     if (impl_->recv.valid()) comm_.free(impl_->recv);
@@ -455,14 +466,14 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // peers' landed partials of their rows in fp32 before the one rounding to bf16 and store the sum
 // into c_shard: no sum kernel after the GEMM. Each peer block goes in row groups
 // (detail::rs_groups): the GEMM counts a group's stored half tiles (HopperRowShards::done), and on
-// the side stream the copy engine's push of that group to peer p's slot `me` waits for the count
+// its own stream the copy engine's push of that group to peer p's slot `me` waits for the count
 // (cuStreamWaitValue64) and then sets p's signal slot `me` to g + 1. The own block's tiles of row
 // group g wait (in the GEMM's producer, bounded) for every peer's slot to reach g + 1.
 // Why nothing waits forever, for any N and any interleaving: a rank's own tiles wait only for
 // peers' pushes of their peer blocks; every CTA of the persistent GEMM finishes all its peer tiles
 // before any own tile (the own block runs last in every CTA's order), and peer tiles wait for
 // nothing, so every rank's counts complete; each push waits only for its own rank's count. The
-// signals are set once a call, per (peer, group) in increasing g on one stream, so slot p >= g + 1
+// signals are set once a call, per (peer, group) in increasing g on that peer's one stream, so slot p >= g + 1
 // means groups 0..g of p have landed. After the GEMM the stream writes every full count itself,
 // so no push waits past the GEMM's end even if a bounded wait timed out. Reuse across calls: the
 // argument at the top of this file (the counts are local and zeroed at the end of the call, after
@@ -498,23 +509,26 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   HopperGemmOptions opt;
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
   hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
-  SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order
+    cudaStream_t ps = d.pushers[j - 1];
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(ps, d.start, 0));
     for (int g = 0; g < groups; ++g) {
       const size_t at = static_cast<size_t>(p) * slot * 2 + static_cast<size_t>(g) * gbytes;
-      SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(d.side), reinterpret_cast<CUdeviceptr>(d.stored + p * groups + g), per_group,
+      SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(ps), reinterpret_cast<CUdeviceptr>(d.stored + p * groups + g), per_group,
                                CU_STREAM_WAIT_VALUE_GEQ));
       stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2 + static_cast<size_t>(g) * gbytes, staging + at, gbytes, me,
-                         static_cast<uint64_t>(g) + 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
+                         static_cast<uint64_t>(g) + 1, SignalOp::kSet, ps, Engine::kCopyEngine);
     }
   }
   for (int j = 1; j < N; ++j)
     for (int g = 0; g < groups; ++g)
       SYMMEM_CU_CHECK(d.write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d.stored + ((me - j + N) % N) * groups + g),
                                 per_group, 0));
-  SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
-  SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
+  for (int j = 1; j < N; ++j) {  // the staging is free again when the call ends
+    SYMMEM_CUDA_CHECK(cudaEventRecord(d.pushed[j - 1], d.pushers[j - 1]));
+    SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.pushed[j - 1], 0));
+  }
   SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
   SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.stored, 0, sizeof(unsigned long long) * N * groups, s));
 }
