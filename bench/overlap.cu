@@ -220,15 +220,19 @@ void run_overlap(Harness& h) {
             }
             SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n, s));
           };
-          // The fused form's GEMM (matmul_reduce_scatter's default where it runs) without its pushes:
-          // kind 8 in its order and row groups, counting them (no sum); kind 9 the same whose own block
-          // adds the partials from dst, whose signals are set beforehand (nothing waits: what the adds
-          // cost); kind 10 that without the counts.
+          // The fused form's GEMM (matmul_reduce_scatter's where it runs) without its pushes, in its
+          // order and row groups (fused_kinds, from kind 8): counting them (no sum), at the k-block
+          // count_at of the next tile; or whose own block adds the partials from dst, whose signals are
+          // set beforehand (nothing waits: what the adds cost), counting or not.
+          struct FusedKind { bool sum, count; int count_at; const char* key; };
+          const std::vector<FusedKind> fused_kinds = {{false, true, 3, "counting_at3"},  {false, true, 8, "counting_at8"},
+                                                      {false, true, 16, "counting_at16"}, {true, true, 3, "summing_at3"},
+                                                      {true, true, 8, "summing_at8"},     {true, false, 0, "summing_no_counts"}};
           if (rs_own_probe) {
             std::vector<uint64_t> landed(n, uint64_t{1} << 40);
             SYMMEM_CUDA_CHECK(cudaMemcpy(dst.signal_pad(), landed.data(), sizeof(uint64_t) * n, cudaMemcpyHostToDevice));
           }
-          auto fused_gemm = [&](bool sum, bool count, cudaStream_t s) {
+          auto fused_gemm = [&](bool sum, bool count, int count_at, cudaStream_t s) {
             overlap::HopperRowShards sh;
             sh.rows = static_cast<int>(rows);
             sh.count = n;
@@ -243,11 +247,12 @@ void run_overlap(Harness& h) {
             }
             overlap::HopperGemmOptions opt;
             opt.group_m = 2;
+            opt.count_at = count_at;
             overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, opt, s, &sh);
             if (count) SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n * rs_g, s));
           };
           // gemm_kind 0 none, 1 cuBLASLt, 2 own, 3 own with A in the heap, 4 the same with the local
-          // shard apart, 5-10 above; barrier false: the ranks not held together (what the barrier's
+          // shard apart, 5-7 above, 8 on fused_kinds; barrier false: the ranks not held together (what the barrier's
           // coupling of the ranks costs is the difference)
           auto floor_with = [&](int gemm_kind, bool copies, bool sum, bool barrier = true) {
             return [&, gemm_kind, copies, sum, barrier](cudaStream_t s) {
@@ -265,7 +270,10 @@ void run_overlap(Harness& h) {
               if (gemm_kind == 3) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
               if (gemm_kind == 4) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards_local : nullptr);
               if (gemm_kind == 5 || gemm_kind == 6) rs_own_gemms(gemm_kind == 6, s);
-              if (gemm_kind >= 8 && gemm_kind <= 10) fused_gemm(gemm_kind != 8, gemm_kind != 10, s);
+              if (gemm_kind >= 8) {
+                const FusedKind& f = fused_kinds[gemm_kind - 8];
+                fused_gemm(f.sum, f.count, f.count_at, s);
+              }
               if (gemm_kind == 7)
                 for (int j = 1; j <= n; ++j) {
                   const int p = (me + j) % n;
@@ -296,7 +304,7 @@ void run_overlap(Harness& h) {
             variants.push_back(floor_with(5, false, false));
             variants.push_back(floor_with(6, false, false));
             variants.push_back(floor_with(7, false, false));
-            for (int kind : {8, 9, 10}) variants.push_back(floor_with(kind, false, false));
+            for (size_t f = 0; f < fused_kinds.size(); ++f) variants.push_back(floor_with(8 + static_cast<int>(f), false, false));
           }
           const std::vector<double> pt = h.time_graphs(variants, ops);
           size_t vi = 1;
@@ -309,15 +317,19 @@ void run_overlap(Harness& h) {
             r.extra["probe_rs_own_gemm_counting_us"] = pt[rs_first];
             r.extra["probe_rs_own_gemm_counted_pushes_us"] = pt[rs_first + 1];
             r.extra["probe_rs_cublas_block_gemms_us"] = pt[rs_first + 2];
-            r.extra["probe_fused_gemm_counting_us"] = pt[rs_first + 3];
-            r.extra["probe_fused_gemm_summing_us"] = pt[rs_first + 4];
-            r.extra["probe_fused_gemm_summing_no_counts_us"] = pt[rs_first + 5];
+            std::string fused_text;
+            for (size_t f = 0; f < fused_kinds.size(); ++f) {
+              r.extra[std::string("probe_fused_gemm_") + fused_kinds[f].key + "_us"] = pt[rs_first + 3 + f];
+              char one[96];
+              std::snprintf(one, sizeof one, " %s %.1f", fused_kinds[f].key, pt[rs_first + 3 + f]);
+              fused_text += one;
+            }
             if (me == 0)
               std::printf("# probe %s mm+rs M %lld: own GEMM in the rs order, counting %.1f, with the pushes on the counts %.1f; "
-                          "cuBLASLt's GEMM a block %.1f; the GEMM alone %.1f; fused form's GEMM (%d row groups): counting %.1f, "
-                          "summing landed partials %.1f, the same without counts %.1f [us, interleaved]\n",
-                          md.name, static_cast<long long>(m), pt[rs_first], pt[rs_first + 1], pt[rs_first + 2], pt[0], rs_g,
-                          pt[rs_first + 3], pt[rs_first + 4], pt[rs_first + 5]);
+                          "cuBLASLt's GEMM a block %.1f; the GEMM alone %.1f; the own GEMM alone %.1f; fused form's GEMM (%d row groups):%s "
+                          "[us, interleaved]\n",
+                          md.name, static_cast<long long>(m), pt[rs_first], pt[rs_first + 1], pt[rs_first + 2], pt[0], own, rs_g,
+                          fused_text.c_str());
           }
           SYMMEM_CUDA_CHECK(cudaFree(probe_counts));
           r.extra["probe_copy_reps"] = probe_copies;

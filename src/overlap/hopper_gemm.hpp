@@ -16,6 +16,9 @@ struct HopperGemmOptions {
   int cluster = 2;   // CTAs a cluster (1 or 2): a pair shares B's tiles by TMA multicast
   int group_m = 8;   // tile raster: this many row blocks (units) before the next column block
   int max_ctas = 0;  // 0: one CTA an SM (as many clusters as fit)
+  // With HopperRowShards::done: the k-block of a warpgroup's next tile after which its last tile's
+  // stores are counted (their completion is waited for then; at or past the k-loop's end, after it).
+  int count_at = 3;
 };
 
 /// A itself is `count` shards of `rows` rows. The tiles run shard `first` first, then first - 1,

@@ -87,6 +87,7 @@ struct TensorParallel::Impl {
   // joined back through its event.
   std::vector<cudaStream_t> pushers;
   std::vector<cudaEvent_t> pushed;
+  int count_at = 3;  // HopperGemmOptions::count_at of its GEMM (SYMMEM_OVERLAP_COUNT_AT: a tuning knob)
   symmem::detail::StreamWaitValue64 wait64 = nullptr;
   symmem::detail::StreamWriteValue64 write64 = nullptr;
 };
@@ -113,6 +114,12 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.force_rs = force_knob("SYMMEM_OVERLAP_RS", "sum", "ring");
   d.force_groups = force_knob("SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.own_gemm = force_knob("SYMMEM_OVERLAP_GEMM", "cublas", "own");
+  if (const char* v = std::getenv("SYMMEM_OVERLAP_COUNT_AT"); v != nullptr && *v != 0) {
+    char* end = nullptr;
+    const long at = std::strtol(v, &end, 10);
+    require(*end == 0 && at >= 0 && at <= 1024, "overlap::TensorParallel: SYMMEM_OVERLAP_COUNT_AT=", v, " is not a k-block index (0-1024)");
+    d.count_at = static_cast<int>(at);
+  }
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
   d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
@@ -508,6 +515,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.handle = d.recv.handle();
   HopperGemmOptions opt;
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
+  opt.count_at = d.count_at;
   hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order
