@@ -457,6 +457,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       ring.prev = -1;
       const bool summed = shard >= 0 && shard == args.shards.sum_shard;
       const int np = summed ? 2 * (args.shards.count - 1) : 0;
+      if (summed && pending >= 0) {
+        // A summed tile's loads wait for other ranks' pushes, which wait for this rank's counts:
+        // the last peer tile is counted before it, never inside its k-loop.
+        if (leader) count_stored(args.shards.done, pending);
+        pending = -1;
+      }
       int e = 0, next = np > 0 ? partial_after(0, np, kblocks) : 0;  // partial e follows k-block next - 1
       for (int kb = 0; kb < kblocks; ++kb) {
         consume<kCluster>(st, ring, acc, kb);

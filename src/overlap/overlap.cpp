@@ -478,14 +478,15 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // group g wait (in the GEMM's producer, bounded) for every peer's slot to reach g + 1.
 // Why nothing waits forever, for any N and any interleaving: a rank's own tiles wait only for
 // peers' pushes of their peer blocks; every CTA of the persistent GEMM finishes all its peer tiles
-// before any own tile (the own block runs last in every CTA's order), and peer tiles wait for
-// nothing, so every rank's counts complete; each push waits only for its own rank's count. The
-// signals are set once a call, per (peer, group) in increasing g on that peer's one stream, so slot p >= g + 1
-// means groups 0..g of p have landed. After the GEMM the stream writes every full count itself,
-// so no push waits past the GEMM's end even if a bounded wait timed out. Reuse across calls: the
-// argument at the top of this file (the counts are local and zeroed at the end of the call, after
-// the side stream has joined). Every rank takes this form or none (own_rs_all), since its signals
-// count row groups.
+// before any own tile (the own block runs last in every CTA's order), peer tiles wait for nothing,
+// and a CTA counts its last peer tile before its first own tile's loads (never inside an own
+// tile's k-loop, whose loads may wait), so every rank's counts complete; each push waits only for
+// its own rank's count. The signals are set once a call, per (peer, group) in increasing g on that
+// peer's one stream, so slot p >= g + 1 means groups 0..g of p have landed. After the GEMM the
+// stream writes every full count itself, so no push waits past the GEMM's end even if a bounded
+// wait timed out. Reuse across calls: the argument at the top of this file (the counts are local
+// and zeroed at the end of the call, after the pushers have joined). Every rank takes this form or
+// none (own_rs_all), since its signals count row groups.
 void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
