@@ -67,7 +67,6 @@ struct Args {
   int group_m;
   HopperRowShards shards;  // shards.rows == 0: rows in order, no waits
   bool has_local;          // shards.first's rows come from map_local
-  int group_rows;          // shards.rows / shards.groups (row groups)
   int count_at;            // HopperGemmOptions::count_at
 };
 
@@ -112,6 +111,9 @@ __device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* sr
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr) : "memory");
 }
 __device__ __forceinline__ void named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
 __device__ __forceinline__ uint32_t pack_bf16(float a, float b) {
@@ -166,32 +168,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
       "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
       "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-// The same with A from registers (a warpgroup's 64 x 16 fragment, mma's A layout a warp a 16-row
-// slice), always accumulating: the fused sum adds a partial as I x P (its own() below).
-__device__ __forceinline__ void wgmma_m64n256k16_rs(float (&d)[128], const uint32_t (&a)[4], uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.eq.u32 p, 1, 1;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n"
-      :
-      "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-      "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-      "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-      "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-      "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-      "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-      "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-      "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-      "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-      "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-      "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-      "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-      "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-      "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-      "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -285,51 +261,22 @@ __device__ __forceinline__ void count_stored(unsigned long long* done, int at) {
   asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(done + at) : "memory");
 }
 
-
-// The fused sum (HopperRowShards::sum_shard): a summed tile's 2 x peers partial stages (64 rows of
-// one partial, one consumer's, each) go through the ring among its k-blocks, partial e after this
-// many of them, so that their loads run under the tile's MMAs rather than all at its end (where
-// every CTA's would meet HBM at once). Nondecreasing in e, from 1 (the first k-block overwrites the
-// accumulators) to below kblocks.
-__device__ __forceinline__ int partial_after(int e, int np, int kblocks) {
-  const int a = (e + 1) * kblocks / (np + 1);
-  return a < 1 ? 1 : a;
-}
-
-// One partial stage: its consumer adds the 64 x 256 partial in B's part of the stage (loaded as B's
-// tiles are: the partial's rows as k) to its accumulators as I x P with wgmma (A = the identity,
-// from registers), exact in fp32 and in the accumulators' own pipeline (no wait for the MMAs in
-// flight); the other consumer only frees the stage.
-template <int kCluster>
-__device__ __forceinline__ void consume_partial(const Stages& st, Ring& ring, float (&acc)[128], bool mine) {
-  mbar_wait(&st.full[ring.stage], ring.phase);
-  if (mine) {
-    // The identity's one nonzero word for this thread (mma's A layout: rows lane / 4 (+ 8), columns
-    // 2 (lane % 4) + {0, 1} (+ 8) of its warp's 16 x 16 block, in k-step `warp`): bf16 1.0 where
-    // the row equals the column.
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32 % 4;
-    const uint32_t ident = (lane / 4 == 2 * (lane % 4) ? 0x3F80u : 0u) | (lane / 4 == 2 * (lane % 4) + 1 ? 0x3F800000u : 0u);
-    const uint32_t b_addr = smem_addr(st.sb + ring.stage * kBBytes);
-    wgmma_fence();
-    wgmma_keep(acc);
+// The fused sum: adds the 64 x 256 bf16 partial that the producer loaded into B's part of a stage
+// (four 64-column boxes, 128-byte swizzle: the epilogue's layout) to this warpgroup's accumulators.
+// ldmatrix hands each thread the elements its accumulators hold (the inverse of the epilogue's
+// stmatrix, same addresses).
+__device__ __forceinline__ void add_partial(float (&acc)[128], const uint8_t* stage_b, int warp, int lane) {
 #pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk) {
-      const uint32_t x = kk == warp ? ident : 0u;
-      const uint32_t a[4] = {x, 0u, 0u, x};
-      wgmma_m64n256k16_rs(acc, a, sw128_desc(b_addr + kk * 2048, kBBox, 1024));
+  for (int j = 0; j < 32; j += 2) {
+    const int mi = lane / 8, row = warp * 16 + (mi & 1) * 8 + lane % 8, col = (j + (mi >> 1)) * 8;
+    uint32_t r[4];
+    ldmatrix_x4(smem_addr(stage_b + (col / 64) * kBBox + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16)), r[0], r[1], r[2], r[3]);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&r[q]));
+      acc[4 * j + 2 * q] += f.x;
+      acc[4 * j + 2 * q + 1] += f.y;
     }
-    wgmma_commit();
-    wgmma_keep(acc);
-    wgmma_wait<1>();
-    wgmma_keep(acc);
-    if (st.leader) release<kCluster>(st.empty, ring.prev);
-    ring.prev = ring.stage;
-  } else if (st.leader) {
-    release<kCluster>(st.empty, ring.stage);  // (not read here)
-  }
-  if (++ring.stage == kStages) {
-    ring.stage = 0;
-    ring.phase ^= 1;
   }
 }
 
@@ -356,6 +303,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int kblocks = (args.k + kBK - 1) / kBK;
   const int first_unit = kCluster > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
   const int unit_step = kCluster > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
+  const int group_rows = args.shards.rows / args.shards.groups;  // (0 without shards)
+  const int peers = args.shards.count - 1;                       // the fused sum's partials a tile
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -367,9 +316,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (kCluster > 1) cluster_sync(); else __syncthreads();
 
   if (wg == 0) {
-    // (48 registers: the fused sum's stages left 40 short, spilling; the consumers keep 224, which
-    // ptxas fits without spills: 128 x 48 + 256 x 224 of the SM's 65536.)
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 48;\n" ::: "memory");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
@@ -379,29 +326,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         int shard, m0, row_in_shard, n0;
         unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
         const bool local = shard >= 0 && shard == args.shards.first;
-        // The unit's waits, before its loads: its shard's signal (all_gather_matmul's rows), or the
-        // fused sum's, every other rank's signal at g + 1 once per row group g (their partials of
-        // these rows have landed). Bounded (a timeout is recorded for the host to raise; the tile
-        // then computes on what is there). The acquire orders the landed rows for this thread; the
-        // proxy fence, for its TMA loads. (One wait in the code: a second one inlined spilled.)
-        int wait_from = shard, waits = 0;
-        uint64_t wait_for = args.shards.target;
         if (shard >= 0 && !local && args.shards.wait && !(landed >> shard & 1)) {
-          waits = 1;
+          // Bounded (a timeout is recorded for the host to raise; the tile then computes on what
+          // is there). The acquire orders the landed rows for this thread; the proxy fence, for
+          // its TMA loads.
+          device::wait_signal(args.shards.handle, shard, Cmp::kGe, args.shards.target, shard);
+          device::fence_proxy_async_global();
           landed |= uint64_t(1) << shard;
-        } else if (shard >= 0 && shard == args.shards.sum_shard && row_in_shard / args.group_rows >= summable) {
-          summable = row_in_shard / args.group_rows + 1;
-          wait_from = shard + 1;
-          waits = args.shards.count - 1;
-          wait_for = static_cast<uint64_t>(summable);
         }
-        for (int j = 0; j < waits; ++j) device::wait_signal(args.shards.handle, (wait_from + j) % args.shards.count, Cmp::kGe, wait_for,
-                                                            (wait_from + j) % args.shards.count);
-        if (waits > 0) device::fence_proxy_async_global();
         const CUtensorMap* ma = local && args.has_local ? &map_local : &map_a;
         const int arow = local && args.has_local ? row_in_shard : m0;
-        const int np = shard >= 0 && shard == args.shards.sum_shard ? 2 * (args.shards.count - 1) : 0;  // the fused sum's partial stages
-        int e = 0, next = np > 0 ? partial_after(0, np, kblocks) : 0;  // partial e follows k-block next - 1
         for (int kb = 0; kb < kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
           mbar_expect_tx(&full[stage], kABytes + kBBytes);
@@ -420,27 +354,39 @@ __global__ void __launch_bounds__(kThreads, 1)
             stage = 0;
             phase ^= 1;
           }
-          for (; next == kb + 1; next = ++e < np ? partial_after(e, np, kblocks) : 0) {
-            // The fused sum: partial e is rank (shard + 1 + e / 2)'s rows of this tile for consumer
-            // e % 2 (landed: the waits above). Not multicast: the cluster's CTAs hold different rows
-            // (both take the same stages).
-            const int p = (shard + 1 + e / 2) % args.shards.count;
-            mbar_wait(&empty[stage], phase ^ 1);
-            mbar_expect_tx(&full[stage], kBBytes);
+        }
+        if (shard >= 0 && shard == args.shards.sum_shard) {
+          // The fused sum: once every other rank's partial of this row group has landed (bounded;
+          // a timeout is recorded and the tile then adds what is there), each partial's rows of
+          // the tile go through the ring, 64 rows (one consumer's) a stage, consumer 0's first.
+          // Not multicast: the cluster's CTAs hold different rows (both take the same stages).
+          const int g = row_in_shard / group_rows;
+          if (g >= summable) {
+            for (int j = 1; j <= peers; ++j)
+              device::wait_signal(args.shards.handle, (shard + j) % args.shards.count, Cmp::kGe, static_cast<uint64_t>(g) + 1,
+                                  (shard + j) % args.shards.count);
+            device::fence_proxy_async_global();
+            summable = g + 1;
+          }
+          for (int j = 1; j <= peers; ++j) {
+            const int p = (shard + j) % args.shards.count;
+            for (int cw = 0; cw < 2; ++cw) {
+              mbar_wait(&empty[stage], phase ^ 1);
+              mbar_expect_tx(&full[stage], kBBytes);
 #pragma unroll
-            for (int i = 0; i < 4; ++i)
-              tma_load(sb + stage * kBBytes + i * kBBox, &map_part, n0 + i * 64, p * args.shards.rows + row_in_shard + (e & 1) * 64,
-                       &full[stage]);
-            if (++stage == kStages) {
-              stage = 0;
-              phase ^= 1;
+              for (int i = 0; i < 4; ++i)
+                tma_load(sb + stage * kBBytes + i * kBBox, &map_part, n0 + i * 64, p * args.shards.rows + row_in_shard + cw * 64, &full[stage]);
+              if (++stage == kStages) {
+                stage = 0;
+                phase ^= 1;
+              }
             }
           }
         }
       }
     }
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n" ::: "memory");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int cw = wg - 1;  // this consumer's 64 rows of the tile
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const bool leader = t == 0;
@@ -455,24 +401,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       int shard, m0, row_in_shard, n0;
       unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
       ring.prev = -1;
-      const bool summed = shard >= 0 && shard == args.shards.sum_shard;
-      const int np = summed ? 2 * (args.shards.count - 1) : 0;
-      if (summed && pending >= 0) {
-        // A summed tile's loads wait for other ranks' pushes, which wait for this rank's counts:
-        // the last peer tile is counted before it, never inside its k-loop.
-        if (leader) count_stored(args.shards.done, pending);
-        pending = -1;
-      }
-      int e = 0, next = np > 0 ? partial_after(0, np, kblocks) : 0;  // partial e follows k-block next - 1
       for (int kb = 0; kb < kblocks; ++kb) {
         consume<kCluster>(st, ring, acc, kb);
         if (kb == args.count_at && pending >= 0) {
           if (leader) count_stored(args.shards.done, pending);
           pending = -1;
-        }
-        while (next == kb + 1) {
-          consume_partial<kCluster>(st, ring, acc, (e & 1) == cw);
-          next = ++e < np ? partial_after(e, np, kblocks) : 0;
         }
       }
       wgmma_wait<0>();
@@ -482,7 +415,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (leader) count_stored(args.shards.done, pending);
         pending = -1;
       }
-      if (summed) {
+      const bool summed = shard >= 0 && shard == args.shards.sum_shard;
+      if (summed) {  // the fused sum: the producer's 2 x peers stages, this consumer's every other one
+        for (int e = 0; e < 2 * peers; ++e) {
+          mbar_wait(&full[ring.stage], ring.phase);
+          if ((e & 1) == cw) {
+            add_partial(acc, sb + ring.stage * kBBytes, warp, lane);
+            named_sync(1 + cw, 128);  // every thread's reads of the stage, before the leader frees it
+          }
+          if (leader) release<kCluster>(empty, ring.stage);
+          if (++ring.stage == kStages) {
+            ring.stage = 0;
+            ring.phase ^= 1;
+          }
+        }
         if (args.shards.scale != 1.0f) {
 #pragma unroll
           for (int i = 0; i < 128; ++i) acc[i] *= args.shards.scale;
@@ -516,7 +462,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         }
       }
-      if (args.shards.done != nullptr && shard >= 0 && !summed) pending = shard * args.shards.groups + row_in_shard / args.group_rows;
+      if (args.shards.done != nullptr && shard >= 0 && !summed) pending = shard * args.shards.groups + row_in_shard / group_rows;
     }
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
     if (pending >= 0 && leader) count_stored(args.shards.done, pending);
@@ -643,11 +589,8 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
   const CUtensorMap ml = has_local ? tensor_map(shards->local, shards->rows, k, shards->local_ld, kBM, kBK, "the local shard") : ma;
   const int group = shards != nullptr ? schedule::shard_group(shards->rows / shards->groups, opt.cluster, opt.group_m) : opt.group_m;
   Args args{static_cast<__nv_bfloat16*>(c), ldc, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), group,
-            HopperRowShards{}, has_local, 1, opt.count_at};
-  if (shards != nullptr) {
-    args.shards = *shards;
-    args.group_rows = shards->rows / shards->groups;
-  }
+            HopperRowShards{}, has_local, opt.count_at};
+  if (shards != nullptr) args.shards = *shards;
   const CUtensorMap mc = tensor_map(c, m, n, ldc, 64, 64, "C");
   const bool sum = shards != nullptr && shards->sum_shard >= 0;
   const CUtensorMap mp = sum ? tensor_map(shards->partials, static_cast<int64_t>(shards->rows) * shards->count, n, n, 64, 64, "the partials") : mc;
