@@ -4,7 +4,9 @@
 // with NCCL one after the other. CUDA-graph replays, median, max over ranks. SYMMEM_OVERLAP_MODELS=8B
 // (or 70B) times one model only, SYMMEM_OVERLAP_M=16384 (a comma-separated list) those M only.
 // Operands are random (SYMMEM_OVERLAP_DATA=constant: one value everywhere, as before session 31;
-// at the power cap a GEMM runs 15-25% faster on it). SYMMEM_OVERLAP_PROBE=1 adds diagnostics.
+// at the power cap a GEMM runs 15-25% faster on it). SYMMEM_OVERLAP_PROBE=1 adds diagnostics;
+// SYMMEM_OVERLAP_ALT=own|cublas times a second TensorParallel (made under that SYMMEM_OVERLAP_GEMM)
+// beside the first, interleaved (column alt).
 // The floor, symmem's two paths and cuBLASLt + NCCL of one shape are timed together, their replays
 // interleaved (Harness::time_graphs): a power-capped GPU's clock depends on what it ran just before.
 #include <cuda.h>

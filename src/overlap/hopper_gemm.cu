@@ -17,6 +17,15 @@
 // kernel is as safe as the signal wait for any number of ranks (each shard is signalled once per
 // operation, after its rows, and reset only after this kernel has finished).
 //
+// The fused sum (HopperRowShards::sum_shard: matmul_reduce_scatter's fused form): the shard that
+// runs last is this rank's own rows; after each of its tiles' k-loop, the producer waits (bounded)
+// for every other rank's signal of the tile's row group and loads their partials of the tile's
+// rows by TMA into B's part of the ring's stages (64 rows, one consumer's, a stage), and the
+// consumers add them to the accumulators (ldmatrix, fp32) before the one rounding in the
+// epilogue, which stores into `out`. Those waits come after the tile's k-loop loads, which never
+// wait, so the consumers always reach the counts of their previous (peer) tile, which the other
+// ranks' partials depend on (overlap.cpp: rs_fused).
+//
 // Time over cuBLASLt's (the plan symmem tunes; tools/hgemm_probe.cu, one GPU; H200 in
 // bench/results/*-h200x2-2313db6-s29c12-*.json): 8192 x 3584 x 4096 0.99, 8192 x 4096 x 3584 1.00,
 // 8192 x 7168 x 4096 1.00, 16384 x 7168 x 8192 1.00, 16384 x 8192 x 7168 1.02,

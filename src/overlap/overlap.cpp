@@ -75,8 +75,8 @@ struct TensorParallel::Impl {
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
   // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
   // half tiles here (HopperRowShards::done, a word a rank and row group, zeroed at the end of each
-  // call), and the copy engine's push of a row group waits for its count on the side stream
-  // (cuStreamWaitValue64).
+  // call), and the copy engine's push of a row group waits for its count on its peer's stream of
+  // `pushers` (cuStreamWaitValue64).
   unsigned long long* stored = nullptr;  // (allocated where own_rs_all)
   int stored_words = 0;
   // own_gemm_ok and the driver's stream wait on every rank (the fused form is not wire-compatible
@@ -87,7 +87,6 @@ struct TensorParallel::Impl {
   // joined back through its event.
   std::vector<cudaStream_t> pushers;
   std::vector<cudaEvent_t> pushed;
-  int count_at = 3;  // HopperGemmOptions::count_at of its GEMM (SYMMEM_OVERLAP_COUNT_AT: a tuning knob)
   symmem::detail::StreamWaitValue64 wait64 = nullptr;
   symmem::detail::StreamWriteValue64 write64 = nullptr;
 };
@@ -114,12 +113,6 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.force_rs = force_knob("SYMMEM_OVERLAP_RS", "sum", "ring");
   d.force_groups = force_knob("SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.own_gemm = force_knob("SYMMEM_OVERLAP_GEMM", "cublas", "own");
-  if (const char* v = std::getenv("SYMMEM_OVERLAP_COUNT_AT"); v != nullptr && *v != 0) {
-    char* end = nullptr;
-    const long at = std::strtol(v, &end, 10);
-    require(*end == 0 && at >= 0 && at <= 1024, "overlap::TensorParallel: SYMMEM_OVERLAP_COUNT_AT=", v, " is not a k-block index (0-1024)");
-    d.count_at = static_cast<int>(at);
-  }
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
   d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
@@ -218,7 +211,14 @@ std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_siz
   return groups;
 }
 bool reduce_own_gemm(int nranks, int64_t rows, int64_t n) {
-  // Off by default until measured (session 33 built the fused form). SYMMEM_OVERLAP_GEMM=own runs it.
+  // Off by default: against the default path, timed interleaved in one process (4 x H200, random
+  // operands, session 33, bench/results/*-h200x4-dd933fc-s33c6-*): TP = 4, 8B M 4096 / 8192 /
+  // 16384 215-219 / 397-399 / 855-858 us against 192-195 / 376-379 / 815-819, 70B level (M 8192
+  // 1563-1573 against 1535-1547, M 16384 3012-3022 against 3020-3022); TP = 2 (against the ring)
+  // 8B 3-4% slower, 70B M 4096 / 8192 level, M 16384 5763 against 5923. At 8B M 8192 (TP = 4,
+  // probe): the own GEMM 370 us, counting 379, adding landed partials after the k-loop 389, the
+  // operation 397-399 (its last partials land late), against the default's 376-379.
+  // SYMMEM_OVERLAP_GEMM=own runs it.
   (void)nranks;
   (void)rows;
   (void)n;
@@ -477,10 +477,11 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // (cuStreamWaitValue64) and then sets p's signal slot `me` to g + 1. The own block's tiles of row
 // group g wait (in the GEMM's producer, bounded) for every peer's slot to reach g + 1.
 // Why nothing waits forever, for any N and any interleaving: a rank's own tiles wait only for
-// peers' pushes of their peer blocks; every CTA of the persistent GEMM finishes all its peer tiles
-// before any own tile (the own block runs last in every CTA's order), peer tiles wait for nothing,
-// and a CTA counts its last peer tile before its first own tile's loads (never inside an own
-// tile's k-loop, whose loads may wait), so every rank's counts complete; each push waits only for
+// peers' pushes of their peer blocks, and only after their own k-loop (hopper_gemm.cu's producer
+// loads a tile's k-blocks first, then waits for its partials); every CTA of the persistent GEMM
+// finishes all its peer tiles before any own tile (the own block runs last in every CTA's order),
+// peer tiles wait for nothing, and a CTA counts its last peer tile during or right after the next
+// tile's k-loop, which never waits; so every rank's counts complete, and each push waits only for
 // its own rank's count. The signals are set once a call, per (peer, group) in increasing g on that
 // peer's one stream, so slot p >= g + 1 means groups 0..g of p have landed. After the GEMM the
 // stream writes every full count itself, so no push waits past the GEMM's end even if a bounded
@@ -500,8 +501,8 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
           " allocated");
   char* staging = static_cast<char*>(d.staging);
   char* recv = d.recv.as<char>();
-  // (The GEMM is queued before the side stream's waits: a launch that throws leaves nothing
-  // waiting on counts that would never come.)
+  // (The GEMM is queued before the pushers' waits: a launch that throws leaves nothing waiting on
+  // counts that would never come.)
   SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
   HopperRowShards sh;
   sh.rows = static_cast<int>(rows);
@@ -516,7 +517,6 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.handle = d.recv.handle();
   HopperGemmOptions opt;
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
-  opt.count_at = d.count_at;
   hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order

@@ -150,12 +150,13 @@ TEST(OverlapChoice, FusedReduceScatterRowGroups) {
   }
 }
 
-// matmul_reduce_scatter's sum form on symmem's own GEMM: off by default (slower than cuBLASLt's
-// GEMM a block at every shape measured, session 32); SYMMEM_OVERLAP_GEMM=own forces it.
+// matmul_reduce_scatter's fused form (symmem's own GEMM, the sum in its own block's tiles): off by
+// default (4 x H200, session 33: slower than the default path at 8B, level at 70B);
+// SYMMEM_OVERLAP_GEMM=own forces it.
 TEST(OverlapChoice, OwnGemmReduceScatterOffByDefault) {
   using symmem::overlap::detail::reduce_own_gemm;
-  EXPECT_FALSE(reduce_own_gemm(4, 2048, 4096));  // 8B M 8192 at TP = 4: 402-407 us against 367-377
-  EXPECT_FALSE(reduce_own_gemm(4, 1024, 4096));  // 8B M 4096: 205 against 189-191
-  EXPECT_FALSE(reduce_own_gemm(4, 1024, 8192));  // 70B M 4096: 730 against 727
-  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096));  // (2 ranks run the ring)
+  EXPECT_FALSE(reduce_own_gemm(4, 2048, 4096));  // 8B M 8192 at TP = 4: 397-399 us against 376-379
+  EXPECT_FALSE(reduce_own_gemm(4, 1024, 4096));  // 8B M 4096: 215-219 against 192-195
+  EXPECT_FALSE(reduce_own_gemm(4, 2048, 8192));  // 70B M 8192: 1563-1573 against 1535-1547
+  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096));  // TP = 2, 8B M 8192: 793 against the ring's 778
 }
