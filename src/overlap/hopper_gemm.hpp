@@ -29,8 +29,8 @@ struct HopperGemmOptions {
 /// consumer warpgroup adds 1 to done[p] for each of its half tiles of shard p once that half's
 /// stores to C are complete (the add has release semantics at system scope): shard p's rows of C
 /// are final when done[p] reaches hopper_shard_halves(rows, n). The add comes a few
-/// k-blocks into the warpgroup's next tile (the stores are then long done, so nothing stalls), or
-/// after its last.
+/// k-blocks (HopperGemmOptions::count_at) into the warpgroup's next tile (the stores are then long
+/// done, so nothing stalls), or after its last.
 ///
 /// Row groups (`groups` > 1): each shard is `groups` runs of rows / groups rows (a multiple of 128
 /// x the cluster), and a shard's tiles run group by group; done then has count x groups words,
@@ -42,8 +42,9 @@ struct HopperGemmOptions {
 /// the other ranks have pushed into `partials` (count slots of rows x n elements, ld n; slot p from
 /// rank p; this rank's own slot is not read), each once this rank's signal slot p (through
 /// `handle`; bounded) has reached g + 1 for the tile's row group g. The producer loads each partial
-/// by TMA into the stage ring, so the loads run ahead as A's and B's do. Those tiles store `scale`
-/// x the sum into `out` (rows x n, ld n) instead of C, and are not counted in done.
+/// by TMA into the stage ring after the tile's k-blocks (and waits for the signals only then).
+/// Those tiles store `scale` x the sum into `out` (rows x n, ld n) instead of C, and are not counted
+/// in done.
 struct HopperRowShards {
   int rows = 0, count = 0, first = 0;
   int wait = 0;

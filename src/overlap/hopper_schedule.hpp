@@ -37,8 +37,9 @@ SYMMEM_HOST_DEVICE inline void tile_rows(int shard_rows, int count, int first, i
 }
 
 /// The raster group with row shards: the largest divisor of a shard's units (of a row group's, with
-/// row groups: pass rows / groups) up to group_m, so that no group spans two shards (a group reaching into a later shard sets part of a wave waiting for
-/// rows still in flight: 2 x H200, 8B at TP = 2, M 2048 196 us against 168).
+/// row groups: pass rows / groups) up to group_m, so that no group spans two shards (a group
+/// reaching into a later shard sets part of a wave waiting for rows still in flight: 2 x H200, 8B
+/// at TP = 2, M 2048 196 us against 168).
 inline int shard_group(int shard_rows, int cluster, int group_m) {
   const int per_shard = shard_rows / (kBlockRows * cluster);
   int group = group_m;
