@@ -20,7 +20,6 @@
 #include "../src/overlap/gemm.hpp"
 #include "../src/overlap/hopper_gemm.hpp"
 #include "../src/overlap/overlap_kernels.hpp"
-#include "../src/runtime/driver.hpp"
 #include "harness.hpp"
 #include "pattern.cuh"
 #include "symmem/overlap.hpp"
@@ -186,42 +185,13 @@ void run_overlap(Harness& h) {
           overlap::HopperRowShards shards_local = shards;
           shards_local.local = shard;
           shards_local.local_ld = k;
-          // matmul_reduce_scatter's GEMMs as its own-GEMM form runs them (SYMMEM_OVERLAP_GEMM=own):
-          // one persistent GEMM over all rows, the peers' blocks first (me - 1, me - 2, ...), counting
-          // each block's stored tiles; kind 6 adds the copy-engine pushes that wait for the counts
-          // (cuStreamWaitValue64), kind 7 is the cuBLASLt form's GEMM a block in its order.
+          // matmul_reduce_scatter's GEMMs: kind 7 is the cuBLASLt form's GEMM a block in its order; from
+          // kind 8, the fused form's (fused_kinds).
           const bool rs_own_probe = own_ok && op == 1 && rows % 256 == 0;
           unsigned long long* probe_counts = nullptr;
           const int rs_g = overlap::detail::rs_groups(rows);  // the fused form's row groups
           SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&probe_counts), sizeof(unsigned long long) * n * rs_g));
           SYMMEM_CUDA_CHECK(cudaMemset(probe_counts, 0, sizeof(unsigned long long) * n * rs_g));
-          const symmem::detail::StreamWaitValue64 wait64 = symmem::detail::stream_wait_value64();
-          const uint64_t rs_halves = overlap::hopper_shard_halves(rows, nn);
-          auto rs_own_gemms = [&](bool pushes, cudaStream_t s) {
-            overlap::HopperRowShards sh;
-            sh.rows = static_cast<int>(rows);
-            sh.count = n;
-            sh.first = (me + n - 1) % n;
-            sh.done = probe_counts;
-            // (The GEMM is queued first, as in the operation: nothing waits on counts that a launch
-            // that throws would never write.)
-            if (pushes) SYMMEM_CUDA_CHECK(cudaEventRecord(probe_fork, s));
-            overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, &sh);
-            if (pushes) {
-              SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(probe_side, probe_fork, 0));
-              for (int j = 1; j < n; ++j) {
-                const int p = (me - j + n) % n;
-                if (wait64(reinterpret_cast<CUstream>(probe_side), reinterpret_cast<CUdeviceptr>(probe_counts + p), rs_halves,
-                           CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
-                  fail<CudaError>("symmem-bench overlap probe: cuStreamWaitValue64 failed");
-                stream::put(dst, p, static_cast<size_t>(me) * moved, static_cast<char*>(c) + static_cast<size_t>(p) * moved, moved, probe_side,
-                            Engine::kCopyEngine);
-              }
-              SYMMEM_CUDA_CHECK(cudaEventRecord(probe_join, probe_side));
-              SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, probe_join, 0));
-            }
-            SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n, s));
-          };
           // The fused form's GEMM (matmul_reduce_scatter's where it runs) without its pushes, in its
           // order and row groups (fused_kinds, from kind 8): counting them (no sum), at the k-block
           // count_at of the next tile; or whose own block adds the partials from dst, whose signals are
@@ -254,8 +224,8 @@ void run_overlap(Harness& h) {
             if (count) SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n * rs_g, s));
           };
           // gemm_kind 0 none, 1 cuBLASLt, 2 own, 3 own with A in the heap, 4 the same with the local
-          // shard apart, 5-7 above, 8 on fused_kinds; barrier false: the ranks not held together (what the barrier's
-          // coupling of the ranks costs is the difference)
+          // shard apart, 7 and from 8 above; barrier false: the ranks not held together (what the
+          // barrier's coupling of the ranks costs is the difference)
           auto floor_with = [&](int gemm_kind, bool copies, bool sum, bool barrier = true) {
             return [&, gemm_kind, copies, sum, barrier](cudaStream_t s) {
               if (barrier) stream::barrier(dst, s);
@@ -271,7 +241,6 @@ void run_overlap(Harness& h) {
               if (gemm_kind == 2) overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
               if (gemm_kind == 3) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
               if (gemm_kind == 4) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards_local : nullptr);
-              if (gemm_kind == 5 || gemm_kind == 6) rs_own_gemms(gemm_kind == 6, s);
               if (gemm_kind >= 8) {
                 const FusedKind& f = fused_kinds[gemm_kind - 8];
                 fused_gemm(f.sum, f.count, f.count_at, s);
@@ -302,9 +271,7 @@ void run_overlap(Harness& h) {
             if (own_shards) variants.push_back(floor_with(4, false, false));
           }
           const size_t rs_first = variants.size();
-          if (rs_own_probe && wait64 != nullptr) {
-            variants.push_back(floor_with(5, false, false));
-            variants.push_back(floor_with(6, false, false));
+          if (rs_own_probe) {
             variants.push_back(floor_with(7, false, false));
             for (size_t f = 0; f < fused_kinds.size(); ++f) variants.push_back(floor_with(8 + static_cast<int>(f), false, false));
           }
@@ -316,22 +283,18 @@ void run_overlap(Harness& h) {
                        own_local = own_ok && own_shards ? pt[vi++] : -1;
           r.extra["probe_gemm_alone_us"] = pt[0];
           if (variants.size() > rs_first) {
-            r.extra["probe_rs_own_gemm_counting_us"] = pt[rs_first];
-            r.extra["probe_rs_own_gemm_counted_pushes_us"] = pt[rs_first + 1];
-            r.extra["probe_rs_cublas_block_gemms_us"] = pt[rs_first + 2];
+            r.extra["probe_rs_cublas_block_gemms_us"] = pt[rs_first];
             std::string fused_text;
             for (size_t f = 0; f < fused_kinds.size(); ++f) {
-              r.extra[std::string("probe_fused_gemm_") + fused_kinds[f].key + "_us"] = pt[rs_first + 3 + f];
+              r.extra[std::string("probe_fused_gemm_") + fused_kinds[f].key + "_us"] = pt[rs_first + 1 + f];
               char one[96];
-              std::snprintf(one, sizeof one, " %s %.1f", fused_kinds[f].key, pt[rs_first + 3 + f]);
+              std::snprintf(one, sizeof one, " %s %.1f", fused_kinds[f].key, pt[rs_first + 1 + f]);
               fused_text += one;
             }
             if (me == 0)
-              std::printf("# probe %s mm+rs M %lld: own GEMM in the rs order, counting %.1f, with the pushes on the counts %.1f; "
-                          "cuBLASLt's GEMM a block %.1f; the GEMM alone %.1f; the own GEMM alone %.1f; fused form's GEMM (%d row groups):%s "
-                          "[us, interleaved]\n",
-                          md.name, static_cast<long long>(m), pt[rs_first], pt[rs_first + 1], pt[rs_first + 2], pt[0], own, rs_g,
-                          fused_text.c_str());
+              std::printf("# probe %s mm+rs M %lld: cuBLASLt's GEMM a block %.1f; the GEMM alone %.1f; the own GEMM alone %.1f; "
+                          "fused form's GEMM (%d row groups):%s [us, interleaved]\n",
+                          md.name, static_cast<long long>(m), pt[rs_first], pt[0], own, rs_g, fused_text.c_str());
           }
           SYMMEM_CUDA_CHECK(cudaFree(probe_counts));
           r.extra["probe_copy_reps"] = probe_copies;

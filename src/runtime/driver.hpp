@@ -5,8 +5,6 @@
 
 #include <string>
 
-#include "symmem/export.hpp"
-
 namespace symmem::detail {
 
 struct Driver {
@@ -37,10 +35,9 @@ const Driver& driver();
 using StreamWriteValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 StreamWriteValue64 stream_write_value64();
 /// cuStreamWaitValue64 on the same terms: a stream waits for a word with no kernel, so no SM (a
-/// copy engine put waiting for a kernel that still runs to count its rows). (Exported for
-/// symmem-bench's overlap probe.)
+/// copy engine put waiting for a kernel that still runs to count its rows).
 using StreamWaitValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-SYMMEM_API StreamWaitValue64 stream_wait_value64();
+StreamWaitValue64 stream_wait_value64();
 
 [[noreturn]] void throw_driver(CUresult rc, const char* expr, const char* file, int line);
 

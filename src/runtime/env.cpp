@@ -57,9 +57,12 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_GEMM", nullptr, "own or cublas: all_gather_matmul's overlap as one persistent GEMM of symmem's own whose "
                                        "tiles wait for their shard (Hopper, a GPU to each rank, shards of a multiple of 256 rows) or "
                                        "as cuBLASLt's GEMMs a shard group at a time (default: own from 1024-row shards, at 2 ranks "
-                                       "of 2^23 outputs, detail::gather_own_gemm; a rank-local choice); and matmul_reduce_scatter's "
-                                       "sum form as one such GEMM over all rows whose blocks' copies start on its counts "
-                                       "(default: off, detail::reduce_own_gemm)"},
+                                       "of 2^23 outputs, detail::gather_own_gemm); and matmul_reduce_scatter's fused form, one such "
+                                       "GEMM over all rows whose row groups' copies start on its counts and whose own block adds the "
+                                       "landed partials (default: off, detail::reduce_own_gemm). Set it alike on every rank: "
+                                       "TensorParallel's constructor refuses a mix"},
+      {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
+                                      "SYMMEM_OVERLAP_GEMM, its overlap timed interleaved beside the first (column alt)"},
       {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)) or constant (0x3c3c, "
                                         "what sessions before 31 measured; GEMMs at the power cap run faster on it)"},
       {"SYMMEM_MOE_DATA", "constant", "symmem-bench moe: the rows and expert outputs, constant (one byte, zeros) or random "
