@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "gpu_env.hpp"
 
@@ -110,6 +112,18 @@ inline long check_reduced(DataType d, ReduceOp op, const std::vector<std::vector
   return bad;
 }
 
+/// Runs f(first, last) over [0, rows) split among threads: this rank's share of the host's cores
+/// (`ranks` ranks compute their references at once). Large GEMM references take tens of seconds on
+/// one core (4 x H100 hosts, session 34: the overlap suite outran a 60 s limit with its GPUs idle).
+template <class F>
+void parallel_rows(int64_t rows, int ranks, F f) {
+  const int64_t cores = std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) / std::max(1, ranks));
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>({cores, 16, rows}));
+  std::vector<std::thread> threads;
+  for (int64_t t = 1; t < parts; ++t) threads.emplace_back(f, rows * t / parts, rows * (t + 1) / parts);
+  f(int64_t{0}, rows / parts);
+  for (std::thread& th : threads) th.join();
+}
 inline void poison(void* p, size_t bytes) { SYMMEM_CUDA_CHECK(cudaMemset(p, 0xFF, bytes)); }  // NaN for every float type
 
 }  // namespace symmem::test

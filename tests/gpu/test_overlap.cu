@@ -3,6 +3,8 @@
 // and avg), in overlap and sequential modes, replayed in a CUDA graph with new data; an M that is
 // not a multiple of the ranks is refused on every rank.
 #include "reference.hpp"
+#include <cstdio>
+#include <cstdlib>
 
 using namespace symmem;
 using namespace symmem::test;
@@ -74,6 +76,13 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
         SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
       }
       SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+    } else if (std::getenv("SYMMEM_TEST_CASES") != nullptr) {  // each operation on its own, named
+      tp.all_gather_matmul(a_shard.p, m, k, b.p, nc, cfull.p, a_out.p, s, mode);
+      ctx()->synchronize(s, "overlap");
+      std::fprintf(stderr, "[case] all_gather_matmul done\n");
+      tp.matmul_reduce_scatter(a_full.p, m, k, b.p, nc, cshard.p, it == 1 ? ReduceOp::kAvg : ReduceOp::kSum, s, mode);
+      ctx()->synchronize(s, "overlap");
+      std::fprintf(stderr, "[case] matmul_reduce_scatter done\n");
     } else {
       enqueue(s);
     }
@@ -82,17 +91,19 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
     const bool avg = !graph && it == 1;
     // All-gather + GEMM: C = [shard_0; ...; shard_{n-1}] x B_me.
     std::vector<double> ref(m * nc, 0.0), mag(m * nc, 0.0);
-    for (int64_t i = 0; i < m; ++i) {
-      const std::vector<float>& sh = shards[i / rows];
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const double av = sh[(i % rows) * k + kk];
-        for (int64_t j = 0; j < nc; ++j) {
-          const double t = av * bs[me][kk * nc + j];
-          ref[i * nc + j] += t;
-          mag[i * nc + j] += std::fabs(t);
+    parallel_rows(m, n, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const std::vector<float>& sh = shards[i / rows];
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const double av = sh[(i % rows) * k + kk];
+          for (int64_t j = 0; j < nc; ++j) {
+            const double t = av * bs[me][kk * nc + j];
+            ref[i * nc + j] += t;
+            mag[i * nc + j] += std::fabs(t);
+          }
         }
       }
-    }
+    });
     why = compare(download(cfull.p, m * nc * 2), ref, mag);
     if (!why.empty()) { why = "all_gather_matmul: " + why; break; }
     std::vector<uint8_t> gathered = download(a_out.p, m * k * 2);
@@ -101,16 +112,18 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
     if (!why.empty()) break;
     // GEMM + reduce-scatter: C_shard = sum_r (A_r x B_r)[rows of me].
     std::vector<double> rref(rows * nc, 0.0), rmag(rows * nc, 0.0);
-    for (int r = 0; r < n; ++r)
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const double av = fulls[r][(me * rows + i) * k + kk];
-          for (int64_t j = 0; j < nc; ++j) {
-            const double t = av * bs[r][kk * nc + j];
-            rref[i * nc + j] += t;
-            rmag[i * nc + j] += std::fabs(t);
+    parallel_rows(rows, n, [&](int64_t i0, int64_t i1) {
+      for (int r = 0; r < n; ++r)  // (rank order, as before, within each row)
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const double av = fulls[r][(me * rows + i) * k + kk];
+            for (int64_t j = 0; j < nc; ++j) {
+              const double t = av * bs[r][kk * nc + j];
+              rref[i * nc + j] += t;
+              rmag[i * nc + j] += std::fabs(t);
+            }
           }
-        }
+    });
     if (avg)
       for (auto& x : rref) x /= n;
     why = compare(download(cshard.p, rows * nc * 2), rref, rmag);
@@ -130,6 +143,10 @@ std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, i
   if (rs != nullptr) setenv("SYMMEM_OVERLAP_RS", rs, 1);
   if (groups != nullptr) setenv("SYMMEM_OVERLAP_GROUPS", groups, 1);
   if (gemm != nullptr) setenv("SYMMEM_OVERLAP_GEMM", gemm, 1);
+  if (std::getenv("SYMMEM_TEST_CASES") != nullptr)  // which case a run that hangs is in
+    std::fprintf(stderr, "[case] mode %d graph %d m %lld k %lld nc %lld rs %s groups %s gemm %s\n", static_cast<int>(mode), graph ? 1 : 0,
+                 static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(nc), rs ? rs : "-", groups ? groups : "-",
+                 gemm ? gemm : "-");
   std::string why = attempt([&] {
     std::string w = run_overlap(mode, graph, m, k, nc);
     if (!w.empty()) throw std::runtime_error(w);
