@@ -10,14 +10,7 @@ namespace {
 
 constexpr int kBatch = 8;  // slots whose 16 bytes a thread loads before it adds any (loads in flight)
 
-// Slot r's base: `slots` + r * elems, or `self_slot` for r == self.
-__device__ __forceinline__ const __nv_bfloat16* slot_base(const __nv_bfloat16* slots, size_t elems, int r, int self,
-                                                          const __nv_bfloat16* self_slot) {
-  return r == self ? self_slot : slots + static_cast<size_t>(r) * elems;
-}
-
-__global__ void sum_slots_kernel(const __nv_bfloat16* slots, size_t elems, int n, __nv_bfloat16* out, float scale, int self,
-                                 const __nv_bfloat16* self_slot) {
+__global__ void sum_slots_kernel(const __nv_bfloat16* slots, size_t elems, int n, __nv_bfloat16* out, float scale) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   const size_t vecs = elems / 8;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs; i += stride) {
@@ -26,7 +19,7 @@ __global__ void sum_slots_kernel(const __nv_bfloat16* slots, size_t elems, int n
       int4 v[kBatch];
 #pragma unroll
       for (int b = 0; b < kBatch; ++b)
-        if (r0 + b < n) v[b] = reinterpret_cast<const int4*>(slot_base(slots, elems, r0 + b, self, self_slot))[i];
+        if (r0 + b < n) v[b] = reinterpret_cast<const int4*>(slots + static_cast<size_t>(r0 + b) * elems)[i];
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         if (r0 + b >= n) break;
@@ -47,20 +40,18 @@ __global__ void sum_slots_kernel(const __nv_bfloat16* slots, size_t elems, int n
   }
   for (size_t i = vecs * 8 + static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < elems; i += stride) {
     float acc = 0;
-    for (int r = 0; r < n; ++r) acc += __bfloat162float(slot_base(slots, elems, r, self, self_slot)[i]);
+    for (int r = 0; r < n; ++r) acc += __bfloat162float(slots[static_cast<size_t>(r) * elems + i]);
     out[i] = __float2bfloat16_rn(acc * scale);
   }
 }
 
 }  // namespace
 
-void launch_sum_slots(const void* slots, size_t elems, int n, void* out, float scale, int sms, cudaStream_t s, int self,
-                      const void* self_slot) {
+void launch_sum_slots(const void* slots, size_t elems, int n, void* out, float scale, int sms, cudaStream_t s) {
   const size_t work = (elems + 7) / 8;
   const int blocks = static_cast<int>(std::min<size_t>((work + 255) / 256, static_cast<size_t>(sms) * 4));
   sum_slots_kernel<<<blocks > 0 ? blocks : 1, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(slots), elems, n,
-                                                           static_cast<__nv_bfloat16*>(out), scale, self_slot != nullptr ? self : -1,
-                                                           static_cast<const __nv_bfloat16*>(self_slot));
+                                                           static_cast<__nv_bfloat16*>(out), scale);
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }
 
