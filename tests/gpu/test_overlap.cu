@@ -33,6 +33,14 @@ std::string compare(const std::vector<uint8_t>& got, const std::vector<double>& 
   return "";
 }
 
+// SYMMEM_TEST_CASES=1: the cases and operations are named on stderr as they start and end (which
+// one a run that outlives its time limit is in).
+bool named_cases() { return std::getenv("SYMMEM_TEST_CASES") != nullptr; }
+void ended(const char* op, cudaStream_t s) {
+  ctx()->synchronize(s, op);
+  std::fprintf(stderr, "[case] %s done\n", op);
+}
+
 std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
@@ -62,29 +70,25 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
     SYMMEM_CUDA_CHECK(cudaMemset(cshard.p, 0xCD, cshard.n));
     SYMMEM_CUDA_CHECK(cudaMemset(a_out.p, 0xCD, a_out.n));
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
-    auto enqueue = [&](cudaStream_t st) {
+    // each: under SYMMEM_TEST_CASES (eager), each operation synchronised and named as it ends.
+    auto enqueue = [&](cudaStream_t st, bool each) {
       tp.all_gather_matmul(a_shard.p, m, k, b.p, nc, cfull.p, a_out.p, st, mode);
+      if (each) ended("all_gather_matmul", st);
       tp.matmul_reduce_scatter(a_full.p, m, k, b.p, nc, cshard.p, it == 1 ? ReduceOp::kAvg : ReduceOp::kSum, st, mode);
+      if (each) ended("matmul_reduce_scatter", st);
     };
     if (graph) {
       if (it == 0) {
         cudaGraph_t gr;
         SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        enqueue(s);
+        enqueue(s, false);
         SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
         SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
         SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
       }
       SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
-    } else if (std::getenv("SYMMEM_TEST_CASES") != nullptr) {  // each operation on its own, named
-      tp.all_gather_matmul(a_shard.p, m, k, b.p, nc, cfull.p, a_out.p, s, mode);
-      ctx()->synchronize(s, "overlap");
-      std::fprintf(stderr, "[case] all_gather_matmul done\n");
-      tp.matmul_reduce_scatter(a_full.p, m, k, b.p, nc, cshard.p, it == 1 ? ReduceOp::kAvg : ReduceOp::kSum, s, mode);
-      ctx()->synchronize(s, "overlap");
-      std::fprintf(stderr, "[case] matmul_reduce_scatter done\n");
     } else {
-      enqueue(s);
+      enqueue(s, named_cases());
     }
     ctx()->synchronize(s, "overlap");
     // (A graph captured the sum; its replays run the sum too.)
@@ -143,7 +147,7 @@ std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, i
   if (rs != nullptr) setenv("SYMMEM_OVERLAP_RS", rs, 1);
   if (groups != nullptr) setenv("SYMMEM_OVERLAP_GROUPS", groups, 1);
   if (gemm != nullptr) setenv("SYMMEM_OVERLAP_GEMM", gemm, 1);
-  if (std::getenv("SYMMEM_TEST_CASES") != nullptr)  // which case a run that hangs is in
+  if (named_cases())
     std::fprintf(stderr, "[case] mode %d graph %d m %lld k %lld nc %lld rs %s groups %s gemm %s\n", static_cast<int>(mode), graph ? 1 : 0,
                  static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(nc), rs ? rs : "-", groups ? groups : "-",
                  gemm ? gemm : "-");
