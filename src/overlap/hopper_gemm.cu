@@ -270,6 +270,15 @@ __device__ __forceinline__ void count_stored(unsigned long long* done, int at) {
   asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(done + at) : "memory");
 }
 
+// The shared-memory address of thread (warp, lane)'s 8 x 8 matrix of x4 group j (j even) in a
+// consumer's 64-row half tile laid out as 64-column boxes of 64 rows (8 KiB, 128-byte swizzle): the
+// layout the epilogue's stmatrix writes and the TMA reads. The x4's four matrices hold rows
+// 16 warp + {0, 8} and columns 8 j + {0, 8}: the accumulators' layout.
+__device__ __forceinline__ uint32_t fragment_addr(const uint8_t* base, int warp, int lane, int j) {
+  const int mi = lane / 8, row = warp * 16 + (mi & 1) * 8 + lane % 8, col = (j + (mi >> 1)) * 8;
+  return smem_addr(base + (col / 64) * kBBox + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16));
+}
+
 // The fused sum: adds the 64 x 256 bf16 partial that the producer loaded into B's part of a stage
 // (four 64-column boxes, 128-byte swizzle: the epilogue's layout) to this warpgroup's accumulators.
 // ldmatrix hands each thread the elements its accumulators hold (the inverse of the epilogue's
@@ -277,9 +286,8 @@ __device__ __forceinline__ void count_stored(unsigned long long* done, int at) {
 __device__ __forceinline__ void add_partial(float (&acc)[128], const uint8_t* stage_b, int warp, int lane) {
 #pragma unroll
   for (int j = 0; j < 32; j += 2) {
-    const int mi = lane / 8, row = warp * 16 + (mi & 1) * 8 + lane % 8, col = (j + (mi >> 1)) * 8;
     uint32_t r[4];
-    ldmatrix_x4(smem_addr(stage_b + (col / 64) * kBBox + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16)), r[0], r[1], r[2], r[3]);
+    ldmatrix_x4(fragment_addr(stage_b, warp, lane, j), r[0], r[1], r[2], r[3]);
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&r[q]));
@@ -458,9 +466,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int jj = 0; jj < 16; jj += 2) {
           const int j = half * 16 + jj;
-          const int mi = lane / 8, row = warp * 16 + (mi & 1) * 8 + lane % 8, col = (jj + (mi >> 1)) * 8;
-          const uint32_t addr = smem_addr(my_c + (col / 64) * 8192 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16));
-          stmatrix_x4(addr, pack_bf16(acc[4 * j], acc[4 * j + 1]), pack_bf16(acc[4 * j + 2], acc[4 * j + 3]),
+          stmatrix_x4(fragment_addr(my_c, warp, lane, jj), pack_bf16(acc[4 * j], acc[4 * j + 1]), pack_bf16(acc[4 * j + 2], acc[4 * j + 3]),
                       pack_bf16(acc[4 * j + 4], acc[4 * j + 5]), pack_bf16(acc[4 * j + 6], acc[4 * j + 7]));
         }
         device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them

@@ -27,7 +27,7 @@ struct HopperGemmOptions {
 /// slot p to reach `target`. Where `local` is set, shard `first`'s rows are read from it (local_ld
 /// elements a row) instead of from A. Where `done` is set (`count` words, zero at the launch), each
 /// consumer warpgroup adds 1 to done[p] for each of its half tiles of shard p once that half's
-/// stores to C are complete (the add has release semantics at system scope): shard p's rows of C
+/// stores to C are complete (the add has release semantics at GPU scope): shard p's rows of C
 /// are final when done[p] reaches hopper_shard_halves(rows, n). The add comes a few
 /// k-blocks (HopperGemmOptions::count_at) into the warpgroup's next tile (the stores are then long
 /// done, so nothing stalls), or after its last.
