@@ -10,7 +10,7 @@
 #     PEERS_INTRANODE_TEST=1), bench/peers/deepep_moe.py (prefill, intranode) and, where symmem's
 #     Python build is there, `python -m symmem.bench --suite moe` with DeepEP's low-latency kernels
 #     beside symmem in one run; with PEERS_PPLX=1 also pplx-kernels (bench/peers/pplx_moe.py);
-#     NPROC GPUs (default: all); logs to $OUT/peer-logs.tgz, JSON to $OUT.
+#     NPROC GPUs (default: all); logs and JSON in one archive, $OUT/peers.tgz.
 #
 # Measured in session 7 (one H100 machine, with /opt/gcc): the build takes ~60 s on 16 cores once
 # CUDA's CCCL headers are on the C++ include path (NVSHMEM's nvshmem_tensor.h includes
@@ -108,9 +108,10 @@ CMAKE
         grep -E "^\{" "$OUT/peer-pplx-bench.log" | head -8
       fi
     fi
-    # The device tool returns few files: the logs travel as one archive.
-    # (A second run in one call keeps the first one's archive: session 9 lost pplx's log that way.)
-    archive "$OUT" peer-logs "peer-*.log"
+    # The device tool returns few files (eight in session 35, which lost a call's results.tgz to
+    # the count): the logs and the JSON travel as one archive. (A second run in one call keeps the
+    # first one's archive: session 9 lost pplx's log that way.)
+    archive "$OUT" peers "peer-*.log" "deepep_moe*.json" "pplx_moe*.json" "python_moe_deepep*.json"
     ;;
   *)
     echo "usage: tools/peers.sh prepare | run [NPROC]" >&2
