@@ -6,7 +6,13 @@ NCCL through torch.distributed, on the same machine in one run; and the cost of 
 Each figure: REPS operations captured in one CUDA graph, replayed after a GPU-side barrier that
 lines the ranks up (as symmem-bench does); median of the replays' event times divided by REPS,
 maximum over ranks. Allocation: median wall time of symmem.empty + free
-once the heap has grown, maximum over ranks."""
+once the heap has grown, maximum over ranks.
+
+    torchrun --nproc-per-node=4 -m symmem.bench --suite overlap --out overlap.json
+
+times all_gather_matmul and matmul_reduce_scatter on the Llama-3 8B / 70B MLP shapes beside the GEMM
+alone, matmul + NCCL and PyTorch's fused ops, interleaved (bench_overlap); --suite moe, dispatch and
+combine beside NCCL (and DeepEP where it imports)."""
 import argparse
 import datetime
 import json
@@ -109,6 +115,8 @@ def main():
                     "(e.g. two_shot,push): columns symmem_<algo>_us and symmem_<algo>_inplace_us")
     ap.add_argument("--suite", choices=["all_reduce", "moe", "overlap"], default="all_reduce",
                     help="all_reduce (default), moe (dispatch/combine, decode shape), overlap (all-gather + GEMM, GEMM + reduce-scatter)")
+    ap.add_argument("--overlap-models", default="8B,70B", help="overlap suite: Llama-3 MLP shapes, comma-separated (8B, 70B)")
+    ap.add_argument("--overlap-ms", default="2048,4096,8192,16384", help="overlap suite: the M values, comma-separated")
     args = ap.parse_args()
     global _capture_mode
     _capture_mode = args.capture_mode
@@ -202,7 +210,9 @@ def write(args, rank, world, rows, alloc):
         meta = {"suite": "python_" + args.suite, "kind": args.kind, "device": torch.cuda.get_device_name(), "world": world,
                 "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())), "commit": commit(),
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "method": f"CUDA graph of {args.reps} ops, median of {args.replays} replays, max over ranks",
+                "method": f"CUDA graph of {args.reps} ops, median of {args.replays} replays, max over ranks" if args.suite != "overlap" else
+                f"interleaved rounds, each variant in turn: a CUDA graph of {args.reps // 4 or 1} calls (PyTorch's fused ops: as many "
+                f"eager calls), median of {args.replays} rounds, max over ranks",
                 "rows": rows, "alloc": alloc}
         with open(args.out, "w") as f:
             json.dump(meta, f, indent=1)
@@ -282,41 +292,125 @@ def deepep_low_latency(args, world, T, H, K, E, fp8, idx, w):
         return {"deepep_error": f"{type(e).__name__}: {e}"}
 
 
-def bench_overlap(args, g):
-    """all_gather_matmul and matmul_reduce_scatter (Llama-3 8B MLP at TP = world) beside the GEMM
-    alone and torch's matmul + NCCL one after the other."""
-    world = g.size
-    rows = []
-    for M in (2048, 4096, 8192, 16384):
-        for op in ("ag_gemm", "gemm_rs"):
-            K, N = (4096, 14336 // world) if op == "ag_gemm" else (14336 // world, 4096)
-            a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-            b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-            shard = a[: M // world].contiguous()
-            alone = graph_us(lambda: torch.matmul(a, b), args.reps // 4 or 1, args.replays)
-            if op == "ag_gemm":
-                full = torch.empty_like(a)
-
-                def seq():
-                    dist.all_gather_into_tensor(full, shard)
-                    torch.matmul(full, b)
-                fused = lambda: symmem.all_gather_matmul(shard, b)
-            else:
-                out = torch.empty(M // world, N, device="cuda", dtype=torch.bfloat16)
-
-                def seq():
-                    c = torch.matmul(a, b)
-                    dist.reduce_scatter_tensor(out, c)
-                fused = lambda: symmem.matmul_reduce_scatter(a, b)
-            fused()  # make the TensorParallel outside the graph
+def interleaved_us(variants, reps, replays):
+    """Times each of `variants` (name -> (fn, eager)) in rounds: every round runs each variant once,
+    in turn: `reps` calls captured in one CUDA graph and replayed, or, with eager, `reps` calls queued
+    from Python (for ops that cannot be captured); each run lined up as graph_us does. Median of the
+    rounds divided by reps, maximum over ranks. Interleaved because a GPU at its power cap runs at
+    the clock the last tens of milliseconds left it: timed one after the other (PyTorch's anchor
+    after symmem-bench), one GEMM's time differed by 6-15% between the two (2 x H200, session 35).
+    symmem-bench's Harness::time_graphs interleaves the same way."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for fn, _ in variants.values():
+            for _ in range(2):
+                fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graphs = {}
+    for name, (fn, eager) in variants.items():
+        if not eager:
+            graphs[name] = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graphs[name], capture_error_mode=_capture_mode):
+                for _ in range(reps):
+                    fn()
+            graphs[name].replay()
+    torch.cuda.synchronize()
+    times = {name: [] for name in variants}
+    for _ in range(replays):
+        for name, (fn, eager) in variants.items():
+            dist.barrier()
             torch.cuda.synchronize()
-            sequential = graph_us(seq, args.reps // 4 or 1, args.replays)
-            ours = graph_us(fused, args.reps // 4 or 1, args.replays)
-            rows.append({"op": op, "M": M, "K": K, "N": N, "gemm_alone_us": alone, "torch_sequential_us": sequential,
-                         "symmem_us": ours})
-            if g.rank == 0:
-                print(f"# overlap {op} M={M}: GEMM alone {alone:.0f} us, matmul + NCCL {sequential:.0f} us, symmem {ours:.0f} us",
-                      flush=True)
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(1_000_000)  # (graph_us: the host queues what follows while the GPU spins)
+            symmem.barrier(_sync)
+            a.record()
+            if eager:
+                for _ in range(reps):
+                    fn()
+            else:
+                graphs[name].replay()
+            b.record()
+            b.synchronize()
+            times[name].append(a.elapsed_time(b) * 1000.0 / reps)
+    del graphs
+    return {name: max_over_ranks(sorted(t)[len(t) // 2]) for name, t in times.items()}
+
+
+# Llama-3 MLP shapes (issue 11): (model, hidden, intermediate size). all_gather_matmul multiplies
+# [M, hidden] by [hidden, inter / TP]; matmul_reduce_scatter [M, inter / TP] by [inter / TP, hidden].
+OVERLAP_MODELS = (("8B", 4096, 14336), ("70B", 8192, 28672))
+
+
+def bench_overlap(args, g):
+    """all_gather_matmul and matmul_reduce_scatter on the Llama-3 8B and 70B MLP shapes at TP = world,
+    beside the GEMM alone (torch.matmul on the full problem: the floor), torch's matmul + NCCL one
+    after the other, and PyTorch's fused ops (torch.ops.symm_mem.fused_all_gather_matmul /
+    fused_matmul_reduce_scatter, eager: their anchor runs them so), all four timed interleaved
+    (interleaved_us) on the same random operands. Columns *_us; symmem_rel_err is symmem's result
+    against torch's matmul + NCCL (relative Frobenius error)."""
+    world = g.size
+    group_name = dist.group.WORLD.group_name
+    torch_fused = None
+    try:
+        import torch.distributed._symmetric_memory as symm_mem
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):
+            symm_mem.enable_symm_mem_for_group(group_name)
+        torch_fused = torch.ops.symm_mem
+    except Exception as e:  # PyTorch without symmetric memory: its column is left out
+        if g.rank == 0:
+            print(f"# PyTorch's fused ops unavailable ({type(e).__name__}: {e})", flush=True)
+    models = [m for m in OVERLAP_MODELS if m[0] in args.overlap_models.split(",")]
+    reps = args.reps // 4 or 1
+    rows = []
+    if g.rank == 0:
+        print(f"# symmem.bench overlap: TP={world}, {torch.cuda.get_device_name()}; us a call, interleaved, median of "
+              f"{args.replays}, max over ranks", flush=True)
+        print(f"{'model':>5} {'op':>6} {'M':>6} {'gemm':>9} {'mm+nccl':>9} {'torch':>9} {'symmem':>9} {'x_gemm':>7} {'x_torch':>7}", flush=True)
+    for model, hidden, inter in models:
+        if inter % world:
+            continue
+        for M in [int(m) for m in args.overlap_ms.split(",")]:
+            if M % world:
+                continue
+            for op in ("ag_gemm", "gemm_rs"):
+                K, N = (hidden, inter // world) if op == "ag_gemm" else (inter // world, hidden)
+                a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+                b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+                shard = a[g.rank * (M // world):(g.rank + 1) * (M // world)].contiguous()
+                if op == "ag_gemm":
+                    full = torch.empty_like(a)
+
+                    def seq():
+                        dist.all_gather_into_tensor(full, shard)
+                        return torch.matmul(full, b)
+                    ours = lambda: symmem.all_gather_matmul(shard, b)
+                    theirs = lambda: torch_fused.fused_all_gather_matmul(shard, [b], 0, group_name)
+                else:
+                    out = torch.empty(M // world, N, device="cuda", dtype=torch.bfloat16)
+
+                    def seq():
+                        dist.reduce_scatter_tensor(out, torch.matmul(a, b))
+                        return out
+                    ours = lambda: symmem.matmul_reduce_scatter(a, b)
+                    theirs = lambda: torch_fused.fused_matmul_reduce_scatter(a, b, "sum", 0, group_name)
+                got, want = ours().float(), seq().float()
+                err = ((got - want).norm() / want.norm()).item()
+                variants = {"gemm_alone_us": (lambda: torch.matmul(a, b), False), "torch_sequential_us": (seq, False),
+                            "symmem_us": (ours, False)}
+                if torch_fused is not None:
+                    variants["torch_fused_us"] = (theirs, True)
+                row = {"op": op, "model": model, "M": M, "K": K, "N": N, "world": world, "symmem_rel_err": err}
+                row.update(interleaved_us(variants, reps, args.replays))
+                rows.append(row)
+                if g.rank == 0:
+                    t = row.get("torch_fused_us", float("nan"))
+                    print(f"{model:>5} {op:>6} {M:>6} {row['gemm_alone_us']:>9.1f} {row['torch_sequential_us']:>9.1f} {t:>9.1f} "
+                          f"{row['symmem_us']:>9.1f} {row['symmem_us'] / row['gemm_alone_us']:>7.3f} {row['symmem_us'] / t:>7.3f}"
+                          f"{'' if err < 2e-2 else f'  rel err {err:.3g}'}", flush=True)
+                del a, b, shard, variants, got, want
+                torch.cuda.empty_cache()
     return rows
 
 
