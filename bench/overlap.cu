@@ -195,11 +195,13 @@ void run_overlap(Harness& h) {
           // The fused form's GEMM (matmul_reduce_scatter's where it runs) without its pushes, in its
           // order and row groups (fused_kinds, from kind 8): counting them (no sum), at the k-block
           // count_at of the next tile; or whose own block adds the partials from dst, whose signals are
-          // set beforehand (nothing waits: what the adds cost), counting or not.
+          // set beforehand (nothing waits: what the adds cost), counting or not; or neither (what the
+          // order and raster cost against the own GEMM alone; session 35, not yet run).
           struct FusedKind { bool sum, count; int count_at; const char* key; };
           const std::vector<FusedKind> fused_kinds = {{false, true, 3, "counting_at3"},  {false, true, 8, "counting_at8"},
                                                       {false, true, 16, "counting_at16"}, {true, true, 3, "summing_at3"},
-                                                      {true, true, 8, "summing_at8"},     {true, false, 0, "summing_no_counts"}};
+                                                      {true, true, 8, "summing_at8"},     {true, false, 0, "summing_no_counts"},
+                                                      {false, false, 0, "order_no_counts"}};
           if (rs_own_probe) {
             std::vector<uint64_t> landed(n, uint64_t{1} << 40);
             SYMMEM_CUDA_CHECK(cudaMemcpy(dst.signal_pad(), landed.data(), sizeof(uint64_t) * n, cudaMemcpyHostToDevice));
