@@ -33,38 +33,60 @@ _capture_mode = "global"  # torch.cuda.graph's capture_error_mode (--capture-mod
 
 
 def graph_us(fn, reps, replays):
+    """fn's time a call: `reps` calls captured in one CUDA graph, replayed after a GPU-side barrier that
+    lines the ranks up; median of the replays, maximum over ranks (interleaved_us of one variant)."""
+    return interleaved_us({"fn": (fn, False)}, reps, replays)["fn"]
+
+
+def interleaved_us(variants, reps, replays):
+    """Times each of `variants` (name -> (fn, eager)) in rounds: every round runs each variant once,
+    in turn: `reps` calls captured in one CUDA graph and replayed, or, with eager, `reps` calls queued
+    from Python (for ops that cannot be captured); each run lined up on every rank. Median of the
+    rounds divided by reps, maximum over ranks. Interleaved because a GPU at its power cap runs at
+    the clock the last tens of milliseconds left it: timed one after the other (PyTorch's anchor
+    after symmem-bench), one GEMM's time differed by 6-15% between the two (2 x H200, session 35).
+    symmem-bench's Harness::time_graphs interleaves the same way."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
+        for fn, _ in variants.values():
+            for _ in range(3):
+                fn()
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, capture_error_mode=_capture_mode):
-        for _ in range(reps):
-            fn()
-    g.replay()
+    graphs = {}
+    for name, (fn, eager) in variants.items():
+        if not eager:
+            graphs[name] = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graphs[name], capture_error_mode=_capture_mode):
+                for _ in range(reps):
+                    fn()
+            graphs[name].replay()
     torch.cuda.synchronize()
-    times = []
+    times = {name: [] for name in variants}
     for _ in range(replays):
-        dist.barrier()
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        # As symmem-bench does: the GPU is kept busy while the host queues the barrier, the start
-        # event and the replay, so the host's launch latency is never timed; then the replay starts
-        # together on every GPU. ~0.5 ms here (symmem-bench: 50 us): from Python those three calls
-        # take tens of us, and a spin of ~50 us left part of it inside the timed span on some
-        # replays (session 9, 4 x H100: 1 KiB 3.9-4.5 us a run against C++'s steady 3.77).
-        torch.cuda._sleep(1_000_000)
-        symmem.barrier(_sync)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1000.0 / reps)
-    del g
-    return max_over_ranks(sorted(times)[len(times) // 2])
+        for name, (fn, eager) in variants.items():
+            dist.barrier()
+            torch.cuda.synchronize()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            # As symmem-bench does: the GPU is kept busy while the host queues the barrier, the start
+            # event and the run, so the host's launch latency is never timed; then the run starts
+            # together on every GPU. ~0.5 ms here (symmem-bench: 50 us): from Python those three calls
+            # take tens of us, and a spin of ~50 us left part of it inside the timed span on some
+            # replays (session 9, 4 x H100: 1 KiB 3.9-4.5 us a run against C++'s steady 3.77).
+            torch.cuda._sleep(1_000_000)
+            symmem.barrier(_sync)
+            a.record()
+            if eager:
+                for _ in range(reps):
+                    fn()
+            else:
+                graphs[name].replay()
+            b.record()
+            b.synchronize()
+            times[name].append(a.elapsed_time(b) * 1000.0 / reps)
+    del graphs
+    return {name: max_over_ranks(sorted(t)[len(t) // 2]) for name, t in times.items()}
 
 
 def max_over_ranks(v):
@@ -290,52 +312,6 @@ def deepep_low_latency(args, world, T, H, K, E, fp8, idx, w):
                 "deepep": getattr(deep_ep, "__version__", os.environ.get("DEEPEP_VERSION", "?"))}
     except Exception as e:  # a peer's failure is reported in its columns, not fatal to the run
         return {"deepep_error": f"{type(e).__name__}: {e}"}
-
-
-def interleaved_us(variants, reps, replays):
-    """Times each of `variants` (name -> (fn, eager)) in rounds: every round runs each variant once,
-    in turn: `reps` calls captured in one CUDA graph and replayed, or, with eager, `reps` calls queued
-    from Python (for ops that cannot be captured); each run lined up as graph_us does. Median of the
-    rounds divided by reps, maximum over ranks. Interleaved because a GPU at its power cap runs at
-    the clock the last tens of milliseconds left it: timed one after the other (PyTorch's anchor
-    after symmem-bench), one GEMM's time differed by 6-15% between the two (2 x H200, session 35).
-    symmem-bench's Harness::time_graphs interleaves the same way."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for fn, _ in variants.values():
-            for _ in range(2):
-                fn()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graphs = {}
-    for name, (fn, eager) in variants.items():
-        if not eager:
-            graphs[name] = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graphs[name], capture_error_mode=_capture_mode):
-                for _ in range(reps):
-                    fn()
-            graphs[name].replay()
-    torch.cuda.synchronize()
-    times = {name: [] for name in variants}
-    for _ in range(replays):
-        for name, (fn, eager) in variants.items():
-            dist.barrier()
-            torch.cuda.synchronize()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda._sleep(1_000_000)  # (graph_us: the host queues what follows while the GPU spins)
-            symmem.barrier(_sync)
-            a.record()
-            if eager:
-                for _ in range(reps):
-                    fn()
-            else:
-                graphs[name].replay()
-            b.record()
-            b.synchronize()
-            times[name].append(a.elapsed_time(b) * 1000.0 / reps)
-    del graphs
-    return {name: max_over_ranks(sorted(t)[len(t) // 2]) for name, t in times.items()}
 
 
 # Llama-3 MLP shapes (issue 11): (model, hidden, intermediate size). all_gather_matmul multiplies
