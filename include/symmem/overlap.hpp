@@ -92,7 +92,8 @@ constexpr int kMaxRsChunks = 8;
 SYMMEM_API int rs_chunks(int64_t rows, int64_t k);
 /// Whether matmul_reduce_scatter runs the ring (true) or the GEMMs and a sum kernel: the ring at 2
 /// ranks, and where a part's GEMM has at least 2^23 outputs (~256 tiles of 128 x 256, two waves of
-/// an H100/H200; measured on 4 x H200). A function of the shape and team size only. Host-tested.
+/// an H100/H200; measured on 4 x H200) and fewer than 2^24 (larger parts: the sum form, measured on
+/// 4 x H100 and H200). A function of the shape and team size only. Host-tested.
 SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
 /// Whether all_gather_matmul's overlap runs as one persistent GEMM of symmem's own over all rows
 /// (its tiles wait for their shard's signal) instead of cuBLASLt's GEMMs a shard group at a time,

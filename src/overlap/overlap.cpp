@@ -248,8 +248,14 @@ bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
   // 1150-1190 against ~1200), lost below (8B M 8192 340-343 against 325-327, M 2048 131-148
   // against 106) and tied at 70B M 4096 (583-592 against 588-590). At 2 ranks the ring is one
   // step of parts and one of adds, and always won (session 13).
+  // Parts of 2^24 outputs or more take the sum form: at 70B M 16384 (2048 x 8192 parts) the ring
+  // waits ~230 us beyond its GEMM chain on 4 x H100 (its GEMMs alone 2934 us; the operation
+  // 3161-3318 against the sum form's 2995-3059 in six runs of symmem-bench and 3133-3139 against
+  // 2980-2993 in the Python suite, session 36), and the two were level on 4 x H200 (session 31,
+  // random operands: 3006-3058 against 3027-3093).
   if (nranks == 2) return true;
-  return rows / rs_chunks(rows, k) * n >= (int64_t{1} << 23);
+  const int64_t part = rows / rs_chunks(rows, k) * n;
+  return part >= (int64_t{1} << 23) && part < (int64_t{1} << 24);
 }
 }  // namespace detail
 

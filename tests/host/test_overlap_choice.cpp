@@ -110,7 +110,7 @@ TEST(OverlapChoice, RingWhereItsPartsFillTheGpu) {
   EXPECT_TRUE(rs_ring(4, 4096, 4096, 3584));    // 8B M 16384: 2048-row parts, 256 tiles of 128 x 256
   EXPECT_FALSE(rs_ring(4, 2048, 4096, 3584));   // 8B M 8192: 1024-row parts, 128 tiles
   EXPECT_FALSE(rs_ring(4, 512, 4096, 3584));    // 8B M 2048
-  EXPECT_TRUE(rs_ring(4, 4096, 8192, 7168));    // 70B M 16384
+  EXPECT_FALSE(rs_ring(4, 4096, 8192, 7168));   // 70B M 16384: 2048 x 8192 parts, the sum form (session 36)
   EXPECT_TRUE(rs_ring(4, 2048, 8192, 7168));    // 70B M 8192
   EXPECT_FALSE(rs_ring(4, 1024, 8192, 7168));   // 70B M 4096
   EXPECT_FALSE(rs_ring(8, 2048, 4096, 1792));   // 8B M 16384 at TP = 8: three parts of ~683 rows
