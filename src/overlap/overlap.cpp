@@ -250,7 +250,7 @@ bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
   // step of parts and one of adds, and always won (session 13).
   // Parts of 2^24 outputs or more take the sum form: at 70B M 16384 (2048 x 8192 parts) the ring
   // waits ~230 us beyond its GEMM chain on 4 x H100 (its GEMMs alone 2934 us; the operation
-  // 3161-3318 against the sum form's 2995-3059 in six runs of symmem-bench and 3133-3139 against
+  // 3093-3318 against the sum form's 2995-3079 in twelve runs of symmem-bench and 3133-3139 against
   // 2980-2993 in the Python suite, session 36), and the two were level on 4 x H200 (session 31,
   // random operands: 3006-3058 against 3027-3093).
   if (nranks == 2) return true;
