@@ -5,8 +5,8 @@
 // (or 70B) times one model only, SYMMEM_OVERLAP_M=16384 (a comma-separated list) those M only.
 // Operands are random (SYMMEM_OVERLAP_DATA=constant: one value everywhere, as before session 31;
 // at the power cap a GEMM runs 15-25% faster on it). SYMMEM_OVERLAP_PROBE=1 adds diagnostics;
-// SYMMEM_OVERLAP_ALT=own|cublas times a second TensorParallel (made under that SYMMEM_OVERLAP_GEMM)
-// beside the first, interleaved (column alt).
+// SYMMEM_OVERLAP_ALT=own|cublas times a second TensorParallel (made under that SYMMEM_OVERLAP_GEMM,
+// or under the VAR=value list given) beside the first, interleaved (column alt).
 // The floor, symmem's two paths and cuBLASLt + NCCL of one shape are timed together, their replays
 // interleaved (Harness::time_graphs): a power-capped GPU's clock depends on what it ran just before.
 #include <cuda.h>
@@ -16,6 +16,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../src/overlap/gemm.hpp"
 #include "../src/overlap/hopper_gemm.hpp"
@@ -39,15 +42,37 @@ void run_overlap(Harness& h) {
   overlap::TensorParallel tp(h.comm(), max_m, max_k, max_n);
   // SYMMEM_OVERLAP_ALT=own or cublas: a second TensorParallel made with SYMMEM_OVERLAP_GEMM set to
   // that, whose overlap path is timed interleaved with the others (column alt, key overlap_alt_us):
-  // the two forms compared in one power state.
+  // the two forms compared in one power state. Or VAR=value[,VAR=value...]: those variables set
+  // while the second one is made (e.g. SYMMEM_OVERLAP_RS_FOLD=0), restored after.
   const char* alt_env = std::getenv("SYMMEM_OVERLAP_ALT");
   std::unique_ptr<overlap::TensorParallel> tp_alt;
   if (alt_env != nullptr && *alt_env != 0) {
-    const char* was = std::getenv("SYMMEM_OVERLAP_GEMM");
-    const std::string saved = was != nullptr ? was : "";
-    setenv("SYMMEM_OVERLAP_GEMM", alt_env, 1);
+    std::vector<std::pair<std::string, std::string>> sets;  // (variable, value)
+    const std::string spec = alt_env;
+    if (spec.find('=') == std::string::npos) {
+      sets.emplace_back("SYMMEM_OVERLAP_GEMM", spec);
+    } else {
+      for (size_t at = 0; at <= spec.size();) {
+        const size_t end = std::min(spec.find(',', at), spec.size()), eq = spec.find('=', at);
+        require(eq < end, "symmem-bench overlap: SYMMEM_OVERLAP_ALT=", spec, ": each item must be VAR=value");
+        sets.emplace_back(spec.substr(at, eq - at), spec.substr(eq + 1, end - eq - 1));
+        at = end + 1;
+      }
+    }
+    std::vector<std::pair<std::string, const char*>> saved;  // (variable, its value before; null: unset)
+    std::vector<std::string> keep;
+    keep.reserve(sets.size());
+    for (const auto& [var, value] : sets) {
+      const char* was = std::getenv(var.c_str());
+      keep.push_back(was != nullptr ? was : "");
+      saved.emplace_back(var, was != nullptr ? keep.back().c_str() : nullptr);
+      setenv(var.c_str(), value.c_str(), 1);
+    }
     tp_alt = std::make_unique<overlap::TensorParallel>(h.comm(), max_m, max_k, max_n);
-    if (was != nullptr) setenv("SYMMEM_OVERLAP_GEMM", saved.c_str(), 1); else unsetenv("SYMMEM_OVERLAP_GEMM");
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      if (it->second != nullptr) setenv(it->first.c_str(), it->second, 1);
+      else unsetenv(it->first.c_str());
+    }
   }
   overlap::Gemm gemm(size_t(32) << 20);
   void *a, *b, *c, *shard;
