@@ -66,9 +66,6 @@ struct TensorParallel::Impl {
   // SYMMEM_OVERLAP_RS / SYMMEM_OVERLAP_GROUPS, read once here: -1 unset (the shape decides), else
   // 0 / 1 (rs: sum / ring; groups: one GEMM a shard / the groups' model at any size).
   int force_rs = -1, force_groups = -1;
-  // matmul_reduce_scatter's sum form: whether the own block's GEMM adds the first partial to land
-  // (SYMMEM_OVERLAP_RS_FOLD=0 turns it off, for measurements; rank-local).
-  bool rs_fold = true;
   // all_gather_matmul's overlap as one persistent GEMM of symmem's own over all rows (hopper_gemm:
   // its tiles wait for their shard's signal) where it can run (a Hopper GPU to each rank, shards
   // of a multiple of 256 rows, signals written by the stream): SYMMEM_OVERLAP_GEMM=own / cublas
@@ -116,7 +113,6 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.force_rs = force_knob("SYMMEM_OVERLAP_RS", "sum", "ring");
   d.force_groups = force_knob("SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.own_gemm = force_knob("SYMMEM_OVERLAP_GEMM", "cublas", "own");
-  d.rs_fold = force_knob("SYMMEM_OVERLAP_RS_FOLD", "0", "1") != 0;
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
   d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
@@ -404,8 +400,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   if (!ring) {
     // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
     // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. The local
-    // rows last, adding the first partial to land, then the other N - 1 slots are summed by one
-    // kernel (fp32).
+    // rows last, then the N slots are summed by one kernel (fp32).
     char* staging = static_cast<char*>(d.staging);
     for (int j = 1; j < N; ++j) {
       const int p = (me + j) % N;
@@ -415,26 +410,11 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
       SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
       stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, st, slot * 2, me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
     }
-    // The own block's GEMM adds, in its epilogue, the partial that lands first (rank me - 1 pushes
-    // it after its first GEMM, so it is in long before this GEMM starts): the sum kernel then
-    // reads N slots instead of N + 1 passes' worth (SYMMEM_OVERLAP_RS_FOLD=0: the GEMM alone, the
-    // kernel over all N). Rank-local: what moves and what is signalled is the same either way.
-    // Waiting here for rank me - 1 needs nothing of this rank after the barrier (its push follows
-    // its own first GEMM), so it adds no cycle to the argument at the top of this file.
-    const int first_in = (me + N - 1) % N;
-    char* own_slot = recv + static_cast<size_t>(me) * slot * 2;
-    if (d.rs_fold) {
-      stream::wait(d.recv, first_in, Cmp::kGe, 1, s);
-      d.gemm.run_acc(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(first_in) * slot * 2,
-                     1.0f, 1.0f, own_slot, n, s);
-    } else {
-      d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, own_slot, n, s);
-    }
+    d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(me) * slot * 2, n, s);
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
-    for (int j = 1; j < N; ++j)
-      if (!d.rs_fold || (me + j) % N != first_in) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
-    launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s, d.rs_fold ? first_in : -1);
+    for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
+    launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s);
     SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
     return;
   }

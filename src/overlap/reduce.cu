@@ -1,6 +1,5 @@
 // The last step of the overlapped GEMM + reduce-scatter: C_shard = scale * sum of the N landing
-// slots (one per rank, rank order, fp32), but slot `skip` (one the own block's GEMM has already
-// added in its epilogue; -1: none).
+// slots (one per rank, rank order, fp32).
 #include <cuda_bf16.h>
 
 #include "overlap_kernels.hpp"
@@ -11,10 +10,7 @@ namespace {
 
 constexpr int kBatch = 8;  // slots whose 16 bytes a thread loads before it adds any (loads in flight)
 
-// Summed slot i of n (slot `skip` left out: n - 1 slots remain where skip >= 0).
-__device__ __forceinline__ size_t slot_at(int i, int skip) { return static_cast<size_t>(skip >= 0 && i >= skip ? i + 1 : i); }
-
-__global__ void sum_slots_kernel(const __nv_bfloat16* slots, size_t elems, int n, int skip, __nv_bfloat16* out, float scale) {
+__global__ void sum_slots_kernel(const __nv_bfloat16* slots, size_t elems, int n, __nv_bfloat16* out, float scale) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   const size_t vecs = elems / 8;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs; i += stride) {
@@ -23,7 +19,7 @@ __global__ void sum_slots_kernel(const __nv_bfloat16* slots, size_t elems, int n
       int4 v[kBatch];
 #pragma unroll
       for (int b = 0; b < kBatch; ++b)
-        if (r0 + b < n) v[b] = reinterpret_cast<const int4*>(slots + slot_at(r0 + b, skip) * elems)[i];
+        if (r0 + b < n) v[b] = reinterpret_cast<const int4*>(slots + static_cast<size_t>(r0 + b) * elems)[i];
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         if (r0 + b >= n) break;
@@ -44,19 +40,17 @@ __global__ void sum_slots_kernel(const __nv_bfloat16* slots, size_t elems, int n
   }
   for (size_t i = vecs * 8 + static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < elems; i += stride) {
     float acc = 0;
-    for (int r = 0; r < n; ++r) acc += __bfloat162float(slots[slot_at(r, skip) * elems + i]);
+    for (int r = 0; r < n; ++r) acc += __bfloat162float(slots[static_cast<size_t>(r) * elems + i]);
     out[i] = __float2bfloat16_rn(acc * scale);
   }
 }
 
 }  // namespace
 
-void launch_sum_slots(const void* slots, size_t elems, int n, void* out, float scale, int sms, cudaStream_t s, int skip) {
-  require(n >= 1 && skip < n && (skip < 0 || n >= 2), "overlap: launch_sum_slots: slot ", skip, " of ", n, " cannot be left out");
-  if (skip >= 0) --n;  // the slots that remain (the kernel steps over `skip`)
+void launch_sum_slots(const void* slots, size_t elems, int n, void* out, float scale, int sms, cudaStream_t s) {
   const size_t work = (elems + 7) / 8;
   const int blocks = static_cast<int>(std::min<size_t>((work + 255) / 256, static_cast<size_t>(sms) * 4));
-  sum_slots_kernel<<<blocks > 0 ? blocks : 1, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(slots), elems, n, skip,
+  sum_slots_kernel<<<blocks > 0 ? blocks : 1, 256, 0, s>>>(static_cast<const __nv_bfloat16*>(slots), elems, n,
                                                            static_cast<__nv_bfloat16*>(out), scale);
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }

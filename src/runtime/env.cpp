@@ -61,12 +61,10 @@ const std::vector<EnvVar>& env_vars() {
                                        "GEMM over all rows whose row groups' copies start on its counts and whose own block adds the "
                                        "landed partials (default: off, detail::reduce_own_gemm). Set it alike on every rank: "
                                        "TensorParallel's constructor refuses a mix"},
-      {"SYMMEM_OVERLAP_RS_FOLD", nullptr, "0: matmul_reduce_scatter's sum form leaves every partial to its sum kernel instead of "
-                                          "adding the first to land in the own block's GEMM (default 1; for comparisons; a "
-                                          "rank-local choice)"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[,VAR=value...]), its overlap timed "
-                                      "interleaved beside the first (column alt)"},
+                                      "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "
+                                      "reads slower at 70B: compare both ways round)"},
       {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)) or constant (0x3c3c, "
                                         "what sessions before 31 measured; GEMMs at the power cap run faster on it)"},
       {"SYMMEM_MOE_DATA", "constant", "symmem-bench moe: the rows and expert outputs, constant (one byte, zeros) or random "

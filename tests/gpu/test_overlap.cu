@@ -178,14 +178,6 @@ TEST(Overlap, GemmsWithCommunicationMatchTheReference) {
   // Both forms of matmul_reduce_scatter's overlap, whatever the shape chooses.
   for (const char* rs : {"ring", "sum"})
     if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, m, 256, 384, rs);
-  // The sum form with every partial left to its kernel (its own block's GEMM adds the first to land
-  // by default; a rank-local choice).
-  if (why.empty()) {
-    setenv("SYMMEM_OVERLAP_RS_FOLD", "0", 1);
-    why = overlap_case(overlap::Mode::kOverlap, false, m, 256, 384, "sum");
-    unsetenv("SYMMEM_OVERLAP_RS_FOLD");
-    if (!why.empty()) why = "(SYMMEM_OVERLAP_RS_FOLD=0) " + why;
-  }
   ASSERT_ALL(why.empty(), why);
 }
 
