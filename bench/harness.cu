@@ -74,9 +74,9 @@ std::vector<double> Harness::time_graphs(const std::vector<std::function<void(cu
     ctx_->synchronize(stream_, "benchmark warm-up");
     std::vector<std::vector<float>> ms(execs.size());
     // Each round starts one program later (round r: r, r + 1, ... mod P), so that every program
-    // follows every other equally often: a fixed order made the last program of the overlap suite
-    // (SYMMEM_OVERLAP_ALT's, after cuBLASLt + NCCL) read 2-8% slower than the same operation in
-    // second place at 70B on 4 x H100 (session 37).
+    // follows every other equally often (what ran just before weighs on a power-capped GPU's
+    // clock). (It did not remove what made symmem-bench overlap's second TensorParallel read 0-64
+    // us slower at 70B mm+rs than an identical first one, 4 x H100, session 37: not understood.)
     for (int r = 0; r < opt_.replays; ++r)
       for (size_t i = 0; i < execs.size(); ++i) {
         const size_t g = (i + static_cast<size_t>(r)) % execs.size();

@@ -16,7 +16,7 @@
 // (detail::rs_chunks) so that the copies hide under the GEMMs. Otherwise: the GEMM of each peer's
 // rows (ring order) into local staging, carried by the copy engine to that peer's landing slot with
 // a signal while the next GEMM runs; the local rows last; then one kernel sums the N slots (fp32).
-// Fused (Hopper, detail::reduce_own_gemm or SYMMEM_OVERLAP_GEMM=own): one persistent GEMM of
+// Fused (Hopper, detail::reduce_own_gemm: long K at 3+ ranks; or SYMMEM_OVERLAP_GEMM=own): one persistent GEMM of
 // symmem's own, the peers' blocks first, each row group's copy started when the GEMM has counted
 // its tiles stored, and the own block last, its tiles adding the landed partials in fp32 before
 // their one rounding (no sum kernel).
@@ -108,10 +108,10 @@ SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 /// tiles, and the own block last, its tiles adding the peers' landed partials before their
 /// epilogue (no sum kernel). Where every rank's GPU can run it (Hopper, a GPU to each rank) and the
 /// blocks are whole 256-row units; SYMMEM_OVERLAP_GEMM=own / cublas forces it on / off (alike on
-/// every rank: the constructor refuses a mix). A function of the shape and team size. False
-/// everywhere for now: slower than the default path at 8B, level at 70B on 4 x H200 (session 33).
-/// Host-tested.
-SYMMEM_API bool reduce_own_gemm(int nranks, int64_t rows, int64_t n);
+/// every rank: the constructor refuses a mix). A function of the shape and team size: at 3 ranks
+/// and more where K >= 6144 (at TP = 4 on H100 it won at K 7168, Llama-3 70B, by 1-2.5% and lost
+/// at K 3584, 8B); never at 2 ranks. Host-tested.
+SYMMEM_API bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k);
 /// The fused form's row groups a block (rows a multiple of 256): its pushes and its own tiles'
 /// waits go by row group, 512 rows each (256 where a block is an odd number of 256-row units).
 /// A function of the shape only (every rank must cut the same groups). Host-tested.

@@ -210,19 +210,20 @@ std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_siz
   }
   return groups;
 }
-bool reduce_own_gemm(int nranks, int64_t rows, int64_t n) {
-  // Off by default: against the default path, timed interleaved in one process (4 x H200, random
-  // operands, session 33, bench/results/*-h200x4-dd933fc-s33c6-*): TP = 4, 8B M 4096 / 8192 /
-  // 16384 215-219 / 397-399 / 855-858 us against 192-195 / 376-379 / 815-819, 70B level (M 8192
-  // 1563-1573 against 1535-1547, M 16384 3012-3022 against 3020-3022); TP = 2 (against the ring)
-  // 8B 3-4% slower, 70B M 4096 / 8192 level, M 16384 5763 against 5923. At 8B M 8192 (TP = 4,
-  // probe): the own GEMM 370 us, counting 379, adding landed partials after the k-loop 389, the
-  // operation 397-399 (its last partials land late), against the default's 376-379.
-  // SYMMEM_OVERLAP_GEMM=own runs it.
-  (void)nranks;
+bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
+  // Where K is long enough that the form's costs, which scale with the outputs (the counts, the
+  // adds of the landed partials after the own tiles' k-loops, the last partials' landing), are a
+  // small part of a tile's k-loop: at TP = 4 on 4 x H100 (session 37, bench/results/
+  // *-h100x4-c419892-s37c3-*), each form timed as symmem-bench's first instance and as its second
+  // (the second reads 0-64 us slower at 70B mm+rs even when the two are identical), the fused form
+  // won every 70B shape (K 7168): M 2048 / 4096 / 8192 / 16384 averaged 384 / 768 / 1549 / 3058 us
+  // against the default's 393 / 788 / 1565 / 3085 (the sum form, and the ring at M 8192), and lost
+  // every 8B one (K 3584) by 10-24 us (M 8192 406 against 396). The threshold between the two
+  // (6144) is not measured; 3 and 5-8 ranks follow it unmeasured. At 2 ranks the ring stays (the
+  // fused form was 3-4% slower at 8B on 4 x H200 in session 33, timed as the second instance).
   (void)rows;
   (void)n;
-  return false;
+  return nranks >= 3 && k >= 6144;
 }
 int rs_groups(int64_t rows) {
   // Row groups of 512 rows (two 256-row units of the GEMM's clusters), or of 256 where a block is
@@ -390,7 +391,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
   // The fused form where every rank can run it and detail::reduce_own_gemm (or SYMMEM_OVERLAP_GEMM,
   // which the constructor checked is alike on every rank) says so.
-  if (d.own_rs_all && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::reduce_own_gemm(N, rows, n)))) {
+  if (d.own_rs_all && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::reduce_own_gemm(N, rows, n, k)))) {
     rs_fused(a, m, k, b, n, c_shard, scale, s);
     return;
   }

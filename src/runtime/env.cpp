@@ -59,7 +59,7 @@ const std::vector<EnvVar>& env_vars() {
                                        "as cuBLASLt's GEMMs a shard group at a time (default: own from 1024-row shards, at 2 ranks "
                                        "of 2^23 outputs, detail::gather_own_gemm); and matmul_reduce_scatter's fused form, one such "
                                        "GEMM over all rows whose row groups' copies start on its counts and whose own block adds the "
-                                       "landed partials (default: off, detail::reduce_own_gemm). Set it alike on every rank: "
+                                       "landed partials (default: at 3 ranks and more where K >= 6144, detail::reduce_own_gemm). Set it alike on every rank: "
                                        "TensorParallel's constructor refuses a mix"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[,VAR=value...]), its overlap timed "

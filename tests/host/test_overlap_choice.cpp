@@ -150,13 +150,17 @@ TEST(OverlapChoice, FusedReduceScatterRowGroups) {
   }
 }
 
-// matmul_reduce_scatter's fused form (symmem's own GEMM, the sum in its own block's tiles): off by
-// default (4 x H200, session 33: slower than the default path at 8B, level at 70B);
-// SYMMEM_OVERLAP_GEMM=own forces it.
-TEST(OverlapChoice, OwnGemmReduceScatterOffByDefault) {
+// matmul_reduce_scatter's fused form (symmem's own GEMM, the sum in its own block's tiles): where K
+// is long, at 3 ranks and more (4 x H100, session 37: faster at every 70B shape at TP = 4, K 7168;
+// slower at every 8B one, K 3584); never at 2 ranks (the ring). SYMMEM_OVERLAP_GEMM forces it.
+TEST(OverlapChoice, OwnGemmReduceScatterWhereKIsLong) {
   using symmem::overlap::detail::reduce_own_gemm;
-  EXPECT_FALSE(reduce_own_gemm(4, 2048, 4096));  // 8B M 8192 at TP = 4: 397-399 us against 376-379
-  EXPECT_FALSE(reduce_own_gemm(4, 1024, 4096));  // 8B M 4096: 215-219 against 192-195
-  EXPECT_FALSE(reduce_own_gemm(4, 2048, 8192));  // 70B M 8192: 1563-1573 against 1535-1547
-  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096));  // TP = 2, 8B M 8192: 793 against the ring's 778
+  for (int64_t rows : {512, 1024, 2048, 4096}) {
+    EXPECT_TRUE(reduce_own_gemm(4, rows, 8192, 7168)) << rows;   // 70B at TP = 4: 384-3058 us against 393-3085
+    EXPECT_FALSE(reduce_own_gemm(4, rows, 4096, 3584)) << rows;  // 8B at TP = 4: 8B M 8192 406 against 396
+  }
+  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096, 7168));    // TP = 2 (8B): the ring
+  EXPECT_FALSE(reduce_own_gemm(2, 8192, 8192, 14336));   // TP = 2 (70B): the ring
+  EXPECT_TRUE(reduce_own_gemm(3, 2048, 8192, 6144));     // the threshold
+  EXPECT_FALSE(reduce_own_gemm(8, 2048, 8192, 3584));    // 70B at TP = 8
 }
