@@ -39,14 +39,19 @@ void run_overlap(Harness& h) {
     max_k = std::max({max_k, md.hidden, md.ffn / n});
     max_n = std::max({max_n, md.ffn / n, md.hidden});
   }
-  overlap::TensorParallel tp(h.comm(), max_m, max_k, max_n);
   // SYMMEM_OVERLAP_ALT=own or cublas: a second TensorParallel made with SYMMEM_OVERLAP_GEMM set to
   // that, whose overlap path is timed interleaved with the others (column alt, key overlap_alt_us):
   // the two forms compared in one power state. Or VAR=value[,VAR=value...]: those variables set
-  // while the second one is made (e.g. SYMMEM_OVERLAP_RS_FOLD=0), restored after.
+  // while the second one is made (e.g. SYMMEM_OVERLAP_RS_LAG=2), restored after. The alt column read
+  // 0-64 us slower at 70B mm+rs even when both instances were made alike (4 x H100, session 37):
+  // time two forms each in each column. SYMMEM_OVERLAP_ALT_FIRST=1 makes the alt instance before
+  // the main one (does the bias follow the order of making or the column?).
   const char* alt_env = std::getenv("SYMMEM_OVERLAP_ALT");
+  const char* alt_first_env = std::getenv("SYMMEM_OVERLAP_ALT_FIRST");
+  const bool alt_first = alt_first_env != nullptr && std::strcmp(alt_first_env, "1") == 0;
   std::unique_ptr<overlap::TensorParallel> tp_alt;
-  if (alt_env != nullptr && *alt_env != 0) {
+  auto make_alt = [&] {
+    if (alt_env == nullptr || *alt_env == 0) return;
     std::vector<std::pair<std::string, std::string>> sets;  // (variable, value)
     const std::string spec = alt_env;
     if (spec.find('=') == std::string::npos) {
@@ -73,7 +78,10 @@ void run_overlap(Harness& h) {
       if (it->second != nullptr) setenv(it->first.c_str(), it->second, 1);
       else unsetenv(it->first.c_str());
     }
-  }
+  };
+  if (alt_first) make_alt();
+  overlap::TensorParallel tp(h.comm(), max_m, max_k, max_n);
+  if (!alt_first) make_alt();
   overlap::Gemm gemm(size_t(32) << 20);
   void *a, *b, *c, *shard;
   SYMMEM_CUDA_CHECK(cudaMalloc(&a, static_cast<size_t>(max_m) * max_k * 2));

@@ -68,6 +68,7 @@ const std::vector<EnvVar>& env_vars() {
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[,VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "
                                       "reads slower at 70B: compare both ways round)"},
+      {"SYMMEM_OVERLAP_ALT_FIRST", nullptr, "symmem-bench overlap: 1 makes SYMMEM_OVERLAP_ALT's TensorParallel before the main one"},
       {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)) or constant (0x3c3c, "
                                         "what sessions before 31 measured; GEMMs at the power cap run faster on it)"},
       {"SYMMEM_MOE_DATA", "constant", "symmem-bench moe: the rows and expert outputs, constant (one byte, zeros) or random "
