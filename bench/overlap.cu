@@ -6,7 +6,7 @@
 // Operands are random (SYMMEM_OVERLAP_DATA=constant: one value everywhere, as before session 31;
 // at the power cap a GEMM runs 15-25% faster on it). SYMMEM_OVERLAP_PROBE=1 adds diagnostics;
 // SYMMEM_OVERLAP_ALT=own|cublas times a second TensorParallel (made under that SYMMEM_OVERLAP_GEMM,
-// or under the VAR=value list given) beside the first, interleaved (column alt).
+// or under the VAR=value;... list given) beside the first, interleaved (column alt).
 // The floor, symmem's two paths and cuBLASLt + NCCL of one shape are timed together, their replays
 // interleaved (Harness::time_graphs): a power-capped GPU's clock depends on what it ran just before.
 #include <cuda.h>
@@ -41,7 +41,7 @@ void run_overlap(Harness& h) {
   }
   // SYMMEM_OVERLAP_ALT=own or cublas: a second TensorParallel made with SYMMEM_OVERLAP_GEMM set to
   // that, whose overlap path is timed interleaved with the others (column alt, key overlap_alt_us):
-  // the two forms compared in one power state. Or VAR=value[,VAR=value...]: those variables set
+  // the two forms compared in one power state. Or VAR=value[;VAR=value...]: those variables set
   // while the second one is made (e.g. SYMMEM_OVERLAP_RS_LAG=2), restored after. The alt column read
   // 0-64 us slower at 70B mm+rs even when both instances were made alike (4 x H100, session 37):
   // time two forms each in each column. SYMMEM_OVERLAP_ALT_FIRST=1 makes the alt instance before
@@ -58,7 +58,7 @@ void run_overlap(Harness& h) {
       sets.emplace_back("SYMMEM_OVERLAP_GEMM", spec);
     } else {
       for (size_t at = 0; at <= spec.size();) {
-        const size_t end = std::min(spec.find(',', at), spec.size()), eq = spec.find('=', at);
+        const size_t end = std::min(spec.find(';', at), spec.size()), eq = spec.find('=', at);
         require(eq < end, "symmem-bench overlap: SYMMEM_OVERLAP_ALT=", spec, ": each item must be VAR=value");
         sets.emplace_back(spec.substr(at, eq - at), spec.substr(eq + 1, end - eq - 1));
         at = end + 1;

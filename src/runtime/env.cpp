@@ -65,7 +65,7 @@ const std::vector<EnvVar>& env_vars() {
                                          "last peer block's group g + LAG - 1 instead of after that whole block (default 0; for "
                                          "comparisons; a rank-local choice)"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
-                                      "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[,VAR=value...]), its overlap timed "
+                                      "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[;VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "
                                       "reads slower at 70B: compare both ways round)"},
       {"SYMMEM_OVERLAP_ALT_FIRST", nullptr, "symmem-bench overlap: 1 makes SYMMEM_OVERLAP_ALT's TensorParallel before the main one"},
