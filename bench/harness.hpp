@@ -60,9 +60,9 @@ class Harness {
   /// replays with events; returns the median time of one op in us, maximised over ranks.
   double time_graph(const std::function<void(cudaStream_t)>& enqueue, int ops);
   /// The same for several programs at once, their replays interleaved (warm-up and timed rounds
-  /// each replay every graph in turn, each timed round starting one program later than the one
-  /// before, so that no program always follows the same one): each figure then comes from the same stretch of time, the
-  /// same clocks and temperature. Under a power cap that matters: a GEMM timed 20 ms after an idle
+  /// each replay every graph in turn, each timed round one program later than the one before, so
+  /// that no program always follows the same one): each figure then comes from the same stretch
+  /// of time, the same clocks and temperature. Under a power cap that matters: a GEMM timed 20 ms after an idle
   /// spell runs faster than one timed after a second of GEMMs, so figures timed one after the
   /// other are not comparable (session 32). Returns one median a program, in us per op.
   std::vector<double> time_graphs(const std::vector<std::function<void(cudaStream_t)>>& enqueues, int ops);

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,18 +65,15 @@ void run_overlap(Harness& h) {
         at = end + 1;
       }
     }
-    std::vector<std::pair<std::string, const char*>> saved;  // (variable, its value before; null: unset)
-    std::vector<std::string> keep;
-    keep.reserve(sets.size());
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved;  // (variable, its value before)
     for (const auto& [var, value] : sets) {
       const char* was = std::getenv(var.c_str());
-      keep.push_back(was != nullptr ? was : "");
-      saved.emplace_back(var, was != nullptr ? keep.back().c_str() : nullptr);
+      saved.emplace_back(var, was != nullptr ? std::optional<std::string>(was) : std::nullopt);
       setenv(var.c_str(), value.c_str(), 1);
     }
     tp_alt = std::make_unique<overlap::TensorParallel>(h.comm(), max_m, max_k, max_n);
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
-      if (it->second != nullptr) setenv(it->first.c_str(), it->second, 1);
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {  // (in reverse: a variable listed twice ends as it was)
+      if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
       else unsetenv(it->first.c_str());
     }
   };

@@ -40,6 +40,7 @@
 #include "gemm.hpp"
 #include "hopper_gemm.hpp"
 #include "overlap_kernels.hpp"
+#include "symmem/env.hpp"
 #include "symmem/error.hpp"
 #include "symmem/stream.hpp"
 
@@ -116,13 +117,8 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.force_rs = force_knob("SYMMEM_OVERLAP_RS", "sum", "ring");
   d.force_groups = force_knob("SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.own_gemm = force_knob("SYMMEM_OVERLAP_GEMM", "cublas", "own");
-  if (const char* v = std::getenv("SYMMEM_OVERLAP_RS_LAG"); v != nullptr && *v != 0) {
-    char* end = nullptr;
-    const long lag = std::strtol(v, &end, 10);
-    require(*end == 0 && lag >= 0 && lag <= 64, "overlap::TensorParallel: SYMMEM_OVERLAP_RS_LAG=", v,
-            " is not a row-group count from 0 to 64; unset it for the plain order");
-    d.rs_lag = static_cast<int>(lag);
-  }
+  if (const char* v = std::getenv("SYMMEM_OVERLAP_RS_LAG"); v != nullptr && *v != 0)
+    d.rs_lag = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_OVERLAP_RS_LAG", 0, 64));
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
   d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
