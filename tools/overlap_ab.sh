@@ -4,7 +4,7 @@
 # each setting takes each column and the two places are averaged).
 #   tools/overlap_ab.sh "A" "B" [passes]     A, B: VAR=value[;VAR=value...] ("" for the defaults)
 # e.g. tools/overlap_ab.sh "SYMMEM_OVERLAP_GEMM=own" "SYMMEM_OVERLAP_GEMM=cublas" 2
-# Needs build/bench/symmem-bench; SYMMEM_OVERLAP_MODELS / SYMMEM_OVERLAP_M pass through. JSON in
+# Needs build/bench/symmem-bench (or SYMMEM_BENCH=<another build's>); SYMMEM_OVERLAP_MODELS / SYMMEM_OVERLAP_M pass through. JSON in
 # $OUT/ab-<n>.json; prints each shape's mean of A and of B over every run and place.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -24,7 +24,7 @@ for p in $(seq "$passes"); do
     if [ $order = AB ]; then main=$A alt=$B; else main=$B alt=$A; fi
     run=$((run + 1))
     IFS=';' read -ra vars <<< "$main"
-    env "${vars[@]}" SYMMEM_OVERLAP_ALT="$(alt_of "$main" "$alt")" timeout 200 build/bench/symmem-bench overlap --kind "$kind" \
+    env "${vars[@]}" SYMMEM_OVERLAP_ALT="$(alt_of "$main" "$alt")" timeout 200 "${SYMMEM_BENCH:-build/bench/symmem-bench}" overlap --kind "$kind" \
       --commit "${COMMIT:-work}" --json "$OUT/ab-$run-$order.json" > "$OUT/ab.log" 2>&1 || { echo "run $run failed"; tail -5 "$OUT/ab.log"; }
     echo "== run $run: $order (first: ${main:-defaults}; alt: ${alt:-defaults})"
     grep -vE "^\[rank [1-9]" "$OUT/ab.log" | grep -E "ag\+mm|mm\+rs"
