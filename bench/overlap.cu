@@ -228,20 +228,16 @@ void run_overlap(Harness& h) {
           // count_at of the next tile; or whose own block adds the partials from dst, whose signals are
           // set beforehand (nothing waits: what the adds cost), counting or not; or neither (what the
           // order and raster cost against the own GEMM alone; session 35, not yet run).
-          // (adds_from_end / adds_stride: the adds among the own tiles' last k-blocks by wgmma.)
-          struct FusedKind { bool sum, count; int count_at; const char* key; int adds_from_end = 0, adds_stride = 1; };
+          struct FusedKind { bool sum, count; int count_at; const char* key; };
           const std::vector<FusedKind> fused_kinds = {{false, true, 3, "counting_at3"},  {false, true, 8, "counting_at8"},
                                                       {false, true, 16, "counting_at16"}, {true, true, 3, "summing_at3"},
                                                       {true, true, 8, "summing_at8"},     {true, false, 0, "summing_no_counts"},
-                                                      {false, false, 0, "order_no_counts"}, {true, true, 3, "summing_adds6x1", 6, 1},
-                                                      {true, true, 3, "summing_adds12x2", 12, 2}, {true, true, 3, "summing_adds24x4", 24, 4}};
+                                                      {false, false, 0, "order_no_counts"}};
           if (rs_own_probe) {
             std::vector<uint64_t> landed(n, uint64_t{1} << 40);
             SYMMEM_CUDA_CHECK(cudaMemcpy(dst.signal_pad(), landed.data(), sizeof(uint64_t) * n, cudaMemcpyHostToDevice));
           }
-          auto fused_gemm = [&](const FusedKind& f, cudaStream_t s) {
-            const bool sum = f.sum, count = f.count;
-            const int count_at = f.count_at;
+          auto fused_gemm = [&](bool sum, bool count, int count_at, cudaStream_t s) {
             overlap::HopperRowShards sh;
             sh.rows = static_cast<int>(rows);
             sh.count = n;
@@ -257,8 +253,6 @@ void run_overlap(Harness& h) {
             overlap::HopperGemmOptions opt;
             opt.group_m = 2;
             opt.count_at = count_at;
-            opt.adds_from_end = f.adds_from_end;
-            opt.adds_stride = f.adds_stride;
             overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, opt, s, &sh);
             if (count) SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n * rs_g, s));
           };
@@ -281,7 +275,8 @@ void run_overlap(Harness& h) {
               if (gemm_kind == 3) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards : nullptr);
               if (gemm_kind == 4) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards_local : nullptr);
               if (gemm_kind >= 8) {
-                fused_gemm(fused_kinds[gemm_kind - 8], s);
+                const FusedKind& f = fused_kinds[gemm_kind - 8];
+                fused_gemm(f.sum, f.count, f.count_at, s);
               }
               if (gemm_kind == 7)
                 for (int j = 1; j <= n; ++j) {

@@ -22,13 +22,9 @@
 // for every other rank's signal of the tile's row group and loads their partials of the tile's
 // rows by TMA into B's part of the ring's stages (64 rows, one consumer's, a stage), and the
 // consumers add them to the accumulators (ldmatrix, fp32) before the one rounding in the
-// epilogue, which stores into `out`. With HopperGemmOptions::adds_from_end the partial stages go
-// among the tile's last k-blocks instead and their consumer adds each by four wgmma, identity x
-// partial (A from registers), so their loads run under the tile's MMAs. Those waits come after the
-// tile's k-loop loads, or among them after k-block count_at + 1 at the earliest, so the consumers
-// always reach the counts of their previous (peer) tile, which the other ranks' partials depend on
-// (overlap.cpp: rs_fused). (With that schedule in the producer's loop, its 40 registers spilled 56
-// bytes: the producer takes 56 and the consumers 216, no spills; 40 / 232 before.)
+// epilogue, which stores into `out`. Those waits come after the tile's k-loop loads, which never
+// wait, so the consumers always reach the counts of their previous (peer) tile, which the other
+// ranks' partials depend on (overlap.cpp: rs_fused).
 //
 // Time over cuBLASLt's (the plan symmem tunes; tools/hgemm_probe.cu, one GPU; H200 in
 // bench/results/*-h200x2-2313db6-s29c12-*.json): 8192 x 3584 x 4096 0.99, 8192 x 4096 x 3584 1.00,
@@ -81,16 +77,7 @@ struct Args {
   HopperRowShards shards;  // shards.rows == 0: rows in order, no waits
   bool has_local;          // shards.first's rows come from map_local
   int count_at;            // HopperGemmOptions::count_at
-  int adds_at;             // the summed tiles' first partial stage after this k-block (-1: after the k-loop)
-  int adds_stride;         // and one every this many k-blocks (HopperGemmOptions::adds_from_end / adds_stride)
 };
-
-// The summed tiles' schedule (producer and consumers alike): partial stage e (of 2 x peers) goes
-// right after k-block adds_k(e) where args.adds_at >= 0 (the last k-block at the latest).
-__host__ __device__ inline int adds_k(const Args& args, int e, int kblocks) {
-  const int k = args.adds_at + e * args.adds_stride;
-  return k < kblocks - 1 ? k : kblocks - 1;
-}
 
 #ifdef SYMMEM_HGEMM_DEVICE
 using device::mbar_expect_tx;
@@ -190,33 +177,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
       "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
       "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-// The same with A (64 x 16) from registers: a[0..3] hold this thread's bf16 pairs of its warp's
-// 16 x 16 slice in the mma.m16n8k16 layout (rows lane / 4 (+ 8), columns 2 (lane % 4) (+ 8) + {0,1}).
-__device__ __forceinline__ void wgmma_m64n256k16_rs(float (&d)[128], const uint32_t (&a)[4], uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n"
-      "}\n"
-      :
-      "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-      "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-      "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-      "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-      "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-      "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-      "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-      "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-      "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-      "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-      "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-      "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-      "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-      "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-      "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-      "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -337,59 +297,6 @@ __device__ __forceinline__ void add_partial(float (&acc)[128], const uint8_t* st
   }
 }
 
-// The identity's fragments for consume_partial: this thread's A registers (bf16 pairs) of its
-// warp's 16 x 16 slice (rows lane / 4 (+ 8), columns 2 (lane % 4) (+ 8) + {0, 1}): ones on the
-// diagonal, so that k16 step `warp` of a 64-row partial adds rows 16 warp .. 16 warp + 15 of it.
-__device__ __forceinline__ void identity_fragment(int lane, uint32_t (&a)[4]) {
-  const int g = lane / 4, t = lane % 4;
-  const uint32_t one = 0x3F80u;  // bf16 1.0
-  const uint32_t pair = (g == 2 * t ? one : 0u) | (g == 2 * t + 1 ? one << 16 : 0u);
-  a[0] = pair;  // (row g, columns 2t, 2t + 1)
-  a[1] = 0;     // (row g + 8, columns 2t, 2t + 1): off the diagonal
-  a[2] = 0;     // (row g, columns 2t + 8, 2t + 9): off the diagonal
-  a[3] = pair;  // (row g + 8, columns 2t + 8, 2t + 9)
-}
-
-// The fused sum among the k-blocks (HopperGemmOptions::adds_from_end): partial stage e of a summed
-// tile holds 64 rows of a peer's partial for consumer e % 2 (four 64-column boxes, as B's k-blocks
-// are laid out: the partial's rows stand for k). That consumer adds them with four more wgmma,
-// identity x partial (k16 step kk: only warp kk's fragment is nonzero); the other consumer waits
-// for the stage to fill (so that its arrival counts for this fill, not the last) and frees it.
-template <int kCluster>
-__device__ __forceinline__ void consume_partial(const Stages& st, Ring& ring, float (&acc)[128], int e, int warp,
-                                                const uint32_t (&ident)[4]) {
-  mbar_wait(&st.full[ring.stage], ring.phase);
-  if ((e & 1) == st.cw) {
-    const uint32_t b_addr = smem_addr(st.sb + ring.stage * kBBytes);
-    // The four steps' A fragments, written before the fence (a wgmma must not read registers
-    // written since the last wgmma.fence; the empty asm keeps the compiler from sinking the writes).
-    uint32_t a[4][4];
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        a[kk][i] = kk == warp ? ident[i] : 0u;
-        asm volatile("" : "+r"(a[kk][i])::"memory");
-      }
-    wgmma_fence();
-    wgmma_keep(acc);
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma_m64n256k16_rs(acc, a[kk], sw128_desc(b_addr + kk * 2048, kBBox, 1024));
-    wgmma_commit();
-    wgmma_keep(acc);
-    wgmma_wait<1>();
-    wgmma_keep(acc);
-    if (st.leader) release<kCluster>(st.empty, ring.prev);
-    ring.prev = ring.stage;
-  } else if (st.leader) {
-    release<kCluster>(st.empty, ring.stage);
-  }
-  if (++ring.stage == kStages) {
-    ring.stage = 0;
-    ring.phase ^= 1;
-  }
-}
-
 #endif  // SYMMEM_HGEMM_DEVICE
 
 template <int kCluster>
@@ -426,7 +333,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (kCluster > 1) cluster_sync(); else __syncthreads();
 
   if (wg == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n" ::: "memory");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
@@ -446,14 +353,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         const CUtensorMap* ma = local && args.has_local ? &map_local : &map_a;
         const int arow = local && args.has_local ? row_in_shard : m0;
-        // The fused sum: once every other rank's partial of this row group has landed (bounded;
-        // a timeout is recorded and the tile then adds what is there), each partial's rows of
-        // the tile go through the ring, 64 rows (one consumer's) a stage, consumer 0's first:
-        // after the tile's k-blocks, or among its last ones (adds_k; one wait site either way).
-        // Not multicast: the cluster's CTAs hold different rows (both take the same stages).
-        const bool summed = shard >= 0 && shard == args.shards.sum_shard;
-        const bool inter = summed && args.adds_at >= 0 && kblocks > args.adds_at;
-        int e = 0;
         for (int kb = 0; kb < kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
           mbar_expect_tx(&full[stage], kABytes + kBBytes);
@@ -472,34 +371,39 @@ __global__ void __launch_bounds__(kThreads, 1)
             stage = 0;
             phase ^= 1;
           }
-          while (summed && e < 2 * peers && (inter ? adds_k(args, e, kblocks) <= kb : kb == kblocks - 1)) {
-            if (e == 0) {
-              const int g = row_in_shard / group_rows;
-              if (g >= summable) {
-                for (int j = 1; j <= peers; ++j)
-                  device::wait_signal(args.shards.handle, (shard + j) % args.shards.count, Cmp::kGe, static_cast<uint64_t>(g) + 1,
-                                      (shard + j) % args.shards.count);
-                device::fence_proxy_async_global();
-                summable = g + 1;
+        }
+        if (shard >= 0 && shard == args.shards.sum_shard) {
+          // The fused sum: once every other rank's partial of this row group has landed (bounded;
+          // a timeout is recorded and the tile then adds what is there), each partial's rows of
+          // the tile go through the ring, 64 rows (one consumer's) a stage, consumer 0's first.
+          // Not multicast: the cluster's CTAs hold different rows (both take the same stages).
+          const int g = row_in_shard / group_rows;
+          if (g >= summable) {
+            for (int j = 1; j <= peers; ++j)
+              device::wait_signal(args.shards.handle, (shard + j) % args.shards.count, Cmp::kGe, static_cast<uint64_t>(g) + 1,
+                                  (shard + j) % args.shards.count);
+            device::fence_proxy_async_global();
+            summable = g + 1;
+          }
+          for (int j = 1; j <= peers; ++j) {
+            const int p = (shard + j) % args.shards.count;
+            for (int cw = 0; cw < 2; ++cw) {
+              mbar_wait(&empty[stage], phase ^ 1);
+              mbar_expect_tx(&full[stage], kBBytes);
+#pragma unroll
+              for (int i = 0; i < 4; ++i)
+                tma_load(sb + stage * kBBytes + i * kBBox, &map_part, n0 + i * 64, p * args.shards.rows + row_in_shard + cw * 64, &full[stage]);
+              if (++stage == kStages) {
+                stage = 0;
+                phase ^= 1;
               }
             }
-            const int p = (shard + e / 2 + 1) % args.shards.count, cw = e % 2;
-            mbar_wait(&empty[stage], phase ^ 1);
-            mbar_expect_tx(&full[stage], kBBytes);
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-              tma_load(sb + stage * kBBytes + i * kBBox, &map_part, n0 + i * 64, p * args.shards.rows + row_in_shard + cw * 64, &full[stage]);
-            if (++stage == kStages) {
-              stage = 0;
-              phase ^= 1;
-            }
-            ++e;
           }
         }
       }
     }
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 216;\n" ::: "memory");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const int cw = wg - 1;  // this consumer's 64 rows of the tile
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const bool leader = t == 0;
@@ -510,22 +414,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     const Stages st{sa, sb, full, empty, cw, leader};
     uint8_t* my_c = sc + cw * (kCStage / 2);
     int pending = -1;  // the done word of this warpgroup's last tile, stored but not yet counted (args.shards.done)
-    uint32_t ident[4];  // the identity's A fragments (consume_partial)
-    identity_fragment(lane, ident);
     for (int u = first_unit; u < units; u += unit_step) {
       int shard, m0, row_in_shard, n0;
       unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
       ring.prev = -1;
-      const bool summed = shard >= 0 && shard == args.shards.sum_shard;
-      const bool inter = summed && args.adds_at >= 0 && kblocks > args.adds_at;  // (the producer's schedule)
-      int e = 0;
       for (int kb = 0; kb < kblocks; ++kb) {
         consume<kCluster>(st, ring, acc, kb);
         if (kb == args.count_at && pending >= 0) {
           if (leader) count_stored(args.shards.done, pending);
           pending = -1;
         }
-        while (inter && e < 2 * peers && adds_k(args, e, kblocks) <= kb) consume_partial<kCluster>(st, ring, acc, e++, warp, ident);
       }
       wgmma_wait<0>();
       wgmma_keep(acc);
@@ -534,7 +432,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (leader) count_stored(args.shards.done, pending);
         pending = -1;
       }
-      if (summed && !inter) {  // the fused sum after the k-loop: the producer's 2 x peers stages, this consumer's every other one
+      const bool summed = shard >= 0 && shard == args.shards.sum_shard;
+      if (summed) {  // the fused sum: the producer's 2 x peers stages, this consumer's every other one
         for (int e = 0; e < 2 * peers; ++e) {
           mbar_wait(&full[ring.stage], ring.phase);
           if ((e & 1) == cw) {
@@ -547,10 +446,10 @@ __global__ void __launch_bounds__(kThreads, 1)
             ring.phase ^= 1;
           }
         }
-      }
-      if (summed && args.shards.scale != 1.0f) {
+        if (args.shards.scale != 1.0f) {
 #pragma unroll
-        for (int i = 0; i < 128; ++i) acc[i] *= args.shards.scale;
+          for (int i = 0; i < 128; ++i) acc[i] *= args.shards.scale;
+        }
       }
       const CUtensorMap* out_map = summed ? &map_out : &map_c;
       const int out_row = (summed ? row_in_shard : m0) + cw * 64;
@@ -678,7 +577,6 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
     require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm: A, B and C must be 16-byte aligned");
   require(opt.cluster == 1 || opt.cluster == 2, "hopper_gemm: cluster must be 1 or 2 (got ", opt.cluster, ")");
   require(opt.group_m > 0, "hopper_gemm: group_m must be positive");
-  require(opt.adds_from_end >= 0 && opt.adds_stride >= 1, "hopper_gemm: adds_from_end must be >= 0 and adds_stride >= 1");
   if (shards != nullptr) {
     require(shards->count >= 1 && shards->count <= 64 && shards->rows > 0 && shards->rows % (kBM * opt.cluster) == 0 &&
                 static_cast<int64_t>(shards->rows) * shards->count == m && shards->first >= 0 && shards->first < shards->count,
@@ -708,15 +606,8 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
   const CUtensorMap ml = has_local ? tensor_map(shards->local, shards->rows, k, shards->local_ld, kBM, kBK, "the local shard") : ma;
   const int group = shards != nullptr ? schedule::shard_group(shards->rows / shards->groups, opt.cluster, opt.group_m) : opt.group_m;
   Args args{static_cast<__nv_bfloat16*>(c), ldc, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), group,
-            HopperRowShards{}, has_local, opt.count_at, -1, std::max(1, opt.adds_stride)};
+            HopperRowShards{}, has_local, opt.count_at};
   if (shards != nullptr) args.shards = *shards;
-  if (shards != nullptr && shards->sum_shard >= 0 && opt.adds_from_end > 0) {
-    // Among the last adds_from_end k-blocks, but never before count_at + 1: the consumers count
-    // their previous tile at k-block count_at, before the producer may wait for the partials
-    // (overlap.cpp: rs_fused's argument needs every peer tile counted without a wait).
-    const int kblocks = static_cast<int>((k + kBK - 1) / kBK);
-    args.adds_at = std::max(kblocks - opt.adds_from_end, opt.count_at + 1);
-  }
   const CUtensorMap mc = tensor_map(c, m, n, ldc, 64, 64, "C");
   const bool sum = shards != nullptr && shards->sum_shard >= 0;
   const CUtensorMap mp = sum ? tensor_map(shards->partials, static_cast<int64_t>(shards->rows) * shards->count, n, n, 64, 64, "the partials") : mc;

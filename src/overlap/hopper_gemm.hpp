@@ -19,13 +19,6 @@ struct HopperGemmOptions {
   // With HopperRowShards::done: the k-block of a warpgroup's next tile after which its last tile's
   // stores are counted (their completion is waited for then; at or past the k-loop's end, after it).
   int count_at = 3;
-  // The fused sum (HopperRowShards::sum_shard): where adds_from_end > 0, a summed tile's partial
-  // stages go among its last k-blocks instead of after them: the first after k-block
-  // kblocks - adds_from_end (never before count_at + 1), then one every adds_stride k-blocks, each
-  // added by wgmma with the identity as A (its loads then run under the tile's MMAs). Where the
-  // k-loop is too short for that, after it, as with 0.
-  int adds_from_end = 0;
-  int adds_stride = 1;
 };
 
 /// A itself is `count` shards of `rows` rows. The tiles run shard `first` first, then first - 1,

@@ -77,9 +77,6 @@ struct TensorParallel::Impl {
   // The fused form's lag (SYMMEM_OVERLAP_RS_LAG, 0 unset: the last peer block whole, then the own
   // block; rank-local, any mix is deadlock-free: rs_fused).
   int rs_lag = 0;
-  // Its adds among the own tiles' last k-blocks (SYMMEM_OVERLAP_RS_ADDS=from_end[,stride]:
-  // HopperGemmOptions::adds_from_end / adds_stride; 0 unset: after the k-loop; rank-local).
-  int rs_adds_from_end = 0, rs_adds_stride = 1;
   // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
   // half tiles here (HopperRowShards::done, a word a rank and row group, zeroed at the end of each
   // call), and the copy engine's push of a row group waits for its count on its peer's stream of
@@ -122,16 +119,6 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.own_gemm = force_knob("SYMMEM_OVERLAP_GEMM", "cublas", "own");
   if (const char* v = std::getenv("SYMMEM_OVERLAP_RS_LAG"); v != nullptr && *v != 0)
     d.rs_lag = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_OVERLAP_RS_LAG", 0, 64));
-  if (const char* v = std::getenv("SYMMEM_OVERLAP_RS_ADDS"); v != nullptr && *v != 0) {
-    char* end = nullptr;
-    const long from_end = std::strtol(v, &end, 10);
-    long stride = 1;
-    if (*end == ',') stride = std::strtol(end + 1, &end, 10);
-    require(*end == 0 && from_end >= 0 && from_end <= 4096 && stride >= 1 && stride <= 64, "overlap::TensorParallel: SYMMEM_OVERLAP_RS_ADDS=", v,
-            " is not FROM_END[,STRIDE] (k-blocks, 0-4096 and 1-64); unset it for the adds after the k-loop");
-    d.rs_adds_from_end = static_cast<int>(from_end);
-    d.rs_adds_stride = static_cast<int>(stride);
-  }
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
   d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
@@ -506,11 +493,10 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // O run interleaved by row groups, O's group g right after P's group g + L - 1, so that P's last
 // groups land while O's first ones compute (schedule::tile_rows).
 // Why nothing waits forever, for any N, any mix of lags and any interleaving: only own tiles wait,
-// for the peers' pushes of the same row group, and only once their consumers are past the k-block
-// at which they count the tile before (hopper_gemm.cu's producer waits for the partials after the
-// tile's k-loop, or with SYMMEM_OVERLAP_RS_ADDS after k-block count_at + 1 at the earliest); peer
-// tiles wait for nothing, and a CTA counts a peer tile at k-block count_at of the next tile, or
-// right after that tile's k-loop where it is shorter (the producer then waits after the k-loop). By induction over the row group h: in every rank's order a peer tile of group h (of any
+// for the peers' pushes of the same row group, and only after their own k-loop (hopper_gemm.cu's
+// producer loads a tile's k-blocks first, then waits for its partials); peer tiles wait for
+// nothing, and a CTA counts a peer tile during or right after the next tile's k-loop, which never
+// waits. By induction over the row group h: in every rank's order a peer tile of group h (of any
 // peer block) comes after no own tile of a group >= h (without a lag every own tile comes after
 // every peer tile; with lag L >= 1, P's group h comes right after O's group h - L), so once every
 // own tile of the groups < h has ended, on every rank, each CTA reaches and counts its peer tiles
@@ -553,8 +539,6 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.handle = d.recv.handle();
   HopperGemmOptions opt;
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
-  opt.adds_from_end = d.rs_adds_from_end;
-  opt.adds_stride = d.rs_adds_stride;
   hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order

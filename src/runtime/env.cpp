@@ -64,9 +64,6 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_RS_LAG", nullptr, "matmul_reduce_scatter's fused form: run the own block's row group g right after the "
                                          "last peer block's group g + LAG - 1 instead of after that whole block (default 0; for "
                                          "comparisons; a rank-local choice)"},
-      {"SYMMEM_OVERLAP_RS_ADDS", nullptr, "FROM_END[,STRIDE]: matmul_reduce_scatter's fused form adds the landed partials among "
-                                          "the own tiles' last FROM_END k-blocks, one every STRIDE, by wgmma (default: after the "
-                                          "k-loop; for comparisons; a rank-local choice)"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[;VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "

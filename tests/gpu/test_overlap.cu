@@ -5,7 +5,6 @@
 #include "reference.hpp"
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 using namespace symmem;
 using namespace symmem::test;
@@ -257,16 +256,6 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
     unsetenv("SYMMEM_OVERLAP_RS_LAG");
     if (!why.empty()) why = "(SYMMEM_OVERLAP_RS_LAG 1 / 2) " + why;
   }
-  // The adds among the own tiles' last k-blocks by wgmma (SYMMEM_OVERLAP_RS_ADDS, rank-local): K 320
-  // (5 k-blocks: every partial after the last, count_at + 1 bounding them) and K 512 (8: after
-  // k-blocks 5, 6 and the rest after the last).
-  for (const char* adds : {"2", "3,1"})
-    if (why.empty()) {
-      setenv("SYMMEM_OVERLAP_RS_ADDS", adds, 1);
-      why = overlap_case(overlap::Mode::kOverlap, false, 1024 * n, std::strcmp(adds, "2") == 0 ? 320 : 512, 512, "sum", nullptr, "own");
-      unsetenv("SYMMEM_OVERLAP_RS_ADDS");
-      if (!why.empty()) why = std::string("(SYMMEM_OVERLAP_RS_ADDS=") + adds + ") " + why;
-    }
   ASSERT_ALL(why.empty(), why);
 }
 
