@@ -20,7 +20,7 @@
 //
 // Memory (symmetric, per rank; `bytes_per_rank()` says the total): two staging areas of
 // nranks x R rows (R = round_tokens, default max_tokens; row = H elements + scales, 16-byte
-// aligned), two sets of routing records for nranks x max_tokens rows (208 bytes each), two combine
+// aligned, 128 from 2 KiB), two sets of routing records for nranks x max_tokens rows (208 bytes each), two combine
 // areas of nranks x R x H bf16, and small counters. For the decode shape (128 tokens, H 7168, fp8,
 // top-8, 4 ranks) that is about 22 MiB; for prefill (4096 tokens) about 95 MiB at R 512 and 180 MiB
 // at R 1024 (symmem-bench's rounds). The streamed dispatch and combine (Kernels) add four words
@@ -158,7 +158,8 @@ namespace detail {
 /// 32-bit scale words per row: 0 for bf16, ceil(H/128) fp32 scales, or ceil(ceil(H/128)/4)
 /// packed UE8M0 words.
 SYMMEM_API int scale_words(int hidden, bool fp8, bool ue8m0);
-/// Bytes of one staged row: H elements (1 or 2 bytes) and the scale words, rounded up to 16.
+/// Bytes of one staged row: H elements (1 or 2 bytes) and the scale words, rounded up to 16, and
+/// from 2 KiB up to 128 (rows start on a line).
 SYMMEM_API size_t row_bytes(int hidden, bool fp8, bool ue8m0 = false);
 /// "" when the config is usable with `nranks` ranks, else what is wrong.
 SYMMEM_API std::string check_config(const Config& c, int nranks);

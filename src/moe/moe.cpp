@@ -21,7 +21,10 @@ int scale_words(int hidden, bool fp8, bool ue8m0) {
 }
 size_t row_bytes(int hidden, bool fp8, bool ue8m0) {
   const size_t payload = static_cast<size_t>(hidden) * (fp8 ? 1 : 2);
-  return symmem::detail::checked_round_up(payload + 4 * static_cast<size_t>(scale_words(hidden, fp8, ue8m0)), 16, "moe row");
+  // Rows of 2 KiB and more start on a 128-byte line (fp8 H 7168 with its scales is 7392 bytes:
+  // 7424), so that a warp's stores into a staged row cover whole lines; smaller rows keep 16.
+  const size_t bytes = symmem::detail::checked_round_up(payload + 4 * static_cast<size_t>(scale_words(hidden, fp8, ue8m0)), 16, "moe row");
+  return bytes >= 2048 ? symmem::detail::checked_round_up(bytes, 128, "moe row") : bytes;
 }
 
 std::string check_config(const Config& c, int n) {

@@ -31,14 +31,15 @@ TEST(MoeConfig, ChecksNameTheField) {
 }
 
 TEST(MoeConfig, RowsAndLayout) {
-  EXPECT_EQ(detail::row_bytes(7168, true), 7168u + 56 * 4);   // fp8 + one scale per 128 channels
+  EXPECT_EQ(detail::row_bytes(7168, true), 7424u);   // fp8 + one scale per 128 channels (7392), to a 128-byte line
   EXPECT_EQ(detail::row_bytes(7168, false), 7168u * 2);
-  EXPECT_EQ(detail::row_bytes(7200, true) % 16, 0u);          // a partial last scale group, rounded up
+  EXPECT_EQ(detail::row_bytes(7200, true) % 128, 0u);         // a partial last scale group, rounded up
+  EXPECT_EQ(detail::row_bytes(1024, true), 1024u + 8 * 4);    // under 2 KiB: 16-byte aligned only
   EXPECT_EQ(detail::scale_words(7168, true, false), 56);
   EXPECT_EQ(detail::scale_words(7168, true, true), 14);       // UE8M0: 56 exponents, 4 to a word
   EXPECT_EQ(detail::scale_words(7200, true, true), 15);       // 57 exponents
   EXPECT_EQ(detail::scale_words(7168, false, false), 0);
-  EXPECT_EQ(detail::row_bytes(7168, true, true), 7232u);     // 7168 + 14 x 4, rounded up to 16
+  EXPECT_EQ(detail::row_bytes(7168, true, true), 7296u);     // 7168 + 14 x 4 (7224), rounded up to 128
   Config u{7168, 8, 256, 128, 0, false, true};
   EXPECT_NE(detail::check_config(u, 4).find("ue8m0"), std::string::npos);  // UE8M0 without fp8
   Config c{7168, 8, 256, 128, 512, true};
