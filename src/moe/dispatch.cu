@@ -79,15 +79,21 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
     int expert = -1, dest = -1, d = -1;
     unsigned slot = 0, before = 0;  // before: the rows sent to d in the operation's earlier rounds
     unsigned lslot = 0;             // lane k's row in its expert, where claimed here (>= C: dropped)
+    unsigned own_slot = 0;          // the same where the expert is this rank's (self-direct needs it first)
     int ndst = 0;                   // the token's destination ranks (warp 0)
     if (warp == 0) {
       long long v;
       const uint64_t mask = token_mask<Idx>(a.topk_idx, t, K, a.num_experts, El, expert, dest, v);
       // (lanes < K, first: a peer's claim is a round trip over the links; its slot is needed only
       // by the record, written after this warp's share of the row. System scope: ranks on other
-      // GPUs add to the same counters.)
-      if (dest >= 0 && (claims || (direct && dest == me)))
+      // GPUs add to the same counters.) The claims on peers and on this rank go into different
+      // registers: self-direct reads this rank's before the block barrier, and reading one
+      // register the peers' claims also write would hold the warp, and so every store of the
+      // block, for their round trip over the links.
+      if (dest >= 0 && dest != me && claims)
         lslot = device::atom_add_relaxed_sys(expert_counters(h, L, opar, dest) + (expert - dest * El), 1u);
+      if (dest == me && (claims || direct))
+        own_slot = device::atom_add_relaxed_sys(expert_counters(h, L, opar, dest) + (expert - dest * El), 1u);
       if (routed_badly(expert, v)) note_bad_index(h, t, v, a.num_experts);
       if (lane == 0) token_ranks[t] = mask;
       ndst = __popcll(mask);
@@ -109,10 +115,10 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
       int nout = __popc(st);
       if (lane == 0) sh.nstaged = nout;
       if (direct) {  // (uniform)
-        const bool local = dest == me && lslot < static_cast<unsigned>(C);
+        const bool local = dest == me && own_slot < static_cast<unsigned>(C);
         const unsigned lk = __ballot_sync(0xffffffffu, local);
         if (local) {
-          const size_t r = static_cast<size_t>(expert - me * El) * C + lslot;
+          const size_t r = static_cast<size_t>(expert - me * El) * C + own_slot;
           s_dst[nout + __popc(lk & below)] = a.recv_x + r * payload;
           s_sdst[nout + __popc(lk & below)] = a.recv_scales != nullptr ? a.recv_scales + r * L.scale_words : nullptr;
         }
@@ -146,7 +152,8 @@ __device__ __forceinline__ void send_rows(const DispatchArgs& a, uint64_t e, uin
           const bool mine = dest == di;
           meta->expert[lane] = mine ? expert - di * L.experts_local : -1;
           meta->weight[lane] = mine ? wk : 1.0f;
-          if (claims || (direct && di == me)) meta->slot[lane] = mine && lslot < static_cast<unsigned>(C) ? static_cast<int>(lslot) : -1;  // (as recv_copy)
+          const unsigned ls = di == me ? own_slot : lslot;
+          if (claims || (direct && di == me)) meta->slot[lane] = mine && ls < static_cast<unsigned>(C) ? static_cast<int>(ls) : -1;  // (as recv_copy)
         }
         if (lane == 0) meta->src_token = t;
       }
