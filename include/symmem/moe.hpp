@@ -20,8 +20,8 @@
 //
 // Memory (symmetric, per rank; `bytes_per_rank()` says the total): two staging areas of
 // nranks x R rows (R = round_tokens, default max_tokens; row = H elements + scales, 16-byte
-// aligned, 128 from 2 KiB), two sets of routing records for nranks x max_tokens rows (208 bytes each), two combine
-// areas of nranks x R x H bf16, and small counters. For the decode shape (128 tokens, H 7168, fp8,
+// aligned, 128 from 2 KiB), two sets of routing records for nranks x max_tokens rows (208 bytes
+// each), two combine areas of nranks x R x H bf16, and small counters. For the decode shape (128 tokens, H 7168, fp8,
 // top-8, 4 ranks) that is about 22 MiB; for prefill (4096 tokens) about 95 MiB at R 512 and 180 MiB
 // at R 1024 (symmem-bench's rounds). The streamed dispatch and combine (Kernels) add four words
 // of 8 bytes per ring slot (2 x R slots a source, at most 1024 above two ranks) and 5 bytes per

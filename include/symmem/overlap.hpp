@@ -16,10 +16,10 @@
 // (detail::rs_chunks) so that the copies hide under the GEMMs. Otherwise: the GEMM of each peer's
 // rows (ring order) into local staging, carried by the copy engine to that peer's landing slot with
 // a signal while the next GEMM runs; the local rows last; then one kernel sums the N slots (fp32).
-// Fused (Hopper, detail::reduce_own_gemm: long K at 3+ ranks; or SYMMEM_OVERLAP_GEMM=own): one persistent GEMM of
-// symmem's own, the peers' blocks first, each row group's copy started when the GEMM has counted
-// its tiles stored, and the own block last, its tiles adding the landed partials in fp32 before
-// their one rounding (no sum kernel).
+// Fused (Hopper, detail::reduce_own_gemm: long K at 3+ ranks; or SYMMEM_OVERLAP_GEMM=own): one
+// persistent GEMM of symmem's own, the peers' blocks first, each row group's copy started when the
+// GEMM has counted its tiles stored, and the own block last, its tiles adding the landed partials
+// in fp32 before their one rounding (no sum kernel).
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.
