@@ -43,7 +43,7 @@ void run_overlap(Harness& h) {
   // SYMMEM_OVERLAP_ALT=own or cublas: a second TensorParallel made with SYMMEM_OVERLAP_GEMM set to
   // that, whose overlap path is timed interleaved with the others (column alt, key overlap_alt_us):
   // the two forms compared in one power state. Or VAR=value[;VAR=value...]: those variables set
-  // while the second one is made (e.g. SYMMEM_OVERLAP_RS_LAG=2), restored after. The alt column read
+  // while the second one is made (e.g. SYMMEM_OVERLAP_RS=sum), restored after. The alt column read
   // 0-64 us slower at 70B mm+rs even when both instances were made alike (4 x H100, session 37):
   // time two forms each in each column. SYMMEM_OVERLAP_ALT_FIRST=1 makes the alt instance before
   // the main one (does the bias follow the order of making or the column?).

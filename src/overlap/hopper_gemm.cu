@@ -199,7 +199,7 @@ __device__ __forceinline__ void unit_tile(const Args& args, int u, int units_m, 
   int um, un;
   schedule::unit_coords(u, units_m, units_n, args.group_m, um, un);
   schedule::tile_rows(args.shards.rows, args.shards.count, args.shards.first, um * kCluster + static_cast<int>(crank), shard, m0,
-                      row_in_shard, args.shards.groups, args.shards.lag);
+                      row_in_shard);
   n0 = un * kBN;
 }
 
@@ -587,8 +587,6 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
     require(shards->groups >= 1 && shards->rows % shards->groups == 0 && (shards->rows / shards->groups) % (kBM * opt.cluster) == 0,
             "hopper_gemm: row groups must split a shard into runs of a multiple of ", kBM * opt.cluster, " rows (got ", shards->groups,
             " groups of a ", shards->rows, "-row shard)");
-    require(shards->lag >= 0 && (shards->lag == 0 || shards->sum_shard >= 0), "hopper_gemm: a lag (", shards->lag,
-            ") needs the fused sum and must not be negative");
     if (shards->sum_shard >= 0) {
       require(shards->sum_shard == (shards->first + 1) % shards->count && shards->wait == 0 && shards->local == nullptr,
               "hopper_gemm: the fused sum's shard must be the one that runs last (first + 1), with no shard waits or local shard");

@@ -44,9 +44,7 @@ struct HopperGemmOptions {
 /// `handle`; bounded) has reached g + 1 for the tile's row group g. The producer loads each partial
 /// by TMA into the stage ring after the tile's k-blocks (and waits for the signals only then).
 /// Those tiles store `scale` x the sum into `out` (rows x n, ld n) instead of C, and are not counted
-/// in done. `lag` > 0 (with the fused sum and row groups) interleaves the last peer shard and the
-/// summed one by row groups (schedule::tile_rows): the summed group g runs after the last peer
-/// shard's group g + lag - 1 instead of after all of it.
+/// in done.
 struct HopperRowShards {
   int rows = 0, count = 0, first = 0;
   int wait = 0;
@@ -57,7 +55,6 @@ struct HopperRowShards {
   unsigned long long* done = nullptr;
   int groups = 1;
   int sum_shard = -1;
-  int lag = 0;
   const void* partials = nullptr;
   void* out = nullptr;
   float scale = 1.0f;

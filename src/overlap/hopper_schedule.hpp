@@ -23,15 +23,7 @@ SYMMEM_HOST_DEVICE inline void unit_coords(int u, int units_m, int units_n, int 
 /// Logical row block lmb -> its shard (-1 without shards: shard_rows == 0), first output row m0,
 /// and row within the shard. Shards run first, first - 1, first - 2, ... (mod count): the order in
 /// which the peers' rows land (peer me - j sends to this rank j-th).
-///
-/// With `lag` > 0 (matmul_reduce_scatter's fused form, HopperRowShards::lag; shards cut into
-/// `groups` row groups) the last two shards, the last peer block P and the own block O that adds
-/// the landed partials, run interleaved by row groups: P0 .. P(lag-1), then O0, P(lag), O1,
-/// P(lag+1), ..., and the own groups left at the end; so the own group g runs right after P's group
-/// g + lag - 1 and each group of P has about a group's time to be pushed and land before any own
-/// group needs it. lag 0 or >= groups: P whole, then O. Every other shard keeps its place.
-SYMMEM_HOST_DEVICE inline void tile_rows(int shard_rows, int count, int first, int lmb, int& shard, int& m0, int& row_in_shard,
-                                         int groups = 1, int lag = 0) {
+SYMMEM_HOST_DEVICE inline void tile_rows(int shard_rows, int count, int first, int lmb, int& shard, int& m0, int& row_in_shard) {
   if (shard_rows == 0) {
     shard = -1;
     m0 = lmb * kBlockRows;
@@ -39,25 +31,7 @@ SYMMEM_HOST_DEVICE inline void tile_rows(int shard_rows, int count, int first, i
     return;
   }
   const int per = shard_rows / kBlockRows;
-  int j = lmb / per, block = lmb - j * per;  // the j-th shard in run order, its block
-  if (lag > 0 && lag < groups && count >= 2 && j >= count - 2) {
-    const int gb = per / groups;  // blocks a row group
-    const int at = lmb - (count - 2) * per, q = at / gb, off = at % gb;  // slot q of the last two shards' 2 x groups
-    int own, g;
-    if (q < lag) {
-      own = 0;
-      g = q;
-    } else if (q - lag < 2 * (groups - lag)) {
-      const int r = q - lag;
-      own = r % 2 == 0 ? 1 : 0;
-      g = own ? r / 2 : lag + r / 2;
-    } else {
-      own = 1;
-      g = q - lag - (groups - lag);
-    }
-    j = count - 2 + own;
-    block = g * gb + off;
-  }
+  const int j = lmb / per, block = lmb - j * per;  // the j-th shard in run order, its block
   shard = ((first - j) % count + count) % count;
   row_in_shard = block * kBlockRows;
   m0 = shard * shard_rows + row_in_shard;

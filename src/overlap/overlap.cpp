@@ -74,9 +74,6 @@ struct TensorParallel::Impl {
   // move the rows and signal them alike.
   int own_gemm = -1;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
-  // The fused form's lag (SYMMEM_OVERLAP_RS_LAG, 0 unset: the last peer block whole, then the own
-  // block; rank-local, any mix is deadlock-free: rs_fused).
-  int rs_lag = 0;
   // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
   // half tiles here (HopperRowShards::done, a word a rank and row group, zeroed at the end of each
   // call), and the copy engine's push of a row group waits for its count on its peer's stream of
@@ -117,8 +114,6 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.force_rs = force_knob("SYMMEM_OVERLAP_RS", "sum", "ring");
   d.force_groups = force_knob("SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.own_gemm = force_knob("SYMMEM_OVERLAP_GEMM", "cublas", "own");
-  if (const char* v = std::getenv("SYMMEM_OVERLAP_RS_LAG"); v != nullptr && *v != 0)
-    d.rs_lag = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_OVERLAP_RS_LAG", 0, 64));
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
   d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
@@ -488,23 +483,17 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // (detail::rs_groups): the GEMM counts a group's stored half tiles (HopperRowShards::done), and on
 // its own stream the copy engine's push of that group to peer p's slot `me` waits for the count
 // (cuStreamWaitValue64) and then sets p's signal slot `me` to g + 1. The own block's tiles of row
-// group g wait (in the GEMM's producer, bounded) for every peer's slot to reach g + 1. With a lag L
-// (SYMMEM_OVERLAP_RS_LAG, rank-local; HopperRowShards::lag) the last peer block P and the own block
-// O run interleaved by row groups, O's group g right after P's group g + L - 1, so that P's last
-// groups land while O's first ones compute (schedule::tile_rows).
-// Why nothing waits forever, for any N, any mix of lags and any interleaving: only own tiles wait,
-// for the peers' pushes of the same row group, and only after their own k-loop (hopper_gemm.cu's
-// producer loads a tile's k-blocks first, then waits for its partials); peer tiles wait for
-// nothing, and a CTA counts a peer tile during or right after the next tile's k-loop, which never
-// waits. By induction over the row group h: in every rank's order a peer tile of group h (of any
-// peer block) comes after no own tile of a group >= h (without a lag every own tile comes after
-// every peer tile; with lag L >= 1, P's group h comes right after O's group h - L), so once every
-// own tile of the groups < h has ended, on every rank, each CTA reaches and counts its peer tiles
-// of group h, every rank's pushes of group h (each waiting only for its own rank's counts) land,
-// and the own tiles of group h end; group 0 has no own group below it. The host model
-// (tests/host/test_hopper_schedule.cpp) runs this order at 2-8 ranks, random interleavings and
-// mixed lags to completion. The signals are set once a call, per (peer, group) in increasing g on that
-// peer's one stream, so slot p >= g + 1 means groups 0..g of p have landed. After the GEMM the
+// group g wait (in the GEMM's producer, bounded) for every peer's slot to reach g + 1.
+// Why nothing waits forever, for any N and any interleaving: only own tiles wait, for the peers'
+// pushes of the same row group, and only after their own k-loop (hopper_gemm.cu's producer loads a
+// tile's k-blocks first, then waits for its partials); peer tiles wait for nothing, and a CTA
+// counts a peer tile during or right after the next tile's k-loop, which never waits. In every
+// rank's order every own tile comes after every peer tile (schedule::tile_rows runs the own block
+// last), so every CTA reaches and counts all its peer tiles, every rank's pushes (each waiting only
+// for its own rank's counts) land, and every own tile's wait ends. The host model
+// (tests/host/test_hopper_schedule.cpp) runs this order at 2-8 ranks and random interleavings to
+// completion. The signals are set once a call, per (peer, group) in increasing g on that peer's
+// one stream, so slot p >= g + 1 means groups 0..g of p have landed. After the GEMM the
 // stream writes every full count itself, so no push waits past the GEMM's end even if a bounded
 // wait timed out. Reuse across calls: the argument at the top of this file (the counts are local
 // and zeroed at the end of the call, after the pushers have joined). Every rank takes this form or
@@ -532,7 +521,6 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.done = d.stored;
   sh.groups = groups;
   sh.sum_shard = me;
-  sh.lag = d.rs_lag;
   sh.partials = recv;
   sh.out = c_shard;
   sh.scale = scale;

@@ -61,9 +61,6 @@ const std::vector<EnvVar>& env_vars() {
                                        "GEMM over all rows whose row groups' copies start on its counts and whose own block adds the "
                                        "landed partials (default: at 3 ranks and more where K >= 6144, detail::reduce_own_gemm). Set it alike on every rank: "
                                        "TensorParallel's constructor refuses a mix"},
-      {"SYMMEM_OVERLAP_RS_LAG", nullptr, "matmul_reduce_scatter's fused form: run the own block's row group g right after the "
-                                         "last peer block's group g + LAG - 1 instead of after that whole block (default 0; for "
-                                         "comparisons; a rank-local choice)"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[;VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "

@@ -248,14 +248,8 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
   // the own block's tiles of each group wait for that group's signals; 768 rows: three groups of 256.
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 1024 * n, 128, 512, "sum", nullptr, "own");
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 768 * n, 192, 640, "sum", nullptr, "own");
-  // The lag (SYMMEM_OVERLAP_RS_LAG, rank-local): the last peer block and the own block interleave by
-  // row groups; lags 1 and 2 on alternate ranks (a mix is allowed), 4 groups of 512 rows, in a graph.
-  if (why.empty()) {
-    setenv("SYMMEM_OVERLAP_RS_LAG", comm().rank() % 2 == 0 ? "1" : "2", 1);
-    why = overlap_case(overlap::Mode::kOverlap, true, 2048 * n, 64, 512, "sum", nullptr, "own");
-    unsetenv("SYMMEM_OVERLAP_RS_LAG");
-    if (!why.empty()) why = "(SYMMEM_OVERLAP_RS_LAG 1 / 2) " + why;
-  }
+  // Four row groups of 512 rows, in a graph.
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 2048 * n, 64, 512, "sum", nullptr, "own");
   ASSERT_ALL(why.empty(), why);
 }
 

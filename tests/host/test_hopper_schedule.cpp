@@ -2,7 +2,7 @@
 // kernel's clusters walk it: every tile once, row shards in landing order, raster groups inside a
 // shard, for both cluster sizes and the shapes at 2-8 ranks; and a model of
 // matmul_reduce_scatter's fused form (overlap.cpp: rs_fused) that runs its waits and counts to
-// completion under random interleavings, any lags.
+// completion under random interleavings.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,7 +26,7 @@ struct Visit {
 
 // The tiles in the order of their units (u = 0, 1, ...: the clusters take u = c, c + clusters, ...,
 // so a smaller u starts no later), each unit's kCluster row blocks together.
-std::vector<Visit> walk(int m, int n, int cluster, int group_m, int shard_rows, int count, int first, int groups = 1, int lag = 0) {
+std::vector<Visit> walk(int m, int n, int cluster, int group_m, int shard_rows, int count, int first, int groups = 1) {
   const int units_m = (m + kBlockRows * cluster - 1) / (kBlockRows * cluster), units_n = (n + 255) / 256;
   const int group = shard_rows > 0 ? shard_group(shard_rows / groups, cluster, group_m) : group_m;
   std::vector<Visit> out;
@@ -35,7 +35,7 @@ std::vector<Visit> walk(int m, int n, int cluster, int group_m, int shard_rows, 
     unit_coords(u, units_m, units_n, group, um, un);
     for (int r = 0; r < cluster; ++r) {
       int shard, m0, row;
-      tile_rows(shard_rows, count, first, um * cluster + r, shard, m0, row, groups, lag);
+      tile_rows(shard_rows, count, first, um * cluster + r, shard, m0, row);
       out.push_back({shard, m0, un * 256, u / (group * units_n)});
     }
   }
@@ -97,65 +97,18 @@ TEST(HopperSchedule, ShardGroupIsTheLargestDivisorUpToTheAsked) {
   EXPECT_EQ(shard_group(3584, 1, 8), 7);  // 28 units a shard
 }
 
-// The fused form's lag (HopperRowShards::lag): the last two shards (the last peer block P, then the
-// own block O = first + 1) interleave by row groups, O's group g right after P's group g + lag - 1;
-// every tile still once, every other shard in place, and lag 0 or >= groups the plain order.
-TEST(HopperSchedule, LagInterleavesTheLastTwoShardsByRowGroup) {
-  for (int cluster : {1, 2})
-    for (int ranks : {2, 3, 4, 8})
-      for (auto [shard_rows, groups] : {std::pair{1024, 2}, {2048, 4}, {768, 3}, {4096, 8}, {512, 1}})
-        for (int lag = 0; lag <= groups + 1; ++lag) {
-          const int me = ranks - 1, first = (me + ranks - 1) % ranks, n = 512, m = shard_rows * ranks;
-          const std::string what = std::to_string(ranks) + " ranks, shards of " + std::to_string(shard_rows) + ", " +
-                                   std::to_string(groups) + " groups, lag " + std::to_string(lag) + ", cluster " + std::to_string(cluster);
-          const std::vector<Visit> plain = walk(m, n, cluster, 2, shard_rows, ranks, first, groups, 0);
-          const std::vector<Visit> order = walk(m, n, cluster, 2, shard_rows, ranks, first, groups, lag);
-          ASSERT_EQ(order.size(), plain.size());
-          std::set<std::pair<int, int>> seen;
-          for (const Visit& v : order) EXPECT_TRUE(seen.insert({v.m0, v.n0}).second) << what << ": tile twice";
-          EXPECT_EQ(seen.size(), order.size()) << what;
-          const int grows = shard_rows / groups, last_peer = (me + 1) % ranks;
-          // Where each (shard, group) slot's tiles start and end in the order.
-          std::vector<int> first_at(2 * groups, -1), last_at(2 * groups, -1);
-          for (size_t i = 0; i < order.size(); ++i) {
-            const Visit& v = order[i];
-            if (v.shard != me && v.shard != last_peer) {
-              EXPECT_EQ(v.m0, plain[i].m0) << what << ": an earlier shard moved";  // the other shards keep their place
-              continue;
-            }
-            ASSERT_TRUE(ranks > 2 || v.shard == me || v.shard == last_peer);
-            const int slot = (v.shard == me ? groups : 0) + (v.m0 - v.shard * shard_rows) / grows;
-            if (first_at[slot] < 0) first_at[slot] = static_cast<int>(i);
-            last_at[slot] = static_cast<int>(i);
-          }
-          const int l = lag >= groups ? 0 : lag;
-          for (int g = 0; g < groups; ++g) {
-            const int own_first = first_at[groups + g];
-            if (l == 0) {
-              EXPECT_GT(own_first, last_at[groups - 1]) << what << ": own group " << g << " before the last peer block ended";
-            } else {
-              EXPECT_GT(own_first, last_at[std::min(g + l - 1, groups - 1)]) << what << ": own group " << g << " too early";
-              if (g + l < groups) EXPECT_LT(last_at[groups + g], first_at[g + l]) << what << ": own group " << g << " too late";
-            }
-            if (g > 0) EXPECT_GT(own_first, last_at[groups + g - 1]) << what << ": own groups out of order";
-          }
-          if (l == 0)
-            for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i].m0, plain[i].m0) << what << ": lag " << lag << " is not the plain order";
-        }
-}
-
 namespace {
 
 // A model of matmul_reduce_scatter's fused form at `ranks` ranks: each rank's persistent GEMM is
 // `clusters` clusters walking their units (u = c, c + clusters, ...) in the order `walk` gives
-// (rank r: first r - 1, its own block last, with lag lags[r]), a cluster's CTAs in step (they share
+// (rank r: first r - 1, its own block last), a cluster's CTAs in step (they share
 // their stages). A unit of a peer block waits for nothing; it is counted when its cluster starts
 // the next unit's k-loop, or when the cluster ends. A unit of the own block runs its k-loop (which
 // counts the unit before it), then waits until every other rank has pushed rows groups 0..g of this
 // rank's block (a rank pushes a group of block b once all of that group's units are counted, in
 // increasing g on one stream a peer). Returns "" when every cluster of every rank ends, else what
 // is stuck, under a random interleaving (seed).
-std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int clusters, const std::vector<int>& lags, unsigned seed,
+std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int clusters, unsigned seed,
                             const std::function<std::vector<Visit>(int rank)>& order_of = nullptr) {
   const int cluster = 2, m = shard_rows * ranks, grows = shard_rows / groups;
   struct Unit {
@@ -171,7 +124,7 @@ std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int cl
   // counted[r][b * groups + g]: units of block b, group g that rank r has counted; total: their number.
   std::vector<std::vector<int>> counted(ranks, std::vector<int>(ranks * groups, 0)), total = counted;
   for (int r = 0; r < ranks; ++r) {
-    const std::vector<Visit> order = order_of ? order_of(r) : walk(m, n, cluster, 2, shard_rows, ranks, (r + ranks - 1) % ranks, groups, lags[r]);
+    const std::vector<Visit> order = order_of ? order_of(r) : walk(m, n, cluster, 2, shard_rows, ranks, (r + ranks - 1) % ranks, groups);
     for (size_t i = 0; i < order.size(); i += cluster) {  // a unit: `cluster` consecutive row blocks
       const Visit& v = order[i];
       const Unit u{v.shard, (v.m0 - v.shard * shard_rows) / grows};
@@ -238,27 +191,25 @@ std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int cl
 
 }  // namespace
 
-// The deadlock argument next to rs_fused, run: any ranks, cluster counts, row groups and mix of lags
-// complete under random interleavings; the own block placed before the last peer block does not
+// The deadlock argument next to rs_fused, run: any ranks, cluster counts and row groups complete
+// under random interleavings; the own block placed before the last peer block does not
 // (the model can tell).
-TEST(HopperSchedule, FusedFormCompletesForAnyLagsAndClusterCounts) {
+TEST(HopperSchedule, FusedFormCompletesForAnyClusterCounts) {
   int runs = 0;
   for (int ranks : {2, 3, 4, 8})
     for (auto [shard_rows, groups] : {std::pair{1024, 2}, {2048, 4}, {768, 3}})
       for (int clusters : {1, 3, 7, 66})
-        for (int mix = 0; mix < 4; ++mix) {
-          std::vector<int> lags(ranks);
-          for (int r = 0; r < ranks; ++r) lags[r] = mix == 0 ? 0 : mix == 1 ? 1 : mix == 2 ? groups : (r * 7 + mix) % (groups + 1);
-          const std::string why = run_fused_model(ranks, shard_rows, groups, 512, clusters, lags, 1234u + runs++);
-          EXPECT_EQ(why, "") << ranks << " ranks, " << groups << " groups, " << clusters << " clusters, lag mix " << mix;
+        for (int interleaving = 0; interleaving < 4; ++interleaving) {
+          const std::string why = run_fused_model(ranks, shard_rows, groups, 512, clusters, 1234u + runs++);
+          EXPECT_EQ(why, "") << ranks << " ranks, " << groups << " groups, " << clusters << " clusters, interleaving " << interleaving;
         }
   // The own block first, then the last peer block: a cluster holding an own unit waits for a group
   // that a peer's same-placed cluster has yet to compute.
   const int ranks = 4, shard_rows = 1024, groups = 2;
   auto own_first = [&](int r) {
-    std::vector<Visit> order = walk(shard_rows * ranks, 512, 2, 2, shard_rows, ranks, (r + ranks - 1) % ranks, groups, 0);
+    std::vector<Visit> order = walk(shard_rows * ranks, 512, 2, 2, shard_rows, ranks, (r + ranks - 1) % ranks, groups);
     std::stable_partition(order.begin() + (ranks - 2) * (order.size() / ranks), order.end(), [&](const Visit& v) { return v.shard == r; });
     return order;
   };
-  EXPECT_NE(run_fused_model(ranks, shard_rows, groups, 512, 1, std::vector<int>(ranks, 0), 7u, own_first), "");
+  EXPECT_NE(run_fused_model(ranks, shard_rows, groups, 512, 1, 7u, own_first), "");
 }
