@@ -371,7 +371,9 @@ static Grids grids_of(long long send_warps, long long recv_warps, int sms, int r
 // -> 20.84; pplx's 128-token shape level; its 1-token shapes 0.2-0.9 us slower, so they stay
 // staged: a lone block's own-row writes lengthen the one block everything waits for). Elsewhere it
 // measured no better: at 2 ranks the one-kernel decode dispatch level or 0.5 us slower and 1-token
-// shapes 0.3-0.9 us slower; the pipelined rounds 28 us slower at their default split.
+// shapes 0.3-0.9 us slower (again on 2 x H200 in session 39, both in one call: decode skewed 13.35
+// against 12.80 us; only pplx's 64-expert 128-token uniform shape gained, 10.34 against 11.24);
+// the pipelined rounds 28 us slower at their default split.
 // kSelfDirect / kSelfStaged force it either way, for measurements.
 constexpr int kSelfDirectTokens = 32;  // (measured at 1 and 128; a block a token either way)
 static bool self_direct(const kern::Layout& L, bool one_kernel) {
