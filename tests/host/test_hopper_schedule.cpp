@@ -62,11 +62,14 @@ TEST(HopperSchedule, ShardsRunInLandingOrderAndGroupsStayInside) {
     for (int ranks : {2, 3, 4, 8})
       for (int shard_rows : {256, 512, 1024, 2048, 4096})
         for (int n : {384, 3584, 7168})
+          for (int groups : {1, 2, 4})  // (row groups, as the fused form runs: the raster groups inside them)
           for (int me = 0; me < ranks; ++me) {
+            if (shard_rows % (groups * kBlockRows * cluster) != 0) continue;
             const int m = shard_rows * ranks;
             const std::string what = std::to_string(ranks) + " ranks, shards of " + std::to_string(shard_rows) + ", Nc " +
-                                     std::to_string(n) + ", cluster " + std::to_string(cluster) + ", rank " + std::to_string(me);
-            const std::vector<Visit> order = walk(m, n, cluster, 8, shard_rows, ranks, me);
+                                     std::to_string(n) + ", cluster " + std::to_string(cluster) + ", " + std::to_string(groups) +
+                                     " row groups, rank " + std::to_string(me);
+            const std::vector<Visit> order = walk(m, n, cluster, 8, shard_rows, ranks, me, groups);
             std::set<std::pair<int, int>> seen;
             int step = 0;  // position of the current shard in the landing order me, me - 1, ...
             for (const Visit& v : order) {
