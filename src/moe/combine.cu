@@ -13,10 +13,8 @@ namespace {
 
 // The combine round epoch c (this round's) and the operation op (the last dispatch's) are read
 // once, at the start of a kernel.
-// The send half's stores: the partial rows of this round's received rows, into their sources, in
-// work items of seg_bytes of a row (L.seg_bytes; the pipelined kernel passes kSegBytes, which
-// its Layout holds too, as a constant: its registers are capped).
-__device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uint64_t op, Part part, int seg_bytes) {
+// The send half's stores: the partial rows of this round's received rows, into their sources.
+__device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uint64_t op, Part part) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, C = L.capacity;
@@ -42,8 +40,8 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   __syncthreads();
   prefix_starts(rows, n, start);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;  // bf16 row
-  const int segs = static_cast<int>((hrow + seg_bytes - 1) / seg_bytes);
-  // Work items: (received row, segment of seg_bytes), every SM taking part even for a few rows. The
+  const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
+  // Work items: (received row, segment of kSegBytes), every SM taking part even for a few rows. The
   // warps form a group per source rank (the rank the partial rows go back to), in proportion to its
   // items and at least one each, so that every destination is written at once instead of the
   // sources one after another; a grid of fewer warps than ranks takes the items in order.
@@ -80,7 +78,7 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
     const int token = (lane == 0 ? meta->src_token : 0);
     const int tok = __shfl_sync(0xffffffffu, token, 0) - a.r.index * L.round;  // in [0, round): the source sent it in this round
     char* dst = at_peer<char>(h, s, L.comb_off + ((static_cast<size_t>(parity) * n + me) * L.round + tok) * hrow);
-    SegmentSum sum(static_cast<size_t>(g) * seg_bytes, hrow, seg_bytes);
+    SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
     sum_expert_rows(sum, keep, le, slot, w, a.expert_out, C, hrow);
     sum.store(dst);
   }
@@ -127,7 +125,7 @@ struct FirstMask {
   uint64_t mask = 0;
 };
 __device__ __forceinline__ FirstMask first_mask(const CombineArgs& a, Part part) {
-  const int segs = row_segments(a.L);
+  const int segs = static_cast<int>((static_cast<size_t>(a.L.hidden) * 2 + kSegBytes - 1) / kSegBytes);
   FirstMask f;
   const long long item = part.warp();
   if (item < static_cast<long long>(a.r.t1 - a.r.t0) * segs) {
@@ -140,21 +138,21 @@ __device__ __forceinline__ FirstMask first_mask(const CombineArgs& a, Part part)
 // A warp per (token, segment) of this rank's tokens in the round: the sum of the ranks' partials.
 // Items strided over `part` (`first`: the first one's mask, loaded earlier), or claimed from a
 // counter (pipelined rounds, as dispatch's copy).
-__device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool ok, Part part, int seg_bytes, bool claims = false,
+__device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool ok, Part part, bool claims = false,
                                          const FirstMask& first = FirstMask()) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, parity = static_cast<int>(c & 1);
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
-  const int segs = static_cast<int>((hrow + seg_bytes - 1) / seg_bytes);
+  const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
   // A warp per (token, segment): the partial rows of the token's ranks, summed in rank order (the
   // same sum on every call), loads of a rank's segment in flight together.
   const long long items = ok ? static_cast<long long>(a.r.t1 - a.r.t0) * segs : 0;
   for (WorkItems w(items, claims ? at<unsigned>(h, L.arrive_off) + kSumClaims : nullptr, part); w.valid(); w.next()) {
     const long long item = w.item;
     const int t = a.r.t0 + static_cast<int>(item / segs), g = static_cast<int>(item % segs);
-    SegmentSum sum(static_cast<size_t>(g) * seg_bytes, hrow, seg_bytes);
+    SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
     for (uint64_t m = item == first.item ? first.mask : token_ranks[t]; m != 0;) {
       const char* src[SegmentSum::kGroup];
       const float ones[SegmentSum::kGroup] = {1.f, 1.f, 1.f, 1.f};
@@ -194,14 +192,14 @@ __device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, con
 }
 
 __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op) {
-  send_items(a, c, op, Part::grid(), a.L.seg_bytes);
+  send_items(a, c, op, Part::grid());
   send_flags_close(a, c, op);
 }
 __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
   __shared__ uint64_t seen[pad::kMaxTeam];
   const FirstMask first = first_mask(a, Part::grid());
   const bool ok = recv_wait(a, c, op, seen);
-  recv_sum(a, c, ok, Part::grid(), a.L.seg_bytes, false, first);
+  recv_sum(a, c, ok, Part::grid(), false, first);
   recv_close(a, c, seen, ok);
 }
 
@@ -224,8 +222,8 @@ __global__ void __launch_bounds__(kThreads, kCombinePipeBlocksPerSm) combine_pip
   __shared__ uint64_t seen[pad::kMaxTeam];
   const bool ok = recv_wait(recv, c, op, seen);
   const PipeSplit ps(next, send_blocks);
-  if (ps.sends) send_items(send_next, c + 1, op, ps.senders, kSegBytes);
-  recv_sum(recv, c, ok, ps.finishers, kSegBytes, ps.split);
+  if (ps.sends) send_items(send_next, c + 1, op, ps.senders);
+  recv_sum(recv, c, ok, ps.finishers, ps.split);
   if (next) send_flags_close(send_next, c + 1, op);
   recv_close(recv, c, seen, ok);
 }
@@ -252,7 +250,7 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, Com
   // Thread s loads base s (it waits for flag s with it); the load is done before its shared store,
   // and send_items' barriers come between that and the block's fence and adds.
   for (int s = threadIdx.x; s < n; s += blockDim.x) base[s] = bases[s];
-  send_items(send, c, op, Part::grid(), send.L.seg_bytes);
+  send_items(send, c, op, Part::grid());
   send_flags(send, c);
   const FirstMask first = first_mask(recv, Part::grid());
   const bool ok = recv_wait(recv, c, op, seen, base);
@@ -263,7 +261,7 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, Com
       if (send.r.last) recv.h.local_signals[kCombinedSlot] = op;
     }
   }
-  recv_sum(recv, c, ok, Part::grid(), recv.L.seg_bytes, false, first);
+  recv_sum(recv, c, ok, Part::grid(), false, first);
   stamp_block0(recv.h, recv.L, kCombRecvDone);  // (block 0's end: there is no last block to stamp it)
 }
 

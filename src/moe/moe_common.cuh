@@ -130,8 +130,8 @@ __device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, ui
   }
 }
 
-/// Combine's work item: a segment of a bf16 row (kSegBytes, moe_kernels.hpp, or Layout::seg_bytes),
-/// at most kSegVecs 16-byte vectors per lane.
+/// Combine's work item: a segment of a bf16 row (kSegBytes, moe_kernels.hpp), kSegVecs 16-byte
+/// vectors per lane.
 constexpr int kSegVecs = kSegBytes / (32 * 16);
 __device__ __forceinline__ void add_bf16x8(float (&acc)[8], int4 v, float w) {
   const __nv_bfloat162* p = reinterpret_cast<const __nv_bfloat162*>(&v);
@@ -154,15 +154,13 @@ __device__ __forceinline__ int4 ld16(const char* p) {
   if constexpr (kL2) return __ldcg(reinterpret_cast<const int4*>(p));
   else return *reinterpret_cast<const int4*>(p);
 }
-/// A warp's fp32 sum of one segment (bytes [seg0, seg0 + seg_bytes) of bf16 rows of `row` bytes,
-/// seg_bytes at most kSegBytes):
+/// A warp's fp32 sum of one segment (bytes [seg0, seg0 + kSegBytes) of bf16 rows of `row` bytes):
 /// add_group() loads a few rows' segments with every vector in flight at once, store() writes the
 /// bf16 sum.
 struct SegmentSum {
   float acc[kSegVecs][8];
-  size_t seg0, end;  // the segment's bytes in a row: [seg0, end)
-  __device__ __forceinline__ SegmentSum(size_t seg0_, size_t row, size_t seg_bytes = kSegBytes)
-      : seg0(seg0_), end(seg0_ + seg_bytes < row ? seg0_ + seg_bytes : row) {
+  size_t seg0, row;
+  __device__ __forceinline__ SegmentSum(size_t seg0_, size_t row_) : seg0(seg0_), row(row_) {
 #pragma unroll
     for (int u = 0; u < kSegVecs; ++u)
 #pragma unroll
@@ -179,7 +177,7 @@ struct SegmentSum {
 #pragma unroll
     for (int g = 0; g < kGroup; ++g)
 #pragma unroll
-      for (int u = 0; u < kSegVecs; ++u) v[g][u] = g < count && off(u) < end ? ld16<kL2>(src[g] + off(u)) : int4{0, 0, 0, 0};
+      for (int u = 0; u < kSegVecs; ++u) v[g][u] = g < count && off(u) < row ? ld16<kL2>(src[g] + off(u)) : int4{0, 0, 0, 0};
 #pragma unroll
     for (int g = 0; g < kGroup; ++g)
       if (g < count)
@@ -189,7 +187,7 @@ struct SegmentSum {
   __device__ __forceinline__ void store(char* dst) const {
 #pragma unroll
     for (int u = 0; u < kSegVecs; ++u)
-      if (off(u) < end) *reinterpret_cast<int4*>(dst + off(u)) = pack_bf16x8(acc[u]);
+      if (off(u) < row) *reinterpret_cast<int4*>(dst + off(u)) = pack_bf16x8(acc[u]);
   }
 };
 
