@@ -230,6 +230,23 @@ TEST(Moe, DispatchCombineBf16) {
   ASSERT_ALL(why.empty(), "bf16: " << why);
 }
 
+// Combine's work items cut a row into segments of kern::kSegBytes (2 KiB): rows of 2560 bf16
+// channels (5 KiB) are two whole segments and a half one, at 8 and 128 tokens a rank, fp8
+// dispatch, in a graph (the other shapes here have rows of one segment).
+TEST(Moe, CombineRowsOfSeveralSegments) {
+  const int n = comm().size();
+  std::string why;
+  for (int tokens : {8, 128}) {
+    moe::Config cfg{2560, 8, 8 * n, tokens, 0, true};
+    why = attempt([&] { throw_if(run_moe(cfg, true, 2)); });
+    if (!why.empty()) {
+      why = std::to_string(tokens) + " tokens: " + why;
+      break;
+    }
+  }
+  ASSERT_ALL(why.empty(), why);
+}
+
 TEST(Moe, DispatchCombineFp8PartialScaleGroup) {
   moe::Config cfg{320, 8, 8 * comm().size(), 40, 0, true};  // 320 channels: 3 scale groups, the last of 64
   std::string why = attempt([&] { throw_if(run_moe(cfg, false, 0)); });
