@@ -13,8 +13,12 @@ namespace {
 
 // The combine round epoch c (this round's) and the operation op (the last dispatch's) are read
 // once, at the start of a kernel.
-// The send half's stores: the partial rows of this round's received rows, into their sources.
+// The send half's stores: the partial rows of this round's received rows, into their sources, in
+// work items of a row segment of kVecs vectors a lane (kSegVecs, or half of it where the layout
+// says so: Layout::seg_bytes, picked by the launchers below).
+template <int kVecs>
 __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uint64_t op, Part part) {
+  using Sum = SegmentSumT<kVecs>;
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, C = L.capacity;
@@ -40,8 +44,8 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
   __syncthreads();
   prefix_starts(rows, n, start);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;  // bf16 row
-  const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
-  // Work items: (received row, segment of kSegBytes), every SM taking part even for a few rows. The
+  const int segs = static_cast<int>((hrow + Sum::kBytes - 1) / Sum::kBytes);
+  // Work items: (received row, segment of Sum::kBytes), every SM taking part even for a few rows. The
   // warps form a group per source rank (the rank the partial rows go back to), in proportion to its
   // items and at least one each, so that every destination is written at once instead of the
   // sources one after another; a grid of fewer warps than ranks takes the items in order.
@@ -78,7 +82,7 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
     const int token = (lane == 0 ? meta->src_token : 0);
     const int tok = __shfl_sync(0xffffffffu, token, 0) - a.r.index * L.round;  // in [0, round): the source sent it in this round
     char* dst = at_peer<char>(h, s, L.comb_off + ((static_cast<size_t>(parity) * n + me) * L.round + tok) * hrow);
-    SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
+    Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
     sum_expert_rows(sum, keep, le, slot, w, a.expert_out, C, hrow);
     sum.store(dst);
   }
@@ -124,8 +128,10 @@ struct FirstMask {
   long long item = -1;
   uint64_t mask = 0;
 };
+template <int kVecs>
 __device__ __forceinline__ FirstMask first_mask(const CombineArgs& a, Part part) {
-  const int segs = static_cast<int>((static_cast<size_t>(a.L.hidden) * 2 + kSegBytes - 1) / kSegBytes);
+  constexpr int kBytes = SegmentSumT<kVecs>::kBytes;
+  const int segs = static_cast<int>((static_cast<size_t>(a.L.hidden) * 2 + kBytes - 1) / kBytes);
   FirstMask f;
   const long long item = part.warp();
   if (item < static_cast<long long>(a.r.t1 - a.r.t0) * segs) {
@@ -138,27 +144,29 @@ __device__ __forceinline__ FirstMask first_mask(const CombineArgs& a, Part part)
 // A warp per (token, segment) of this rank's tokens in the round: the sum of the ranks' partials.
 // Items strided over `part` (`first`: the first one's mask, loaded earlier), or claimed from a
 // counter (pipelined rounds, as dispatch's copy).
+template <int kVecs>
 __device__ __forceinline__ void recv_sum(const CombineArgs& a, uint64_t c, bool ok, Part part, bool claims = false,
                                          const FirstMask& first = FirstMask()) {
+  using Sum = SegmentSumT<kVecs>;
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, parity = static_cast<int>(c & 1);
   const uint64_t* token_ranks = at<uint64_t>(h, L.token_ranks_off);
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
-  const int segs = static_cast<int>((hrow + kSegBytes - 1) / kSegBytes);
+  const int segs = static_cast<int>((hrow + Sum::kBytes - 1) / Sum::kBytes);
   // A warp per (token, segment): the partial rows of the token's ranks, summed in rank order (the
   // same sum on every call), loads of a rank's segment in flight together.
   const long long items = ok ? static_cast<long long>(a.r.t1 - a.r.t0) * segs : 0;
   for (WorkItems w(items, claims ? at<unsigned>(h, L.arrive_off) + kSumClaims : nullptr, part); w.valid(); w.next()) {
     const long long item = w.item;
     const int t = a.r.t0 + static_cast<int>(item / segs), g = static_cast<int>(item % segs);
-    SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
+    Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
     for (uint64_t m = item == first.item ? first.mask : token_ranks[t]; m != 0;) {
-      const char* src[SegmentSum::kGroup];
-      const float ones[SegmentSum::kGroup] = {1.f, 1.f, 1.f, 1.f};
+      const char* src[Sum::kGroup];
+      const float ones[Sum::kGroup] = {1.f, 1.f, 1.f, 1.f};
       int count = 0;
 #pragma unroll
-      for (int q = 0; q < SegmentSum::kGroup; ++q) {
+      for (int q = 0; q < Sum::kGroup; ++q) {
         src[q] = nullptr;
         if (m != 0) {
           const int r = __ffsll(static_cast<long long>(m)) - 1;
@@ -191,25 +199,29 @@ __device__ __forceinline__ void recv_close(const CombineArgs& a, uint64_t c, con
   }
 }
 
+template <int kVecs>
 __device__ __forceinline__ void combine_send(const CombineArgs& a, uint64_t c, uint64_t op) {
-  send_items(a, c, op, Part::grid());
+  send_items<kVecs>(a, c, op, Part::grid());
   send_flags_close(a, c, op);
 }
+template <int kVecs>
 __device__ __forceinline__ void combine_recv(const CombineArgs& a, uint64_t c, uint64_t op) {
   __shared__ uint64_t seen[pad::kMaxTeam];
-  const FirstMask first = first_mask(a, Part::grid());
+  const FirstMask first = first_mask<kVecs>(a, Part::grid());
   const bool ok = recv_wait(a, c, op, seen);
-  recv_sum(a, c, ok, Part::grid(), false, first);
+  recv_sum<kVecs>(a, c, ok, Part::grid(), false, first);
   recv_close(a, c, seen, ok);
 }
 
+template <int kVecs>
 __global__ void __launch_bounds__(kThreads) combine_send_kernel(CombineArgs a) {
   coll::pdl_wait();
-  combine_send(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
+  combine_send<kVecs>(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
 }
+template <int kVecs>
 __global__ void __launch_bounds__(kThreads) combine_recv_kernel(CombineArgs a) {
   coll::pdl_wait();
-  combine_recv(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
+  combine_recv<kVecs>(a, a.h.local_signals[kCombineEpochSlot] + 1, a.h.local_signals[kOpSlot]);
 }
 // Pipelined rounds (moe_kernels.hpp), as dispatch_pipe_kernel: round c's flags waited for, round
 // c+1's partials stored (next), round c's sum, then round c+1's flags; with send_blocks in
@@ -222,8 +234,8 @@ __global__ void __launch_bounds__(kThreads, kCombinePipeBlocksPerSm) combine_pip
   __shared__ uint64_t seen[pad::kMaxTeam];
   const bool ok = recv_wait(recv, c, op, seen);
   const PipeSplit ps(next, send_blocks);
-  if (ps.sends) send_items(send_next, c + 1, op, ps.senders);
-  recv_sum(recv, c, ok, ps.finishers, ps.split);
+  if (ps.sends) send_items<kSegVecs>(send_next, c + 1, op, ps.senders);
+  recv_sum<kSegVecs>(recv, c, ok, ps.finishers, ps.split);
   if (next) send_flags_close(send_next, c + 1, op);
   recv_close(recv, c, seen, ok);
 }
@@ -241,6 +253,7 @@ __global__ void __launch_bounds__(kThreads, kCombinePipeBlocksPerSm) combine_pip
 // them. The sum's claims counter is not used (the static stride claims nothing).
 // tests/host/test_moe_model.cpp (MoeModel.OneKernelCombine*) runs this block by block under random
 // interleavings, and shows that bases read at the wait instead of before the add can hang.
+template <int kVecs>
 __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, CombineArgs recv) {
   coll::pdl_wait();
   const uint64_t c = send.h.local_signals[kCombineEpochSlot] + 1, op = send.h.local_signals[kOpSlot];
@@ -250,9 +263,9 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, Com
   // Thread s loads base s (it waits for flag s with it); the load is done before its shared store,
   // and send_items' barriers come between that and the block's fence and adds.
   for (int s = threadIdx.x; s < n; s += blockDim.x) base[s] = bases[s];
-  send_items(send, c, op, Part::grid());
+  send_items<kVecs>(send, c, op, Part::grid());
   send_flags(send, c);
-  const FirstMask first = first_mask(recv, Part::grid());
+  const FirstMask first = first_mask<kVecs>(recv, Part::grid());
   const bool ok = recv_wait(recv, c, op, seen, base);
   if (blockIdx.x == 0) {
     for (int s = threadIdx.x; ok && s < n; s += blockDim.x) bases[s] = seen[s];
@@ -261,7 +274,7 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, Com
       if (send.r.last) recv.h.local_signals[kCombinedSlot] = op;
     }
   }
-  recv_sum(recv, c, ok, Part::grid(), false, first);
+  recv_sum<kVecs>(recv, c, ok, Part::grid(), false, first);
   stamp_block0(recv.h, recv.L, kCombRecvDone);  // (block 0's end: there is no last block to stamp it)
 }
 
@@ -270,14 +283,18 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(CombineArgs send, Com
 void launch_combine_pipe(const CombineArgs& send_next, const CombineArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s) {
   coll::launch(combine_pipe_kernel, blocks, kThreads, s, send_next, recv, next, send_blocks);
 }
+// The one-round kernels in the layout's segment size (Layout::seg_bytes: kSegBytes or half).
 void launch_combine_send(const CombineArgs& a, int blocks, cudaStream_t s) {
-  coll::launch(combine_send_kernel, blocks, kThreads, s, a);
+  if (a.L.seg_bytes == kSegBytes) coll::launch(combine_send_kernel<kSegVecs>, blocks, kThreads, s, a);
+  else coll::launch(combine_send_kernel<kSegVecs / 2>, blocks, kThreads, s, a);
 }
 void launch_combine_recv(const CombineArgs& a, int blocks, cudaStream_t s) {
-  coll::launch(combine_recv_kernel, blocks, kThreads, s, a);
+  if (a.L.seg_bytes == kSegBytes) coll::launch(combine_recv_kernel<kSegVecs>, blocks, kThreads, s, a);
+  else coll::launch(combine_recv_kernel<kSegVecs / 2>, blocks, kThreads, s, a);
 }
 void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s) {
-  coll::launch(combine_kernel, blocks, kThreads, s, send, recv);
+  if (send.L.seg_bytes == kSegBytes) coll::launch(combine_kernel<kSegVecs>, blocks, kThreads, s, send, recv);
+  else coll::launch(combine_kernel<kSegVecs / 2>, blocks, kThreads, s, send, recv);
 }
 int combine_pipe_resident_blocks_per_sm() {
   int b = 0;
@@ -286,8 +303,11 @@ int combine_pipe_resident_blocks_per_sm() {
 }
 int combine_resident_blocks_per_sm() {
   int least = 1 << 30;
-  for (const void* k : {reinterpret_cast<const void*>(combine_kernel), reinterpret_cast<const void*>(combine_send_kernel),
-                        reinterpret_cast<const void*>(combine_recv_kernel)}) {
+  for (const void* k : {reinterpret_cast<const void*>(combine_kernel<kSegVecs>), reinterpret_cast<const void*>(combine_send_kernel<kSegVecs>),
+                        reinterpret_cast<const void*>(combine_recv_kernel<kSegVecs>),
+                        reinterpret_cast<const void*>(combine_kernel<kSegVecs / 2>),
+                        reinterpret_cast<const void*>(combine_send_kernel<kSegVecs / 2>),
+                        reinterpret_cast<const void*>(combine_recv_kernel<kSegVecs / 2>)}) {
     int b = 0;
     SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
     least = b < least ? b : least;

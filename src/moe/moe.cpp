@@ -65,6 +65,8 @@ Layout make_layout(const Config& c, int n) {
   L.round = c.round_tokens > 0 && c.round_tokens < c.max_tokens ? c.round_tokens : c.max_tokens;
   L.rounds = (c.max_tokens + L.round - 1) / L.round;
   L.sender_claims = L.rounds == 1;
+  const long long segs2k = (static_cast<long long>(c.hidden) * 2 + kSegBytes - 1) / kSegBytes;
+  if (L.rounds == 1 && static_cast<long long>(n) * L.round * segs2k <= kSmallCombineItems) L.seg_bytes = kSegBytes / 2;
   L.ring_rows = 2u * static_cast<uint32_t>(L.round);
   if (n > 2) L.ring_rows = std::min(L.ring_rows, kRingRowsWide);
   const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(L.round), "moe staging rows");
@@ -324,10 +326,8 @@ static int blocks_for(long long warps_of_work, int sms, int resident) {
   const long long cap = std::min<long long>(static_cast<long long>(sms) * kern::kMaxWarpsPerSm / per_block, resident);
   return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, std::max<long long>(1, cap)));
 }
-// Combine's work items per row: segments of a bf16 row.
-static long long segments(const kern::Layout& L) {
-  return (static_cast<long long>(L.hidden) * 2 + kern::kSegBytes - 1) / kern::kSegBytes;
-}
+// Combine's work items per row: segments of a bf16 row (Layout::seg_bytes).
+static long long segments(const kern::Layout& L) { return kern::row_segments(L); }
 
 // Round j of an operation over this rank's `tokens`.
 static kern::Round round_of(const kern::Layout& L, int j, int tokens) {

@@ -130,8 +130,8 @@ __device__ __forceinline__ void warp_fanout_words(const uint32_t* src, int n, ui
   }
 }
 
-/// Combine's work item: a segment of a bf16 row (kSegBytes, moe_kernels.hpp), kSegVecs 16-byte
-/// vectors per lane.
+/// Combine's work item: a segment of a bf16 row (kSegBytes, moe_kernels.hpp, or half of it for a
+/// small one-round combine: Layout::seg_bytes), kSegVecs (or half) 16-byte vectors per lane.
 constexpr int kSegVecs = kSegBytes / (32 * 16);
 __device__ __forceinline__ void add_bf16x8(float (&acc)[8], int4 v, float w) {
   const __nv_bfloat162* p = reinterpret_cast<const __nv_bfloat162*>(&v);
@@ -154,15 +154,18 @@ __device__ __forceinline__ int4 ld16(const char* p) {
   if constexpr (kL2) return __ldcg(reinterpret_cast<const int4*>(p));
   else return *reinterpret_cast<const int4*>(p);
 }
-/// A warp's fp32 sum of one segment (bytes [seg0, seg0 + kSegBytes) of bf16 rows of `row` bytes):
-/// add_group() loads a few rows' segments with every vector in flight at once, store() writes the
-/// bf16 sum.
-struct SegmentSum {
-  float acc[kSegVecs][8];
+/// A warp's fp32 sum of one segment of kVecs vectors a lane (bytes [seg0, seg0 + kVecs x 512) of
+/// bf16 rows of `row` bytes): add_group() loads a few rows' segments with every vector in flight at
+/// once, store() writes the bf16 sum. (A compile-time size: as a run-time bound it cost the decode
+/// combine 14 registers and 0.15 us, session 40.)
+template <int kVecs>
+struct SegmentSumT {
+  static constexpr int kBytes = kVecs * 32 * 16;
+  float acc[kVecs][8];
   size_t seg0, row;
-  __device__ __forceinline__ SegmentSum(size_t seg0_, size_t row_) : seg0(seg0_), row(row_) {
+  __device__ __forceinline__ SegmentSumT(size_t seg0_, size_t row_) : seg0(seg0_), row(row_) {
 #pragma unroll
-    for (int u = 0; u < kSegVecs; ++u)
+    for (int u = 0; u < kVecs; ++u)
 #pragma unroll
       for (int i = 0; i < 8; ++i) acc[u][i] = 0.f;
   }
@@ -173,36 +176,38 @@ struct SegmentSum {
   static constexpr int kGroup = 4;
   template <bool kL2 = false>
   __device__ __forceinline__ void add_group(const char* const (&src)[kGroup], const float (&w)[kGroup], int count) {
-    int4 v[kGroup][kSegVecs];
+    int4 v[kGroup][kVecs];
 #pragma unroll
     for (int g = 0; g < kGroup; ++g)
 #pragma unroll
-      for (int u = 0; u < kSegVecs; ++u) v[g][u] = g < count && off(u) < row ? ld16<kL2>(src[g] + off(u)) : int4{0, 0, 0, 0};
+      for (int u = 0; u < kVecs; ++u) v[g][u] = g < count && off(u) < row ? ld16<kL2>(src[g] + off(u)) : int4{0, 0, 0, 0};
 #pragma unroll
     for (int g = 0; g < kGroup; ++g)
       if (g < count)
 #pragma unroll
-        for (int u = 0; u < kSegVecs; ++u) add_bf16x8(acc[u], v[g][u], w[g]);
+        for (int u = 0; u < kVecs; ++u) add_bf16x8(acc[u], v[g][u], w[g]);
   }
   __device__ __forceinline__ void store(char* dst) const {
 #pragma unroll
-    for (int u = 0; u < kSegVecs; ++u)
+    for (int u = 0; u < kVecs; ++u)
       if (off(u) < row) *reinterpret_cast<int4*>(dst + off(u)) = pack_bf16x8(acc[u]);
   }
 };
+using SegmentSum = SegmentSumT<kSegVecs>;
 
 /// A received row's partial, one segment: the sum into `sum` of the outputs of the experts of this
 /// rank the row went to, weighted, in routing-record order (the same sum on every call). Lane k of
 /// `keep` (the same mask on every lane; zero afterwards) holds its local expert `le`, its row
 /// `slot` there and its weight `w`; expert_out is [E_local, C, H] bf16 with rows of `hrow` bytes.
-__device__ __forceinline__ void sum_expert_rows(SegmentSum& sum, unsigned& keep, int le, int slot, float w, const char* expert_out, int C,
+template <class Sum>
+__device__ __forceinline__ void sum_expert_rows(Sum& sum, unsigned& keep, int le, int slot, float w, const char* expert_out, int C,
                                                 size_t hrow) {
   while (keep != 0) {
-    const char* src[SegmentSum::kGroup];
-    float ws[SegmentSum::kGroup];
+    const char* src[Sum::kGroup];
+    float ws[Sum::kGroup];
     int count = 0;
 #pragma unroll
-    for (int i = 0; i < SegmentSum::kGroup; ++i) {
+    for (int i = 0; i < Sum::kGroup; ++i) {
       src[i] = nullptr;
       ws[i] = 0.f;
       if (keep != 0) {

@@ -67,6 +67,30 @@ TEST(MoeConfig, RowsAndLayout) {
   EXPECT_EQ(kern::make_layout(p, 4).rounds, 5);
 }
 
+// Combine's work items: 1 KiB where a one-round combine has at most kSmallCombineItems items of
+// 2 KiB (n x R rows of ceil(2H / 2 KiB) segments), else 2 KiB; always 2 KiB over several rounds.
+TEST(MoeConfig, SmallCombinesTakeHalfSegments) {
+  Config pplx1{2048, 6, 64, 1, 0, false};        // 2 segments of 2 KiB a row
+  Config pplx128{2048, 6, 64, 128, 0, false};
+  Config decode{7168, 8, 256, 128, 0, true};     // 7 segments
+  Config prefill{7168, 8, 256, 4096, 8192, true, false, 1024};
+  EXPECT_EQ(kern::make_layout(pplx1, 2).seg_bytes, kern::kSegBytes / 2);
+  EXPECT_EQ(kern::make_layout(pplx1, 8).seg_bytes, kern::kSegBytes / 2);
+  EXPECT_EQ(kern::make_layout(pplx128, 2).seg_bytes, kern::kSegBytes / 2);  // 512 items
+  EXPECT_EQ(kern::make_layout(pplx128, 3).seg_bytes, kern::kSegBytes);      // 768
+  EXPECT_EQ(kern::make_layout(decode, 2).seg_bytes, kern::kSegBytes);
+  Config decode1{7168, 8, 256, 1, 0, true};
+  EXPECT_EQ(kern::make_layout(decode1, 4).seg_bytes, kern::kSegBytes / 2);
+  EXPECT_EQ(kern::make_layout(prefill, 2).seg_bytes, kern::kSegBytes);
+  prefill.max_tokens = 8;
+  prefill.round_tokens = 4;  // two rounds: the pipelined combine keeps 2 KiB
+  EXPECT_EQ(kern::make_layout(prefill, 2).seg_bytes, kern::kSegBytes);
+  for (const Config& c : {pplx1, pplx128, decode}) {
+    const kern::Layout L = kern::make_layout(c, 2);
+    EXPECT_EQ(kern::row_segments(L), (c.hidden * 2 + L.seg_bytes - 1) / L.seg_bytes);
+  }
+}
+
 // The streamed kernels' rings: 2 x R slots a source at two ranks, at most kRingRowsWide above, and
 // never more than the staging area holds (every rank derives the same count from n and R).
 TEST(MoeConfig, RingSlotsFollowRanksAndRound) {
