@@ -90,15 +90,17 @@ constexpr int kCombinePipeBlocksPerSm = 2;
 constexpr int kMaxWarpsPerSm = 32;  // grids up to 32 warps an SM: latency-bound items need many in flight
 constexpr int kScaleGroup = 128;  // fp8: one scale per 128 channels
 constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 bytes per lane
-// One-round combines of at most kSmallCombineItems such items (n x R rows of ceil(2H / kSegBytes)
-// segments) take items of half that (Layout::seg_bytes; kernels compiled for each size): a small
-// grid then has twice the warps loading at once. Session 40, 1 KiB against 2 KiB items (combine us;
-// bench/results/*-s40c2-*, *-s40c8-*): 4 x H200, pplx's 64 experts at 1 token a rank (8 items)
-// 7.76-7.97 against 9.15-9.32, 256 experts (28) 9.14-9.24 against 9.76-10.10, 64 experts at 128
-// tokens (1024) 14.42-15.04 against 14.35-14.89, decode (3584) 30.8-33.0 against 26.8-30.1;
-// 2 x H200, 7.49-7.59 against 8.17-8.38 (4), 8.24-8.54 against 8.29-9.15 (14), 10.43-10.81
-// against 10.63-11.08 (512), decode (1792) 19.7 against 15.9. 4 KiB items were slower everywhere
-// (s40c3).
+// One-round combines of at most kSmallCombineItems such items (n x R rows of ceil(2H /
+// kSegBytes) segments) take items of half that (Layout::seg_bytes; kernels compiled for each
+// size): a small grid then has twice the warps loading at once. Session 40, 1 KiB against 2 KiB
+// items (every item that size: bench/results/*-s40c2-*, *-s40c7-*; combine us): 4 x H200, pplx's
+// 64 experts at 1 token a rank (8 items) 7.76-7.97 against 9.15-9.32, 256 experts (28) 9.14-9.24
+// against 9.76-10.10, 64 experts at 128 tokens (1024) 14.42-15.04 against 14.35-14.89, decode
+// (3584) 30.8-33.0 against 26.8-30.1; 2 x H200, 7.49-7.59 against 8.17-8.38 (4), 8.24-8.54
+// against 8.29-9.15 (14), 10.43-10.81 against 10.63-11.08 (512), decode (1792) 19.7 against
+// 15.9. 4 KiB items were slower everywhere (s40c3). This rule beside the 2 KiB items, 4 x H200
+// (*-s40c8-*): 7.79-8.21 against 8.99-9.40 us at 64 experts, 9.11-9.36 against 10.02-10.35 at
+// 256, the rest level.
 constexpr int kSmallCombineItems = 512;
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
 // 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
