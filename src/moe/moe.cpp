@@ -65,8 +65,7 @@ Layout make_layout(const Config& c, int n) {
   L.round = c.round_tokens > 0 && c.round_tokens < c.max_tokens ? c.round_tokens : c.max_tokens;
   L.rounds = (c.max_tokens + L.round - 1) / L.round;
   L.sender_claims = L.rounds == 1;
-  const long long segs2k = (static_cast<long long>(c.hidden) * 2 + kSegBytes - 1) / kSegBytes;
-  if (L.rounds == 1 && static_cast<long long>(n) * L.round * segs2k <= kSmallCombineItems) L.seg_bytes = kSegBytes / 2;
+  if (L.rounds == 1 && static_cast<long long>(n) * L.round * row_segments(L) <= kSmallCombineItems) L.seg_bytes = kSegBytes / 2;  // (L.seg_bytes is kSegBytes here)
   L.ring_rows = 2u * static_cast<uint32_t>(L.round);
   if (n > 2) L.ring_rows = std::min(L.ring_rows, kRingRowsWide);
   const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(L.round), "moe staging rows");
@@ -326,8 +325,6 @@ static int blocks_for(long long warps_of_work, int sms, int resident) {
   const long long cap = std::min<long long>(static_cast<long long>(sms) * kern::kMaxWarpsPerSm / per_block, resident);
   return static_cast<int>(std::clamp<long long>((warps_of_work + per_block - 1) / per_block, 1, std::max<long long>(1, cap)));
 }
-// Combine's work items per row: segments of a bf16 row (Layout::seg_bytes).
-static long long segments(const kern::Layout& L) { return kern::row_segments(L); }
 
 // Round j of an operation over this rank's `tokens`.
 static kern::Round round_of(const kern::Layout& L, int j, int tokens) {
@@ -499,7 +496,7 @@ void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cuda
 void ExpertParallel::combine_round(const void* expert_out, bool weighted, void* out, bool recv, int j, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const kern::Round r = round_of(L, j, impl_->last_tokens);
-  const Grids g = grids_of(static_cast<long long>(nranks_) * L.round * segments(L), static_cast<long long>(L.round) * segments(L), impl_->sms,
+  const Grids g = grids_of(static_cast<long long>(nranks_) * L.round * kern::row_segments(L), static_cast<long long>(L.round) * kern::row_segments(L), impl_->sms,
                            impl_->resident_blocks);
   const int senders = impl_->one_kernel ? g.both : g.send;
   const kern::CombineArgs sa{impl_->buf.handle(), L, r, static_cast<const char*>(expert_out), weighted, nullptr, impl_->last_tokens, senders};
@@ -515,7 +512,7 @@ void ExpertParallel::combine_round(const void* expert_out, bool weighted, void* 
 // Several rounds, pipelined, as dispatch_pipelined.
 void ExpertParallel::combine_pipelined(const void* expert_out, bool weighted, void* out, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
-  const Grids g = grids_of(static_cast<long long>(nranks_) * L.round * segments(L), static_cast<long long>(L.round) * segments(L), impl_->sms,
+  const Grids g = grids_of(static_cast<long long>(nranks_) * L.round * kern::row_segments(L), static_cast<long long>(L.round) * kern::row_segments(L), impl_->sms,
                            impl_->resident_pipe);  // (round 0's send kernel may take two waves: no block of it waits for another)
   const DeviceHandle h = impl_->buf.handle();
   const int T = impl_->last_tokens;

@@ -231,9 +231,9 @@ TEST(Moe, DispatchCombineBf16) {
 }
 
 // Combine's work items cut a row into segments of 2 KiB, or 1 KiB where the one-round combine is
-// small (kern::kSmallCombineItems): rows of 2560 bf16 channels (5 KiB) at 8 tokens a rank are four
-// segments of 1 KiB and a half one, at 128 tokens (from 2 ranks) two of 2 KiB and a half one; fp8
-// dispatch, in a graph (the other shapes here have rows of one segment).
+// small (kern::kSmallCombineItems): rows of 2560 bf16 channels (5 KiB) at 8 tokens a rank are five
+// segments of 1 KiB, at 128 tokens (from 2 ranks) two of 2 KiB and a half one; fp8 dispatch, in a
+// graph (the other shapes here have rows of one segment, shorter than a 1 KiB item).
 TEST(Moe, CombineRowsOfSeveralSegments) {
   const int n = comm().size();
   std::string why;

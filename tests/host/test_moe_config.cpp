@@ -85,10 +85,9 @@ TEST(MoeConfig, SmallCombinesTakeHalfSegments) {
   prefill.max_tokens = 8;
   prefill.round_tokens = 4;  // two rounds: the pipelined combine keeps 2 KiB
   EXPECT_EQ(kern::make_layout(prefill, 2).seg_bytes, kern::kSegBytes);
-  for (const Config& c : {pplx1, pplx128, decode}) {
-    const kern::Layout L = kern::make_layout(c, 2);
-    EXPECT_EQ(kern::row_segments(L), (c.hidden * 2 + L.seg_bytes - 1) / L.seg_bytes);
-  }
+  EXPECT_EQ(kern::row_segments(kern::make_layout(pplx1, 2)), 4);   // 4 KiB rows in 1 KiB items
+  EXPECT_EQ(kern::row_segments(kern::make_layout(decode, 2)), 7);   // 14 KiB rows in 2 KiB items
+  EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4)), 14);
 }
 
 // The streamed kernels' rings: 2 x R slots a source at two ranks, at most kRingRowsWide above, and
