@@ -28,9 +28,11 @@ namespace symmem::bench {
 namespace {
 // What kAuto (or the config) runs: one kernel a round ("1k"), two ("2k"), or one for dispatch and
 // two for combine ("1k/2k"); "ring/ring": the streamed dispatch and combine ("ring/2k": the
-// combine's rounds after a streamed dispatch, SYMMEM_MOE_COMBINE_RING=0).
+// combine's rounds after a streamed dispatch, SYMMEM_MOE_COMBINE_RING=0); "ll+": the dispatch
+// through LL lines (a small round).
 std::string launch_name(const moe::ExpertParallel& e) {
   const bool d = e.dispatch_one_kernel_per_round(), c = e.one_kernel_per_round();
+  if (e.dispatch_lines()) return "ll+" + std::string(d == c ? (d ? "1k" : "2k") : (d ? "1k/2k" : "2k/1k"));
   if (e.dispatch_streamed()) return std::string("ring/") + (e.combine_streamed() ? "ring" : c ? "1k" : "2k");
   return d == c ? (d ? "1k" : "2k") : (d ? "1k/2k" : "2k/1k");
 }
@@ -125,6 +127,7 @@ void run_moe(Harness& h) {
   const Shape shapes[] = {
       {"decode", 128, 7168, 8, 256, true, 0},       {"pplx_64e_1t", 1, 2048, 6, 64, false, 0},
       {"pplx_64e_128t", 128, 2048, 6, 64, false, 0}, {"pplx_256e_1t", 1, 7168, 8, 256, true, 0},
+      {"pplx_64e_8t", 8, 2048, 6, 64, false, 0},     {"pplx_256e_8t", 8, 7168, 8, 256, true, 0},
       // Prefill: the skewed routing's hot experts get ~6.5k rows at 4 ranks; 8192 rows a local
       // expert bounds the outputs (3.8 GiB fp8 in, 7.5 GiB bf16 out at 4 ranks) where the
       // never-overflowing default would need 4x that.
@@ -270,6 +273,7 @@ void run_moe(Harness& h) {
       r.extra["auto_dispatch_one_kernel"] = !streamed && auto_d ? 1 : 0;
       r.extra["auto_dispatch_streamed"] = streamed ? 1 : 0;
       r.extra["auto_combine_streamed"] = ep.combine_streamed() ? 1 : 0;
+      r.extra["auto_dispatch_lines"] = ep.dispatch_lines() ? 1 : 0;
       r.extra["one_kernel_dispatch_us"] = disp1;
       r.extra["one_kernel_combine_us"] = disp1 > 0 ? pair1 - disp1 : -1;
       r.extra["two_kernels_dispatch_us"] = disp2;

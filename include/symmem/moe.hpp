@@ -118,6 +118,11 @@ class SYMMEM_API ExpertParallel {
   bool dispatch_streamed() const;
   /// Whether combine() streams too (after a streamed dispatch, unless SYMMEM_MOE_COMBINE_RING=0).
   bool combine_streamed() const;
+  /// Whether dispatch() moves its rows as LL lines, the flag in the data (one round of at most 8
+  /// tokens a rank, i.e. max_tokens <= 8 with round_tokens 0, and not SYMMEM_MOE_LL=0 when this
+  /// object was made): no fence or flag word on its path, for decode steps of a few tokens. Its
+  /// slots take 2 x nranks x max_tokens x (16 + 16 x (K + ceil(row bytes / 8))) bytes a rank.
+  bool dispatch_lines() const;
   /// A debugging aid: with SYMMEM_MOE_TRACE=1 in the environment when this object was made, the
   /// kernels stamp their phases (%globaltimer, ns) and this returns the stamps of the last
   /// dispatch and combine round, in the order of kern::TracePoint (src/moe/moe_kernels.hpp: send

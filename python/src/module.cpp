@@ -301,6 +301,7 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("dispatch_one_kernel_per_round", &moe::ExpertParallel::dispatch_one_kernel_per_round)
       .def_property_readonly("dispatch_streamed", &moe::ExpertParallel::dispatch_streamed)
       .def_property_readonly("combine_streamed", &moe::ExpertParallel::combine_streamed)
+      .def_property_readonly("dispatch_lines", &moe::ExpertParallel::dispatch_lines)
       .def_property_readonly("local_experts", &moe::ExpertParallel::local_experts)
       .def_property_readonly("capacity", &moe::ExpertParallel::capacity)
       .def_property_readonly("bytes_per_rank", &moe::ExpertParallel::bytes_per_rank)

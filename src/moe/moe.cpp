@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "moe_kernels.hpp"
+#include "symmem/device/workspace.hpp"
 #include "symmem/error.hpp"
 
 namespace symmem::moe {
@@ -99,6 +100,12 @@ Layout make_layout(const Config& c, int n) {
   L.cring_ready_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe combine ring ready words"));
   L.cring_release_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe combine ring release words"));
   L.token_q_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(c.max_tokens), "moe token row numbers"));
+  L.ll = L.rounds == 1 && L.round <= kLLTokens;
+  if (L.ll) {
+    const size_t message = static_cast<size_t>(c.hidden) * L.elem() + 4 * static_cast<size_t>(L.scale_words);
+    L.ll_slot_lines = static_cast<uint32_t>(1 + c.topk + ws::ll_lines<ws::kLLNarrow>(message));
+    L.ll_off = take(checked_mul(slots, static_cast<size_t>(L.ll_slot_lines) * ws::kLLLineBytes, "moe line slots"));
+  }
   L.bytes = off;
   return L;
 }
@@ -136,6 +143,10 @@ struct ExpertParallel::Impl {
   // Percent of the streamed combine's grid that sends (SYMMEM_MOE_COMBINE_SHARE, else
   // SYMMEM_MOE_SEND_SHARE, else comb_share_for; rank-local).
   int comb_share = 0;
+  // Small rounds through lines (Layout::ll): both halves in one kernel (ll_one) where its grid
+  // stays resident (ll_resident blocks, the least over the team).
+  bool ll_one = false;
+  int ll_resident = 1;
 };
 
 // The streamed combine's default send share. Session 24, 4 x H100, prefill combine (us, two passes,
@@ -181,6 +192,9 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // SYMMEM_MOE_SENDER_CLAIMS=0: the receive copy claims the expert rows at one round too (a
   // measurement knob; Layout::sender_claims), compared like the two above.
   const bool want_sender_claims = wanted("SYMMEM_MOE_SENDER_CLAIMS");
+  // SYMMEM_MOE_LL=0: small rounds take the staged dispatch too (Layout::ll; a measurement knob),
+  // compared like the others.
+  const bool want_ll = wanted("SYMMEM_MOE_LL");
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
   // choice below; the team takes it only if every rank does.
@@ -192,7 +206,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
        << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
-  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims;
+  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims << ' ' << want_ll;
   auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
   bool slow_memory = true;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -204,7 +218,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r] != all[0])
       fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels "
-           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS): rank " +
+           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS SYMMEM_MOE_LL): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
@@ -214,6 +228,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
   impl_->L = kern::make_layout(cfg_, nranks_);
   impl_->L.sender_claims = impl_->L.sender_claims && want_sender_claims;
+  impl_->L.ll = impl_->L.ll && want_ll;
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (own_gpus && impl_->L.rounds == 1);
@@ -261,22 +276,24 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   impl_->resident_pipe = std::max(1, impl_->sms * kern::combine_pipe_resident_blocks_per_sm());
   impl_->ring_blocks = std::max(1, impl_->sms * kern::dispatch_ring_resident_blocks_per_sm(impl_->L.tune));
   impl_->cring_blocks = std::max(1, impl_->sms * kern::combine_ring_resident_blocks_per_sm());
+  impl_->ll_resident = std::max(1, impl_->sms * kern::dispatch_ll_resident_blocks_per_sm());
   // A receiver counts every sender's blocks (moe_kernels.hpp): the grids are sized from facts every
   // rank shares, the least SM count and residency over the team.
   {
     const auto facts = comm.team().all_gather(
         std::to_string(impl_->sms) + ' ' + std::to_string(impl_->resident_blocks) + ' ' + std::to_string(impl_->resident_pipe) + ' ' +
-            std::to_string(impl_->ring_blocks) + ' ' + std::to_string(impl_->cring_blocks),
+            std::to_string(impl_->ring_blocks) + ' ' + std::to_string(impl_->cring_blocks) + ' ' + std::to_string(impl_->ll_resident),
         "moe grid facts");
     for (const std::string& f : facts) {
       std::istringstream in(f);
-      int sms = 0, resident = 0, resident_pipe = 0, ring_blocks = 0, cring_blocks = 0;
-      in >> sms >> resident >> resident_pipe >> ring_blocks >> cring_blocks;
+      int sms = 0, resident = 0, resident_pipe = 0, ring_blocks = 0, cring_blocks = 0, ll_resident = 0;
+      in >> sms >> resident >> resident_pipe >> ring_blocks >> cring_blocks >> ll_resident;
       impl_->sms = std::min(impl_->sms, sms);
       impl_->resident_blocks = std::min(impl_->resident_blocks, resident);
       impl_->resident_pipe = std::min(impl_->resident_pipe, resident_pipe);
       impl_->ring_blocks = std::min(impl_->ring_blocks, ring_blocks);
       impl_->cring_blocks = std::min(impl_->cring_blocks, cring_blocks);
+      impl_->ll_resident = std::min(impl_->ll_resident, ll_resident);
     }
     // Up to kMaxWarpsPerSm warps an SM, and at least one send and one copy block.
     impl_->ring_blocks = std::min({impl_->ring_blocks, impl_->sms * kern::kMaxWarpsPerSm / (kern::kThreads / 32), kern::kRingMaxBlocks});
@@ -284,6 +301,11 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->cring_blocks = std::min({impl_->cring_blocks, impl_->sms * kern::kMaxWarpsPerSm / (kern::kThreads / 32), kern::kRingMaxBlocks});
     impl_->cring = impl_->ring && want_cring && impl_->cring_blocks >= 1 + cring_send_blocks_min(nranks_);
   }
+  // A small round's dispatch through lines as one kernel where one kernel a round is taken and its
+  // n x R blocks stay resident (a block may wait for a row another block of the grid sends), else
+  // as two (from facts every rank shares: the grids are not counted by peers, but the choice is
+  // kept alike anyway).
+  impl_->ll_one = impl_->L.ll && impl_->dispatch_one && static_cast<long long>(nranks_) * impl_->L.round <= impl_->ll_resident;
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
   SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));
@@ -304,6 +326,7 @@ size_t ExpertParallel::bytes_per_rank() const { return impl_->L.bytes; }
 bool ExpertParallel::one_kernel_per_round() const { return impl_->one_kernel; }
 bool ExpertParallel::dispatch_one_kernel_per_round() const { return impl_->dispatch_one; }
 bool ExpertParallel::dispatch_streamed() const { return impl_->ring; }
+bool ExpertParallel::dispatch_lines() const { return impl_->L.ll; }
 bool ExpertParallel::combine_streamed() const { return impl_->cring; }
 std::vector<uint64_t> ExpertParallel::trace_ns() const {
   if (!impl_->L.trace) return {};
@@ -409,6 +432,18 @@ static kern::DispatchRecvArgs dispatch_recv_args(const kern::Layout& L, const De
 // kernels or, with dispatch_one, as one (a grid for both halves, within what stays resident).
 void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out, int j, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
+  if (L.ll) {  // one small round through lines: send blocks a token, receive blocks a (source, row) slot
+    const kern::DispatchArgs sa = dispatch_args(L, impl_->buf.handle(), in, 0, impl_->last_tokens, cfg_.num_experts, nullptr);
+    const kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, 0, impl_->last_tokens, 0, false);
+    const int slots = nranks_ * L.round;
+    if (in != nullptr && out != nullptr && impl_->ll_one) {
+      kern::launch_dispatch_ll(sa, ra, slots, stream);
+      return;
+    }
+    if (in != nullptr) kern::launch_dispatch_ll_send(sa, L.round, stream);
+    if (out != nullptr) kern::launch_dispatch_ll_recv(ra, slots, stream);
+    return;
+  }
   const Grids g = grids_of(static_cast<long long>(L.round) * (kern::kThreads / 32), static_cast<long long>(nranks_) * L.round, impl_->sms,
                            impl_->resident_blocks);
   const int senders = impl_->dispatch_one ? g.both : g.send;

@@ -102,6 +102,9 @@ constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 
 // (*-s40c8-*): 7.79-8.21 against 8.99-9.40 us at 64 experts, 9.11-9.36 against 10.02-10.35 at
 // 256, the rest level.
 constexpr int kSmallCombineItems = 512;
+// One-round dispatches of at most this many tokens a rank travel as LL lines (Layout::ll,
+// dispatch_ll.cu): no fence, flag word or remote atomic on their path.
+constexpr int kLLTokens = 8;
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
 // 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
 // kOneElectionDispatch, 2 and 3 by the one-kernel combine), then the work claims of a split
@@ -243,6 +246,12 @@ struct Layout {
   // small combine (kSmallCombineItems; make_layout, so every rank's grid agrees). The pipelined
   // and streamed combines always take kSegBytes.
   int seg_bytes = kSegBytes;
+  // One round of at most kLLTokens tokens (and SYMMEM_MOE_LL not 0, a compared setting): the
+  // dispatch travels as LL lines (dispatch_ll.cu) through slots [2][n][R] of ll_slot_lines lines
+  // (line 0, K routing lines, the row and its scale words as narrow lines) at ll_off.
+  bool ll = false;
+  uint32_t ll_slot_lines = 0;
+  size_t ll_off = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
 /// Combine's work items of a bf16 row: its segments of L.seg_bytes.
@@ -328,6 +337,12 @@ void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks
 // rounds, above).
 // send_blocks in (0, blocks): that many blocks store round j+1 while the others finish round j (at
 // once); otherwise every block does both, one after the other.
+// A dispatch of one small round through LL lines (Layout::ll, dispatch_ll.cu): both halves in one
+// grid of n x R blocks (which must stay resident), or each half alone (R and n x R blocks).
+void launch_dispatch_ll(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s);
+void launch_dispatch_ll_send(const DispatchArgs& a, int blocks, cudaStream_t s);
+void launch_dispatch_ll_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s);
+int dispatch_ll_resident_blocks_per_sm();
 void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s);
 // A whole operation of several rounds as one persistent kernel (dispatch_ring.cu): blocks
 // [0, send_blocks) send, the others copy; every block must stay resident (own GPUs only).

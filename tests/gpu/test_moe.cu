@@ -31,7 +31,7 @@ struct Routing {
 Routing make_routing(int r, int n, const moe::Config& c, uint64_t salt) {
   std::mt19937_64 g(9001 + 31 * r + salt);
   Routing R;
-  R.tokens = n >= 2 && r == 1 ? 0 : c.max_tokens - (r * 3) % 5;
+  R.tokens = n >= 2 && r == 1 ? 0 : std::max(0, c.max_tokens - (r * 3) % 5);
   const size_t es = c.fp8 ? 1 : 2, words = moe::detail::scale_words(c.hidden, c.fp8, c.ue8m0);
   R.x.resize(static_cast<size_t>(R.tokens) * c.hidden * es);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -100,8 +100,10 @@ struct ScopedEnv {
 // One dispatch + combine (optionally captured in a graph and replayed `replays` times with new
 // inputs), checked on this rank.
 // streamed: 1, the object must have taken the streamed dispatch (moe::ExpertParallel::dispatch_streamed);
-// 0, it must not have; -1, either.
-std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatches = 1, int streamed = -1) {
+// 0, it must not have; -1, either. halves: dispatch as dispatch_send then dispatch_recv. warm: that
+// many dispatch + combine pairs (a graph replayed) before the checked ones, on the first inputs.
+std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatches = 1, int streamed = -1, bool halves = false,
+                    int warm = 0) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   moe::ExpertParallel ep(c, cfg);
@@ -120,6 +122,27 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraphExec_t exec = nullptr;
   std::string why;
+  if (warm > 0) {
+    const Routing r0 = make_routing(me, n, cfg, 0);
+    if (r0.tokens) {
+      upload(x.p, r0.x);
+      SYMMEM_CUDA_CHECK(cudaMemcpy(idx.p, r0.idx.data(), r0.idx.size() * 4, cudaMemcpyHostToDevice));
+      if (cfg.fp8) SYMMEM_CUDA_CHECK(cudaMemcpy(sc.p, r0.scales.data(), r0.scales.size() * 4, cudaMemcpyHostToDevice));
+    }
+    SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0, y.n));
+    SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    cudaGraph_t gr;
+    cudaGraphExec_t pair;
+    SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    ep.dispatch({x.p, sc.as<float>(), idx.p, false, nullptr, r0.tokens}, {recv_x.p, recv_sc.as<float>(), counts.as<int>()}, s);
+    ep.combine(y.p, out.p, false, s);
+    SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
+    SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&pair, gr, 0));
+    SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
+    for (int i = 0; i < warm; ++i) SYMMEM_CUDA_CHECK(cudaGraphLaunch(pair, s));
+    ctx()->synchronize(s, "moe warm-up pairs");
+    SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(pair));
+  }
   for (int it = 0; it <= replays && why.empty(); ++it) {
     std::vector<Routing> all;
     for (int r = 0; r < n; ++r) all.push_back(make_routing(r, n, cfg, 100 * it));
@@ -135,18 +158,23 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
     moe::DispatchIn din{x.p, sc.as<float>(), idx.p, false, w.as<float>(), mine.tokens};
     moe::DispatchOut dout{recv_x.p, recv_sc.as<float>(), counts.as<int>()};
+    auto dispatch = [&] {
+      if (!halves) return ep.dispatch(din, dout, s);
+      ep.dispatch_send(din, s);
+      ep.dispatch_recv(dout, s);
+    };
     // Dispatch (in a graph: captured once; every replay reads the new routing and rows).
     if (graph && it == 0) {
       cudaGraph_t gr;
       SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-      ep.dispatch(din, dout, s);
+      dispatch();
       SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
       SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
       SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
     }
     for (int d = 0; d < dispatches; ++d) {  // a dispatch may follow a dispatch: the last one counts
       if (graph) SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
-      else ep.dispatch(din, dout, s);
+      else dispatch();
     }
     ctx()->synchronize(s, "moe dispatch");
     // Reference: what each local expert must hold, as a multiset of rows.
@@ -244,6 +272,53 @@ TEST(Moe, CombineRowsOfSeveralSegments) {
       why = std::to_string(tokens) + " tokens: " + why;
       break;
     }
+  }
+  ASSERT_ALL(why.empty(), why);
+}
+
+// One round of at most 8 tokens a rank travels as LL lines (moe::ExpertParallel::dispatch_lines):
+// bf16 and fp8 (a partial scale group, UE8M0 scales), rows of one line batch a thread and of more
+// (8320 bf16 channels: 2080 lines), ranks of 0 to 8 tokens, three dispatches before a combine in a
+// graph (both slot parities, reused), each kernel choice, the halves called apart; and
+// SYMMEM_MOE_LL=0 takes the staged dispatch.
+TEST(Moe, SmallRoundsTravelAsLines) {
+  const int n = comm().size();
+  std::string why;
+  const moe::Config shapes[] = {{256, 4, 4 * n, 8, 0, false}, {320, 8, 8 * n, 3, 0, true}, {256, 8, 8 * n, 1, 0, true, true},
+                                {8320, 4, 4 * n, 2, 0, false}};
+  for (const moe::Config& shape : shapes) {
+    for (moe::Kernels k : {moe::Kernels::kAuto, moe::Kernels::kOne, moe::Kernels::kTwo}) {
+      if (k == moe::Kernels::kOne && comm().shares_gpu()) continue;
+      moe::Config cfg = shape;
+      cfg.kernels = k;
+      const std::string what = "H " + std::to_string(cfg.hidden) + (cfg.fp8 ? " fp8" : " bf16") + ", " + std::to_string(cfg.max_tokens) +
+                               " tokens, kernels " + std::to_string(static_cast<int>(k)) + ": ";
+      why = attempt([&] {
+        if (!moe::ExpertParallel(comm(), cfg).dispatch_lines()) throw std::runtime_error("the lines were not taken");
+        throw_if(run_moe(cfg, false, 1));
+        throw_if(run_moe(cfg, true, 2, 3));
+        if (k == moe::Kernels::kAuto) throw_if(run_moe(cfg, false, 1, 2, -1, true));
+      });
+      if (!why.empty()) {
+        why = what + why;
+        break;
+      }
+    }
+    if (!why.empty()) break;
+  }
+  // Past the lines' 16-bit flag: 65533 pairs first, so that the checked operations run through the
+  // two that zero the slots and on into the next cycle of flags (ranks on their own GPUs: sharing
+  // one, so many operations take too long).
+  if (why.empty() && !comm().shares_gpu()) {
+    why = attempt([&] { throw_if(run_moe(shapes[1], true, 2, 3, -1, false, 65533)); });
+    if (!why.empty()) why = "past the flag's wrap: " + why;
+  }
+  if (why.empty()) {
+    ScopedEnv env("SYMMEM_MOE_LL", "0");
+    why = attempt([&] {
+      if (moe::ExpertParallel(comm(), shapes[0]).dispatch_lines()) throw std::runtime_error("SYMMEM_MOE_LL=0: the lines were taken");
+      throw_if(run_moe(shapes[0], false, 1));
+    });
   }
   ASSERT_ALL(why.empty(), why);
 }
@@ -346,28 +421,29 @@ TEST(Moe, OverCapacityIsReportedAndNothingIsWrittenPastTheBuffer) {
   // with their own GPUs, one kernel a round whose send half claims them: the same capacity check).
   Communicator& c = comm();
   const int n = c.size();
-  for (int pass = 0; pass < 3; ++pass) {  // one round; rounds of 16 streamed where kAuto takes it; the rounds
-    const int round_tokens = pass == 0 ? 0 : 16;
+  // Pass 3: one round of 6 tokens, through lines (the receiver claims the rows).
+  for (int pass = 0; pass < 4; ++pass) {  // one round; rounds of 16 streamed where kAuto takes it; the rounds; lines
+    const int round_tokens = pass == 1 || pass == 2 ? 16 : 0, T = pass == 3 ? 6 : 64;
     ScopedEnv env("SYMMEM_MOE_RING", pass == 2 ? "0" : nullptr);
-    moe::Config cfg{128, 4, 2 * n, 64, 1, false, false, round_tokens};  // capacity 1: every expert overflows
+    moe::Config cfg{128, 4, 2 * n, T, 1, false, false, round_tokens};  // capacity 1: every expert overflows
     moe::ExpertParallel ep(c, cfg);
     const int El = ep.local_experts();
-    std::vector<int32_t> idx(64 * 4);
-    for (int t = 0; t < 64; ++t)
+    std::vector<int32_t> idx(T * 4);
+    for (int t = 0; t < T; ++t)
       for (int k = 0; k < 4; ++k) idx[t * 4 + k] = (t + k) % (2 * n);
-    DeviceBuffer x(64 * 128 * 2), di(idx.size() * 4), recv(El * 1 * 128 * 2 + 64), counts(El * 4);
+    DeviceBuffer x(T * 128 * 2), di(idx.size() * 4), recv(El * 1 * 128 * 2 + 64), counts(El * 4);
     SYMMEM_CUDA_CHECK(cudaMemset(x.p, 0, x.n));
     SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
     SYMMEM_CUDA_CHECK(cudaMemset(recv.p, 0xAB, recv.n));
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
     std::string why = attempt([&] {
-      ep.dispatch({x.p, nullptr, di.p, false, nullptr, 64}, {recv.p, nullptr, counts.as<int>()}, nullptr);
+      ep.dispatch({x.p, nullptr, di.p, false, nullptr, T}, {recv.p, nullptr, counts.as<int>()}, nullptr);
       ctx()->synchronize(nullptr, "moe dispatch over capacity");
     });
     auto tail = download(static_cast<char*>(recv.p) + El * 128 * 2, 64);
     const bool untouched = tail == std::vector<uint8_t>(64, 0xAB);
     // Its combine (zeros) leaves the exchange clean for the tests after this one.
-    DeviceBuffer y(El * 1 * 128 * 2), out(64 * 128 * 2);
+    DeviceBuffer y(El * 1 * 128 * 2), out(T * 128 * 2);
     SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0, y.n));
     std::string after = attempt([&] {
       ep.combine(y.p, out.p, false, nullptr);
@@ -376,7 +452,7 @@ TEST(Moe, OverCapacityIsReportedAndNothingIsWrittenPastTheBuffer) {
     // The combine after it reports the peers' overflow (every rank hears of every rank's), once.
     const bool peers_reported = n == 1 ? after.empty() : after.find("had a local expert over its capacity in operation") != std::string::npos;
     ASSERT_ALL(why.find("over its capacity of 1") != std::string::npos && untouched && peers_reported,
-               "rounds of " << round_tokens << (pass == 2 ? " (SYMMEM_MOE_RING=0)" : "") << ": got '" << why << "', tail untouched " << untouched << ", combine after: '" << after << "'");
+               "pass " << pass << ", rounds of " << round_tokens << (pass == 2 ? " (SYMMEM_MOE_RING=0)" : "") << ": got '" << why << "', tail untouched " << untouched << ", combine after: '" << after << "'");
   }
 }
 
@@ -386,21 +462,23 @@ TEST(Moe, OverCapacityIsReportedAndNothingIsWrittenPastTheBuffer) {
 // 16 where kAuto takes it, and in rounds.
 TEST(Moe, OutOfRangeExpertIsReportedOnEveryRankAndSkipped) {
   Communicator& c = comm();
-  const int n = c.size(), me = c.rank(), E = 4 * n, K = 4, T = 64;
+  const int n = c.size(), me = c.rank(), E = 4 * n, K = 4;
+  int T = 64;
   auto idx_of = [&](int r) {
     std::vector<int32_t> idx(T * K);
     for (int t = 0; t < T; ++t)
       for (int k = 0; k < K; ++k) idx[t * K + k] = (t + k + r) % E;  // distinct within a token
-    idx[(11 + r) * K + 3] = -1;  // no expert (allowed)
+    idx[((11 + r) % T) * K + 3] = -1;  // no expert (allowed)
     if (r == 0) {
-      idx[5 * K + 1] = E;   // out of range
-      idx[9 * K + 2] = -2;  // negative, not -1
+      idx[(5 % T) * K + 1] = E;   // out of range
+      idx[(9 % T) * K + 2] = -2;  // negative, not -1
     }
     return idx;
   };
-  for (int pass = 0; pass < 3; ++pass) {
+  for (int pass = 0; pass < 4; ++pass) {  // one round; rounds of 16 (streamed where kAuto takes it); the rounds; 8 tokens through lines
     ScopedEnv env("SYMMEM_MOE_RING", pass == 2 ? "0" : nullptr);
-    moe::Config cfg{128, K, E, T, 0, false, false, pass == 0 ? 0 : 16};
+    T = pass == 3 ? 8 : 64;
+    moe::Config cfg{128, K, E, T, 0, false, false, pass == 1 || pass == 2 ? 16 : 0};
     moe::ExpertParallel ep(c, cfg);
     const int El = ep.local_experts(), C = ep.capacity();
     std::vector<int> want(El, 0);

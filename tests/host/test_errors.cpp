@@ -63,6 +63,14 @@ TEST(Errors, DeviceTimeoutMessageNamesRankPeerAndSlot) {
   EXPECT_NE(m.find("signal slot 7 >= 3, last value seen 2"), std::string::npos) << m;
 }
 
+TEST(Errors, MoeLinesTimeoutNamesThePeerAndTheLine) {
+  std::string m = describe_device_error(wait_record(WaitKind::kMoeLines, 1, 1, 3, Cmp::kEq, 9, 17, 15, 6000000000ull));
+  EXPECT_NE(m.find("device wait timed out: rank 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("a line of the MoE small-round dispatch from team rank 3: line 9"), std::string::npos) << m;
+  EXPECT_NE(m.find("flag 17, last flag seen 15"), std::string::npos) << m;
+  EXPECT_EQ(m.find("capacity"), std::string::npos) << m;
+}
+
 TEST(Errors, MoeRingTimeoutIsATimeoutNotACapacityReport) {
   // The streamed dispatch's and combine's waits (announces, ring words, the send blocks' barrier)
   // time out as waits: named as such, with the peer, never read as an expert over capacity.

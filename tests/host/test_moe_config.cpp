@@ -90,6 +90,28 @@ TEST(MoeConfig, SmallCombinesTakeHalfSegments) {
   EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4)), 14);
 }
 
+// Small rounds travel as LL lines: one round of at most kLLTokens tokens; a slot holds line 0, K
+// routing lines and the row with its scale words in 8-byte lines; the slots lie inside the buffer,
+// after the counters that the constructor zeroes.
+TEST(MoeConfig, SmallRoundsTravelAsLines) {
+  Config one{7168, 8, 256, 1, 0, true};  // fp8: 7168 bytes and 56 scale words, 924 lines
+  const kern::Layout L = kern::make_layout(one, 4);
+  EXPECT_TRUE(L.ll);
+  EXPECT_EQ(L.ll_slot_lines, 1u + 8u + 924u);
+  EXPECT_GT(L.ll_off, L.send_count_off);
+  EXPECT_LE(L.ll_off + 2 * 4 * 1 * L.ll_slot_lines * 16, L.bytes);
+  Config bf{2048, 6, 64, 8, 0, false};  // 4 KiB rows: 512 lines
+  EXPECT_TRUE(kern::make_layout(bf, 2).ll);
+  EXPECT_EQ(kern::make_layout(bf, 2).ll_slot_lines, 1u + 6u + 512u);
+  Config odd{320, 8, 16, 3, 0, true};  // 320 bytes and 3 scale words: 41.5 -> 42 lines
+  EXPECT_EQ(kern::make_layout(odd, 2).ll_slot_lines, 1u + 8u + 42u);
+  bf.max_tokens = kern::kLLTokens + 1;
+  EXPECT_FALSE(kern::make_layout(bf, 2).ll);
+  bf.max_tokens = 8;
+  bf.round_tokens = 4;  // two rounds: staged
+  EXPECT_FALSE(kern::make_layout(bf, 2).ll);
+}
+
 // The streamed kernels' rings: 2 x R slots a source at two ranks, at most kRingRowsWide above, and
 // never more than the staging area holds (every rank derives the same count from n and R).
 TEST(MoeConfig, RingSlotsFollowRanksAndRound) {

@@ -1,0 +1,375 @@
+// MoE dispatch of small rounds through LL lines (Layout::ll: one round of at most kLLTokens tokens
+// a rank). A token's row, its routing and the count of rows a source sends a rank travel as narrow
+// LL lines (ll.cuh: 8 payload bytes and the operation's 16-bit flag in every 64-bit word), so the
+// receiver learns that a line has landed from the line itself: no fence, no flag word, no remote
+// atomic on the path. The staged dispatch (dispatch.cu) pays for one token a chain of remote round
+// trips (the senders' expert claims, the stores' fence, the flag) before the receiver's own chain
+// (the record, the row, the stores); here the chain is one one-way trip and the receiver's local
+// work. The receiver claims the expert rows with local atomics and writes the routing records,
+// round counts and expert counts the combine reads (combine.cu runs unchanged after it).
+//
+// Lines, in each rank's area at Layout::ll_off: slot (operation parity, source s, row j), j < R, of
+// Layout::ll_slot_lines lines: line 0 the row's source token (or ~0: no row j from s in this
+// operation) and the number of rows s sends this rank, lines 1..K entry k's local expert (or -1)
+// and weight, then the row (payload, then its scale words). Source s writes line 0 of every slot
+// (s, j) of every rank, the rest only of its rows; the rank a row goes to and its slot follow from
+// the operation's routing alone (a token's slot on rank d is the number of s's earlier tokens that
+// go to d), so no claim crosses the links.
+//
+// Why it is safe, for any N and any interleaving of the ranks' progress:
+// - A line is read only with the flag of its operation k, flag_of(k) (workspace.hpp); both 64-bit
+//   words of a line carry it and each is single-copy atomic, so a matching line holds k's payload.
+//   A receiver reads the lines of slot (s, j) past line 0 only once line 0 of operation k says that
+//   s sent a row j, and s writes all of a row's lines in k. Stale lines carry the flag of an earlier
+//   operation: operations of one flag are kLLFlagMax apart, and the two operations before the flag
+//   wraps (ws::cleans) zero every slot of their parity once read (each slot by the block that read
+//   it), so a line that survives from one cycle of flags into the next is zero (flag 0: never a
+//   match).
+// - Slot reuse: rank s writes parity p = k & 1 in operation k and next in k + 2. s's operation
+//   k + 2 starts after its operation k + 1 read, on every slot (r, j) of every rank r, line 0 of
+//   r's operation k + 1, which r writes only in its dispatch k + 1, a kernel that starts after r's
+//   dispatch k has completed (stream order; `pdl_wait`), i.e. after r has read and, where it
+//   cleans, zeroed its slots of parity p. So no write of k + 2 can land on a slot of k before its
+//   reader is done with it. The halves (dispatch_send, dispatch_recv) keep this: send(k),
+//   recv(k), send(k + 1) run in that order on one stream.
+// - What the receiver writes for the combine (records by (parity, source, row), round counts) is
+//   local and read in stream order; the expert counters of parity p are claimed in k, published and
+//   zeroed by the grid's last block once every block's claims are in (last_block), and claimed
+//   again in k + 2, a later kernel.
+// - No block waits for another block of its grid except through lines: where both halves are one
+//   kernel, a block reading its own rank's rows waits for the block of this grid that sends them,
+//   so the host launches that kernel only where the grid stays resident (ExpertParallel), and two
+//   kernels elsewhere.
+// Over capacity and bad expert indices are reported as by the staged dispatch (moe_common.cuh:
+// publish_expert_counts, report_peer_overflow): the combine after it reports a peer's mark.
+#include "moe_common.cuh"
+#include "symmem/device/ll.cuh"
+#include "symmem/error.hpp"
+
+namespace symmem::moe::kern {
+namespace {
+
+using device::LLLine;
+constexpr int kWarps = kThreads / 32;
+static_assert(kLLTokens <= kWarps, "a warp routes each token of a small round");
+constexpr int kBatch = 8;  // row lines a thread loads before it stores any (loads in flight together)
+constexpr uint32_t kNoRow = 0xFFFFFFFFu;
+constexpr unsigned kFull = 0xffffffffu;
+
+// Slot (source src, row j) of operation parity opar in rank peer's line area.
+__device__ __forceinline__ LLLine* ll_slot(const DeviceHandle& h, const Layout& L, int peer, int opar, int src, int j) {
+  const size_t off = L.ll_off + ((static_cast<size_t>(opar) * L.n + src) * L.round + j) * L.ll_slot_lines * sizeof(LLLine);
+  return peer == h.rank ? at<LLLine>(h, off) : at_peer<LLLine>(h, peer, off);
+}
+__device__ __forceinline__ void put(LLLine* dst, uint32_t a, uint32_t b, uint32_t flag) {
+  device::LLDataT<ws::kLLNarrow> d;
+  d.w[0] = a;
+  d.w[1] = b;
+  device::ll_store(dst, d, flag);
+}
+__device__ __forceinline__ ws::LLWords load_line(const LLLine* p) {
+  ws::LLWords l;
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(l.w0), "=l"(l.w1) : "l"(p) : "memory");
+  return l;
+}
+__device__ __forceinline__ uint2 words_of(const ws::LLWords& l) {
+  return make_uint2(ws::ll_word<ws::kLLNarrow>(l, 0), ws::ll_word<ws::kLLNarrow>(l, 1));
+}
+
+// A bounded poll: true while it may go on; records (this rank, source src, the line, the flag it
+// wanted and the one it saw) once the wait's bound has passed or the context aborted.
+struct Poll {
+  uint64_t start = 0, bound = 0;
+  uint32_t it = 0;
+  __device__ __forceinline__ bool go_on(const DeviceHandle& h, int src, uint64_t line, uint32_t flag, uint32_t seen) {
+    if ((++it & 1023u) != 0u) return true;
+    const uint64_t now = device::global_timer_ns();
+    if (start == 0) {
+      start = now;
+      return true;
+    }
+    if (bound == 0) bound = device::wait_bound_ns(h);
+    if (now - start <= bound && !device::aborted(h)) return true;
+    device::record_timeout(h, WaitKind::kMoeLines, src, line, Cmp::kEq, flag, seen, now - start);
+    return false;
+  }
+};
+
+// Line i of token t's row message: its payload, then its scale words.
+__device__ __forceinline__ uint2 row_line(const char* row, size_t payload, const uint32_t* scales, int words, int i) {
+  const size_t off = static_cast<size_t>(i) * 8;
+  if (off < payload) return *reinterpret_cast<const uint2*>(row + off);
+  const int w = static_cast<int>((off - payload) / 4);
+  return make_uint2(scales[w], w + 1 < words ? scales[w + 1] : 0u);
+}
+
+// The send half, every block: warp u routes token u of the round (all of them, so each block knows
+// every row's slot on every rank); block b sends token b to each rank it goes to (line 0, the K
+// routing lines, the row) and block 0 writes line 0 of every slot no row of this rank fills.
+template <class Idx>
+__device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, K = L.topk, El = L.experts_local, R = L.round, me = h.rank, opar = static_cast<int>(op & 1);
+  const uint32_t flag = ws::flag_of(op);
+  const int T = a.r.t1 - a.r.t0, warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id(), b = static_cast<int>(blockIdx.x);
+  __shared__ uint64_t smask[kLLTokens];
+  __shared__ int sslot[pad::kMaxTeam], scount[pad::kMaxTeam];
+  stamp0(h, L, kDispSendStart);
+  int expert = -1, dest = -1;
+  long long v = -1;
+  if (warp < T) {
+    const uint64_t m = token_mask<Idx>(a.topk_idx, a.r.t0 + warp, K, a.num_experts, El, expert, dest, v);
+    if (lane == 0) smask[warp] = m;
+  }
+  __syncthreads();
+  for (int d = threadIdx.x; d < n; d += blockDim.x) {
+    int before = 0, all = 0;
+    for (int u = 0; u < T; ++u) {
+      const int in = static_cast<int>((smask[u] >> d) & 1u);
+      all += in;
+      before += u < b ? in : 0;
+    }
+    sslot[d] = before;
+    scount[d] = all;
+  }
+  __syncthreads();
+  if (b == 0)
+    for (int i = threadIdx.x; i < n * R; i += blockDim.x) {
+      const int d = i / R, j = i % R;
+      if (j >= scount[d]) put(ll_slot(h, L, d, opar, me, j), kNoRow, static_cast<uint32_t>(scount[d]), flag);
+    }
+  if (b >= T) return;
+  const int t = a.r.t0 + b;
+  const uint64_t mask = smask[b];
+  if (warp == b) {
+    if (routed_badly(expert, v)) note_bad_index(h, t, v, a.num_experts);
+    if (lane == 0) at<uint64_t>(h, L.token_ranks_off)[t] = mask;
+    const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
+    for (uint64_t m = mask; m != 0; m &= m - 1) {
+      const int d = __ffsll(static_cast<long long>(m)) - 1;
+      LLLine* sl = ll_slot(h, L, d, opar, me, sslot[d]);
+      if (lane == 0) put(sl, static_cast<uint32_t>(t), static_cast<uint32_t>(scount[d]), flag);
+      if (lane < K) put(sl + 1 + lane, static_cast<uint32_t>(dest == d ? expert - d * El : -1), __float_as_uint(wk), flag);
+    }
+  }
+  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
+  const int lines = static_cast<int>(L.ll_slot_lines) - 1 - K;
+  const char* row = a.x + static_cast<size_t>(t) * payload;
+  const uint32_t* sc = L.scale_words ? a.scales + static_cast<size_t>(t) * L.scale_words : nullptr;
+  for (int i0 = static_cast<int>(threadIdx.x); i0 < lines; i0 += kBatch * static_cast<int>(blockDim.x)) {
+    uint2 w[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int i = i0 + k * static_cast<int>(blockDim.x);
+      if (i < lines) w[k] = row_line(row, payload, sc, L.scale_words, i);
+    }
+    for (uint64_t m = mask; m != 0; m &= m - 1) {
+      const int d = __ffsll(static_cast<long long>(m)) - 1;
+      LLLine* rl = ll_slot(h, L, d, opar, me, sslot[d]) + 1 + K;
+#pragma unroll
+      for (int k = 0; k < kBatch; ++k) {
+        const int i = i0 + k * static_cast<int>(blockDim.x);
+        if (i < lines) put(rl + i, w[k].x, w[k].y, flag);
+      }
+    }
+  }
+}
+
+// Warp-wide: lane 0 polls line 0 of a slot, lanes 1..K its routing lines (the others only line 0:
+// a slot with no row has only line 0 of this operation). `mine`: the lane's line. False (the error
+// recorded) on a timeout.
+__device__ __forceinline__ bool poll_header(const DeviceHandle& h, const LLLine* slot, int K, uint32_t flag, int src, uint2& mine) {
+  const int lane = lane_id();
+  bool have = lane > K;
+  Poll p;
+  for (;;) {
+    uint32_t seen = 0;
+    if (!have) {
+      const ws::LLWords l = load_line(slot + lane);
+      have = ws::ll_carries(l, flag);
+      if (have) mine = words_of(l);
+      seen = ws::ll_seen_flag(l, flag);
+    }
+    const bool head = __shfl_sync(kFull, have, 0);
+    const uint32_t tok = __shfl_sync(kFull, mine.x, 0);
+    const unsigned pending = __ballot_sync(kFull, !have);
+    if (head && (tok == kNoRow || pending == 0)) return true;
+    const int first = __ffs(static_cast<int>(pending)) - 1;
+    seen = __shfl_sync(kFull, seen, first < 0 ? 0 : first);
+    bool go = true;
+    if (lane == 0) go = p.go_on(h, src, static_cast<uint64_t>(first < 0 ? 0 : first), flag, seen);
+    if (!__shfl_sync(kFull, go, 0)) return false;
+  }
+}
+
+// This thread's lines first + k * blockDim.x (k < kBatch) of a row, all loaded before any is
+// checked. False (the error recorded) on a timeout.
+__device__ __forceinline__ bool poll_rows(const DeviceHandle& h, const LLLine* rows, int lines, int first, uint32_t flag, int src,
+                                          uint2 (&w)[kBatch]) {
+  unsigned pending = 0;
+#pragma unroll
+  for (int k = 0; k < kBatch; ++k)
+    if (first + k * static_cast<int>(blockDim.x) < lines) pending |= 1u << k;
+  Poll p;
+  while (pending != 0) {
+    ws::LLWords l[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+      if ((pending >> k) & 1u) l[k] = load_line(rows + first + k * static_cast<int>(blockDim.x));
+    uint32_t seen = 0;
+    int at_line = -1;
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      if (((pending >> k) & 1u) == 0) continue;
+      if (ws::ll_carries(l[k], flag)) {
+        w[k] = words_of(l[k]);
+        pending &= ~(1u << k);
+      } else if (at_line < 0) {
+        at_line = first + k * static_cast<int>(blockDim.x);
+        seen = ws::ll_seen_flag(l[k], flag);
+      }
+    }
+    if (pending != 0 && !p.go_on(h, src, static_cast<uint64_t>(at_line), flag, seen)) return false;
+  }
+  return true;
+}
+
+// This thread's row lines into each kept expert row (payload) or its scale words.
+__device__ __forceinline__ void store_rows(const Layout& L, const DispatchRecvArgs& a, const size_t* out_row, int ndst, int first,
+                                           const uint2 (&w)[kBatch], int lines) {
+  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
+#pragma unroll
+  for (int k = 0; k < kBatch; ++k) {
+    const int i = first + k * static_cast<int>(blockDim.x);
+    if (i >= lines) continue;
+    const size_t off = static_cast<size_t>(i) * 8;
+    if (off < payload) {
+      for (int q = 0; q < ndst; ++q) *reinterpret_cast<uint2*>(a.recv_x + out_row[q] * payload + off) = w[k];
+    } else {
+      const int sw = static_cast<int>((off - payload) / 4);
+      for (int q = 0; q < ndst; ++q) {
+        uint32_t* d = a.recv_scales + out_row[q] * L.scale_words + sw;
+        d[0] = w[k].x;
+        if (sw + 1 < L.scale_words) d[1] = w[k].y;
+      }
+    }
+  }
+}
+
+// The receive half, a block per slot (s, j) of this rank: line 0 and the routing (every warp; warp
+// 0 claims the expert rows with local atomics and writes the record), the row into each kept
+// expert row; then the grid's last block publishes the expert counts.
+__device__ __forceinline__ void ll_recv(const DispatchRecvArgs& a, uint64_t op, bool raise_op) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, K = L.topk, El = L.experts_local, C = L.capacity, R = L.round, opar = static_cast<int>(op & 1);
+  const uint32_t flag = ws::flag_of(op);
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id(), lines = static_cast<int>(L.ll_slot_lines) - 1 - K;
+  __shared__ size_t out_row[kMaxTopk];
+  __shared__ int ndst;
+  for (int item = static_cast<int>(blockIdx.x); item < n * R; item += static_cast<int>(gridDim.x)) {
+    const int s = item % n, j = item / n;
+    LLLine* slot = ll_slot(h, L, h.rank, opar, s, j);
+    if (threadIdx.x == 0) ndst = 0;
+    __syncthreads();
+    uint2 mine = make_uint2(0, 0);
+    const bool ok = poll_header(h, slot, K, flag, s, mine);
+    const uint32_t tok = __shfl_sync(kFull, mine.x, 0), count = __shfl_sync(kFull, mine.y, 0);
+    const bool row = ok && tok != kNoRow;
+    if (warp == 0 && ok && lane == 0 && j == 0) at<unsigned>(h, L.round_counts_off)[s] = count;  // (one round: round 0's row)
+    uint2 w[kBatch];
+    const int first = static_cast<int>(threadIdx.x);
+    bool rows_ok = true;
+    if (row && warp != 0) rows_ok = poll_rows(h, slot + 1 + K, lines, first, flag, s, w);
+    if (row && warp == 0) {
+      // Lane k + 1 claims entry k's row in its local expert (up to the capacity) and writes the record.
+      int le = -1;
+      unsigned sl = static_cast<unsigned>(C);
+      if (lane >= 1 && lane <= K) {
+        le = static_cast<int>(mine.x);
+        if (le >= 0 && le < El) sl = atomicAdd(expert_counters(h, L, opar) + le, 1u);
+        else le = -1;
+      }
+      const bool kept = le >= 0 && sl < static_cast<unsigned>(C);
+      Meta* meta = at<Meta>(h, L.meta_off + ((static_cast<size_t>(opar) * n + s) * L.max_tokens + j) * sizeof(Meta));
+      if (lane >= 1 && lane <= K) {
+        meta->expert[lane - 1] = le;
+        meta->weight[lane - 1] = __uint_as_float(mine.y);
+        meta->slot[lane - 1] = kept ? static_cast<int>(sl) : -1;
+      }
+      if (lane == 0) meta->src_token = static_cast<int>(tok);
+      const unsigned keep = __ballot_sync(kFull, kept);
+      if (kept) out_row[__popc(keep & ((1u << lane) - 1u))] = static_cast<size_t>(le) * C + sl;
+      if (lane == 0) ndst = __popc(keep);
+    }
+    __syncthreads();
+    if (row && warp == 0) rows_ok = poll_rows(h, slot + 1 + K, lines, first, flag, s, w);
+    if (row && rows_ok) store_rows(L, a, out_row, ndst, first, w, lines);
+    // Rows longer than one batch a thread: the rest, a batch at a time.
+    for (int f = first + kBatch * static_cast<int>(blockDim.x); row && rows_ok && f < lines; f += kBatch * static_cast<int>(blockDim.x)) {
+      rows_ok = poll_rows(h, slot + 1 + K, lines, f, flag, s, w);
+      if (rows_ok) store_rows(L, a, out_row, ndst, f, w, lines);
+    }
+    if (ws::cleans(op)) {  // the last two operations before the flag wraps: the slot back to zero (above)
+      __syncthreads();
+      for (int i = static_cast<int>(threadIdx.x); i < static_cast<int>(L.ll_slot_lines); i += static_cast<int>(blockDim.x))
+        asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(slot + i), "l"(0ull), "l"(0ull) : "memory");
+    }
+    __syncthreads();  // (out_row and ndst are rewritten by the next item)
+  }
+  if (last_block(at<unsigned>(h, L.arrive_off) + 1)) {
+    const CountsPreload pre = preload_expert_counts(h, L, op, true);
+    report_peer_overflow(h, n, op - 1, true);
+    publish_expert_counts(h, L, a.expert_counts, op, true, pre);
+    if (threadIdx.x == 0 && raise_op) h.local_signals[kOpSlot] = op;
+    stamp_block(h, L, kDispRecvDone);
+  }
+}
+
+template <class Idx>
+__global__ void __launch_bounds__(kThreads) dispatch_ll_send_kernel(DispatchArgs a) {
+  coll::pdl_wait();
+  const uint64_t op = a.h.local_signals[kOpSlot] + 1;
+  ll_send<Idx>(a, op);
+  // The operation, raised once every block has read it (the receive half reads it).
+  if (last_block(at<unsigned>(a.h, a.L.arrive_off)) && threadIdx.x == 0) a.h.local_signals[kOpSlot] = op;
+}
+__global__ void __launch_bounds__(kThreads) dispatch_ll_recv_kernel(DispatchRecvArgs a) {
+  coll::pdl_wait();
+  ll_recv(a, a.h.local_signals[kOpSlot], false);
+}
+// Both halves in one grid (every block resident: a block may wait for its own rank's rows, sent by
+// another block of this grid).
+template <class Idx>
+__global__ void __launch_bounds__(kThreads) dispatch_ll_kernel(const __grid_constant__ DispatchArgs s, const __grid_constant__ DispatchRecvArgs r) {
+  coll::pdl_wait();
+  const uint64_t op = s.h.local_signals[kOpSlot] + 1;
+  ll_send<Idx>(s, op);
+  ll_recv(r, op, true);
+}
+
+}  // namespace
+
+void launch_dispatch_ll(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s) {
+  if (send.idx_int64) coll::launch(dispatch_ll_kernel<long long>, blocks, kThreads, s, send, recv);
+  else coll::launch(dispatch_ll_kernel<int>, blocks, kThreads, s, send, recv);
+}
+void launch_dispatch_ll_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
+  if (a.idx_int64) coll::launch(dispatch_ll_send_kernel<long long>, blocks, kThreads, s, a);
+  else coll::launch(dispatch_ll_send_kernel<int>, blocks, kThreads, s, a);
+}
+void launch_dispatch_ll_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s) {
+  coll::launch(dispatch_ll_recv_kernel, blocks, kThreads, s, a);
+}
+int dispatch_ll_resident_blocks_per_sm() {
+  int least = 1 << 30;
+  for (const void* k : {reinterpret_cast<const void*>(dispatch_ll_kernel<int>), reinterpret_cast<const void*>(dispatch_ll_kernel<long long>)}) {
+    int b = 0;
+    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
+    least = b < least ? b : least;
+  }
+  return least;
+}
+
+}  // namespace symmem::moe::kern
