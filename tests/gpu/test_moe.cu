@@ -421,16 +421,17 @@ TEST(Moe, OverCapacityIsReportedAndNothingIsWrittenPastTheBuffer) {
   // with their own GPUs, one kernel a round whose send half claims them: the same capacity check).
   Communicator& c = comm();
   const int n = c.size();
-  // Pass 3: one round of 6 tokens, through lines (the receiver claims the rows).
+  // Pass 3: one round of 8 tokens, through lines (the receiver claims the rows; entry i of the
+  // routing goes to expert i mod E, so every expert gets at least two rows at up to 8 ranks).
   for (int pass = 0; pass < 4; ++pass) {  // one round; rounds of 16 streamed where kAuto takes it; the rounds; lines
-    const int round_tokens = pass == 1 || pass == 2 ? 16 : 0, T = pass == 3 ? 6 : 64;
+    const int round_tokens = pass == 1 || pass == 2 ? 16 : 0, T = pass == 3 ? 8 : 64;
     ScopedEnv env("SYMMEM_MOE_RING", pass == 2 ? "0" : nullptr);
     moe::Config cfg{128, 4, 2 * n, T, 1, false, false, round_tokens};  // capacity 1: every expert overflows
     moe::ExpertParallel ep(c, cfg);
     const int El = ep.local_experts();
     std::vector<int32_t> idx(T * 4);
     for (int t = 0; t < T; ++t)
-      for (int k = 0; k < 4; ++k) idx[t * 4 + k] = (t + k) % (2 * n);
+      for (int k = 0; k < 4; ++k) idx[t * 4 + k] = (pass == 3 ? t * 4 + k : t + k) % (2 * n);
     DeviceBuffer x(T * 128 * 2), di(idx.size() * 4), recv(El * 1 * 128 * 2 + 64), counts(El * 4);
     SYMMEM_CUDA_CHECK(cudaMemset(x.p, 0, x.n));
     SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
