@@ -100,11 +100,13 @@ Layout make_layout(const Config& c, int n) {
   L.cring_ready_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe combine ring ready words"));
   L.cring_release_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe combine ring release words"));
   L.token_q_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(c.max_tokens), "moe token row numbers"));
-  L.ll = L.rounds == 1 && L.round <= kLLTokens;
+  L.ll = L.rounds == 1 && L.round <= kLLTokens && L.experts_local <= kLLMaxExperts;
   if (L.ll) {
     const size_t message = static_cast<size_t>(c.hidden) * L.elem() + 4 * static_cast<size_t>(L.scale_words);
     L.ll_slot_lines = static_cast<uint32_t>(1 + c.topk + ws::ll_lines<ws::kLLNarrow>(message));
     L.ll_off = take(checked_mul(slots, static_cast<size_t>(L.ll_slot_lines) * ws::kLLLineBytes, "moe line slots"));
+    L.ll_ops_off = take(sizeof(uint64_t) * 2 * (static_cast<size_t>(n) * L.round + 1));
+    L.ll_base_off = take(sizeof(unsigned) * 4 * static_cast<size_t>(L.experts_local));
   }
   L.bytes = off;
   return L;
@@ -302,10 +304,10 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->cring = impl_->ring && want_cring && impl_->cring_blocks >= 1 + cring_send_blocks_min(nranks_);
   }
   // A small round's dispatch through lines as one kernel where one kernel a round is taken and its
-  // n x R blocks stay resident (a block may wait for a row another block of the grid sends), else
+  // n x R + 1 blocks stay resident (a block may wait for a row another block of the grid sends), else
   // as two (from facts every rank shares: the grids are not counted by peers, but the choice is
   // kept alike anyway).
-  impl_->ll_one = impl_->L.ll && impl_->dispatch_one && static_cast<long long>(nranks_) * impl_->L.round <= impl_->ll_resident;
+  impl_->ll_one = impl_->L.ll && impl_->dispatch_one && static_cast<long long>(nranks_) * impl_->L.round + 1 <= impl_->ll_resident;
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
   SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));
@@ -435,13 +437,13 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
   if (L.ll) {  // one small round through lines: send blocks a token, receive blocks a (source, row) slot
     const kern::DispatchArgs sa = dispatch_args(L, impl_->buf.handle(), in, 0, impl_->last_tokens, cfg_.num_experts, nullptr);
     const kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, 0, impl_->last_tokens, 0, false);
-    const int slots = nranks_ * L.round;
+    const int blocks = nranks_ * L.round + 1;  // (the last one publishes the counts)
     if (in != nullptr && out != nullptr && impl_->ll_one) {
-      kern::launch_dispatch_ll(sa, ra, slots, stream);
+      kern::launch_dispatch_ll(sa, ra, blocks, stream);
       return;
     }
     if (in != nullptr) kern::launch_dispatch_ll_send(sa, L.round, stream);
-    if (out != nullptr) kern::launch_dispatch_ll_recv(ra, slots, stream);
+    if (out != nullptr) kern::launch_dispatch_ll_recv(ra, blocks, stream);
     return;
   }
   const Grids g = grids_of(static_cast<long long>(L.round) * (kern::kThreads / 32), static_cast<long long>(nranks_) * L.round, impl_->sms,

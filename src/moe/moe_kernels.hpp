@@ -105,6 +105,7 @@ constexpr int kSmallCombineItems = 512;
 // One-round dispatches of at most this many tokens a rank travel as LL lines (Layout::ll,
 // dispatch_ll.cu): no fence, flag word or remote atomic on their path.
 constexpr int kLLTokens = 8;
+constexpr int kLLMaxExperts = 1024;  // local experts the lines' publisher counts in shared memory
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
 // 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
 // kOneElectionDispatch, 2 and 3 by the one-kernel combine), then the work claims of a split
@@ -252,6 +253,7 @@ struct Layout {
   bool ll = false;
   uint32_t ll_slot_lines = 0;
   size_t ll_off = 0;
+  size_t ll_ops_off = 0, ll_base_off = 0;  // (local) the blocks' op counters [2][n R + 1], the claim bases [4][E_local]
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
 /// Combine's work items of a bf16 row: its segments of L.seg_bytes.
@@ -338,7 +340,7 @@ void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks
 // send_blocks in (0, blocks): that many blocks store round j+1 while the others finish round j (at
 // once); otherwise every block does both, one after the other.
 // A dispatch of one small round through LL lines (Layout::ll, dispatch_ll.cu): both halves in one
-// grid of n x R blocks (which must stay resident), or each half alone (R and n x R blocks).
+// grid of n x R + 1 blocks (which must stay resident), or each half alone (R and n x R + 1 blocks).
 void launch_dispatch_ll(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s);
 void launch_dispatch_ll_send(const DispatchArgs& a, int blocks, cudaStream_t s);
 void launch_dispatch_ll_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s);
