@@ -8,8 +8,12 @@
 // work, with no election: each slot's block claims its row's expert rows with local atomics and
 // writes the routing record, and one more block (the publisher) counts every expert's rows from
 // the routing lines alone and writes the counts, the round counts and the operation that the
-// combine reads (combine.cu runs unchanged after it). 4 x H200, one token a rank: 7.7-8.1 us
-// against the staged dispatch's 10.1-10.3 (64 experts; with an election for the counts).
+// combine reads (combine.cu runs unchanged after it). 4 x H200, pplx's shapes (session 41,
+// bench/results/*-s41c2-*, *-s41c4-*; dispatch us): 64 experts at one token a rank 6.4-6.8 against
+// the staged dispatch's 10.1-10.3 and NCCL's padded all-to-all's 7.2; 256 experts 7.3-7.6 against
+// 11.1-11.5 and 7.7; at 8 tokens 6.9 and 8.4-8.5 against 10.5-10.9 and 11.5-11.6 (NCCL 8.1, 8.4).
+// The counts after an election (the grid's last block, once every claim was in) took 1.2-1.4 us
+// more.
 //
 // Lines, in each rank's area at Layout::ll_off: slot (operation parity, source s, row j), j < R, of
 // Layout::ll_slot_lines lines: line 0 the row's source token (or ~0: no row j from s in this
