@@ -51,6 +51,9 @@
 //   row), round counts, counts, the operation) is local and read in stream order.
 // - The operation: every block keeps its own counter (Layout::ll_ops_off), read at its start and
 //   written at its end, so no block reads a value another block of its grid has already raised.
+// tests/host/test_moe_lines_model.cpp runs this under random interleavings (lines landing in any
+// order, flags of a short period), and shows that without the zeroing a stale line is taken, and
+// that a slot's block zeroing the routing lines it has read breaks the publisher.
 // - No block waits for another block of its grid except through lines: where both halves are one
 //   kernel, a block reading its own rank's rows waits for the block of this grid that sends them,
 //   so the host launches that kernel only where the grid stays resident (ExpertParallel), and two

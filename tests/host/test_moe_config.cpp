@@ -99,12 +99,16 @@ TEST(MoeConfig, SmallRoundsTravelAsLines) {
   EXPECT_TRUE(L.ll);
   EXPECT_EQ(L.ll_slot_lines, 1u + 8u + 924u);
   EXPECT_GT(L.ll_off, L.send_count_off);
-  EXPECT_LE(L.ll_off + 2 * 4 * 1 * L.ll_slot_lines * 16, L.bytes);
+  EXPECT_LE(L.ll_off + 2 * 4 * 1 * L.ll_slot_lines * 16, L.ll_ops_off);
+  EXPECT_LE(L.ll_ops_off + 8 * 2 * (4 * 1 + 1), L.ll_base_off);  // the blocks' op counters, then the claim bases
+  EXPECT_LE(L.ll_base_off + 4 * 4 * 64, L.bytes);
   Config bf{2048, 6, 64, 8, 0, false};  // 4 KiB rows: 512 lines
   EXPECT_TRUE(kern::make_layout(bf, 2).ll);
   EXPECT_EQ(kern::make_layout(bf, 2).ll_slot_lines, 1u + 6u + 512u);
   Config odd{320, 8, 16, 3, 0, true};  // 320 bytes and 3 scale words: 41.5 -> 42 lines
   EXPECT_EQ(kern::make_layout(odd, 2).ll_slot_lines, 1u + 8u + 42u);
+  Config many{256, 4, 2 * (kern::kLLMaxExperts + 1), 1, 0, false};  // more local experts than the publisher counts
+  EXPECT_FALSE(kern::make_layout(many, 2).ll);
   bf.max_tokens = kern::kLLTokens + 1;
   EXPECT_FALSE(kern::make_layout(bf, 2).ll);
   bf.max_tokens = 8;
