@@ -3,9 +3,7 @@
 # permitting, the Python overlap suite at TP = 4 (torchrun). ~8-9 min with the machine's start.
 # Run: COMMIT=<sha> bash tools/call.sh tools/steps/suite-4gpu.sh (timeout 600; carry [".deps"]:
 # googletest and the anchors, see docs/NOTES.md "Running on the device").
-COMMIT=$C SYMMEM_CTEST_STOP_S=330 tools/gpu_run.sh --no-bench --ctest-args "-R multigpu|gpu_1rank|python_gpu_4" > $OUT/suite.log 2>&1
-echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -30
-grep -E "^ +[0-9]+ .*(PASSED|FAILED|passed|failed)" $OUT/suite.log | head -40
+. tools/steps/ctest-4gpu.sh  # the suite (the steps share call.sh's helpers and $OUT)
 [ $(el) -lt 500 ] && O overlap-tp4
 [ $(el) -lt 480 ] && { PYTHONPATH=build/python timeout 80 torchrun --nproc-per-node=4 -m symmem.bench --suite overlap --kind $kind --out $OUT/r/py-overlap-tp4.json > $OUT/py.log 2>&1; echo "== python overlap rc $? at $(el) s"; tail -25 $OUT/py.log; }
 true
