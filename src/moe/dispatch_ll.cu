@@ -61,14 +61,12 @@
 // Over capacity is reported by the publisher and marked in every peer's pad, a bad expert index by
 // the sending block (and marked so); a peer reports a mark in its combine of that operation
 // (moe_common.cuh, report_peer_overflow), as after the staged dispatch.
-#include "moe_common.cuh"
-#include "symmem/device/ll.cuh"
+#include "lines.cuh"
 #include "symmem/error.hpp"
 
 namespace symmem::moe::kern {
 namespace {
 
-using device::LLLine;
 constexpr int kWarps = kThreads / 32;
 static_assert(kLLTokens <= kWarps, "a warp routes each token of a small round");
 constexpr int kBatch = 8;  // row lines a thread loads before it stores any (loads in flight together)
@@ -80,37 +78,11 @@ __device__ __forceinline__ LLLine* ll_slot(const DeviceHandle& h, const Layout& 
   const size_t off = L.ll_off + ((static_cast<size_t>(opar) * L.n + src) * L.round + j) * L.ll_slot_lines * sizeof(LLLine);
   return peer == h.rank ? at<LLLine>(h, off) : at_peer<LLLine>(h, peer, off);
 }
-__device__ __forceinline__ void put(LLLine* dst, uint32_t a, uint32_t b, uint32_t flag) {
-  device::LLDataT<ws::kLLNarrow> d;
-  d.w[0] = a;
-  d.w[1] = b;
-  device::ll_store(dst, d, flag);
-}
-__device__ __forceinline__ ws::LLWords load_line(const LLLine* p) {
-  ws::LLWords l;
-  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(l.w0), "=l"(l.w1) : "l"(p) : "memory");
-  return l;
-}
-__device__ __forceinline__ uint2 words_of(const ws::LLWords& l) {
-  return make_uint2(ws::ll_word<ws::kLLNarrow>(l, 0), ws::ll_word<ws::kLLNarrow>(l, 1));
-}
-
-// A bounded poll: true while it may go on; records (this rank, source src, the line, the flag it
-// wanted and the one it saw) once the wait's bound has passed or the context aborted.
+// A bounded poll of this dispatch's lines (WaitKind::kMoeLines).
 struct Poll {
-  uint64_t start = 0, bound = 0;
-  uint32_t it = 0;
+  LinePoll p;
   __device__ __forceinline__ bool go_on(const DeviceHandle& h, int src, uint64_t line, uint32_t flag, uint32_t seen) {
-    if ((++it & 1023u) != 0u) return true;
-    const uint64_t now = device::global_timer_ns();
-    if (start == 0) {
-      start = now;
-      return true;
-    }
-    if (bound == 0) bound = device::wait_bound_ns(h);
-    if (now - start <= bound && !device::aborted(h)) return true;
-    device::record_timeout(h, WaitKind::kMoeLines, src, line, Cmp::kEq, flag, seen, now - start);
-    return false;
+    return p.go_on(h, WaitKind::kMoeLines, src, line, flag, seen);
   }
 };
 
@@ -156,7 +128,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   if (b == 0)
     for (int i = threadIdx.x; i < n * R; i += blockDim.x) {
       const int d = i / R, j = i % R;
-      if (j >= scount[d]) put(ll_slot(h, L, d, opar, me, j), kNoRow, static_cast<uint32_t>(scount[d]), flag);
+      if (j >= scount[d]) put_line(ll_slot(h, L, d, opar, me, j), kNoRow, static_cast<uint32_t>(scount[d]), flag);
     }
   if (b >= T) return;
   const int t = a.r.t0 + b;
@@ -173,8 +145,8 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
     for (uint64_t m = mask; m != 0; m &= m - 1) {
       const int d = __ffsll(static_cast<long long>(m)) - 1;
       LLLine* sl = ll_slot(h, L, d, opar, me, sslot[d]);
-      if (lane == 0) put(sl, static_cast<uint32_t>(t), static_cast<uint32_t>(scount[d]), flag);
-      if (lane < K) put(sl + 1 + lane, static_cast<uint32_t>(dest == d ? expert - d * El : -1), __float_as_uint(wk), flag);
+      if (lane == 0) put_line(sl, static_cast<uint32_t>(t), static_cast<uint32_t>(scount[d]), flag);
+      if (lane < K) put_line(sl + 1 + lane, static_cast<uint32_t>(dest == d ? expert - d * El : -1), __float_as_uint(wk), flag);
     }
   }
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
@@ -194,7 +166,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
 #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         const int i = i0 + k * static_cast<int>(blockDim.x);
-        if (i < lines) put(rl + i, w[k].x, w[k].y, flag);
+        if (i < lines) put_line(rl + i, w[k].x, w[k].y, flag);
       }
     }
   }
@@ -210,9 +182,9 @@ __device__ __forceinline__ bool poll_header(const DeviceHandle& h, const LLLine*
   for (;;) {
     uint32_t seen = 0;
     if (!have) {
-      const ws::LLWords l = load_line(slot + lane);
+      const ws::LLWords l = device::ll_load(slot + lane);
       have = ws::ll_carries(l, flag);
-      if (have) mine = words_of(l);
+      if (have) mine = line_words(l);
       seen = ws::ll_seen_flag(l, flag);
     }
     const bool head = __shfl_sync(kFull, have, 0);
@@ -240,14 +212,14 @@ __device__ __forceinline__ bool poll_rows(const DeviceHandle& h, const LLLine* r
     ws::LLWords l[kBatch];
 #pragma unroll
     for (int k = 0; k < kBatch; ++k)
-      if ((pending >> k) & 1u) l[k] = load_line(rows + first + k * static_cast<int>(blockDim.x));
+      if ((pending >> k) & 1u) l[k] = device::ll_load(rows + first + k * static_cast<int>(blockDim.x));
     uint32_t seen = 0;
     int at_line = -1;
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
       if (((pending >> k) & 1u) == 0) continue;
       if (ws::ll_carries(l[k], flag)) {
-        w[k] = words_of(l[k]);
+        w[k] = line_words(l[k]);
         pending &= ~(1u << k);
       } else if (at_line < 0) {
         at_line = first + k * static_cast<int>(blockDim.x);
@@ -350,7 +322,7 @@ __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t
   if (ws::cleans(op)) {  // the row's lines (only this block reads them) back to zero; the routing lines: ll_recv
     __syncthreads();
     for (int i = 1 + K + static_cast<int>(threadIdx.x); i < static_cast<int>(L.ll_slot_lines); i += static_cast<int>(blockDim.x))
-      asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(slot + i), "l"(0ull), "l"(0ull) : "memory");
+      device::ll_zero(slot + i);
   }
 }
 
@@ -374,17 +346,17 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
     const LLLine* slot = ll_slot(h, L, h.rank, opar, q % n, q / n);
     Poll p;
     for (;;) {
-      const ws::LLWords l0 = load_line(slot);
-      const ws::LLWords ll = l > 0 ? load_line(slot + l) : l0;
+      const ws::LLWords l0 = device::ll_load(slot);
+      const ws::LLWords ll = l > 0 ? device::ll_load(slot + l) : l0;
       if (ws::ll_carries(l0, flag)) {
-        const uint2 head = words_of(l0);
+        const uint2 head = line_words(l0);
         if (l == 0) {
           if (q < n) rows_from[q] = head.y;  // (slot (s, 0) is item s)
           break;
         }
         if (head.x == kNoRow) break;
         if (ws::ll_carries(ll, flag)) {
-          const int le = static_cast<int>(words_of(ll).x);
+          const int le = static_cast<int>(line_words(ll).x);
           if (le >= 0 && le < El) atomicAdd(&hist[le], 1u);
           break;
         }
@@ -428,7 +400,7 @@ __device__ __forceinline__ void ll_recv(const DispatchRecvArgs& a, uint64_t op) 
     for (int i = threadIdx.x; i < slots * per; i += blockDim.x)
       if (i % per != 0) {
         LLLine* line = ll_slot(h, L, h.rank, opar, (i / per) % L.n, (i / per) / L.n) + i % per;
-        asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(line), "l"(0ull), "l"(0ull) : "memory");
+        device::ll_zero(line);
       }
   }
 }

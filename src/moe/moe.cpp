@@ -50,7 +50,7 @@ std::string check_config(const Config& c, int n) {
 }  // namespace detail
 
 namespace kern {
-Layout make_layout(const Config& c, int n) {
+Layout make_layout(const Config& c, int n, bool lines) {
   using symmem::detail::checked_add;
   using symmem::detail::checked_mul;
   Layout L;
@@ -66,7 +66,9 @@ Layout make_layout(const Config& c, int n) {
   L.round = c.round_tokens > 0 && c.round_tokens < c.max_tokens ? c.round_tokens : c.max_tokens;
   L.rounds = (c.max_tokens + L.round - 1) / L.round;
   L.sender_claims = L.rounds == 1;
-  if (L.rounds == 1 && static_cast<long long>(n) * L.round * row_segments(L) <= kSmallCombineItems) L.seg_bytes = kSegBytes / 2;  // (L.seg_bytes is kSegBytes here)
+  L.ll = lines && L.rounds == 1 && L.round <= kLLTokens && L.experts_local <= kLLMaxExperts;
+  // (L.seg_bytes is kSegBytes here; the lines combine sums 1 KiB items at any size, combine_ll.cu.)
+  if (L.rounds == 1 && (L.ll || static_cast<long long>(n) * L.round * row_segments(L) <= kSmallCombineItems)) L.seg_bytes = kSegBytes / 2;
   L.ring_rows = 2u * static_cast<uint32_t>(L.round);
   if (n > 2) L.ring_rows = std::min(L.ring_rows, kRingRowsWide);
   const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(L.round), "moe staging rows");
@@ -100,13 +102,17 @@ Layout make_layout(const Config& c, int n) {
   L.cring_ready_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe combine ring ready words"));
   L.cring_release_off = take(checked_mul(ring_words, sizeof(uint64_t), "moe combine ring release words"));
   L.token_q_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(c.max_tokens), "moe token row numbers"));
-  L.ll = L.rounds == 1 && L.round <= kLLTokens && L.experts_local <= kLLMaxExperts;
   if (L.ll) {
     const size_t message = static_cast<size_t>(c.hidden) * L.elem() + 4 * static_cast<size_t>(L.scale_words);
     L.ll_slot_lines = static_cast<uint32_t>(1 + c.topk + ws::ll_lines<ws::kLLNarrow>(message));
     L.ll_off = take(checked_mul(slots, static_cast<size_t>(L.ll_slot_lines) * ws::kLLLineBytes, "moe line slots"));
     L.ll_ops_off = take(sizeof(uint64_t) * 2 * (static_cast<size_t>(n) * L.round + 1));
     L.ll_base_off = take(sizeof(unsigned) * 4 * static_cast<size_t>(L.experts_local));
+    L.llc_slot_lines = static_cast<uint32_t>(ws::ll_lines<ws::kLLNarrow>(static_cast<size_t>(c.hidden) * 2));
+    L.llc_off = take(checked_mul(2 * static_cast<size_t>(n) + slots * L.llc_slot_lines, ws::kLLLineBytes, "moe combine line slots"));
+    // A warp a work item: the send half's (row, segment) items bound every grid of it.
+    L.llc_blocks = static_cast<uint32_t>((static_cast<long long>(n) * L.round * row_segments(L) + kThreads / 32 - 1) / (kThreads / 32));
+    L.llc_marks_off = take(sizeof(uint64_t) * 2 * static_cast<size_t>(L.llc_blocks));
   }
   L.bytes = off;
   return L;
@@ -228,9 +234,8 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   if (cfg_.kernels == Kernels::kOne && comm.shares_gpu())
     fail("moe::ExpertParallel: one kernel a round (Kernels::kOne) needs one rank per GPU (ranks of this team share a GPU, "
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
-  impl_->L = kern::make_layout(cfg_, nranks_);
+  impl_->L = kern::make_layout(cfg_, nranks_, want_ll);
   impl_->L.sender_claims = impl_->L.sender_claims && want_sender_claims;
-  impl_->L.ll = impl_->L.ll && want_ll;
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (own_gpus && impl_->L.rounds == 1);
@@ -278,7 +283,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   impl_->resident_pipe = std::max(1, impl_->sms * kern::combine_pipe_resident_blocks_per_sm());
   impl_->ring_blocks = std::max(1, impl_->sms * kern::dispatch_ring_resident_blocks_per_sm(impl_->L.tune));
   impl_->cring_blocks = std::max(1, impl_->sms * kern::combine_ring_resident_blocks_per_sm());
-  impl_->ll_resident = std::max(1, impl_->sms * kern::dispatch_ll_resident_blocks_per_sm());
+  impl_->ll_resident = std::max(1, impl_->sms * std::min(kern::dispatch_ll_resident_blocks_per_sm(), kern::combine_ll_resident_blocks_per_sm()));
   // A receiver counts every sender's blocks (moe_kernels.hpp): the grids are sized from facts every
   // rank shares, the least SM count and residency over the team.
   {
@@ -304,7 +309,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->cring = impl_->ring && want_cring && impl_->cring_blocks >= 1 + cring_send_blocks_min(nranks_);
   }
   // A small round's dispatch through lines as one kernel where one kernel a round is taken and its
-  // n x R + 1 blocks stay resident (a block may wait for a row another block of the grid sends), else
+  // n x R + 1 blocks stay resident (ll_resident: the least of the lines dispatch's and combine's) (a block may wait for a row another block of the grid sends), else
   // as two (from facts every rank shares: the grids are not counted by peers, but the choice is
   // kept alike anyway).
   impl_->ll_one = impl_->L.ll && impl_->dispatch_one && static_cast<long long>(nranks_) * impl_->L.round + 1 <= impl_->ll_resident;
@@ -533,6 +538,19 @@ void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cuda
 void ExpertParallel::combine_round(const void* expert_out, bool weighted, void* out, bool recv, int j, cudaStream_t stream) {
   const kern::Layout& L = impl_->L;
   const kern::Round r = round_of(L, j, impl_->last_tokens);
+  if (L.ll) {  // after a lines dispatch: partial rows as lines, a warp a (row, segment) sent and a (token, segment) summed
+    const long long segs = kern::row_segments(L);
+    const Grids g = grids_of(nranks_ * L.round * segs, L.round * segs, impl_->sms, impl_->ll_resident);
+    const kern::CombineArgs sa{impl_->buf.handle(), L, r, static_cast<const char*>(expert_out), weighted, nullptr, impl_->last_tokens, 0};
+    const kern::CombineArgs ra{impl_->buf.handle(), L, r, nullptr, false, static_cast<char*>(out), impl_->last_tokens, 0};
+    if (expert_out != nullptr && recv && impl_->one_kernel) {  // (a warp may wait for lines of another block: g.both stays resident)
+      kern::launch_combine_ll(sa, ra, g.both, stream);
+      return;
+    }
+    if (expert_out != nullptr) kern::launch_combine_ll_send(sa, g.send, stream);
+    if (recv) kern::launch_combine_ll_recv(ra, g.recv, stream);
+    return;
+  }
   const Grids g = grids_of(static_cast<long long>(nranks_) * L.round * kern::row_segments(L), static_cast<long long>(L.round) * kern::row_segments(L), impl_->sms,
                            impl_->resident_blocks);
   const int senders = impl_->one_kernel ? g.both : g.send;

@@ -254,6 +254,13 @@ struct Layout {
   uint32_t ll_slot_lines = 0;
   size_t ll_off = 0;
   size_t ll_ops_off = 0, ll_base_off = 0;  // (local) the blocks' op counters [2][n R + 1], the claim bases [4][E_local]
+  // The combine after a lines dispatch (combine_ll.cu), at llc_off: header lines [2][n] by
+  // (operation parity, sender), then slots [2][n][R] of llc_slot_lines lines (a bf16 partial row as
+  // narrow lines) by (operation parity, sender, the row's index among this rank's rows to the
+  // sender: its dispatch slot there). Local at llc_marks_off: each block's last combined operation,
+  // [2][llc_blocks] (role 0 the send kernel's blocks, 1 the receive or both halves' kernel's).
+  uint32_t llc_slot_lines = 0, llc_blocks = 0;
+  size_t llc_off = 0, llc_marks_off = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
 /// Combine's work items of a bf16 row: its segments of L.seg_bytes.
@@ -268,7 +275,8 @@ inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return static_c
 /// 512 (fewer slots stall the senders; more leave (n - 1) x S rows that no longer stay in L2 while
 /// they wait for their copy); at two ranks 1024 was slower (159.0 against 154.7), so 2 x R there.
 constexpr uint32_t kRingRowsWide = 1024;
-SYMMEM_API Layout make_layout(const Config& c, int nranks);  // (exported for the host tests)
+// lines: small rounds may travel as LL lines (Layout::ll; SYMMEM_MOE_LL=0 gives false).
+SYMMEM_API Layout make_layout(const Config& c, int nranks, bool lines = true);  // (exported for the host tests)
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when
 /// Layout::trace is set (a debugging aid: no profiler reads the lent machines' counters). Each is
@@ -345,6 +353,13 @@ void launch_dispatch_ll(const DispatchArgs& send, const DispatchRecvArgs& recv, 
 void launch_dispatch_ll_send(const DispatchArgs& a, int blocks, cudaStream_t s);
 void launch_dispatch_ll_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s);
 int dispatch_ll_resident_blocks_per_sm();
+// The combine after a lines dispatch (Layout::ll, combine_ll.cu): partial rows as LL lines into
+// their sources' slots, summed there as they land. Both halves in one grid (which must stay
+// resident), or each half alone; every grid at most Layout::llc_blocks blocks.
+void launch_combine_ll(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s);
+void launch_combine_ll_send(const CombineArgs& a, int blocks, cudaStream_t s);
+void launch_combine_ll_recv(const CombineArgs& a, int blocks, cudaStream_t s);
+int combine_ll_resident_blocks_per_sm();
 void launch_dispatch_pipe(const DispatchArgs& send_next, const DispatchRecvArgs& recv, bool next, int blocks, int send_blocks, cudaStream_t s);
 // A whole operation of several rounds as one persistent kernel (dispatch_ring.cu): blocks
 // [0, send_blocks) send, the others copy; every block must stay resident (own GPUs only).

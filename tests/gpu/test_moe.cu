@@ -100,7 +100,8 @@ struct ScopedEnv {
 // One dispatch + combine (optionally captured in a graph and replayed `replays` times with new
 // inputs), checked on this rank.
 // streamed: 1, the object must have taken the streamed dispatch (moe::ExpertParallel::dispatch_streamed);
-// 0, it must not have; -1, either. halves: dispatch as dispatch_send then dispatch_recv. warm: that
+// 0, it must not have; -1, either. halves: dispatch as dispatch_send then dispatch_recv, and combine
+// as combine_send then combine_recv. warm: that
 // many dispatch + combine pairs (a graph replayed) before the checked ones, on the first inputs.
 std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatches = 1, int streamed = -1, bool halves = false,
                     int warm = 0) {
@@ -216,7 +217,12 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
     // Combine, weighted: out[t] = sum_k w_k * scale(e_k) * x[t] (dequantised).
     upload(y.p, yv);
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
-    ep.combine(y.p, out.p, true, s);
+    if (halves) {
+      ep.combine_send(y.p, true, s);
+      ep.combine_recv(out.p, s);
+    } else {
+      ep.combine(y.p, out.p, true, s);
+    }
     ctx()->synchronize(s, "moe combine");
     if (mine.tokens) {
       auto o = download(out.p, static_cast<size_t>(mine.tokens) * H * 2);
@@ -276,11 +282,12 @@ TEST(Moe, CombineRowsOfSeveralSegments) {
   ASSERT_ALL(why.empty(), why);
 }
 
-// One round of at most 8 tokens a rank travels as LL lines (moe::ExpertParallel::dispatch_lines):
-// bf16 and fp8 (a partial scale group, UE8M0 scales), rows of one line batch a thread and of more
-// (8320 bf16 channels: 2080 lines), ranks of 0 to 8 tokens, three dispatches before a combine in a
-// graph (both slot parities, reused), each kernel choice, the halves called apart; and
-// SYMMEM_MOE_LL=0 takes the staged dispatch.
+// One round of at most 8 tokens a rank travels as LL lines (moe::ExpertParallel::dispatch_lines),
+// both ways (the combine's partial rows too): bf16 and fp8 (a partial scale group, UE8M0 scales),
+// rows of one line batch a thread and of more (8320 bf16 channels: 2080 lines, 17 combine items),
+// ranks of 0 to 8 tokens, three dispatches before a combine in a graph (both slot parities,
+// reused), each kernel choice, the halves called apart; and SYMMEM_MOE_LL=0 takes the staged
+// dispatch and combine.
 TEST(Moe, SmallRoundsTravelAsLines) {
   const int n = comm().size();
   std::string why;
@@ -509,6 +516,53 @@ TEST(Moe, OutOfRangeExpertIsReportedOnEveryRankAndSkipped) {
     ASSERT_ALL(reported && got == want,
                "pass " << pass << ": dispatch '" << why << "', counts " << (got == want ? "exact" : "wrong") << ", combine after: '" << after << "'");
   }
+}
+
+// A second combine of one dispatch is refused (it would read routing records the next dispatch may
+// be rewriting) and reported on every rank, whole rows or lines; the pairs before and after it are
+// exact (unweighted, every expert output row 0x3F3F in bf16: each token's 4 experts sum to 4 x
+// 0.74609375 = 2.984375, exact in bf16).
+TEST(Moe, SecondCombineOfOneDispatchIsRefused) {
+  const int n = comm().size();
+  std::string why;
+  for (int tokens : {8, 48}) {  // lines; staged
+    moe::Config cfg{256, 4, 4 * n, tokens, 0, false};
+    why = attempt([&] {
+      moe::ExpertParallel ep(comm(), cfg);
+      const int El = ep.local_experts(), C = ep.capacity();
+      std::vector<int32_t> idx(static_cast<size_t>(tokens) * 4);
+      for (int t = 0; t < tokens; ++t)
+        for (int k = 0; k < 4; ++k) idx[t * 4 + k] = (t + k * n + comm().rank()) % (4 * n);  // distinct within a token
+      DeviceBuffer x(tokens * 256 * 2), di(idx.size() * 4), recv(static_cast<size_t>(El) * C * 256 * 2), counts(El * 4),
+          y(static_cast<size_t>(El) * C * 256 * 2), out(tokens * 256 * 2);
+      SYMMEM_CUDA_CHECK(cudaMemset(x.p, 0x3C, x.n));
+      SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0x3F, y.n));
+      SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+      auto pair = [&](const char* what) {
+        SYMMEM_CUDA_CHECK(cudaMemset(out.p, 0xCD, out.n));
+        ep.dispatch({x.p, nullptr, di.p, false, nullptr, tokens}, {recv.p, nullptr, counts.as<int>()}, nullptr);
+        ep.combine(y.p, out.p, false, nullptr);
+        ctx()->synchronize(nullptr, what);
+        const auto o = download(out.p, out.n);
+        for (size_t i = 0; i < o.size() / 2; ++i)
+          if (bf16_at(o, i) != 2.984375f)
+            throw std::runtime_error(std::string(what) + ": out[" + std::to_string(i) + "] = " + std::to_string(bf16_at(o, i)) + ", want 2.984375");
+      };
+      pair("moe pair before");
+      const std::string second = attempt([&] {
+        ep.combine(y.p, out.p, false, nullptr);
+        ctx()->synchronize(nullptr, "moe second combine");
+      });
+      if (second.find("called a second time for one dispatch") == std::string::npos)
+        throw std::runtime_error("a second combine gave '" + second + "'");
+      pair("moe pair after");
+    });
+    if (!why.empty()) {
+      why = std::to_string(tokens) + " tokens" + (tokens <= 8 ? " (lines)" : "") + ": " + why;
+      break;
+    }
+  }
+  ASSERT_ALL(why.empty(), why);
 }
 
 TEST(Moe, BadConfigIsRefusedOnEveryRank) {

@@ -71,6 +71,15 @@ TEST(Errors, MoeLinesTimeoutNamesThePeerAndTheLine) {
   EXPECT_EQ(m.find("capacity"), std::string::npos) << m;
 }
 
+TEST(Errors, MoeCombineLinesTimeoutNamesThePeerAndTheLine) {
+  std::string m = describe_device_error(wait_record(WaitKind::kMoeCombineLines, 2, 2, 0, Cmp::kEq, 130, 4, 3, 6000000000ull));
+  EXPECT_NE(m.find("a line of the MoE small-round combine from team rank 0: line 130 of a slot"), std::string::npos) << m;
+  EXPECT_NE(m.find("flag 4, last flag seen 3"), std::string::npos) << m;
+  m = describe_device_error(wait_record(WaitKind::kMoeCombineLines, 2, 2, 1, Cmp::kEq, ~0ull, 4, 3, 6000000000ull));
+  EXPECT_NE(m.find("combine from team rank 1: its header line with flag 4"), std::string::npos) << m;
+  EXPECT_EQ(m.find("capacity"), std::string::npos) << m;
+}
+
 TEST(Errors, MoeRingTimeoutIsATimeoutNotACapacityReport) {
   // The streamed dispatch's and combine's waits (announces, ring words, the send blocks' barrier)
   // time out as waits: named as such, with the peer, never read as an expert over capacity.

@@ -67,6 +67,30 @@ TEST(MoeConfig, RowsAndLayout) {
   EXPECT_EQ(kern::make_layout(p, 4).rounds, 5);
 }
 
+// Small rounds travel as lines both ways: the dispatch's slots, the combine's headers and slots (a
+// bf16 row as narrow lines) and its blocks' marks; none of it where the lines are off
+// (SYMMEM_MOE_LL=0) or the round is larger. The lines combine takes 1 KiB items at any size.
+TEST(MoeConfig, SmallRoundsTakeLineSlotsBothWays) {
+  Config pplx{7168, 8, 256, 8, 0, true};
+  const kern::Layout L = kern::make_layout(pplx, 8);
+  ASSERT_TRUE(L.ll);
+  EXPECT_EQ(L.llc_slot_lines, 7168u * 2 / 8);
+  EXPECT_EQ(L.seg_bytes, kern::kSegBytes / 2);  // (8 x 8 rows x 7 items of 2 KiB would be 448: small; 1 KiB either way)
+  EXPECT_EQ(L.llc_blocks, static_cast<uint32_t>((8 * 8 * 14 + 7) / 8));
+  EXPECT_GE(L.llc_marks_off, L.llc_off + (2 * 8 + 2 * 8 * 8 * static_cast<size_t>(L.llc_slot_lines)) * 16);
+  EXPECT_LE(L.llc_marks_off + 2 * L.llc_blocks * sizeof(uint64_t), L.bytes);
+  const kern::Layout off = kern::make_layout(pplx, 8, false);
+  EXPECT_FALSE(off.ll);
+  EXPECT_EQ(off.llc_slot_lines, 0u);
+  EXPECT_LT(off.bytes, L.bytes - 2 * 8 * 8 * static_cast<size_t>(L.llc_slot_lines) * 16);  // no line slots at all
+  Config larger{7168, 8, 256, 16, 0, true};
+  EXPECT_FALSE(kern::make_layout(larger, 8).ll);
+  Config wide{2048, 6, 64, 8, 0, false};  // 8 ranks x 8 rows x 4 items: 256, small either way
+  EXPECT_EQ(kern::make_layout(wide, 8).seg_bytes, kern::kSegBytes / 2);
+  Config many{8192, 8, 512, 8, 0, false};  // 8 x 8 x 8 items of 2 KiB: 512 (small); at 16 ranks 1024, still 1 KiB for the lines
+  EXPECT_EQ(kern::make_layout(many, 16).seg_bytes, kern::kSegBytes / 2);
+}
+
 // Combine's work items: 1 KiB where a one-round combine has at most kSmallCombineItems items of
 // 2 KiB (n x R rows of ceil(2H / 2 KiB) segments), else 2 KiB; always 2 KiB over several rounds.
 TEST(MoeConfig, SmallCombinesTakeHalfSegments) {

@@ -13,6 +13,11 @@
 // and a slot's block zeroing the routing lines it has read (instead of the last block) breaks it.
 // It also checks the claims without a reset: operation k's rows of an expert take counter -
 // base[k mod 4] and come out as 0 .. count - 1.
+// The combine after it (src/moe/combine_ll.cu) runs as each rank's second kernel of operation k:
+// it sends every rank a header line and each row it received back to the row's source, into the
+// source's combine slot (parity, sender, row j), and reads every rank's header and the slots of the
+// rows it sent; where k cleans, its last block zeroes the whole area of k's parity. Without that
+// zeroing, or zeroing only the slots it read, a stale line is taken.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,7 +28,7 @@
 namespace {
 
 struct LinesModel {
-  enum class Variant { kAsBuilt, kNoZeroing, kOwnerZeroesRouting };
+  enum class Variant { kAsBuilt, kNoZeroing, kOwnerZeroesRouting, kCombineNoZeroing, kCombineZeroesWhatItRead };
   int n, R, P, ops;
   Variant variant;
   std::mt19937_64 g;
@@ -33,16 +38,19 @@ struct LinesModel {
   };
   // mem[((d * 2 + parity) * n + s) * R + j][line]
   std::vector<std::vector<Line>> mem;
+  // The combine's lines: cmem[((d * 2 + parity) * n + sender) * (R + 1) + j], j = R the header.
+  std::vector<Line> cmem;
   struct Write {
-    int d, par, s, j, l, op;
+    int d, par, s, j, l, op;  // l -1: a combine line (s the sender, j its row or R the header)
   };
   std::vector<Write> flight;
   std::vector<std::vector<std::vector<int>>> rows;  // rows[k][s][d]: rows s sends d in operation k (1-based k)
   struct Rank {
     int op = 1;
-    bool sent = false;
+    bool sent = false, combining = false;
     std::vector<int> owner_stage;   // per slot: 0 line 0, 1 routing, 2 row, 3 done
     std::vector<int> pub_stage;     // per slot: 0 line 0, 1 routing, 2 done
+    std::vector<int> comb_read;     // the combine's reads, per (sender r, row j) and header (j = R): 0 pending, 1 taken, -1 none
   };
   std::vector<Rank> ranks;
   std::string violation;
@@ -51,6 +59,7 @@ struct LinesModel {
 
   LinesModel(int n_, int R_, int P_, int ops_, Variant v, uint64_t seed)
       : n(n_), R(R_), P(P_), ops(ops_), variant(v), g(seed), mem(static_cast<size_t>(n_) * 2 * n_ * R_, std::vector<Line>(3)),
+        cmem(static_cast<size_t>(n_) * 2 * n_ * (R_ + 1)),
         ranks(n_), counter(n_, std::vector<unsigned>(2 * 3, 0)), base(n_, std::vector<unsigned>(4 * 3, 0)) {
     rows.resize(ops + 1);
     for (int k = 1; k <= ops; ++k) {
@@ -63,8 +72,10 @@ struct LinesModel {
   int flag_of(int k) const { return (k - 1) % P + 1; }
   bool cleans(int k) const { return flag_of(k) >= P - 1; }
   std::vector<Line>& slot(int d, int par, int s, int j) { return mem[((static_cast<size_t>(d) * 2 + par) * n + s) * R + j]; }
+  Line& cline(int d, int par, int s, int j) { return cmem[((static_cast<size_t>(d) * 2 + par) * n + s) * (R + 1) + j]; }
   void start(Rank& r) {
     r.sent = false;
+    r.combining = false;
     r.owner_stage.assign(static_cast<size_t>(n) * R, 0);
     r.pub_stage.assign(static_cast<size_t>(n) * R, 0);
   }
@@ -78,6 +89,12 @@ struct LinesModel {
     x = Line{};
   }
   void land(const Write& w) {
+    if (w.l < 0) {
+      Line& c = cline(w.d, w.par, w.s, w.j);
+      if (c.need > 0) fail("combine op " + std::to_string(w.op) + " overwrote a line of op " + std::to_string(c.op) + " before its reader took it");
+      c = Line{flag_of(w.op), w.op, 1};
+      return;
+    }
     Line& x = slot(w.d, w.par, w.s, w.j)[w.l];
     if (x.need > 0) fail("op " + std::to_string(w.op) + " overwrote a line of op " + std::to_string(x.op) + " before its reader took it");
     const bool row = w.j < rows[w.op][w.s][w.d];
@@ -101,6 +118,59 @@ struct LinesModel {
       if (st < 2) return false;
     return true;
   }
+  // The combine's read of (sender r, row j) on rank d for op k, if it carries k's flag.
+  bool take_comb(int d, int k, int r, int j) {
+    Line& x = cline(d, k & 1, r, j);
+    if (x.flag != flag_of(k)) return false;
+    if (x.op != k) {
+      fail("rank " + std::to_string(d) + "'s combine took a line of op " + std::to_string(x.op) + " for op " + std::to_string(k));
+      return true;
+    }
+    --x.need;
+    return true;
+  }
+  void zero_comb(int d, int par, int s, int j) {
+    Line& x = cline(d, par, s, j);
+    if (x.need > 0) fail("a combine line was zeroed before its reader took it (op " + std::to_string(x.op) + ")");
+    x = Line{};
+  }
+  // Rank d's combine of op k: its sends once, then a random read that can move, then its end.
+  bool step_combine(int d) {
+    Rank& r = ranks[d];
+    const int k = r.op;
+    if (!r.combining) {
+      for (int t = 0; t < n; ++t) {
+        flight.push_back({t, k & 1, d, R, -1, k});  // the header
+        for (int j = 0; j < rows[k][t][d]; ++j) flight.push_back({t, k & 1, d, j, -1, k});  // row j from t, back to t
+      }
+      r.comb_read.assign(static_cast<size_t>(n) * (R + 1), -1);
+      for (int t = 0; t < n; ++t) {
+        r.comb_read[t * (R + 1) + R] = 0;
+        for (int j = 0; j < rows[k][d][t]; ++j) r.comb_read[t * (R + 1) + j] = 0;
+      }
+      r.combining = true;
+      return true;
+    }
+    std::vector<int> cand;
+    for (int q = 0; q < n * (R + 1); ++q)
+      if (r.comb_read[q] == 0) cand.push_back(q);
+    std::shuffle(cand.begin(), cand.end(), g);
+    for (int q : cand)
+      if (take_comb(d, k, q / (R + 1), q % (R + 1))) {
+        r.comb_read[q] = 1;
+        return true;
+      }
+    if (!cand.empty() || lines_in_flight(d, k)) return false;
+    // The kernel ends: where k cleans, its last block zeroes the area of k's parity (or, broken,
+    // only the lines it read, or nothing).
+    if (cleans(k) && variant != Variant::kCombineNoZeroing)
+      for (int t = 0; t < n; ++t)
+        for (int j = 0; j <= R; ++j)
+          if (variant != Variant::kCombineZeroesWhatItRead || r.comb_read[t * (R + 1) + j] == 1) zero_comb(d, k & 1, t, j);
+    ++r.op;
+    start(r);
+    return true;
+  }
   bool lines_in_flight(int s, int k) const {
     for (const Write& w : flight)
       if (w.s == s && w.op == k) return true;
@@ -111,6 +181,7 @@ struct LinesModel {
     Rank& r = ranks[d];
     const int k = r.op;
     if (k > ops) return false;
+    if (r.combining) return step_combine(d);
     if (!r.sent) {  // every line of k at once: line 0 of every slot of every rank, routing and row lines of its rows
       for (int t = 0; t < n; ++t)
         for (int j = 0; j < R; ++j) {
@@ -151,9 +222,7 @@ struct LinesModel {
       for (int s = 0; s < n; ++s)
         for (int j = 0; j < R; ++j) zero(d, k & 1, s, j, 1);
     publish(d, k);
-    ++r.op;
-    start(r);
-    return true;
+    return step_combine(d);  // the combine kernel of k starts (stream order)
   }
   // Claims without a reset (3 experts a rank): each row of slot (s, j) picks an expert; its slot is
   // counter - base[k mod 4], which must come out below the operation's count of that expert.
@@ -225,6 +294,17 @@ TEST(MoeLinesModel, WithoutZeroingAStaleLineIsTaken) {
     seen = !m.run() && m.violation.find("took a line of op") != std::string::npos;
   }
   EXPECT_TRUE(seen);
+}
+
+TEST(MoeLinesModel, CombineWithoutZeroingTakesAStaleLine) {
+  for (LinesModel::Variant v : {LinesModel::Variant::kCombineNoZeroing, LinesModel::Variant::kCombineZeroesWhatItRead}) {
+    bool seen = false;
+    for (uint64_t seed = 0; seed < 400 && !seen; ++seed) {
+      LinesModel m(3, 2, 3, 16, v, seed);
+      seen = !m.run() && m.violation.find("combine took a line of op") != std::string::npos;
+    }
+    EXPECT_TRUE(seen) << static_cast<int>(v);
+  }
 }
 
 TEST(MoeLinesModel, OwnersZeroingTheRoutingLinesBreaksThePublisher) {

@@ -55,13 +55,24 @@ __device__ __forceinline__ void ll_store(LLLine* dst, uint64_t v, uint32_t flag)
   ll_store(dst, LLData{{static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32), 0u}}, flag);
 }
 
+/// One 16-byte load of a line (volatile: not cached, not merged; each 64-bit word single-copy atomic).
+__device__ __forceinline__ ws::LLWords ll_load(const LLLine* src) {
+  ws::LLWords l;
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(l.w0), "=l"(l.w1) : "l"(src) : "memory");
+  return l;
+}
+/// A line back to zero (flag 0: no reader's match), before its flags wrap.
+__device__ __forceinline__ void ll_zero(LLLine* dst) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(dst), "l"(0ull), "l"(0ull) : "memory");
+}
+
 /// Polls one line until both words carry `flag`; returns false (and records the facts) on timeout.
 template <size_t P>
 __device__ inline bool ll_wait(const DeviceHandle& h, const LLLine* src, uint32_t flag, int peer, LLDataT<P>* data) {
   ws::LLWords l{0, 0};
   uint64_t start = 0, bound = 0;
   for (uint32_t it = 0;; ++it) {
-    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(l.w0), "=l"(l.w1) : "l"(src) : "memory");
+    l = ll_load(src);
     if (ws::ll_carries(l, flag)) break;
     if ((it & 1023u) == 0u) {
       const uint64_t now = global_timer_ns();
@@ -180,7 +191,7 @@ __device__ inline bool ll_wait_group(const DeviceHandle& h, const LLLine* const 
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       l[g] = ws::LLWords{0, 0};
-      if ((pending >> g) & 1u) asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(l[g].w0), "=l"(l[g].w1) : "l"(src[g]) : "memory");
+      if ((pending >> g) & 1u) l[g] = ll_load(src[g]);
     }
 #pragma unroll
     for (int g = 0; g < G; ++g) {

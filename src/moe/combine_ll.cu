@@ -1,0 +1,296 @@
+// MoE combine after a lines dispatch (Layout::ll: one round of at most kLLTokens tokens a rank;
+// dispatch_ll.cu). Each partial row travels back to its source as narrow LL lines (ll.cuh: 8
+// payload bytes and the operation's 16-bit flag in each 64-bit word), so the source sums a rank's
+// partial as soon as its lines are in: no fence, no flag word, no wait for the slowest rank's last
+// block. The staged combine (combine.cu) stores rows, fences, adds to every rank's flag and sums
+// once every flag is in.
+//
+// Send half, a warp a work item (received row, segment of 1 KiB): the record of the row (source s,
+// its dispatch slot j on this rank: dispatch_ll.cu writes record j of source s) gives its experts,
+// slots and weights; the warp sums those expert rows in fp32 (as combine.cu) and stores the bf16
+// result into s's combine slot (operation parity, this rank, j) as lines. Block 0 first writes this
+// rank's header line into every rank. Receive half, a warp a (token t, segment): for each rank r of
+// t's destination mask (the dispatch's, token_ranks) in rank order, the lines of slot (r, j(t, r)),
+// where j(t, r) = the number of this rank's earlier tokens that went to r (the dispatch's slot of t
+// on r, from the same masks); the sum in fp32, in rank order (the same sum as combine.cu), into out.
+// The grid's last block then waits for every rank's header and reports a peer's overflow or bad
+// index mark of this operation (moe_common.cuh, report_peer_overflow).
+//
+// Why it is safe, for any N and any interleaving of the ranks' progress (the dispatch's argument,
+// dispatch_ll.cu, for the combine's slots):
+// - The operation k is the last dispatch's (kOpSlot, written by its publisher, read in stream order)
+//   and its flag is flag_of(k); one combine per dispatch (below), so no two combines write one flag.
+//   A line is read only with k's flag; each 64-bit word is single-copy atomic and carries it, so a
+//   matching line holds k's payload.
+// - Every line a receiver reads in k is written in k: t's mask names r only where r received t's row
+//   as its slot j(t, r) (both follow from the same routing), and r sends back every row it received
+//   (a row whose experts were all dropped as zeros). So a stale line matters only if it carries k's
+//   flag, i.e. was written a whole cycle of flags earlier on the same parity; in the two operations
+//   before the flag wraps (ws::cleans), the receive grid's last block, once every block is done
+//   reading, zeroes the whole area of that parity (headers and slots, read or not). So no line
+//   survives into the next cycle of flags but as zero (flag 0: never a match).
+// - Slot reuse: rank r writes parity p = k & 1 in its combine k and next in k + 2. Its combine
+//   k + 2 follows its dispatch k + 2 (stream order), whose receive half waited for line 0 of every
+//   slot that each source s writes in its dispatch k + 2, a kernel s starts only after its combine k
+//   has completed (stream order: dispatch, combine, dispatch on one stream; the halves send(k),
+//   recv(k), send(k + 1) likewise). So no write of k + 2 lands in s's area of parity p before s has
+//   read (and, where it cleans, zeroed) it.
+// - Marks: a rank that found an expert over capacity, or a bad index, marks every peer's pad with
+//   k in its dispatch k, before its combine k writes its header; a receiver reports the marks of k
+//   once it has every rank's header of k (after an acquire fence), so every rank hears of every
+//   mark by the end of its combine, as after the staged dispatch.
+// - One combine per dispatch: each block keeps the last operation it combined (Layout::
+//   llc_marks_off; read at its start, written at its end, so no block depends on another having
+//   started); a block that finds k there moves nothing (the second call is reported, once).
+// - No block waits for another block of its grid except through lines: where both halves are one
+//   kernel, a warp summing its own rank's partials waits for a warp of this grid that sends them,
+//   so the host launches that kernel only within what stays resident, and two kernels elsewhere.
+#include "lines.cuh"
+#include "symmem/error.hpp"
+
+namespace symmem::moe::kern {
+namespace {
+
+constexpr int kVecs = kSegVecs / 2;  // 1 KiB items (make_layout sets Layout::seg_bytes so where L.ll)
+using Sum = SegmentSumT<kVecs>;
+constexpr int kGroup = Sum::kGroup;  // ranks whose lines a warp loads at once
+constexpr unsigned kFull = 0xffffffffu;
+
+// Rank peer's header line of (operation parity opar, sender).
+__device__ __forceinline__ LLLine* llc_header(const DeviceHandle& h, const Layout& L, int peer, int opar, int sender) {
+  const size_t off = L.llc_off + (static_cast<size_t>(opar) * L.n + sender) * sizeof(LLLine);
+  return peer == h.rank ? at<LLLine>(h, off) : at_peer<LLLine>(h, peer, off);
+}
+// Rank peer's slot (operation parity opar, sender, row j).
+__device__ __forceinline__ LLLine* llc_slot(const DeviceHandle& h, const Layout& L, int peer, int opar, int sender, int j) {
+  const size_t line = 2 * static_cast<size_t>(L.n) + ((static_cast<size_t>(opar) * L.n + sender) * L.round + j) * L.llc_slot_lines;
+  const size_t off = L.llc_off + line * sizeof(LLLine);
+  return peer == h.rank ? at<LLLine>(h, off) : at_peer<LLLine>(h, peer, off);
+}
+// The blocks' last combined operation, by role (0: send kernel; 1: receive or both halves' kernel).
+__device__ __forceinline__ uint64_t* llc_marks(const DeviceHandle& h, const Layout& L, int role) {
+  return at<uint64_t>(h, L.llc_marks_off) + static_cast<size_t>(role) * L.llc_blocks;
+}
+// A second combine of one dispatch (or one before any): this block moves nothing; block 0 reports it.
+__device__ __forceinline__ bool refused(const CombineArgs& a, uint64_t op, int role) {
+  const uint64_t last = llc_marks(a.h, a.L, role)[blockIdx.x];
+  const bool refuse = last >= op;
+  if (refuse && blockIdx.x == 0 && threadIdx.x == 0) device::record_error(a.h, WaitKind::kMoe, -1, 3ull << 32, Cmp::kGt, op, last, 0);
+  return refuse;
+}
+
+// The send half: this rank's header into every rank, then a warp a (received row, segment).
+__device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, me = h.rank, C = L.capacity, opar = static_cast<int>(op & 1);
+  const uint32_t flag = ws::flag_of(op);
+  if (blockIdx.x == 0)
+    for (int d = threadIdx.x; d < n; d += blockDim.x) put_line(llc_header(h, L, d, opar, me), 0u, 0u, flag);
+  __shared__ int start[pad::kMaxTeam + 1], rows[pad::kMaxTeam];
+  const unsigned* round_counts = at<unsigned>(h, L.round_counts_off);  // (the publisher's: one round)
+  for (int s = threadIdx.x; s < n; s += blockDim.x) rows[s] = static_cast<int>(round_counts[s]);
+  __syncthreads();
+  prefix_starts(rows, n, start);
+  __syncthreads();
+  const size_t hrow = static_cast<size_t>(L.hidden) * 2;
+  const int segs = static_cast<int>((hrow + Sum::kBytes - 1) / Sum::kBytes), lane = lane_id();
+  const long long total = static_cast<long long>(start[n]) * segs;
+  for (long long item = Part::grid().warp(); item < total; item += Part::grid().warps()) {
+    const int row = static_cast<int>(item / segs), g = static_cast<int>(item % segs);
+    int s = 0;
+    while (start[s + 1] <= row) ++s;
+    const int j = row - start[s];
+    const Meta* meta = at<Meta>(h, L.meta_off + ((static_cast<size_t>(opar) * n + s) * L.max_tokens + j) * sizeof(Meta));
+    int le = -1, slot = -1;
+    float w = 1.0f;
+    if (lane < L.topk) {
+      le = meta->expert[lane];
+      slot = meta->slot[lane];
+      if (a.weighted) w = meta->weight[lane];
+    }
+    unsigned keep = __ballot_sync(kFull, le >= 0 && slot >= 0 && slot < C);  // not this rank's, or dropped at dispatch
+    Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
+    sum_expert_rows(sum, keep, le, slot, w, a.expert_out, C, hrow);
+    LLLine* dst = llc_slot(h, L, s, opar, me, j);
+#pragma unroll
+    for (int u = 0; u < kVecs; ++u) {
+      if (sum.off(u) >= hrow) continue;
+      const int4 v = pack_bf16x8(sum.acc[u]);
+      LLLine* l = dst + sum.off(u) / ws::kLLNarrow;
+      put_line(l, static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y), flag);
+      put_line(l + 1, static_cast<uint32_t>(v.z), static_cast<uint32_t>(v.w), flag);
+    }
+  }
+}
+
+// Adds to `sum`, in the order given, the segment of the first `count` slots src[q] (rank peer[q]'s
+// partial rows), once each of their lines carries `flag`: every pending line of the group is loaded
+// in one sweep. False (the wait recorded) on a timeout.
+__device__ __forceinline__ bool add_lines(const DeviceHandle& h, Sum& sum, const LLLine* const (&src)[kGroup], const int (&peer)[kGroup],
+                                          int count, uint32_t flag) {
+  int4 v[kGroup][kVecs];
+  unsigned pending = 0;
+#pragma unroll
+  for (int q = 0; q < kGroup; ++q)
+#pragma unroll
+    for (int u = 0; u < kVecs; ++u) {
+      v[q][u] = int4{0, 0, 0, 0};
+      if (q < count && sum.off(u) < sum.row) pending |= 3u << (2 * (q * kVecs + u));
+    }
+  LinePoll p;
+  while (pending != 0) {
+    ws::LLWords l[kGroup][kVecs][2];
+#pragma unroll
+    for (int q = 0; q < kGroup; ++q)
+#pragma unroll
+      for (int u = 0; u < kVecs; ++u)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          if ((pending >> (2 * (q * kVecs + u) + e)) & 1u) l[q][u][e] = device::ll_load(src[q] + sum.off(u) / ws::kLLNarrow + e);
+    int miss_peer = -1;
+    uint64_t miss_line = 0;
+    uint32_t seen = 0;
+#pragma unroll
+    for (int q = 0; q < kGroup; ++q)
+#pragma unroll
+      for (int u = 0; u < kVecs; ++u)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const unsigned bit = 1u << (2 * (q * kVecs + u) + e);
+          if ((pending & bit) == 0) continue;
+          if (ws::ll_carries(l[q][u][e], flag)) {
+            const uint2 w = line_words(l[q][u][e]);
+            if (e == 0) v[q][u].x = static_cast<int>(w.x), v[q][u].y = static_cast<int>(w.y);
+            else v[q][u].z = static_cast<int>(w.x), v[q][u].w = static_cast<int>(w.y);
+            pending &= ~bit;
+          } else if (miss_peer < 0) {
+            miss_peer = peer[q];
+            miss_line = sum.off(u) / ws::kLLNarrow + e;
+            seen = ws::ll_seen_flag(l[q][u][e], flag);
+          }
+        }
+    if (pending != 0 && !p.go_on(h, WaitKind::kMoeCombineLines, miss_peer, miss_line, flag, seen)) return false;
+  }
+#pragma unroll
+  for (int q = 0; q < kGroup; ++q)
+    if (q < count)
+#pragma unroll
+      for (int u = 0; u < kVecs; ++u)
+        if (sum.off(u) < sum.row) add_bf16x8(sum.acc[u], v[q][u], 1.0f);
+  return true;
+}
+
+// The receive half: a warp a (token, segment) of this rank's tokens; then the grid's last block
+// waits for every rank's header and reports the peers' marks of this operation.
+__device__ __forceinline__ void llc_recv(const CombineArgs& a, uint64_t op, bool refuse) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  const int n = L.n, me = h.rank, opar = static_cast<int>(op & 1), lane = lane_id();
+  const uint32_t flag = ws::flag_of(op);
+  const int T = a.r.t1 - a.r.t0;  // (t0 = 0: one round)
+  const size_t hrow = static_cast<size_t>(L.hidden) * 2;
+  const int segs = static_cast<int>((hrow + Sum::kBytes - 1) / Sum::kBytes);
+  const long long items = refuse ? 0 : static_cast<long long>(T) * segs;
+  // Lane u holds token u's destination mask (T <= kLLTokens <= 32).
+  const uint64_t mask = lane < T && items > 0 ? at<const uint64_t>(h, L.token_ranks_off)[lane] : 0;
+  bool ok = true;
+  for (long long item = Part::grid().warp(); ok && item < items; item += Part::grid().warps()) {
+    const int t = static_cast<int>(item / segs), g = static_cast<int>(item % segs);
+    Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
+    for (uint64_t m = __shfl_sync(kFull, mask, t); ok && m != 0;) {
+      const LLLine* src[kGroup];
+      int peer[kGroup], count = 0;
+#pragma unroll
+      for (int q = 0; q < kGroup; ++q) {
+        src[q] = nullptr;
+        peer[q] = -1;
+        if (m != 0) {
+          const int r = __ffsll(static_cast<long long>(m)) - 1;
+          m &= m - 1;
+          const int j = __popc(__ballot_sync(kFull, lane < t && ((mask >> r) & 1u) != 0));  // t's slot on r: earlier tokens to r
+          src[q] = llc_slot(h, L, me, opar, r, j);
+          peer[q] = r;
+          count = q + 1;
+        }
+      }
+      ok = __all_sync(kFull, add_lines(h, sum, src, peer, count, flag));
+    }
+    if (ok) sum.store(a.out + static_cast<size_t>(t) * hrow);
+  }
+  if (refuse || blockIdx.x != gridDim.x - 1) return;
+  // Every rank's header of this operation: its marks of it are in this rank's pad by now.
+  bool heard = true;
+  for (int r = threadIdx.x; r < n; r += blockDim.x) {
+    const LLLine* hl = llc_header(h, L, me, opar, r);
+    LinePoll p;
+    for (ws::LLWords l = device::ll_load(hl); !ws::ll_carries(l, flag); l = device::ll_load(hl))
+      if (!p.go_on(h, WaitKind::kMoeCombineLines, r, ~0ull, flag, ws::ll_seen_flag(l, flag))) {
+        heard = false;
+        break;
+      }
+  }
+  device::fence_acq_rel();  // (the peers' marks: system scope)
+  if (__syncthreads_and(heard)) report_peer_overflow(h, n, op, true);
+}
+
+// In the two operations before the flag wraps: once every block of the receiving grid is done
+// reading, its last block zeroes this rank's area of the operation's parity (headers and slots).
+__device__ __forceinline__ void llc_clean(const CombineArgs& a, uint64_t op) {
+  const DeviceHandle& h = a.h;
+  const Layout& L = a.L;
+  if (!ws::cleans(op) || !last_block(at<unsigned>(h, L.arrive_off) + 3)) return;
+  const int n = L.n, opar = static_cast<int>(op & 1);
+  for (int s = threadIdx.x; s < n; s += blockDim.x) device::ll_zero(llc_header(h, L, h.rank, opar, s));
+  const long long lines = static_cast<long long>(n) * L.round * L.llc_slot_lines;  // (a parity's slots are contiguous)
+  LLLine* first = llc_slot(h, L, h.rank, opar, 0, 0);
+  for (long long i = threadIdx.x; i < lines; i += blockDim.x) device::ll_zero(first + i);
+}
+
+__global__ void __launch_bounds__(kThreads) combine_ll_send_kernel(CombineArgs a) {
+  coll::pdl_wait();
+  const uint64_t op = a.h.local_signals[kOpSlot];
+  if (refused(a, op, 0)) return;
+  llc_send(a, op);
+  __syncthreads();
+  if (threadIdx.x == 0) llc_marks(a.h, a.L, 0)[blockIdx.x] = op;
+}
+__global__ void __launch_bounds__(kThreads) combine_ll_recv_kernel(CombineArgs a) {
+  coll::pdl_wait();
+  const uint64_t op = a.h.local_signals[kOpSlot];
+  const bool refuse = refused(a, op, 1);
+  llc_recv(a, op, refuse);
+  llc_clean(a, op);
+  if (threadIdx.x == 0 && !refuse) llc_marks(a.h, a.L, 1)[blockIdx.x] = op;
+}
+// Both halves in one grid (every block resident: a warp may wait for lines another block of this
+// grid sends). Its blocks keep both roles' marks (the halves may be called apart later).
+__global__ void __launch_bounds__(kThreads) combine_ll_kernel(const __grid_constant__ CombineArgs s, const __grid_constant__ CombineArgs r) {
+  coll::pdl_wait();
+  const uint64_t op = s.h.local_signals[kOpSlot];
+  const bool refuse = refused(s, op, 1);
+  if (!refuse) llc_send(s, op);
+  llc_recv(r, op, refuse);
+  llc_clean(r, op);
+  if (threadIdx.x == 0 && !refuse) llc_marks(s.h, s.L, 0)[blockIdx.x] = llc_marks(s.h, s.L, 1)[blockIdx.x] = op;
+}
+
+}  // namespace
+
+void launch_combine_ll(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s) {
+  coll::launch(combine_ll_kernel, blocks, kThreads, s, send, recv);
+}
+void launch_combine_ll_send(const CombineArgs& a, int blocks, cudaStream_t s) { coll::launch(combine_ll_send_kernel, blocks, kThreads, s, a); }
+void launch_combine_ll_recv(const CombineArgs& a, int blocks, cudaStream_t s) { coll::launch(combine_ll_recv_kernel, blocks, kThreads, s, a); }
+int combine_ll_resident_blocks_per_sm() {
+  int least = 1 << 30;
+  for (const void* k : {reinterpret_cast<const void*>(combine_ll_kernel), reinterpret_cast<const void*>(combine_ll_send_kernel),
+                        reinterpret_cast<const void*>(combine_ll_recv_kernel)}) {
+    int b = 0;
+    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
+    least = b < least ? b : least;
+  }
+  return least;
+}
+
+}  // namespace symmem::moe::kern
