@@ -79,7 +79,10 @@ __device__ __forceinline__ bool refused(const CombineArgs& a, uint64_t op, int r
   return refuse;
 }
 
-// The send half: this rank's header into every rank, then a warp a (received row, segment).
+// The send half: this rank's header into every rank, then a warp a (source s, row j, segment) of
+// every row a source may send (n x R rows): the round's row count from s and the row's record are
+// loaded at once, and a row s did not send is skipped (its stale record unused), so the record's
+// load does not wait for the count's.
 __device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
@@ -87,21 +90,14 @@ __device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op) {
   const uint32_t flag = ws::flag_of(op);
   if (blockIdx.x == 0)
     for (int d = threadIdx.x; d < n; d += blockDim.x) put_line(llc_header(h, L, d, opar, me), 0u, 0u, flag);
-  __shared__ int start[pad::kMaxTeam + 1], rows[pad::kMaxTeam];
   const unsigned* round_counts = at<unsigned>(h, L.round_counts_off);  // (the publisher's: one round)
-  for (int s = threadIdx.x; s < n; s += blockDim.x) rows[s] = static_cast<int>(round_counts[s]);
-  __syncthreads();
-  prefix_starts(rows, n, start);
-  __syncthreads();
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
   const int segs = static_cast<int>((hrow + Sum::kBytes - 1) / Sum::kBytes), lane = lane_id();
-  const long long total = static_cast<long long>(start[n]) * segs;
+  const long long total = static_cast<long long>(n) * L.round * segs;
   for (long long item = Part::grid().warp(); item < total; item += Part::grid().warps()) {
-    const int row = static_cast<int>(item / segs), g = static_cast<int>(item % segs);
-    int s = 0;
-    while (start[s + 1] <= row) ++s;
-    const int j = row - start[s];
+    const int row = static_cast<int>(item / segs), g = static_cast<int>(item % segs), s = row / L.round, j = row % L.round;
     const Meta* meta = at<Meta>(h, L.meta_off + ((static_cast<size_t>(opar) * n + s) * L.max_tokens + j) * sizeof(Meta));
+    const int rows = static_cast<int>(round_counts[s]);
     int le = -1, slot = -1;
     float w = 1.0f;
     if (lane < L.topk) {
@@ -109,6 +105,7 @@ __device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op) {
       slot = meta->slot[lane];
       if (a.weighted) w = meta->weight[lane];
     }
+    if (j >= rows) continue;  // (warp-uniform)
     unsigned keep = __ballot_sync(kFull, le >= 0 && slot >= 0 && slot < C);  // not this rank's, or dropped at dispatch
     Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
     sum_expert_rows(sum, keep, le, slot, w, a.expert_out, C, hrow);
@@ -181,9 +178,16 @@ __device__ __forceinline__ bool add_lines(const DeviceHandle& h, Sum& sum, const
   return true;
 }
 
+// Lane u's token's destination mask (the dispatch's; T <= kLLTokens <= 32), loaded by the caller
+// before the send half where both are one kernel (its round trip off the sum's path).
+__device__ __forceinline__ uint64_t llc_mask(const CombineArgs& a) {
+  const int lane = lane_id();
+  return lane < a.r.t1 - a.r.t0 ? at<const uint64_t>(a.h, a.L.token_ranks_off)[a.r.t0 + lane] : 0;
+}
+
 // The receive half: a warp a (token, segment) of this rank's tokens; then the grid's last block
 // waits for every rank's header and reports the peers' marks of this operation.
-__device__ __forceinline__ void llc_recv(const CombineArgs& a, uint64_t op, bool refuse) {
+__device__ __forceinline__ void llc_recv(const CombineArgs& a, uint64_t op, bool refuse, uint64_t mask) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, opar = static_cast<int>(op & 1), lane = lane_id();
@@ -192,8 +196,6 @@ __device__ __forceinline__ void llc_recv(const CombineArgs& a, uint64_t op, bool
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
   const int segs = static_cast<int>((hrow + Sum::kBytes - 1) / Sum::kBytes);
   const long long items = refuse ? 0 : static_cast<long long>(T) * segs;
-  // Lane u holds token u's destination mask (T <= kLLTokens <= 32).
-  const uint64_t mask = lane < T && items > 0 ? at<const uint64_t>(h, L.token_ranks_off)[lane] : 0;
   bool ok = true;
   for (long long item = Part::grid().warp(); ok && item < items; item += Part::grid().warps()) {
     const int t = static_cast<int>(item / segs), g = static_cast<int>(item % segs);
@@ -219,18 +221,20 @@ __device__ __forceinline__ void llc_recv(const CombineArgs& a, uint64_t op, bool
     if (ok) sum.store(a.out + static_cast<size_t>(t) * hrow);
   }
   if (refuse || blockIdx.x != gridDim.x - 1) return;
-  // Every rank's header of this operation: its marks of it are in this rank's pad by now.
+  // Every rank's header of this operation: its marks of it are in this rank's pad by now. Thread r
+  // polls rank r's header by acquire loads of its first word (whose top 16 bits are the flag), so
+  // its loads of r's marks in report_peer_overflow (thread r again) come after (no fence: a fence
+  // would wait for this thread's own remote stores).
   bool heard = true;
   for (int r = threadIdx.x; r < n; r += blockDim.x) {
-    const LLLine* hl = llc_header(h, L, me, opar, r);
+    const uint64_t* w0 = &llc_header(h, L, me, opar, r)->w0;
     LinePoll p;
-    for (ws::LLWords l = device::ll_load(hl); !ws::ll_carries(l, flag); l = device::ll_load(hl))
-      if (!p.go_on(h, WaitKind::kMoeCombineLines, r, ~0ull, flag, ws::ll_seen_flag(l, flag))) {
+    for (uint64_t v = device::ld_acquire(w0); (v >> 48) != flag; v = device::ld_acquire(w0))
+      if (!p.go_on(h, WaitKind::kMoeCombineLines, r, ~0ull, flag, static_cast<uint32_t>(v >> 48))) {
         heard = false;
         break;
       }
   }
-  device::fence_acq_rel();  // (the peers' marks: system scope)
   if (__syncthreads_and(heard)) report_peer_overflow(h, n, op, true);
 }
 
@@ -259,7 +263,7 @@ __global__ void __launch_bounds__(kThreads) combine_ll_recv_kernel(CombineArgs a
   coll::pdl_wait();
   const uint64_t op = a.h.local_signals[kOpSlot];
   const bool refuse = refused(a, op, 1);
-  llc_recv(a, op, refuse);
+  llc_recv(a, op, refuse, llc_mask(a));
   llc_clean(a, op);
   if (threadIdx.x == 0 && !refuse) llc_marks(a.h, a.L, 1)[blockIdx.x] = op;
 }
@@ -269,8 +273,9 @@ __global__ void __launch_bounds__(kThreads) combine_ll_kernel(const __grid_const
   coll::pdl_wait();
   const uint64_t op = s.h.local_signals[kOpSlot];
   const bool refuse = refused(s, op, 1);
+  const uint64_t mask = llc_mask(r);
   if (!refuse) llc_send(s, op);
-  llc_recv(r, op, refuse);
+  llc_recv(r, op, refuse, mask);
   llc_clean(r, op);
   if (threadIdx.x == 0 && !refuse) llc_marks(s.h, s.L, 0)[blockIdx.x] = llc_marks(s.h, s.L, 1)[blockIdx.x] = op;
 }
