@@ -128,6 +128,8 @@ void run_moe(Harness& h) {
       {"decode", 128, 7168, 8, 256, true, 0},       {"pplx_64e_1t", 1, 2048, 6, 64, false, 0},
       {"pplx_64e_128t", 128, 2048, 6, 64, false, 0}, {"pplx_256e_1t", 1, 7168, 8, 256, true, 0},
       {"pplx_64e_8t", 8, 2048, 6, 64, false, 0},     {"pplx_256e_8t", 8, 7168, 8, 256, true, 0},
+      {"pplx_64e_16t", 16, 2048, 6, 64, false, 0},   {"pplx_256e_16t", 16, 7168, 8, 256, true, 0},
+      {"pplx_64e_32t", 32, 2048, 6, 64, false, 0},   {"pplx_256e_32t", 32, 7168, 8, 256, true, 0},
       // Prefill: the skewed routing's hot experts get ~6.5k rows at 4 ranks; 8192 rows a local
       // expert bounds the outputs (3.8 GiB fp8 in, 7.5 GiB bf16 out at 4 ranks) where the
       // never-overflowing default would need 4x that.

@@ -178,7 +178,8 @@ __device__ __forceinline__ bool add_lines(const DeviceHandle& h, Sum& sum, const
   return true;
 }
 
-// Lane u's token's destination mask (the dispatch's; T <= kLLTokens <= 32), loaded by the caller
+static_assert(kLLMaxTokens <= 32, "a lane holds each token's mask");
+// Lane u's token's destination mask (the dispatch's; T <= kLLMaxTokens), loaded by the caller
 // before the send half where both are one kernel (its round trip off the sum's path).
 __device__ __forceinline__ uint64_t llc_mask(const CombineArgs& a) {
   const int lane = lane_id();

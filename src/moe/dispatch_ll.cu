@@ -68,7 +68,6 @@ namespace symmem::moe::kern {
 namespace {
 
 constexpr int kWarps = kThreads / 32;
-static_assert(kLLTokens <= kWarps, "a warp routes each token of a small round");
 constexpr int kBatch = 8;  // row lines a thread loads before it stores any (loads in flight together)
 constexpr uint32_t kNoRow = 0xFFFFFFFFu;
 constexpr unsigned kFull = 0xffffffffu;
@@ -104,14 +103,18 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   const int n = L.n, K = L.topk, El = L.experts_local, R = L.round, me = h.rank, opar = static_cast<int>(op & 1);
   const uint32_t flag = ws::flag_of(op);
   const int T = a.r.t1 - a.r.t0, warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id(), b = static_cast<int>(blockIdx.x);
-  __shared__ uint64_t smask[kLLTokens];
+  __shared__ uint64_t smask[kLLMaxTokens];
   __shared__ int sslot[pad::kMaxTeam], scount[pad::kMaxTeam];
   stamp0(h, L, kDispSendStart);
+  // Warp w routes tokens w, w + kWarps, ...; it keeps the lanes' entries of this block's token.
   int expert = -1, dest = -1;
   long long v = -1;
-  if (warp < T) {
-    const uint64_t m = token_mask<Idx>(a.topk_idx, a.r.t0 + warp, K, a.num_experts, El, expert, dest, v);
-    if (lane == 0) smask[warp] = m;
+  for (int u = warp; u < T; u += kWarps) {
+    int e, ds;
+    long long vv;
+    const uint64_t m = token_mask<Idx>(a.topk_idx, a.r.t0 + u, K, a.num_experts, El, e, ds, vv);
+    if (lane == 0) smask[u] = m;
+    if (u == b) expert = e, dest = ds, v = vv;
   }
   __syncthreads();
   for (int d = threadIdx.x; d < n; d += blockDim.x) {
@@ -133,7 +136,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   if (b >= T) return;
   const int t = a.r.t0 + b;
   const uint64_t mask = smask[b];
-  if (warp == b) {
+  if (warp == b % kWarps) {
     if (routed_badly(expert, v)) {  // reported here, and marked in every peer's pad (no publisher reads a note here)
       device::record_error(h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt, static_cast<uint64_t>(a.num_experts),
                            static_cast<uint64_t>(v), 0);

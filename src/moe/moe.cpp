@@ -50,7 +50,7 @@ std::string check_config(const Config& c, int n) {
 }  // namespace detail
 
 namespace kern {
-Layout make_layout(const Config& c, int n, bool lines) {
+Layout make_layout(const Config& c, int n, int ll_tokens) {
   using symmem::detail::checked_add;
   using symmem::detail::checked_mul;
   Layout L;
@@ -66,7 +66,7 @@ Layout make_layout(const Config& c, int n, bool lines) {
   L.round = c.round_tokens > 0 && c.round_tokens < c.max_tokens ? c.round_tokens : c.max_tokens;
   L.rounds = (c.max_tokens + L.round - 1) / L.round;
   L.sender_claims = L.rounds == 1;
-  L.ll = lines && L.rounds == 1 && L.round <= kLLTokens && L.experts_local <= kLLMaxExperts;
+  L.ll = L.rounds == 1 && L.round <= std::min(ll_tokens, kLLMaxTokens) && L.experts_local <= kLLMaxExperts;
   // (L.seg_bytes is kSegBytes here; the lines combine sums 1 KiB items at any size, combine_ll.cu.)
   if (L.rounds == 1 && (L.ll || static_cast<long long>(n) * L.round * row_segments(L) <= kSmallCombineItems)) L.seg_bytes = kSegBytes / 2;
   L.ring_rows = 2u * static_cast<uint32_t>(L.round);
@@ -203,6 +203,16 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // SYMMEM_MOE_LL=0: small rounds take the staged dispatch too (Layout::ll; a measurement knob),
   // compared like the others.
   const bool want_ll = wanted("SYMMEM_MOE_LL");
+  // SYMMEM_MOE_LL_TOKENS=N (1 .. kLLMaxTokens): rounds of at most N tokens take the lines (a
+  // measurement knob for the threshold, kern::kLLTokens), compared like the others.
+  int ll_tokens = kern::kLLTokens;
+  if (const char* v = std::getenv("SYMMEM_MOE_LL_TOKENS"); v != nullptr && *v != 0) {
+    try {
+      ll_tokens = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_LL_TOKENS", 1, kern::kLLMaxTokens));
+    } catch (const std::exception& e) {
+      why += (why.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
   // choice below; the team takes it only if every rank does.
@@ -214,7 +224,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
        << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
-  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims << ' ' << want_ll;
+  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims << ' ' << want_ll << ' ' << ll_tokens;
   auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
   bool slow_memory = true;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -226,7 +236,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r] != all[0])
       fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels "
-           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS SYMMEM_MOE_LL): rank " +
+           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS SYMMEM_MOE_LL SYMMEM_MOE_LL_TOKENS): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
@@ -234,7 +244,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   if (cfg_.kernels == Kernels::kOne && comm.shares_gpu())
     fail("moe::ExpertParallel: one kernel a round (Kernels::kOne) needs one rank per GPU (ranks of this team share a GPU, "
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
-  impl_->L = kern::make_layout(cfg_, nranks_, want_ll);
+  impl_->L = kern::make_layout(cfg_, nranks_, want_ll ? ll_tokens : 0);
   impl_->L.sender_claims = impl_->L.sender_claims && want_sender_claims;
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();

@@ -102,9 +102,12 @@ constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 
 // (*-s40c8-*): 7.79-8.21 against 8.99-9.40 us at 64 experts, 9.11-9.36 against 10.02-10.35 at
 // 256, the rest level.
 constexpr int kSmallCombineItems = 512;
-// One-round dispatches of at most this many tokens a rank travel as LL lines (Layout::ll,
-// dispatch_ll.cu): no fence, flag word or remote atomic on their path.
+// One-round dispatches of at most kLLTokens tokens a rank travel as LL lines (Layout::ll,
+// dispatch_ll.cu), and so do their combines (combine_ll.cu): no fence, flag word or remote atomic
+// on their path. The kernels take up to kLLMaxTokens (a warp's lanes hold the round's tokens);
+// SYMMEM_MOE_LL_TOKENS (a compared setting) moves the threshold, for measurements.
 constexpr int kLLTokens = 8;
+constexpr int kLLMaxTokens = 32;
 constexpr int kLLMaxExperts = 1024;  // local experts the lines' publisher counts in shared memory
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
 // 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
@@ -247,7 +250,7 @@ struct Layout {
   // small combine (kSmallCombineItems; make_layout, so every rank's grid agrees). The pipelined
   // and streamed combines always take kSegBytes.
   int seg_bytes = kSegBytes;
-  // One round of at most kLLTokens tokens (and SYMMEM_MOE_LL not 0, a compared setting): the
+  // One round of at most kLLTokens tokens (SYMMEM_MOE_LL_TOKENS; SYMMEM_MOE_LL=0: none; both compared settings): the
   // dispatch travels as LL lines (dispatch_ll.cu) through slots [2][n][R] of ll_slot_lines lines
   // (line 0, K routing lines, the row and its scale words as narrow lines) at ll_off.
   bool ll = false;
@@ -275,8 +278,9 @@ inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return static_c
 /// 512 (fewer slots stall the senders; more leave (n - 1) x S rows that no longer stay in L2 while
 /// they wait for their copy); at two ranks 1024 was slower (159.0 against 154.7), so 2 x R there.
 constexpr uint32_t kRingRowsWide = 1024;
-// lines: small rounds may travel as LL lines (Layout::ll; SYMMEM_MOE_LL=0 gives false).
-SYMMEM_API Layout make_layout(const Config& c, int nranks, bool lines = true);  // (exported for the host tests)
+// ll_tokens: one round of at most that many tokens travels as LL lines (Layout::ll; 0: never, as
+// SYMMEM_MOE_LL=0 gives; at most kLLMaxTokens).
+SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = kLLTokens);  // (exported for the host tests)
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when
 /// Layout::trace is set (a debugging aid: no profiler reads the lent machines' counters). Each is

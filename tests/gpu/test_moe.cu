@@ -320,6 +320,18 @@ TEST(Moe, SmallRoundsTravelAsLines) {
     why = attempt([&] { throw_if(run_moe(shapes[1], true, 2, 3, -1, false, 65533)); });
     if (!why.empty()) why = "past the flag's wrap: " + why;
   }
+  // Rounds of up to 32 tokens where SYMMEM_MOE_LL_TOKENS says so (a warp routes several tokens).
+  if (why.empty()) {
+    ScopedEnv env("SYMMEM_MOE_LL_TOKENS", "32");
+    const moe::Config wide{320, 8, 8 * n, 32, 0, true};
+    why = attempt([&] {
+      if (!moe::ExpertParallel(comm(), wide).dispatch_lines()) throw std::runtime_error("the lines were not taken");
+      throw_if(run_moe(wide, false, 1));
+      throw_if(run_moe(wide, true, 2, 3));
+      throw_if(run_moe(wide, false, 1, 1, -1, true));
+    });
+    if (!why.empty()) why = "32 tokens (SYMMEM_MOE_LL_TOKENS=32): " + why;
+  }
   if (why.empty()) {
     ScopedEnv env("SYMMEM_MOE_LL", "0");
     why = attempt([&] {
@@ -633,7 +645,8 @@ TEST(Moe, EachKernelChoice) {
 
 TEST(Moe, PhaseStampsAreOrdered) {
   // SYMMEM_MOE_TRACE=1 (read when the object is made): the kernels stamp their phases, and the
-  // stamps of one step follow the order the protocol imposes, whatever the launch choice.
+  // stamps of one step follow the order the protocol imposes, whatever the launch choice. (64
+  // tokens: above any round the LL lines take, whose kernels stamp the dispatch's send only.)
   Communicator& c = comm();
   const int n = c.size();
   setenv("SYMMEM_MOE_TRACE", "1", 1);
@@ -641,18 +654,18 @@ TEST(Moe, PhaseStampsAreOrdered) {
   if (!c.shares_gpu()) choices.push_back(moe::Kernels::kOne);
   std::string why;
   for (moe::Kernels k : choices) {
-    moe::ExpertParallel ep(c, moe::Config{128, 2, 2 * n, 16, 0, false, false, 0, k});
+    moe::ExpertParallel ep(c, moe::Config{128, 2, 2 * n, 64, 0, false, false, 0, k});
     const int El = ep.local_experts(), C = ep.capacity();
-    std::vector<int32_t> idx(16 * 2);
-    for (int t = 0; t < 16; ++t) idx[t * 2] = (t + c.rank()) % (2 * n), idx[t * 2 + 1] = -1;
-    DeviceBuffer x(16 * 128 * 2), di(idx.size() * 4), recv(static_cast<size_t>(El) * C * 128 * 2), counts(El * 4),
-        y(static_cast<size_t>(El) * C * 128 * 2), out(16 * 128 * 2);
+    std::vector<int32_t> idx(64 * 2);
+    for (int t = 0; t < 64; ++t) idx[t * 2] = (t + c.rank()) % (2 * n), idx[t * 2 + 1] = -1;
+    DeviceBuffer x(64 * 128 * 2), di(idx.size() * 4), recv(static_cast<size_t>(El) * C * 128 * 2), counts(El * 4),
+        y(static_cast<size_t>(El) * C * 128 * 2), out(64 * 128 * 2);
     SYMMEM_CUDA_CHECK(cudaMemset(x.p, 0, x.n));
     SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0, y.n));
     SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
     std::vector<uint64_t> t;
     why += attempt([&] {
-      ep.dispatch({x.p, nullptr, di.p, false, nullptr, 16}, {recv.p, nullptr, counts.as<int>()}, nullptr);
+      ep.dispatch({x.p, nullptr, di.p, false, nullptr, 64}, {recv.p, nullptr, counts.as<int>()}, nullptr);
       ep.combine(y.p, out.p, false, nullptr);
       ctx()->synchronize(nullptr, "moe trace");
       t = ep.trace_ns();

@@ -79,12 +79,15 @@ TEST(MoeConfig, SmallRoundsTakeLineSlotsBothWays) {
   EXPECT_EQ(L.llc_blocks, static_cast<uint32_t>((8 * 8 * 14 + 7) / 8));
   EXPECT_GE(L.llc_marks_off, L.llc_off + (2 * 8 + 2 * 8 * 8 * static_cast<size_t>(L.llc_slot_lines)) * 16);
   EXPECT_LE(L.llc_marks_off + 2 * L.llc_blocks * sizeof(uint64_t), L.bytes);
-  const kern::Layout off = kern::make_layout(pplx, 8, false);
+  const kern::Layout off = kern::make_layout(pplx, 8, 0);
   EXPECT_FALSE(off.ll);
   EXPECT_EQ(off.llc_slot_lines, 0u);
   EXPECT_LT(off.bytes, L.bytes - 2 * 8 * 8 * static_cast<size_t>(L.llc_slot_lines) * 16);  // no line slots at all
   Config larger{7168, 8, 256, 16, 0, true};
   EXPECT_FALSE(kern::make_layout(larger, 8).ll);
+  EXPECT_TRUE(kern::make_layout(larger, 8, 16).ll);  // (SYMMEM_MOE_LL_TOKENS=16)
+  larger.max_tokens = kern::kLLMaxTokens + 1;
+  EXPECT_FALSE(kern::make_layout(larger, 8, 1000).ll);  // past what the kernels take
   Config wide{2048, 6, 64, 8, 0, false};  // 8 ranks x 8 rows x 4 items: 256, small either way
   EXPECT_EQ(kern::make_layout(wide, 8).seg_bytes, kern::kSegBytes / 2);
   Config many{8192, 8, 512, 8, 0, false};  // 8 x 8 x 8 items of 2 KiB: 512 (small); at 16 ranks 1024, still 1 KiB for the lines
