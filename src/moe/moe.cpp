@@ -66,7 +66,9 @@ Layout make_layout(const Config& c, int n, int ll_tokens) {
   L.round = c.round_tokens > 0 && c.round_tokens < c.max_tokens ? c.round_tokens : c.max_tokens;
   L.rounds = (c.max_tokens + L.round - 1) / L.round;
   L.sender_claims = L.rounds == 1;
-  L.ll = L.rounds == 1 && L.round <= std::min(ll_tokens, kLLMaxTokens) && L.experts_local <= kLLMaxExperts;
+  const bool small = ll_tokens >= 0 ? L.round <= ll_tokens
+                                     : L.round <= kLLTokens || static_cast<long long>(L.round) * c.hidden <= ll_channels_for(n);
+  L.ll = L.rounds == 1 && small && L.round <= kLLMaxTokens && L.experts_local <= kLLMaxExperts;
   // (L.seg_bytes is kSegBytes here; the lines combine sums 1 KiB items at any size, combine_ll.cu.)
   if (L.rounds == 1 && (L.ll || static_cast<long long>(n) * L.round * row_segments(L) <= kSmallCombineItems)) L.seg_bytes = kSegBytes / 2;
   L.ring_rows = 2u * static_cast<uint32_t>(L.round);
@@ -205,7 +207,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   const bool want_ll = wanted("SYMMEM_MOE_LL");
   // SYMMEM_MOE_LL_TOKENS=N (1 .. kLLMaxTokens): rounds of at most N tokens take the lines (a
   // measurement knob for the threshold, kern::kLLTokens), compared like the others.
-  int ll_tokens = kern::kLLTokens;
+  int ll_tokens = -1;  // (the rule, kern::kLLTokens)
   if (const char* v = std::getenv("SYMMEM_MOE_LL_TOKENS"); v != nullptr && *v != 0) {
     try {
       ll_tokens = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_LL_TOKENS", 1, kern::kLLMaxTokens));
@@ -319,10 +321,13 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->cring = impl_->ring && want_cring && impl_->cring_blocks >= 1 + cring_send_blocks_min(nranks_);
   }
   // A small round's dispatch through lines as one kernel where one kernel a round is taken and its
-  // n x R + 1 blocks stay resident (ll_resident: the least of the lines dispatch's and combine's) (a block may wait for a row another block of the grid sends), else
+  // n x R + 1 blocks stay resident (ll_resident: the least of the lines dispatch's and combine's; a
+  // block may wait for a row another block of the grid sends) and n x R is at most
+  // kLLOneKernelSlots, else
   // as two (from facts every rank shares: the grids are not counted by peers, but the choice is
   // kept alike anyway).
-  impl_->ll_one = impl_->L.ll && impl_->dispatch_one && static_cast<long long>(nranks_) * impl_->L.round + 1 <= impl_->ll_resident;
+  impl_->ll_one = impl_->L.ll && impl_->dispatch_one && static_cast<long long>(nranks_) * impl_->L.round <= kern::kLLOneKernelSlots &&
+                  static_cast<long long>(nranks_) * impl_->L.round + 1 <= impl_->ll_resident;
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
   SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));

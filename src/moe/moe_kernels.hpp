@@ -102,12 +102,27 @@ constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 
 // (*-s40c8-*): 7.79-8.21 against 8.99-9.40 us at 64 experts, 9.11-9.36 against 10.02-10.35 at
 // 256, the rest level.
 constexpr int kSmallCombineItems = 512;
-// One-round dispatches of at most kLLTokens tokens a rank travel as LL lines (Layout::ll,
-// dispatch_ll.cu), and so do their combines (combine_ll.cu): no fence, flag word or remote atomic
-// on their path. The kernels take up to kLLMaxTokens (a warp's lanes hold the round's tokens);
-// SYMMEM_MOE_LL_TOKENS (a compared setting) moves the threshold, for measurements.
+// One-round dispatches of few tokens travel as LL lines (Layout::ll, dispatch_ll.cu), and so do
+// their combines (combine_ll.cu): no fence, flag word or remote atomic on their path, but narrow
+// lines carry twice a row's bytes. Rounds of at most kLLTokens tokens a rank take them at any team
+// size; up to kLLMaxTokens (the kernels' limit: a warp's lanes hold the round's tokens) at up to 4
+// ranks where R x H is at most ll_channels_for (make_layout). 4 x H200, session 42 (bench/results/
+// *-s42c3-*; dispatch / combine us, lines against staged): 4 GPUs, 64 experts (H 2048) at 16
+// tokens 8.7 (two kernels) / 7.3 against 11.1 / 9.3, at 32 11.8 / 9.3 against 10.8 / 9.9 (level
+// as a pair); 256 experts (H 7168) at 16 9.6 / 12.7 against 11.6 / 11.0 (level), at 32 14.4 /
+// 20.6 against 12.5 / 13.4; 2 GPUs, 64 experts at 32 tokens 9.4 / 6.1 against 9.8 / 8.9, 256 at 16
+// 8.1 / 7.4 against 10.8 / 9.4, at 32 10.3 / 10.2 against 10.8 / 9.9. SYMMEM_MOE_LL_TOKENS=N (a
+// compared setting) takes them up to N tokens instead, for measurements.
 constexpr int kLLTokens = 8;
 constexpr int kLLMaxTokens = 32;
+/// The most R x H (tokens a round x hidden) that takes the lines beyond kLLTokens at n ranks (0:
+/// none; not measured above 4 ranks).
+inline SYMMEM_HOST_DEVICE long long ll_channels_for(int n) { return n <= 2 ? 131072 : n <= 4 ? 32768 : 0; }
+// The lines dispatch runs as one kernel only where its n x R slots are at most this many (and its
+// grid stays resident): beyond it the send blocks and the slots' blocks in one grid were slower
+// than two kernels (4 x H200, session 42: 4 ranks at 16 tokens 9.55 against 8.65 us, 2 ranks at 32
+// 9.40 against 8.66; at 4 x 8 and 2 x 16 slots one kernel won, 7.03 against 7.69, 6.72 / 7.32).
+constexpr int kLLOneKernelSlots = 32;
 constexpr int kLLMaxExperts = 1024;  // local experts the lines' publisher counts in shared memory
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
 // 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
@@ -278,9 +293,9 @@ inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return static_c
 /// 512 (fewer slots stall the senders; more leave (n - 1) x S rows that no longer stay in L2 while
 /// they wait for their copy); at two ranks 1024 was slower (159.0 against 154.7), so 2 x R there.
 constexpr uint32_t kRingRowsWide = 1024;
-// ll_tokens: one round of at most that many tokens travels as LL lines (Layout::ll; 0: never, as
-// SYMMEM_MOE_LL=0 gives; at most kLLMaxTokens).
-SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = kLLTokens);  // (exported for the host tests)
+// ll_tokens: -1, small rounds travel as LL lines by the rule at kLLTokens; N >= 0, one round of at
+// most N tokens does (0: never, as SYMMEM_MOE_LL=0 gives; at most kLLMaxTokens).
+SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = -1);  // (exported for the host tests)
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when
 /// Layout::trace is set (a debugging aid: no profiler reads the lent machines' counters). Each is

@@ -85,7 +85,16 @@ TEST(MoeConfig, SmallRoundsTakeLineSlotsBothWays) {
   EXPECT_LT(off.bytes, L.bytes - 2 * 8 * 8 * static_cast<size_t>(L.llc_slot_lines) * 16);  // no line slots at all
   Config larger{7168, 8, 256, 16, 0, true};
   EXPECT_FALSE(kern::make_layout(larger, 8).ll);
+  EXPECT_FALSE(kern::make_layout(larger, 4).ll);     // 16 x 7168 channels: over 4 ranks' 32768
+  EXPECT_TRUE(kern::make_layout(larger, 2).ll);      // under 2 ranks' 131072
   EXPECT_TRUE(kern::make_layout(larger, 8, 16).ll);  // (SYMMEM_MOE_LL_TOKENS=16)
+  Config mid{2048, 6, 64, 16, 0, false};             // 16 x 2048 = 32768
+  EXPECT_TRUE(kern::make_layout(mid, 4).ll);
+  EXPECT_TRUE(kern::make_layout(mid, 3).ll);
+  EXPECT_FALSE(kern::make_layout(mid, 5).ll);        // (not measured above 4 ranks: 8 tokens at most)
+  mid.max_tokens = 32;                               // 65536
+  EXPECT_FALSE(kern::make_layout(mid, 4).ll);
+  EXPECT_TRUE(kern::make_layout(mid, 2).ll);
   larger.max_tokens = kern::kLLMaxTokens + 1;
   EXPECT_FALSE(kern::make_layout(larger, 8, 1000).ll);  // past what the kernels take
   Config wide{2048, 6, 64, 8, 0, false};  // 8 ranks x 8 rows x 4 items: 256, small either way
@@ -117,7 +126,8 @@ TEST(MoeConfig, SmallCombinesTakeHalfSegments) {
   EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4)), 14);
 }
 
-// Small rounds travel as LL lines: one round of at most kLLTokens tokens; a slot holds line 0, K
+// Small rounds travel as LL lines: one round of at most kLLTokens tokens (more where R x H is small
+// at up to 4 ranks: SmallRoundsTakeLineSlotsBothWays); a slot holds line 0, K
 // routing lines and the row with its scale words in 8-byte lines; the slots lie inside the buffer,
 // after the counters that the constructor zeroes.
 TEST(MoeConfig, SmallRoundsTravelAsLines) {
@@ -137,7 +147,8 @@ TEST(MoeConfig, SmallRoundsTravelAsLines) {
   Config many{256, 4, 2 * (kern::kLLMaxExperts + 1), 1, 0, false};  // more local experts than the publisher counts
   EXPECT_FALSE(kern::make_layout(many, 2).ll);
   bf.max_tokens = kern::kLLTokens + 1;
-  EXPECT_FALSE(kern::make_layout(bf, 2).ll);
+  EXPECT_FALSE(kern::make_layout(bf, 8).ll);  // (above 4 ranks the lines stop at kLLTokens)
+  EXPECT_TRUE(kern::make_layout(bf, 2).ll);   // (9 x 2048 channels: under 2 ranks' ll_channels_for)
   bf.max_tokens = 8;
   bf.round_tokens = 4;  // two rounds: staged
   EXPECT_FALSE(kern::make_layout(bf, 2).ll);
