@@ -30,7 +30,8 @@
 // Calls are collective over the communicator: every rank calls dispatch and combine in the same
 // order (a rank may pass 0 tokens). Tokens per call may differ across ranks (up to max_tokens).
 // With one round, the send and receive halves may be called separately (to overlap them with
-// compute), in the order send, recv.
+// compute), in the order send, recv; one combine follows each dispatch (a second one is refused
+// and reported on every rank).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -118,12 +119,14 @@ class SYMMEM_API ExpertParallel {
   bool dispatch_streamed() const;
   /// Whether combine() streams too (after a streamed dispatch, unless SYMMEM_MOE_COMBINE_RING=0).
   bool combine_streamed() const;
-  /// Whether dispatch() moves its rows as LL lines, the flag in the data (one round of at most 8
-  /// tokens a rank, i.e. max_tokens <= 8 with round_tokens 0, at most 1024 experts a rank, and not
-  /// SYMMEM_MOE_LL=0 when this object was made): no fence, flag word or remote atomic on its path,
-  /// for decode steps of a few tokens (4 x H200, one token a rank: 6.4-7.6 us against 10.1-11.5
-  /// staged; NCCL's all-to-all of the rows padded to one a rank takes 7.2-7.9). Its slots take
-  /// 2 x nranks x max_tokens x (16 + 16 x (K + ceil(row bytes / 8))) bytes a rank.
+  /// Whether dispatch() and combine() move their rows as LL lines, the flag in the data (one round,
+  /// i.e. round_tokens 0, of at most 8 tokens a rank, or of up to 32 at up to 4 ranks where
+  /// max_tokens x hidden is at most 131072 at 2 ranks and 32768 at 3-4; at most 1024 experts a
+  /// rank; and not SYMMEM_MOE_LL=0 when this object was made): no fence, flag word or remote atomic
+  /// on their path, for decode steps of a few tokens (4 x H200, one token a rank: dispatch 6.4-7.6
+  /// us against 10.1-11.5 staged, combine 5.0-5.9 against 7.4-9.2; NCCL's all-to-all of the rows
+  /// padded to one a rank takes 7.2-7.9). Their slots take 2 x nranks x max_tokens x (16 + 16 x
+  /// (K + ceil(row bytes / 8)) + 16 x H / 4) bytes a rank, and 32 x nranks more.
   bool dispatch_lines() const;
   /// A debugging aid: with SYMMEM_MOE_TRACE=1 in the environment when this object was made, the
   /// kernels stamp their phases (%globaltimer, ns) and this returns the stamps of the last

@@ -32,7 +32,7 @@ class ExpertParallel:
         self.one_kernel = self._ep.one_kernel_per_round
         self.dispatch_one_kernel = self._ep.dispatch_one_kernel_per_round
         self.streamed = self._ep.dispatch_streamed and self._ep.combine_streamed
-        self.lines = self._ep.dispatch_lines  # one round of at most 8 tokens: the dispatch travels as LL lines
+        self.lines = self._ep.dispatch_lines  # one round of few tokens: dispatch and combine travel as LL lines
         self.ue8m0 = ue8m0
         self.hidden, self.topk, self.num_experts, self.max_tokens, self.fp8 = hidden, topk, num_experts, max_tokens, fp8
         self.local_experts, self.capacity = self._ep.local_experts, self._ep.capacity
