@@ -70,20 +70,13 @@ __device__ __forceinline__ void send_items(const CombineArgs& a, uint64_t c, uin
     while (start[s + 1] <= j) ++s;
     const size_t rec = (static_cast<size_t>(opar) * n + s) * L.max_tokens + base[s] + (j - start[s]);
     const Meta* meta = at<Meta>(h, L.meta_off + rec * sizeof(Meta));
-    // Lane k < K reads entry k; the entries this rank kept form a ballot.
-    int le = -1, slot = -1;
-    float w = 1.0f;
-    if (lane < L.topk) {
-      le = meta->expert[lane];
-      slot = meta->slot[lane];
-      if (a.weighted) w = meta->weight[lane];
-    }
-    unsigned keep = __ballot_sync(0xffffffffu, le >= 0 && slot >= 0 && slot < C);  // not this rank's, or dropped at dispatch
+    RecordEntry e;
+    unsigned keep = record_entry(meta, L.topk, a.weighted, C, e);
     const int token = (lane == 0 ? meta->src_token : 0);
     const int tok = __shfl_sync(0xffffffffu, token, 0) - a.r.index * L.round;  // in [0, round): the source sent it in this round
     char* dst = at_peer<char>(h, s, L.comb_off + ((static_cast<size_t>(parity) * n + me) * L.round + tok) * hrow);
     Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
-    sum_expert_rows(sum, keep, le, slot, w, a.expert_out, C, hrow);
+    sum_expert_rows(sum, keep, e.le, e.slot, e.w, a.expert_out, C, hrow);
     sum.store(dst);
   }
   stamp_lead(h, L, part, kCombSendWorked);

@@ -98,17 +98,11 @@ __device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op) {
     const int row = static_cast<int>(item / segs), g = static_cast<int>(item % segs), s = row / L.round, j = row % L.round;
     const Meta* meta = at<Meta>(h, L.meta_off + ((static_cast<size_t>(opar) * n + s) * L.max_tokens + j) * sizeof(Meta));
     const int rows = static_cast<int>(round_counts[s]);
-    int le = -1, slot = -1;
-    float w = 1.0f;
-    if (lane < L.topk) {
-      le = meta->expert[lane];
-      slot = meta->slot[lane];
-      if (a.weighted) w = meta->weight[lane];
-    }
+    RecordEntry e;
+    unsigned keep = record_entry(meta, L.topk, a.weighted, C, e);
     if (j >= rows) continue;  // (warp-uniform)
-    unsigned keep = __ballot_sync(kFull, le >= 0 && slot >= 0 && slot < C);  // not this rank's, or dropped at dispatch
     Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
-    sum_expert_rows(sum, keep, le, slot, w, a.expert_out, C, hrow);
+    sum_expert_rows(sum, keep, e.le, e.slot, e.w, a.expert_out, C, hrow);
     LLLine* dst = llc_slot(h, L, s, opar, me, j);
 #pragma unroll
     for (int u = 0; u < kVecs; ++u) {

@@ -95,19 +95,13 @@ __device__ void cring_send(const CombineArgs& a, uint64_t op, bool refuse) {
                               WaitKind::kMoeRing, s, L.backoff_ns);
     if (!__shfl_sync(0xffffffffu, free, 0)) break;
     const Meta* meta = at<Meta>(h, L.meta_off + ((static_cast<size_t>(opar) * n + s) * L.max_tokens + q) * sizeof(Meta));
-    int le = -1, slot = -1;
-    float w = 1.0f;
-    if (lane < K) {
-      le = meta->expert[lane];
-      slot = meta->slot[lane];
-      if (a.weighted) w = meta->weight[lane];
-    }
-    const unsigned keep0 = __ballot_sync(0xffffffffu, le >= 0 && slot >= 0 && slot < C);  // not this rank's, or dropped at dispatch
+    RecordEntry e;
+    const unsigned keep0 = record_entry(meta, K, a.weighted, C, e);
     char* dst = at_peer<char>(h, s, cslot_off(L, me, k));
     for (int g = 0; g < segs; ++g) {
       SegmentSum sum(static_cast<size_t>(g) * kSegBytes, hrow);
       unsigned keep = keep0;
-      sum_expert_rows(sum, keep, le, slot, w, a.expert_out, C, hrow);
+      sum_expert_rows(sum, keep, e.le, e.slot, e.w, a.expert_out, C, hrow);
       sum.store(dst);
     }
     // Every lane's stores fenced, then the slot's ready word (a release, as arrive_at_flags).

@@ -195,6 +195,23 @@ struct SegmentSumT {
 };
 using SegmentSum = SegmentSumT<kSegVecs>;
 
+/// Lane k < K's entry of a routing record, for the combine: its local expert, its row there and its
+/// weight (1 unweighted); -1 where the lane has none. Returns the warp's ballot of the entries this
+/// rank kept (not another rank's, not dropped at dispatch), the mask sum_expert_rows takes.
+struct RecordEntry {
+  int le = -1, slot = -1;
+  float w = 1.0f;
+};
+__device__ __forceinline__ unsigned record_entry(const Meta* meta, int K, bool weighted, int C, RecordEntry& e) {
+  const int lane = lane_id();
+  if (lane < K) {
+    e.le = meta->expert[lane];
+    e.slot = meta->slot[lane];
+    if (weighted) e.w = meta->weight[lane];
+  }
+  return __ballot_sync(0xffffffffu, e.le >= 0 && e.slot >= 0 && e.slot < C);
+}
+
 /// A received row's partial, one segment: the sum into `sum` of the outputs of the experts of this
 /// rank the row went to, weighted, in routing-record order (the same sum on every call). Lane k of
 /// `keep` (the same mask on every lane; zero afterwards) holds its local expert `le`, its row

@@ -100,17 +100,19 @@ struct LinesModel {
     const bool row = w.j < rows[w.op][w.s][w.d];
     x = Line{flag_of(w.op), w.op, w.l == 2 ? 1 : (w.l == 0 || row ? 2 : 0)};
   }
-  // Takes line l of slot (s, j) for reader op k on rank d, if it carries k's flag.
-  bool take(int d, int k, int s, int j, int l) {
-    Line& x = slot(d, k & 1, s, j)[l];
+  // Takes line x for reader op k on rank d (`who`: the dispatch's or the combine's reader), if it
+  // carries k's flag.
+  bool take_line(Line& x, int d, int k, const char* who) {
     if (x.flag != flag_of(k)) return false;
     if (x.op != k) {
-      fail("rank " + std::to_string(d) + " took a line of op " + std::to_string(x.op) + " for op " + std::to_string(k));
+      fail("rank " + std::to_string(d) + who + " took a line of op " + std::to_string(x.op) + " for op " + std::to_string(k));
       return true;
     }
     --x.need;
     return true;
   }
+  // Line l of slot (s, j).
+  bool take(int d, int k, int s, int j, int l) { return take_line(slot(d, k & 1, s, j)[l], d, k, ""); }
   bool done(const Rank& r) const {
     for (int st : r.owner_stage)
       if (st < 3) return false;
@@ -118,17 +120,8 @@ struct LinesModel {
       if (st < 2) return false;
     return true;
   }
-  // The combine's read of (sender r, row j) on rank d for op k, if it carries k's flag.
-  bool take_comb(int d, int k, int r, int j) {
-    Line& x = cline(d, k & 1, r, j);
-    if (x.flag != flag_of(k)) return false;
-    if (x.op != k) {
-      fail("rank " + std::to_string(d) + "'s combine took a line of op " + std::to_string(x.op) + " for op " + std::to_string(k));
-      return true;
-    }
-    --x.need;
-    return true;
-  }
+  // The combine's read of (sender r, row j) on rank d for op k.
+  bool take_comb(int d, int k, int r, int j) { return take_line(cline(d, k & 1, r, j), d, k, "'s combine"); }
   void zero_comb(int d, int par, int s, int j) {
     Line& x = cline(d, par, s, j);
     if (x.need > 0) fail("a combine line was zeroed before its reader took it (op " + std::to_string(x.op) + ")");
