@@ -79,53 +79,28 @@ __device__ __forceinline__ bool refused(const CombineArgs& a, uint64_t op, int r
   return refuse;
 }
 
-// The send half's work items: a warp a (source s, row j, segment) of every row a source may send
-// (n x R rows); a row s did not send (j at or past the round's count from s) is skipped, its stale
-// record unused. A warp's first item's record and count are loaded at the kernel's start, before
-// the operation and the refusal check (they depend on neither: lines.cuh, ll_record), so the
-// chain to its first stores is the record, then the expert rows.
-struct SendItem {
-  long long item = -1;
-  int rows = 0;
-  RecordEntry e;
-};
-__device__ __forceinline__ long long send_items(const Layout& L, int& segs) {
-  segs = static_cast<int>((static_cast<size_t>(L.hidden) * 2 + Sum::kBytes - 1) / Sum::kBytes);
-  return static_cast<long long>(L.n) * L.round * segs;
-}
-__device__ __forceinline__ void load_send_item(const CombineArgs& a, long long item, int segs, SendItem& it) {
-  const int row = static_cast<int>(item / segs), s = row / a.L.round, j = row % a.L.round;
-  it.item = item;
-  it.rows = static_cast<int>(at<const unsigned>(a.h, a.L.round_counts_off)[s]);  // (the publisher's: one round)
-  load_record_entry(ll_record(a.h, a.L, s, j), a.L.topk, a.weighted, it.e);
-}
-__device__ __forceinline__ SendItem first_send_item(const CombineArgs& a) {
-  SendItem it;
-  int segs = 0;
-  const long long item = Part::grid().warp();
-  if (item < send_items(a.L, segs)) load_send_item(a, item, segs, it);
-  return it;
-}
-
-// The send half: this rank's header into every rank, then its items (`first`: the warp's first
-// one, loaded by the caller).
-__device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op, const SendItem& first) {
+// The send half: this rank's header into every rank, then a warp a (source s, row j, segment) of
+// every row a source may send (n x R rows): the round's row count from s and the row's record are
+// loaded at once, and a row s did not send is skipped (its stale record unused), so the record's
+// load does not wait for the count's.
+__device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, C = L.capacity, opar = static_cast<int>(op & 1);
   const uint32_t flag = ws::flag_of(op);
   if (blockIdx.x == 0)
     for (int d = threadIdx.x; d < n; d += blockDim.x) put_line(llc_header(h, L, d, opar, me), 0u, 0u, flag);
+  const unsigned* round_counts = at<unsigned>(h, L.round_counts_off);  // (the publisher's: one round)
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
-  int segs = 0;
-  const long long total = send_items(L, segs);
+  const int segs = static_cast<int>((hrow + Sum::kBytes - 1) / Sum::kBytes), lane = lane_id();
+  const long long total = static_cast<long long>(n) * L.round * segs;
   for (long long item = Part::grid().warp(); item < total; item += Part::grid().warps()) {
     const int row = static_cast<int>(item / segs), g = static_cast<int>(item % segs), s = row / L.round, j = row % L.round;
-    SendItem it = first;
-    if (item != first.item) load_send_item(a, item, segs, it);
-    unsigned keep = record_kept(it.e, C);
-    if (j >= it.rows) continue;  // (warp-uniform)
-    const RecordEntry& e = it.e;
+    const Meta* meta = at<Meta>(h, L.meta_off + ((static_cast<size_t>(opar) * n + s) * L.max_tokens + j) * sizeof(Meta));
+    const int rows = static_cast<int>(round_counts[s]);
+    RecordEntry e;
+    unsigned keep = record_entry(meta, L.topk, a.weighted, C, e);
+    if (j >= rows) continue;  // (warp-uniform)
     Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
     sum_expert_rows(sum, keep, e.le, e.slot, e.w, a.expert_out, C, hrow);
     LLLine* dst = llc_slot(h, L, s, opar, me, j);
@@ -273,10 +248,9 @@ __device__ __forceinline__ void llc_clean(const CombineArgs& a, uint64_t op) {
 
 __global__ void __launch_bounds__(kThreads) combine_ll_send_kernel(CombineArgs a) {
   coll::pdl_wait();
-  const SendItem first = first_send_item(a);
   const uint64_t op = a.h.local_signals[kOpSlot];
   if (refused(a, op, 0)) return;
-  llc_send(a, op, first);
+  llc_send(a, op);
   __syncthreads();
   if (threadIdx.x == 0) llc_marks(a.h, a.L, 0)[blockIdx.x] = op;
 }
@@ -292,11 +266,10 @@ __global__ void __launch_bounds__(kThreads) combine_ll_recv_kernel(CombineArgs a
 // grid sends). Its blocks keep both roles' marks (the halves may be called apart later).
 __global__ void __launch_bounds__(kThreads) combine_ll_kernel(const __grid_constant__ CombineArgs s, const __grid_constant__ CombineArgs r) {
   coll::pdl_wait();
-  const SendItem first = first_send_item(s);
-  const uint64_t mask = llc_mask(r);
   const uint64_t op = s.h.local_signals[kOpSlot];
   const bool refuse = refused(s, op, 1);
-  if (!refuse) llc_send(s, op, first);
+  const uint64_t mask = llc_mask(r);
+  if (!refuse) llc_send(s, op);
   llc_recv(r, op, refuse, mask);
   llc_clean(r, op);
   if (threadIdx.x == 0 && !refuse) llc_marks(s.h, s.L, 0)[blockIdx.x] = llc_marks(s.h, s.L, 1)[blockIdx.x] = op;

@@ -47,8 +47,8 @@
 //   from the routing lines: exactly the entries that claimed), and every claim of k - 2 was made in
 //   an earlier kernel. So k's rows take 0 .. count - 1, each once, whatever the claims' order; k's
 //   publisher writes base[(k + 2) mod 4] while k's claims read base[k mod 4] (32-bit, modulo 2^32).
-// - What the slots' blocks and the publisher write for the combine (records by (source, row):
-//   lines.cuh, ll_record; round counts, counts, the operation) is local and read in stream order.
+// - What the slots' blocks and the publisher write for the combine (records by (parity, source,
+//   row), round counts, counts, the operation) is local and read in stream order.
 // - The operation: every block keeps its own counter (Layout::ll_ops_off), read at its start and
 //   written at its end, so no block reads a value another block of its grid has already raised.
 // tests/host/test_moe_lines_model.cpp runs this under random interleavings (lines landing in any
@@ -303,7 +303,7 @@ __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t
       else le = -1;
     }
     const bool kept = le >= 0 && sl < static_cast<unsigned>(C);
-    Meta* meta = ll_record(h, L, s, j);
+    Meta* meta = at<Meta>(h, L.meta_off + ((static_cast<size_t>(opar) * n + s) * L.max_tokens + j) * sizeof(Meta));
     if (lane >= 1 && lane <= K) {
       meta->expert[lane - 1] = le;
       meta->weight[lane - 1] = __uint_as_float(mine.y);

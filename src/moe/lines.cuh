@@ -21,14 +21,6 @@ __device__ __forceinline__ uint2 line_words(const ws::LLWords& l) {
   return make_uint2(ws::ll_word<ws::kLLNarrow>(l, 0), ws::ll_word<ws::kLLNarrow>(l, 1));
 }
 
-/// The routing record of row j from source s after a lines dispatch (dispatch_ll.cu writes it, the
-/// combine reads it). No operation parity: this rank's receive blocks of dispatch k write it and
-/// its combine k reads it, both before its dispatch k + 1 in stream order, and no peer touches it;
-/// so the combine's load of it does not wait for the operation's.
-__device__ __forceinline__ Meta* ll_record(const DeviceHandle& h, const Layout& L, int s, int j) {
-  return at<Meta>(h, L.meta_off + (static_cast<size_t>(s) * L.max_tokens + j) * sizeof(Meta));
-}
-
 /// A bounded poll of lines: call go_on after each poll that found a line missing; it reads the
 /// clock every 1024th call (the first sets the start) and returns false once the handle's bound has
 /// passed since then, or the context aborted, with the wait recorded as `kind` (this rank, the

@@ -202,20 +202,14 @@ struct RecordEntry {
   int le = -1, slot = -1;
   float w = 1.0f;
 };
-__device__ __forceinline__ void load_record_entry(const Meta* meta, int K, bool weighted, RecordEntry& e) {  // (the loads alone)
+__device__ __forceinline__ unsigned record_entry(const Meta* meta, int K, bool weighted, int C, RecordEntry& e) {
   const int lane = lane_id();
   if (lane < K) {
     e.le = meta->expert[lane];
     e.slot = meta->slot[lane];
     if (weighted) e.w = meta->weight[lane];
   }
-}
-__device__ __forceinline__ unsigned record_kept(const RecordEntry& e, int C) {
   return __ballot_sync(0xffffffffu, e.le >= 0 && e.slot >= 0 && e.slot < C);
-}
-__device__ __forceinline__ unsigned record_entry(const Meta* meta, int K, bool weighted, int C, RecordEntry& e) {
-  load_record_entry(meta, K, weighted, e);
-  return record_kept(e, C);
 }
 
 /// A received row's partial, one segment: the sum into `sum` of the outputs of the experts of this
