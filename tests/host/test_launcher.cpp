@@ -58,10 +58,16 @@ bool none_left(const std::string& marker, double secs = 5.0) {
   }
   return count_processes(marker) == 0;
 }
-/// Waits up to 10 s for at least n processes with `marker`.
+/// Waits up to 10 s for at least n processes with `marker`; returns the count that ended the wait
+/// (a second count could miss a process in the middle of its exec, whose cmdline then reads empty:
+/// CI once saw 2 of 3 that way, right after 3).
 int wait_for(const std::string& marker, int n) {
-  for (int i = 0; i < 200 && count_processes(marker) < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  return count_processes(marker);
+  int c = count_processes(marker);
+  for (int i = 0; i < 200 && c < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    c = count_processes(marker);
+  }
+  return c;
 }
 /// Starts symmem-run with `args` under sh, in its own process group; returns its pid.
 pid_t start_launcher(const std::string& args) {
