@@ -320,12 +320,11 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->cring_blocks = std::min({impl_->cring_blocks, impl_->sms * kern::kMaxWarpsPerSm / (kern::kThreads / 32), kern::kRingMaxBlocks});
     impl_->cring = impl_->ring && want_cring && impl_->cring_blocks >= 1 + cring_send_blocks_min(nranks_);
   }
-  // A small round's dispatch through lines as one kernel where one kernel a round is taken and its
+  // A small round's dispatch through lines as one kernel where one kernel a round is taken, its
   // n x R + 1 blocks stay resident (ll_resident: the least of the lines dispatch's and combine's; a
   // block may wait for a row another block of the grid sends) and n x R is at most
-  // kLLOneKernelSlots, else
-  // as two (from facts every rank shares: the grids are not counted by peers, but the choice is
-  // kept alike anyway).
+  // kLLOneKernelSlots; else as two (from facts every rank shares: the grids are not counted by
+  // peers, but the choice is kept alike anyway).
   impl_->ll_one = impl_->L.ll && impl_->dispatch_one && static_cast<long long>(nranks_) * impl_->L.round <= kern::kLLOneKernelSlots &&
                   static_cast<long long>(nranks_) * impl_->L.round + 1 <= impl_->ll_resident;
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).

@@ -1,6 +1,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "symmem/context.hpp"
 #include "symmem/error.hpp"
 
@@ -63,19 +65,17 @@ TEST(Errors, DeviceTimeoutMessageNamesRankPeerAndSlot) {
   EXPECT_NE(m.find("signal slot 7 >= 3, last value seen 2"), std::string::npos) << m;
 }
 
+// The small-round lines' waits, dispatch and combine: the peer, the line (or the combine's header),
+// the flags; never read as a capacity report.
 TEST(Errors, MoeLinesTimeoutNamesThePeerAndTheLine) {
-  std::string m = describe_device_error(wait_record(WaitKind::kMoeLines, 1, 1, 3, Cmp::kEq, 9, 17, 15, 6000000000ull));
-  EXPECT_NE(m.find("device wait timed out: rank 1"), std::string::npos) << m;
-  EXPECT_NE(m.find("a line of the MoE small-round dispatch from team rank 3: line 9"), std::string::npos) << m;
-  EXPECT_NE(m.find("flag 17, last flag seen 15"), std::string::npos) << m;
-  EXPECT_EQ(m.find("capacity"), std::string::npos) << m;
-}
-
-TEST(Errors, MoeCombineLinesTimeoutNamesThePeerAndTheLine) {
-  std::string m = describe_device_error(wait_record(WaitKind::kMoeCombineLines, 2, 2, 0, Cmp::kEq, 130, 4, 3, 6000000000ull));
-  EXPECT_NE(m.find("a line of the MoE small-round combine from team rank 0: line 130 of a slot"), std::string::npos) << m;
-  EXPECT_NE(m.find("flag 4, last flag seen 3"), std::string::npos) << m;
-  m = describe_device_error(wait_record(WaitKind::kMoeCombineLines, 2, 2, 1, Cmp::kEq, ~0ull, 4, 3, 6000000000ull));
+  for (const auto& [kind, what] : {std::pair{WaitKind::kMoeLines, "dispatch"}, std::pair{WaitKind::kMoeCombineLines, "combine"}}) {
+    std::string m = describe_device_error(wait_record(kind, 1, 1, 3, Cmp::kEq, 9, 17, 15, 6000000000ull));
+    EXPECT_NE(m.find("device wait timed out: rank 1"), std::string::npos) << m;
+    EXPECT_NE(m.find(std::string("a line of the MoE small-round ") + what + " from team rank 3: line 9 of a slot"), std::string::npos) << m;
+    EXPECT_NE(m.find("flag 17, last flag seen 15"), std::string::npos) << m;
+    EXPECT_EQ(m.find("capacity"), std::string::npos) << m;
+  }
+  const std::string m = describe_device_error(wait_record(WaitKind::kMoeCombineLines, 2, 2, 1, Cmp::kEq, ~0ull, 4, 3, 6000000000ull));
   EXPECT_NE(m.find("combine from team rank 1: its header line with flag 4"), std::string::npos) << m;
   EXPECT_EQ(m.find("capacity"), std::string::npos) << m;
 }
