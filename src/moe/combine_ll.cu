@@ -54,10 +54,32 @@
 namespace symmem::moe::kern {
 namespace {
 
-constexpr int kVecs = kSegVecs / 2;  // 1 KiB items (make_layout sets Layout::seg_bytes so where L.ll)
-using Sum = SegmentSumT<kVecs>;
-constexpr int kGroup = Sum::kGroup;  // ranks whose lines a warp loads at once
 constexpr unsigned kFull = 0xffffffffu;
+constexpr int kGroup = 4;  // ranks whose lines a warp loads at once
+
+// A line format's work item (Layout::llc_payload): P payload bytes a line (ws::kLLNarrow 8, two
+// words; ws::kLLPayload 12, three), and a lane's vectors so that they fill kLaneLines lines
+// exactly (narrow 2 x 16 bytes, wide 3 x 16: a segment of 1 or 1.5 KiB, Layout::seg_bytes, in
+// kLLCSegLines lines either way). Line i of the lane's lines in segment g is g x kLLCSegLines + 32 i
+// + lane and carries its payload words [W i, W i + W) (vector u's four words are 4u .. 4u + 3), so
+// each store (and load) of a warp covers 32 lines in a row: 512 contiguous bytes.
+template <size_t P>
+struct Form {
+  static constexpr int kWords = static_cast<int>(P / 4);
+  static constexpr int kVecs = P == ws::kLLNarrow ? 2 : 3;
+  static constexpr int kLaneWords = 4 * kVecs;
+  using Sum = SegmentSumT<kVecs>;
+  static_assert(kLaneWords == kLLCLaneLines * kWords && 32 * kLLCLaneLines == kLLCSegLines && Sum::kBytes == 32 * kLLCLaneLines * static_cast<int>(P),
+                "a lane's vectors fill its lines");
+  // The lane's lines that carry some of its vectors inside the row (the vectors within it are a
+  // prefix of u).
+  static __device__ __forceinline__ int lines(const Sum& sum) {
+    int v = 0;
+#pragma unroll
+    for (int u = 0; u < kVecs; ++u) v += sum.off(u) < sum.row ? 1 : 0;
+    return (4 * v + kWords - 1) / kWords;
+  }
+};
 
 // Rank peer's header line of (operation parity opar, sender).
 __device__ __forceinline__ LLLine* llc_header(const DeviceHandle& h, const Layout& L, int peer, int opar, int sender) {
@@ -86,7 +108,10 @@ __device__ __forceinline__ bool refused(const CombineArgs& a, uint64_t op, int r
 // every row a source may send (n x R rows): the round's row count from s and the row's record are
 // loaded at once, and a row s did not send is skipped (its stale record unused), so the record's
 // load does not wait for the count's.
+template <size_t P>
 __device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op) {
+  using F = Form<P>;
+  using Sum = typename F::Sum;
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, me = h.rank, C = L.capacity, opar = static_cast<int>(op & 1);
@@ -95,7 +120,7 @@ __device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op) {
     for (int d = threadIdx.x; d < n; d += blockDim.x) put_line(llc_header(h, L, d, opar, me), 0u, 0u, flag);
   const unsigned* round_counts = at<unsigned>(h, L.round_counts_off);  // (the publisher's: one round)
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
-  const int segs = static_cast<int>((hrow + Sum::kBytes - 1) / Sum::kBytes), lane = lane_id();
+  const int segs = row_segments(L), lane = lane_id();
   const long long total = static_cast<long long>(n) * L.round * segs;
   for (long long item = Part::grid().warp(); item < total; item += Part::grid().warps()) {
     const int row = static_cast<int>(item / segs), g = static_cast<int>(item % segs), s = row / L.round, j = row % L.round;
@@ -106,72 +131,78 @@ __device__ __forceinline__ void llc_send(const CombineArgs& a, uint64_t op) {
     if (j >= rows) continue;  // (warp-uniform)
     Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
     sum_expert_rows(sum, keep, e.le, e.slot, e.w, a.expert_out, C, hrow);
-    LLLine* dst = llc_slot(h, L, s, opar, me, j);
+    uint32_t w[F::kLaneWords];
 #pragma unroll
-    for (int u = 0; u < kVecs; ++u) {
-      if (sum.off(u) >= hrow) continue;
+    for (int u = 0; u < F::kVecs; ++u) {
       const int4 v = pack_bf16x8(sum.acc[u]);
-      LLLine* l = dst + sum.off(u) / ws::kLLNarrow;
-      put_line(l, static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y), flag);
-      put_line(l + 1, static_cast<uint32_t>(v.z), static_cast<uint32_t>(v.w), flag);
+      w[4 * u] = static_cast<uint32_t>(v.x), w[4 * u + 1] = static_cast<uint32_t>(v.y);
+      w[4 * u + 2] = static_cast<uint32_t>(v.z), w[4 * u + 3] = static_cast<uint32_t>(v.w);
     }
+    LLLine* dst = llc_slot(h, L, s, opar, me, j) + static_cast<size_t>(g) * kLLCSegLines + lane;
+    const int lines = F::lines(sum);
+#pragma unroll
+    for (int i = 0; i < kLLCLaneLines; ++i)
+      if (i < lines) put_line<P>(dst + 32 * i, &w[F::kWords * i], flag);
   }
 }
 
 // Adds to `sum`, in the order given, the segment of the first `count` slots src[q] (rank peer[q]'s
-// partial rows), once each of their lines carries `flag`: every pending line of the group is loaded
-// in one sweep. False (the wait recorded) on a timeout.
-__device__ __forceinline__ bool add_lines(const DeviceHandle& h, Sum& sum, const LLLine* const (&src)[kGroup], const int (&peer)[kGroup],
-                                          int count, uint32_t flag) {
-  int4 v[kGroup][kVecs];
+// partial rows; src[q] + line0 is the lane's first line of the segment) once each of their lines
+// carries `flag`: every pending line of the group is loaded in one sweep. False (the wait
+// recorded) on a timeout.
+template <size_t P>
+__device__ __forceinline__ bool add_lines(const DeviceHandle& h, typename Form<P>::Sum& sum, const LLLine* const (&src)[kGroup],
+                                          const int (&peer)[kGroup], int count, size_t line0, uint32_t flag) {
+  using F = Form<P>;
+  uint32_t w[kGroup][F::kLaneWords];
+  const int lines = F::lines(sum);
   unsigned pending = 0;
 #pragma unroll
   for (int q = 0; q < kGroup; ++q)
 #pragma unroll
-    for (int u = 0; u < kVecs; ++u) {
-      v[q][u] = int4{0, 0, 0, 0};
-      if (q < count && sum.off(u) < sum.row) pending |= 3u << (2 * (q * kVecs + u));
+    for (int i = 0; i < kLLCLaneLines; ++i) {
+#pragma unroll
+      for (int k = 0; k < F::kWords; ++k) w[q][F::kWords * i + k] = 0u;
+      if (q < count && i < lines) pending |= 1u << (q * kLLCLaneLines + i);
     }
   LinePoll p;
   while (pending != 0) {
-    ws::LLWords l[kGroup][kVecs][2];
+    ws::LLWords l[kGroup][kLLCLaneLines];
 #pragma unroll
     for (int q = 0; q < kGroup; ++q)
 #pragma unroll
-      for (int u = 0; u < kVecs; ++u)
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-          if ((pending >> (2 * (q * kVecs + u) + e)) & 1u) l[q][u][e] = device::ll_load(src[q] + sum.off(u) / ws::kLLNarrow + e);
+      for (int i = 0; i < kLLCLaneLines; ++i)
+        if ((pending >> (q * kLLCLaneLines + i)) & 1u) l[q][i] = device::ll_load(src[q] + line0 + 32 * i);
     int miss_peer = -1;
     uint64_t miss_line = 0;
     uint32_t seen = 0;
 #pragma unroll
     for (int q = 0; q < kGroup; ++q)
 #pragma unroll
-      for (int u = 0; u < kVecs; ++u)
+      for (int i = 0; i < kLLCLaneLines; ++i) {
+        const unsigned bit = 1u << (q * kLLCLaneLines + i);
+        if ((pending & bit) == 0) continue;
+        if (ws::ll_carries(l[q][i], flag)) {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const unsigned bit = 1u << (2 * (q * kVecs + u) + e);
-          if ((pending & bit) == 0) continue;
-          if (ws::ll_carries(l[q][u][e], flag)) {
-            const uint2 w = line_words(l[q][u][e]);
-            if (e == 0) v[q][u].x = static_cast<int>(w.x), v[q][u].y = static_cast<int>(w.y);
-            else v[q][u].z = static_cast<int>(w.x), v[q][u].w = static_cast<int>(w.y);
-            pending &= ~bit;
-          } else if (miss_peer < 0) {
-            miss_peer = peer[q];
-            miss_line = sum.off(u) / ws::kLLNarrow + e;
-            seen = ws::ll_seen_flag(l[q][u][e], flag);
-          }
+          for (int k = 0; k < F::kWords; ++k) w[q][F::kWords * i + k] = ws::ll_word<P>(l[q][i], k);
+          pending &= ~bit;
+        } else if (miss_peer < 0) {
+          miss_peer = peer[q];
+          miss_line = line0 + 32 * i;
+          seen = ws::ll_seen_flag(l[q][i], flag);
         }
+      }
     if (pending != 0 && !p.go_on(h, WaitKind::kMoeCombineLines, miss_peer, miss_line, flag, seen)) return false;
   }
 #pragma unroll
   for (int q = 0; q < kGroup; ++q)
     if (q < count)
 #pragma unroll
-      for (int u = 0; u < kVecs; ++u)
-        if (sum.off(u) < sum.row) add_bf16x8(sum.acc[u], v[q][u], 1.0f);
+      for (int u = 0; u < F::kVecs; ++u)
+        if (sum.off(u) < sum.row)
+          add_bf16x8(sum.acc[u], int4{static_cast<int>(w[q][4 * u]), static_cast<int>(w[q][4 * u + 1]), static_cast<int>(w[q][4 * u + 2]),
+                                      static_cast<int>(w[q][4 * u + 3])},
+                     1.0f);
   return true;
 }
 
@@ -185,6 +216,7 @@ __device__ __forceinline__ uint64_t llc_mask(const CombineArgs& a) {
 
 // The receive half: a warp a (token, segment) of this rank's tokens; then the grid's last block
 // waits for every rank's header and reports the peers' marks of this operation.
+template <size_t P>
 __device__ __forceinline__ void llc_recv(const CombineArgs& a, uint64_t op, bool refuse, uint64_t mask) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
@@ -192,12 +224,13 @@ __device__ __forceinline__ void llc_recv(const CombineArgs& a, uint64_t op, bool
   const uint32_t flag = ws::flag_of(op);
   const int T = a.r.t1 - a.r.t0;  // (t0 = 0: one round)
   const size_t hrow = static_cast<size_t>(L.hidden) * 2;
-  const int segs = static_cast<int>((hrow + Sum::kBytes - 1) / Sum::kBytes);
+  const int segs = row_segments(L);
   const long long items = refuse ? 0 : static_cast<long long>(T) * segs;
   bool ok = true;
   for (long long item = Part::grid().warp(); ok && item < items; item += Part::grid().warps()) {
     const int t = static_cast<int>(item / segs), g = static_cast<int>(item % segs);
-    Sum sum(static_cast<size_t>(g) * Sum::kBytes, hrow);
+    typename Form<P>::Sum sum(static_cast<size_t>(g) * Form<P>::Sum::kBytes, hrow);
+    const size_t line0 = static_cast<size_t>(g) * kLLCSegLines + lane;
     for (uint64_t m = __shfl_sync(kFull, mask, t); ok && m != 0;) {
       const LLLine* src[kGroup];
       int peer[kGroup], count = 0;
@@ -214,7 +247,7 @@ __device__ __forceinline__ void llc_recv(const CombineArgs& a, uint64_t op, bool
           count = q + 1;
         }
       }
-      ok = __all_sync(kFull, add_lines(h, sum, src, peer, count, flag));
+      ok = __all_sync(kFull, add_lines<P>(h, sum, src, peer, count, line0, flag));
     }
     if (ok) sum.store(a.out + static_cast<size_t>(t) * hrow);
   }
@@ -249,46 +282,59 @@ __device__ __forceinline__ void llc_clean(const CombineArgs& a, uint64_t op) {
   for (long long i = threadIdx.x; i < lines; i += blockDim.x) device::ll_zero(first + i);
 }
 
+template <size_t P>
 __global__ void __launch_bounds__(kThreads) combine_ll_send_kernel(CombineArgs a) {
   coll::pdl_wait();
   const uint64_t op = a.h.local_signals[kOpSlot];
   if (refused(a, op, 0)) return;
-  llc_send(a, op);
+  llc_send<P>(a, op);
   __syncthreads();
   if (threadIdx.x == 0) llc_marks(a.h, a.L, 0)[blockIdx.x] = op;
 }
+template <size_t P>
 __global__ void __launch_bounds__(kThreads) combine_ll_recv_kernel(CombineArgs a) {
   coll::pdl_wait();
   const uint64_t op = a.h.local_signals[kOpSlot];
   const bool refuse = refused(a, op, 1);
-  llc_recv(a, op, refuse, llc_mask(a));
+  llc_recv<P>(a, op, refuse, llc_mask(a));
   llc_clean(a, op);
   if (threadIdx.x == 0 && !refuse) llc_marks(a.h, a.L, 1)[blockIdx.x] = op;
 }
 // Both halves in one grid (every block resident: a warp may wait for lines another block of this
 // grid sends). Its blocks keep both roles' marks (the halves may be called apart later).
+template <size_t P>
 __global__ void __launch_bounds__(kThreads) combine_ll_kernel(const __grid_constant__ CombineArgs s, const __grid_constant__ CombineArgs r) {
   coll::pdl_wait();
   const uint64_t op = s.h.local_signals[kOpSlot];
   const bool refuse = refused(s, op, 1);
   const uint64_t mask = llc_mask(r);
-  if (!refuse) llc_send(s, op);
-  llc_recv(r, op, refuse, mask);
+  if (!refuse) llc_send<P>(s, op);
+  llc_recv<P>(r, op, refuse, mask);
   llc_clean(r, op);
   if (threadIdx.x == 0 && !refuse) llc_marks(s.h, s.L, 0)[blockIdx.x] = llc_marks(s.h, s.L, 1)[blockIdx.x] = op;
 }
 
 }  // namespace
 
+// (Layout::llc_payload picks the line format, the same on every rank: make_layout.)
 void launch_combine_ll(const CombineArgs& send, const CombineArgs& recv, int blocks, cudaStream_t s) {
-  coll::launch(combine_ll_kernel, blocks, kThreads, s, send, recv);
+  if (send.L.llc_payload == ws::kLLNarrow) coll::launch(combine_ll_kernel<ws::kLLNarrow>, blocks, kThreads, s, send, recv);
+  else coll::launch(combine_ll_kernel<ws::kLLPayload>, blocks, kThreads, s, send, recv);
 }
-void launch_combine_ll_send(const CombineArgs& a, int blocks, cudaStream_t s) { coll::launch(combine_ll_send_kernel, blocks, kThreads, s, a); }
-void launch_combine_ll_recv(const CombineArgs& a, int blocks, cudaStream_t s) { coll::launch(combine_ll_recv_kernel, blocks, kThreads, s, a); }
+void launch_combine_ll_send(const CombineArgs& a, int blocks, cudaStream_t s) {
+  if (a.L.llc_payload == ws::kLLNarrow) coll::launch(combine_ll_send_kernel<ws::kLLNarrow>, blocks, kThreads, s, a);
+  else coll::launch(combine_ll_send_kernel<ws::kLLPayload>, blocks, kThreads, s, a);
+}
+void launch_combine_ll_recv(const CombineArgs& a, int blocks, cudaStream_t s) {
+  if (a.L.llc_payload == ws::kLLNarrow) coll::launch(combine_ll_recv_kernel<ws::kLLNarrow>, blocks, kThreads, s, a);
+  else coll::launch(combine_ll_recv_kernel<ws::kLLPayload>, blocks, kThreads, s, a);
+}
 int combine_ll_resident_blocks_per_sm() {
   int least = 1 << 30;
-  for (const void* k : {reinterpret_cast<const void*>(combine_ll_kernel), reinterpret_cast<const void*>(combine_ll_send_kernel),
-                        reinterpret_cast<const void*>(combine_ll_recv_kernel)}) {
+  for (const void* k : {reinterpret_cast<const void*>(combine_ll_kernel<ws::kLLNarrow>), reinterpret_cast<const void*>(combine_ll_send_kernel<ws::kLLNarrow>),
+                        reinterpret_cast<const void*>(combine_ll_recv_kernel<ws::kLLNarrow>), reinterpret_cast<const void*>(combine_ll_kernel<ws::kLLPayload>),
+                        reinterpret_cast<const void*>(combine_ll_send_kernel<ws::kLLPayload>),
+                        reinterpret_cast<const void*>(combine_ll_recv_kernel<ws::kLLPayload>)}) {
     int b = 0;
     SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
     least = b < least ? b : least;

@@ -1,7 +1,7 @@
 #pragma once
-// What the MoE small-round kernels (dispatch_ll.cu, combine_ll.cu) share: narrow LL lines
-// (symmem/device/ll.cuh: 8 payload bytes, the operation's 16-bit flag in both 64-bit words), written
-// as two 32-bit words, and a bounded poll that names the peer and the line it waited for.
+// What the MoE small-round kernels (dispatch_ll.cu, combine_ll.cu) share: LL lines (symmem/device/
+// ll.cuh: narrow, 8 payload bytes, or wide, 12; the operation's 16-bit flag in both 64-bit words),
+// written from 32-bit words, and a bounded poll that names the peer and the line it waited for.
 #include "moe_common.cuh"
 #include "symmem/device/ll.cuh"
 
@@ -14,6 +14,14 @@ __device__ __forceinline__ void put_line(LLLine* dst, uint32_t a, uint32_t b, ui
   device::LLDataT<ws::kLLNarrow> d;
   d.w[0] = a;
   d.w[1] = b;
+  device::ll_store(dst, d, flag);
+}
+/// A line of format P (payload bytes) of words w[0 .. P/4).
+template <size_t P>
+__device__ __forceinline__ void put_line(LLLine* dst, const uint32_t* w, uint32_t flag) {
+  device::LLDataT<P> d;
+#pragma unroll
+  for (int k = 0; k < device::LLDataT<P>::kWords; ++k) d.w[k] = w[k];
   device::ll_store(dst, d, flag);
 }
 /// A narrow line's two payload words.

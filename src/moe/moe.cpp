@@ -50,7 +50,7 @@ std::string check_config(const Config& c, int n) {
 }  // namespace detail
 
 namespace kern {
-Layout make_layout(const Config& c, int n, int ll_tokens) {
+Layout make_layout(const Config& c, int n, int ll_tokens, int llc_payload) {
   using symmem::detail::checked_add;
   using symmem::detail::checked_mul;
   Layout L;
@@ -69,8 +69,14 @@ Layout make_layout(const Config& c, int n, int ll_tokens) {
   const bool small = ll_tokens >= 0 ? L.round <= ll_tokens
                                      : L.round <= kLLTokens || static_cast<long long>(L.round) * c.hidden <= ll_channels_for(n);
   L.ll = L.rounds == 1 && small && L.round <= kLLMaxTokens && L.experts_local <= kLLMaxExperts;
-  // (L.seg_bytes is kSegBytes here; the lines combine sums 1 KiB items at any size, combine_ll.cu.)
-  if (L.rounds == 1 && (L.ll || static_cast<long long>(n) * L.round * row_segments(L) <= kSmallCombineItems)) L.seg_bytes = kSegBytes / 2;
+  // The lines combine's format and item (combine_ll.cu: kLLCSegLines lines, of a lane's 2 or 3
+  // vectors); otherwise (L.seg_bytes is kSegBytes here) half items for a small combine.
+  if (L.ll) {
+    L.llc_payload = static_cast<uint32_t>(llc_payload != 0 ? llc_payload : llc_payload_for(c.hidden));
+    L.seg_bytes = static_cast<int>(kLLCSegLines * L.llc_payload);
+  } else if (L.rounds == 1 && static_cast<long long>(n) * L.round * row_segments(L) <= kSmallCombineItems) {
+    L.seg_bytes = kSegBytes / 2;
+  }
   L.ring_rows = 2u * static_cast<uint32_t>(L.round);
   if (n > 2) L.ring_rows = std::min(L.ring_rows, kRingRowsWide);
   const size_t slots = checked_mul(2u * static_cast<size_t>(n), static_cast<size_t>(L.round), "moe staging rows");
@@ -110,7 +116,7 @@ Layout make_layout(const Config& c, int n, int ll_tokens) {
     L.ll_off = take(checked_mul(slots, static_cast<size_t>(L.ll_slot_lines) * ws::kLLLineBytes, "moe line slots"));
     L.ll_ops_off = take(sizeof(uint64_t) * 2 * (static_cast<size_t>(n) * L.round + 1));
     L.ll_base_off = take(sizeof(unsigned) * 4 * static_cast<size_t>(L.experts_local));
-    L.llc_slot_lines = static_cast<uint32_t>(ws::ll_lines<ws::kLLNarrow>(static_cast<size_t>(c.hidden) * 2));
+    L.llc_slot_lines = static_cast<uint32_t>(row_segments(L) * kLLCSegLines);  // (a partial last segment's lines included)
     L.llc_off = take(checked_mul(2 * static_cast<size_t>(n) + slots * L.llc_slot_lines, ws::kLLLineBytes, "moe combine line slots"));
     // A warp a work item: the send half's (row, segment) items bound every grid of it.
     L.llc_blocks = static_cast<uint32_t>((static_cast<long long>(n) * L.round * row_segments(L) + kThreads / 32 - 1) / (kThreads / 32));
@@ -215,6 +221,14 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
       why += (why.empty() ? "" : "; ") + std::string(e.what());
     }
   }
+  // SYMMEM_MOE_LLC_WIDE=1 / 0: the lines combine in wide / narrow lines whatever the row size (a
+  // measurement knob for kern::llc_payload_for), compared like the others.
+  int llc_payload = 0;  // (the rule)
+  if (const char* v = std::getenv("SYMMEM_MOE_LLC_WIDE"); v != nullptr && *v != 0) {
+    const std::string w = v;
+    if (w == "0" || w == "1") llc_payload = w == "1" ? static_cast<int>(ws::kLLPayload) : static_cast<int>(ws::kLLNarrow);
+    else why += (why.empty() ? "" : "; ") + std::string("SYMMEM_MOE_LLC_WIDE=") + w + " is neither 0 nor 1 (unset it for the default)";
+  }
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
   // choice below; the team takes it only if every rank does.
@@ -226,7 +240,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
        << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
-  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims << ' ' << want_ll << ' ' << ll_tokens;
+  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims << ' ' << want_ll << ' ' << ll_tokens << ' ' << llc_payload;
   auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
   bool slow_memory = true;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -238,7 +252,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r] != all[0])
       fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels "
-           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS SYMMEM_MOE_LL SYMMEM_MOE_LL_TOKENS): rank " +
+           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS SYMMEM_MOE_LL SYMMEM_MOE_LL_TOKENS SYMMEM_MOE_LLC_WIDE): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
@@ -246,7 +260,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   if (cfg_.kernels == Kernels::kOne && comm.shares_gpu())
     fail("moe::ExpertParallel: one kernel a round (Kernels::kOne) needs one rank per GPU (ranks of this team share a GPU, "
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
-  impl_->L = kern::make_layout(cfg_, nranks_, want_ll ? ll_tokens : 0);
+  impl_->L = kern::make_layout(cfg_, nranks_, want_ll ? ll_tokens : 0, llc_payload);
   impl_->L.sender_claims = impl_->L.sender_claims && want_sender_claims;
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();

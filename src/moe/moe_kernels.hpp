@@ -124,6 +124,14 @@ inline SYMMEM_HOST_DEVICE long long ll_channels_for(int n) { return n <= 2 ? 131
 // 9.40 against 8.66; at 4 x 8 and 2 x 16 slots one kernel won, 7.03 against 7.69, 6.72 / 7.32).
 constexpr int kLLOneKernelSlots = 32;
 constexpr int kLLMaxExperts = 1024;  // local experts the lines' publisher counts in shared memory
+// The lines combine's work item: a lane's vectors in kLLCLaneLines lines, so a segment is
+// kLLCSegLines lines (1 KiB of a row in narrow lines, 1.5 KiB in wide ones; combine_ll.cu).
+constexpr int kLLCLaneLines = 4;
+constexpr int kLLCSegLines = 32 * kLLCLaneLines;
+/// The lines combine's payload bytes a line for rows of `hidden` bf16 channels: narrow (8: one
+/// aligned word pair a line) for small rows, wide (12: 16/12 of the row on the links, against 2x)
+/// from 8 KiB rows. (First guess, to be measured: SYMMEM_MOE_LLC_WIDE.)
+inline SYMMEM_HOST_DEVICE int llc_payload_for(int hidden) { return 2LL * hidden >= 8192 ? 12 : 8; }
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
 // 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
 // kOneElectionDispatch, 2 and 3 by the one-kernel combine), then the work claims of a split
@@ -274,10 +282,11 @@ struct Layout {
   size_t ll_ops_off = 0, ll_base_off = 0;  // (local) the blocks' op counters [2][n R + 1], the claim bases [4][E_local]
   // The combine after a lines dispatch (combine_ll.cu), at llc_off: header lines [2][n] by
   // (operation parity, sender), then slots [2][n][R] of llc_slot_lines lines (a bf16 partial row as
-  // narrow lines) by (operation parity, sender, the row's index among this rank's rows to the
-  // sender: its dispatch slot there). Local at llc_marks_off: each block's last combined operation,
-  // [2][llc_blocks] (role 0 the send kernel's blocks, 1 the receive or both halves' kernel's).
-  uint32_t llc_slot_lines = 0, llc_blocks = 0;
+  // lines of llc_payload bytes: ws::kLLNarrow or ws::kLLPayload, make_layout; kLLCSegLines lines a
+  // segment of seg_bytes) by (operation parity, sender, the row's index among this rank's rows to
+  // the sender: its dispatch slot there). Local at llc_marks_off: each block's last combined
+  // operation, [2][llc_blocks] (role 0 the send kernel's blocks, 1 the receive or both halves').
+  uint32_t llc_slot_lines = 0, llc_blocks = 0, llc_payload = 8;
   size_t llc_off = 0, llc_marks_off = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
@@ -295,7 +304,8 @@ inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return static_c
 constexpr uint32_t kRingRowsWide = 1024;
 // ll_tokens: -1, small rounds travel as LL lines by the rule at kLLTokens; N >= 0, one round of at
 // most N tokens does (0: never, as SYMMEM_MOE_LL=0 gives; at most kLLMaxTokens).
-SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = -1);  // (exported for the host tests)
+// llc_payload: 0, the lines combine's format by llc_payload_for; ws::kLLNarrow or ws::kLLPayload forces one.
+SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = -1, int llc_payload = 0);  // (exported for the host tests)
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when
 /// Layout::trace is set (a debugging aid: no profiler reads the lent machines' counters). Each is

@@ -68,15 +68,24 @@ TEST(MoeConfig, RowsAndLayout) {
 }
 
 // Small rounds travel as lines both ways: the dispatch's slots, the combine's headers and slots (a
-// bf16 row as narrow lines) and its blocks' marks; none of it where the lines are off
-// (SYMMEM_MOE_LL=0) or the round is larger. The lines combine takes 1 KiB items at any size.
+// bf16 row as lines, a lane's vectors in 4 lines) and its blocks' marks; none of it where the
+// lines are off (SYMMEM_MOE_LL=0) or the round is larger. The lines combine takes items of 128
+// lines: 1 KiB of narrow lines, 1.5 KiB of wide ones (rows from 8 KiB, or SYMMEM_MOE_LLC_WIDE).
 TEST(MoeConfig, SmallRoundsTakeLineSlotsBothWays) {
   Config pplx{7168, 8, 256, 8, 0, true};
   const kern::Layout L = kern::make_layout(pplx, 8);
   ASSERT_TRUE(L.ll);
-  EXPECT_EQ(L.llc_slot_lines, 7168u * 2 / 8);
-  EXPECT_EQ(L.seg_bytes, kern::kSegBytes / 2);  // (8 x 8 rows x 7 items of 2 KiB would be 448: small; 1 KiB either way)
-  EXPECT_EQ(L.llc_blocks, static_cast<uint32_t>((8 * 8 * 14 + 7) / 8));
+  EXPECT_EQ(L.llc_payload, 12u);  // (14 KiB rows: wide)
+  EXPECT_EQ(L.seg_bytes, 1536);
+  EXPECT_EQ(L.llc_slot_lines, 10u * 128);  // ceil(14336 / 1536) segments, the last one partial
+  EXPECT_EQ(L.llc_blocks, static_cast<uint32_t>((8 * 8 * 10 + 7) / 8));
+  const kern::Layout N = kern::make_layout(pplx, 8, -1, 8);  // (SYMMEM_MOE_LLC_WIDE=0)
+  EXPECT_EQ(N.llc_payload, 8u);
+  EXPECT_EQ(N.seg_bytes, kern::kSegBytes / 2);
+  EXPECT_EQ(N.llc_slot_lines, 7168u * 2 / 8);
+  EXPECT_EQ(N.llc_blocks, static_cast<uint32_t>((8 * 8 * 14 + 7) / 8));
+  EXPECT_EQ(kern::make_layout(Config{2048, 6, 64, 8, 0, false}, 4).llc_payload, 8u);  // 4 KiB rows: narrow
+  EXPECT_EQ(kern::make_layout(Config{2056, 6, 64, 8, 0, false}, 4).llc_slot_lines, 5u * 128);  // a partial segment of 16 bytes
   EXPECT_GE(L.llc_marks_off, L.llc_off + (2 * 8 + 2 * 8 * 8 * static_cast<size_t>(L.llc_slot_lines)) * 16);
   EXPECT_LE(L.llc_marks_off + 2 * L.llc_blocks * sizeof(uint64_t), L.bytes);
   const kern::Layout off = kern::make_layout(pplx, 8, 0);
@@ -99,8 +108,9 @@ TEST(MoeConfig, SmallRoundsTakeLineSlotsBothWays) {
   EXPECT_FALSE(kern::make_layout(larger, 8, 1000).ll);  // past what the kernels take
   Config wide{2048, 6, 64, 8, 0, false};  // 8 ranks x 8 rows x 4 items: 256, small either way
   EXPECT_EQ(kern::make_layout(wide, 8).seg_bytes, kern::kSegBytes / 2);
-  Config many{8192, 8, 512, 8, 0, false};  // 8 x 8 x 8 items of 2 KiB: 512 (small); at 16 ranks 1024, still 1 KiB for the lines
-  EXPECT_EQ(kern::make_layout(many, 16).seg_bytes, kern::kSegBytes / 2);
+  Config many{8192, 8, 512, 8, 0, false};  // 8 x 8 x 8 items of 2 KiB: 512 (small); at 16 ranks 1024, the lines' item all the same
+  EXPECT_EQ(kern::make_layout(many, 16).seg_bytes, 1536);
+  EXPECT_EQ(kern::make_layout(many, 16, -1, 8).seg_bytes, kern::kSegBytes / 2);
 }
 
 // Combine's work items: 1 KiB where a one-round combine has at most kSmallCombineItems items of
@@ -116,14 +126,15 @@ TEST(MoeConfig, SmallCombinesTakeHalfSegments) {
   EXPECT_EQ(kern::make_layout(pplx128, 3).seg_bytes, kern::kSegBytes);      // 768
   EXPECT_EQ(kern::make_layout(decode, 2).seg_bytes, kern::kSegBytes);
   Config decode1{7168, 8, 256, 1, 0, true};
-  EXPECT_EQ(kern::make_layout(decode1, 4).seg_bytes, kern::kSegBytes / 2);
+  EXPECT_EQ(kern::make_layout(decode1, 4, 0).seg_bytes, kern::kSegBytes / 2);  // (staged: SYMMEM_MOE_LL=0)
   EXPECT_EQ(kern::make_layout(prefill, 2).seg_bytes, kern::kSegBytes);
   prefill.max_tokens = 8;
   prefill.round_tokens = 4;  // two rounds: the pipelined combine keeps 2 KiB
   EXPECT_EQ(kern::make_layout(prefill, 2).seg_bytes, kern::kSegBytes);
   EXPECT_EQ(kern::row_segments(kern::make_layout(pplx1, 2)), 4);   // 4 KiB rows in 1 KiB items
   EXPECT_EQ(kern::row_segments(kern::make_layout(decode, 2)), 7);   // 14 KiB rows in 2 KiB items
-  EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4)), 14);
+  EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4, 0)), 14);
+  EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4)), 10);  // (lines, wide: 1.5 KiB items)
 }
 
 // Small rounds travel as LL lines: one round of at most kLLTokens tokens (more where R x H is small
