@@ -50,7 +50,7 @@ std::string check_config(const Config& c, int n) {
 }  // namespace detail
 
 namespace kern {
-Layout make_layout(const Config& c, int n, int ll_tokens, int llc_payload) {
+Layout make_layout(const Config& c, int n, int ll_tokens, int ll_payload) {
   using symmem::detail::checked_add;
   using symmem::detail::checked_mul;
   Layout L;
@@ -72,7 +72,7 @@ Layout make_layout(const Config& c, int n, int ll_tokens, int llc_payload) {
   // The lines combine's format and item (combine_ll.cu: kLLCSegLines lines, of a lane's 2 or 3
   // vectors); otherwise (L.seg_bytes is kSegBytes here) half items for a small combine.
   if (L.ll) {
-    L.llc_payload = static_cast<uint32_t>(llc_payload != 0 ? llc_payload : llc_payload_for(c.hidden));
+    L.llc_payload = static_cast<uint32_t>(ll_payload != 0 ? ll_payload : ll_payload_for(n, L.round, 2LL * c.hidden));
     L.seg_bytes = static_cast<int>(kLLCSegLines * L.llc_payload);
   } else if (L.rounds == 1 && static_cast<long long>(n) * L.round * row_segments(L) <= kSmallCombineItems) {
     L.seg_bytes = kSegBytes / 2;
@@ -112,7 +112,8 @@ Layout make_layout(const Config& c, int n, int ll_tokens, int llc_payload) {
   L.token_q_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(c.max_tokens), "moe token row numbers"));
   if (L.ll) {
     const size_t message = static_cast<size_t>(c.hidden) * L.elem() + 4 * static_cast<size_t>(L.scale_words);
-    L.ll_slot_lines = static_cast<uint32_t>(1 + c.topk + ws::ll_lines<ws::kLLNarrow>(message));
+    L.ll_payload = static_cast<uint32_t>(ll_payload != 0 ? ll_payload : ll_payload_for(n, L.round, static_cast<long long>(message)));
+    L.ll_slot_lines = static_cast<uint32_t>(1 + c.topk + (L.ll_payload == ws::kLLNarrow ? ws::ll_lines<ws::kLLNarrow>(message) : ws::ll_lines<ws::kLLPayload>(message)));
     L.ll_off = take(checked_mul(slots, static_cast<size_t>(L.ll_slot_lines) * ws::kLLLineBytes, "moe line slots"));
     L.ll_ops_off = take(sizeof(uint64_t) * 2 * (static_cast<size_t>(n) * L.round + 1));
     L.ll_base_off = take(sizeof(unsigned) * 4 * static_cast<size_t>(L.experts_local));
@@ -221,13 +222,13 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
       why += (why.empty() ? "" : "; ") + std::string(e.what());
     }
   }
-  // SYMMEM_MOE_LLC_WIDE=1 / 0: the lines combine in wide / narrow lines whatever the row size (a
-  // measurement knob for kern::llc_payload_for), compared like the others.
-  int llc_payload = 0;  // (the rule)
-  if (const char* v = std::getenv("SYMMEM_MOE_LLC_WIDE"); v != nullptr && *v != 0) {
+  // SYMMEM_MOE_LL_WIDE=1 / 0: the lines dispatch's rows and the lines combine in wide / narrow
+  // lines whatever the size (a measurement knob for kern::ll_payload_for), compared like the others.
+  int ll_payload = 0;  // (the rule)
+  if (const char* v = std::getenv("SYMMEM_MOE_LL_WIDE"); v != nullptr && *v != 0) {
     const std::string w = v;
-    if (w == "0" || w == "1") llc_payload = w == "1" ? static_cast<int>(ws::kLLPayload) : static_cast<int>(ws::kLLNarrow);
-    else why += (why.empty() ? "" : "; ") + std::string("SYMMEM_MOE_LLC_WIDE=") + w + " is neither 0 nor 1 (unset it for the default)";
+    if (w == "0" || w == "1") ll_payload = w == "1" ? static_cast<int>(ws::kLLPayload) : static_cast<int>(ws::kLLNarrow);
+    else why += (why.empty() ? "" : "; ") + std::string("SYMMEM_MOE_LL_WIDE=") + w + " is neither 0 nor 1 (unset it for the default)";
   }
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
@@ -240,7 +241,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   std::ostringstream mine;
   mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
        << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
-  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims << ' ' << want_ll << ' ' << ll_tokens << ' ' << llc_payload;
+  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims << ' ' << want_ll << ' ' << ll_tokens << ' ' << ll_payload;
   auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
   bool slow_memory = true;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -252,7 +253,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r] != all[0])
       fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels "
-           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS SYMMEM_MOE_LL SYMMEM_MOE_LL_TOKENS SYMMEM_MOE_LLC_WIDE): rank " +
+           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS SYMMEM_MOE_LL SYMMEM_MOE_LL_TOKENS SYMMEM_MOE_LL_WIDE): rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
            std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
   }
@@ -260,7 +261,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   if (cfg_.kernels == Kernels::kOne && comm.shares_gpu())
     fail("moe::ExpertParallel: one kernel a round (Kernels::kOne) needs one rank per GPU (ranks of this team share a GPU, "
          "and a waiting grid of one could keep another's from running); use kAuto or kTwo here");
-  impl_->L = kern::make_layout(cfg_, nranks_, want_ll ? ll_tokens : 0, llc_payload);
+  impl_->L = kern::make_layout(cfg_, nranks_, want_ll ? ll_tokens : 0, ll_payload);
   impl_->L.sender_claims = impl_->L.sender_claims && want_sender_claims;
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
   const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();

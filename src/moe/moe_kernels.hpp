@@ -103,21 +103,21 @@ constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 
 // 256, the rest level.
 constexpr int kSmallCombineItems = 512;
 // One-round dispatches of few tokens travel as LL lines (Layout::ll, dispatch_ll.cu), and so do
-// their combines (combine_ll.cu): no fence, flag word or remote atomic on their path, but narrow
-// lines carry twice a row's bytes. Rounds of at most kLLTokens tokens a rank take them at any team
-// size; up to kLLMaxTokens (the kernels' limit: a warp's lanes hold the round's tokens) at up to 4
-// ranks where R x H is at most ll_channels_for (make_layout). 4 x H200, session 42 (bench/results/
-// *-s42c3-*; dispatch / combine us, lines against staged): 4 GPUs, 64 experts (H 2048) at 16
-// tokens 8.7 (two kernels) / 7.3 against 11.1 / 9.3, at 32 11.8 / 9.3 against 10.8 / 9.9 (level
-// as a pair); 256 experts (H 7168) at 16 9.6 / 12.7 against 11.6 / 11.0 (level), at 32 14.4 /
-// 20.6 against 12.5 / 13.4; 2 GPUs, 64 experts at 32 tokens 9.4 / 6.1 against 9.8 / 8.9, 256 at 16
-// 8.1 / 7.4 against 10.8 / 9.4, at 32 10.3 / 10.2 against 10.8 / 9.9. SYMMEM_MOE_LL_TOKENS=N (a
-// compared setting) takes them up to N tokens instead, for measurements.
+// their combines (combine_ll.cu): no fence, flag word or remote atomic on their path, but lines
+// carry 2x (narrow) or 4/3 (wide, ll_payload_for) of a row's bytes. Rounds of at most kLLTokens
+// tokens a rank take them at any team size; up to kLLMaxTokens (the kernels' limit: a warp's lanes
+// hold the round's tokens) at up to 4 ranks where R x H is at most ll_channels_for (make_layout).
+// Session 42 measured the first crossovers (*-s42c3-*: 4 GPUs, 64 experts at 16 tokens and 2
+// GPUs, 256 experts at 16, 64 at 32); session 43's coalesced combine moved them (below).
+// SYMMEM_MOE_LL_TOKENS=N (a compared setting) takes them up to N tokens instead, for measurements.
 constexpr int kLLTokens = 8;
 constexpr int kLLMaxTokens = 32;
 /// The most R x H (tokens a round x hidden) that takes the lines beyond kLLTokens at n ranks (0:
-/// none; not measured above 4 ranks).
-inline SYMMEM_HOST_DEVICE long long ll_channels_for(int n) { return n <= 2 ? 131072 : n <= 4 ? 32768 : 0; }
+/// none; not measured above 4 ranks). Session 43 (4 x H200, bench/results/*-s43c1-*; the combine's
+/// lines in coalesced order and wide lines where ll_payload_for says so; pair us, lines against
+/// staged): 4 GPUs, 64 experts at 16 and 32 tokens 14.8 / 18.4 against 20.4 / 20.6, 256 experts at
+/// 16 17.5 against 22.5, at 32 26.4 against 25.8; 2 GPUs, 256 experts at 32 16.9 against 20.6.
+inline SYMMEM_HOST_DEVICE long long ll_channels_for(int n) { return n <= 2 ? 262144 : n <= 4 ? 131072 : 0; }
 // The lines dispatch runs as one kernel only where its n x R slots are at most this many (and its
 // grid stays resident): beyond it the send blocks and the slots' blocks in one grid were slower
 // than two kernels (4 x H200, session 42: 4 ranks at 16 tokens 9.55 against 8.65 us, 2 ranks at 32
@@ -128,10 +128,17 @@ constexpr int kLLMaxExperts = 1024;  // local experts the lines' publisher count
 // kLLCSegLines lines (1 KiB of a row in narrow lines, 1.5 KiB in wide ones; combine_ll.cu).
 constexpr int kLLCLaneLines = 4;
 constexpr int kLLCSegLines = 32 * kLLCLaneLines;
-/// The lines combine's payload bytes a line for rows of `hidden` bf16 channels: narrow (8: one
-/// aligned word pair a line) for small rows, wide (12: 16/12 of the row on the links, against 2x)
-/// from 8 KiB rows. (First guess, to be measured: SYMMEM_MOE_LLC_WIDE.)
-inline SYMMEM_HOST_DEVICE int llc_payload_for(int hidden) { return 2LL * hidden >= 8192 ? 12 : 8; }
+/// Payload bytes a line (ws::kLLNarrow or ws::kLLPayload) for the lines of R rows of `row` bytes
+/// each at n ranks (the dispatch's messages, the combine's bf16 rows; every rank alike): narrow
+/// lines (one aligned word pair a line) for few bytes, wide ones (16/12 of the row on the links,
+/// against 2x) where R x row x (n - 1) reaches 384 KiB. 4 x H200, session 43 (bench/results/
+/// *-s43c1-*, combine us, narrow / wide): 4 GPUs, 64 experts (4 KiB rows) at 1, 8 and 16 tokens
+/// 4.99 / 5.43, 5.50 / 5.56, 6.20 / 6.30, at 32 6.67 / 6.52; 256 experts (14 KiB) at 1 and 8
+/// tokens 5.62 / 6.19, 6.28 / 6.50, at 16 and 32 8.49 / 7.95, 13.94 / 12.23; 2 GPUs, 256 experts
+/// at 16 tokens 5.97 / 6.41, at 32 7.80 / 7.22.
+inline SYMMEM_HOST_DEVICE int ll_payload_for(int n, int R, long long row) {
+  return static_cast<long long>(R) * row * (n - 1) >= 393216 ? 12 : 8;
+}
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
 // 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
 // kOneElectionDispatch, 2 and 3 by the one-kernel combine), then the work claims of a split
@@ -275,14 +282,15 @@ struct Layout {
   int seg_bytes = kSegBytes;
   // One round of at most kLLTokens tokens (SYMMEM_MOE_LL_TOKENS; SYMMEM_MOE_LL=0: none; both compared settings): the
   // dispatch travels as LL lines (dispatch_ll.cu) through slots [2][n][R] of ll_slot_lines lines
-  // (line 0, K routing lines, the row and its scale words as narrow lines) at ll_off.
+  // (line 0 and K routing lines, narrow; the row and its scale words in lines of ll_payload bytes)
+  // at ll_off.
   bool ll = false;
-  uint32_t ll_slot_lines = 0;
+  uint32_t ll_slot_lines = 0, ll_payload = 8;  // (the row lines' format: ll_payload_for)
   size_t ll_off = 0;
   size_t ll_ops_off = 0, ll_base_off = 0;  // (local) the blocks' op counters [2][n R + 1], the claim bases [4][E_local]
   // The combine after a lines dispatch (combine_ll.cu), at llc_off: header lines [2][n] by
   // (operation parity, sender), then slots [2][n][R] of llc_slot_lines lines (a bf16 partial row as
-  // lines of llc_payload bytes: ws::kLLNarrow or ws::kLLPayload, make_layout; kLLCSegLines lines a
+  // lines of llc_payload bytes: ws::kLLNarrow or ws::kLLPayload, ll_payload_for; kLLCSegLines lines a
   // segment of seg_bytes) by (operation parity, sender, the row's index among this rank's rows to
   // the sender: its dispatch slot there). Local at llc_marks_off: each block's last combined
   // operation, [2][llc_blocks] (role 0 the send kernel's blocks, 1 the receive or both halves').
@@ -304,8 +312,9 @@ inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return static_c
 constexpr uint32_t kRingRowsWide = 1024;
 // ll_tokens: -1, small rounds travel as LL lines by the rule at kLLTokens; N >= 0, one round of at
 // most N tokens does (0: never, as SYMMEM_MOE_LL=0 gives; at most kLLMaxTokens).
-// llc_payload: 0, the lines combine's format by llc_payload_for; ws::kLLNarrow or ws::kLLPayload forces one.
-SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = -1, int llc_payload = 0);  // (exported for the host tests)
+// ll_payload: 0, the lines' formats by ll_payload_for; ws::kLLNarrow or ws::kLLPayload forces
+// one for the dispatch's row lines and the combine's lines alike (SYMMEM_MOE_LL_WIDE).
+SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = -1, int ll_payload = 0);  // (exported for the host tests)
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when
 /// Layout::trace is set (a debugging aid: no profiler reads the lent machines' counters). Each is

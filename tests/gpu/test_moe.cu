@@ -332,18 +332,20 @@ TEST(Moe, SmallRoundsTravelAsLines) {
     });
     if (!why.empty()) why = "32 tokens (SYMMEM_MOE_LL_TOKENS=32): " + why;
   }
-  // The combine in each line format at row sizes of the other's rule (SYMMEM_MOE_LLC_WIDE): H 320
-  // and 8320 end inside a segment, so some lanes send 2 or 3 of their 4 lines.
+  // Each line format (SYMMEM_MOE_LL_WIDE) at sizes of the other's rule. The dispatch's row lines:
+  // fp8 H 320 with 3 scale words and ue8m0 H 256 with one packed word (wide: a line holding both
+  // payload and scale words), bf16 H 8320. The combine: H 320 and 8320 end inside a segment, so
+  // some lanes send 2 or 3 of their 4 lines.
   for (const char* wide : {"1", "0"}) {
     if (!why.empty()) break;
-    ScopedEnv env("SYMMEM_MOE_LLC_WIDE", wide);
-    for (int i : {1, 3}) {
+    ScopedEnv env("SYMMEM_MOE_LL_WIDE", wide);
+    for (int i : {1, 2, 3}) {
       why = attempt([&] {
         throw_if(run_moe(shapes[i], false, 1));
         throw_if(run_moe(shapes[i], true, 2, 3));
       });
       if (!why.empty()) {
-        why = std::string("SYMMEM_MOE_LLC_WIDE=") + wide + ", H " + std::to_string(shapes[i].hidden) + ": " + why;
+        why = std::string("SYMMEM_MOE_LL_WIDE=") + wide + ", H " + std::to_string(shapes[i].hidden) + ": " + why;
         break;
       }
     }

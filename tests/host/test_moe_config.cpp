@@ -70,21 +70,23 @@ TEST(MoeConfig, RowsAndLayout) {
 // Small rounds travel as lines both ways: the dispatch's slots, the combine's headers and slots (a
 // bf16 row as lines, a lane's vectors in 4 lines) and its blocks' marks; none of it where the
 // lines are off (SYMMEM_MOE_LL=0) or the round is larger. The lines combine takes items of 128
-// lines: 1 KiB of narrow lines, 1.5 KiB of wide ones (rows from 8 KiB, or SYMMEM_MOE_LLC_WIDE).
+// lines: 1 KiB of narrow lines, 1.5 KiB of wide ones (ll_payload_for, or SYMMEM_MOE_LL_WIDE).
 TEST(MoeConfig, SmallRoundsTakeLineSlotsBothWays) {
   Config pplx{7168, 8, 256, 8, 0, true};
   const kern::Layout L = kern::make_layout(pplx, 8);
   ASSERT_TRUE(L.ll);
-  EXPECT_EQ(L.llc_payload, 12u);  // (14 KiB rows: wide)
+  EXPECT_EQ(L.llc_payload, 12u);  // (8 x 14 KiB x 7: wide)
   EXPECT_EQ(L.seg_bytes, 1536);
   EXPECT_EQ(L.llc_slot_lines, 10u * 128);  // ceil(14336 / 1536) segments, the last one partial
   EXPECT_EQ(L.llc_blocks, static_cast<uint32_t>((8 * 8 * 10 + 7) / 8));
-  const kern::Layout N = kern::make_layout(pplx, 8, -1, 8);  // (SYMMEM_MOE_LLC_WIDE=0)
+  const kern::Layout N = kern::make_layout(pplx, 8, -1, 8);  // (SYMMEM_MOE_LL_WIDE=0)
   EXPECT_EQ(N.llc_payload, 8u);
   EXPECT_EQ(N.seg_bytes, kern::kSegBytes / 2);
   EXPECT_EQ(N.llc_slot_lines, 7168u * 2 / 8);
   EXPECT_EQ(N.llc_blocks, static_cast<uint32_t>((8 * 8 * 14 + 7) / 8));
-  EXPECT_EQ(kern::make_layout(Config{2048, 6, 64, 8, 0, false}, 4).llc_payload, 8u);  // 4 KiB rows: narrow
+  EXPECT_EQ(kern::make_layout(Config{2048, 6, 64, 8, 0, false}, 4).llc_payload, 8u);  // 8 x 4 KiB x 3: narrow
+  EXPECT_EQ(kern::make_layout(Config{2048, 6, 64, 32, 0, false}, 4).llc_payload, 12u);  // 32 x 4 KiB x 3: wide
+  EXPECT_EQ(kern::make_layout(Config{7168, 8, 256, 16, 0, false}, 2).llc_payload, 8u);  // 16 x 14 KiB x 1: narrow
   EXPECT_EQ(kern::make_layout(Config{2056, 6, 64, 8, 0, false}, 4).llc_slot_lines, 5u * 128);  // a partial segment of 16 bytes
   EXPECT_GE(L.llc_marks_off, L.llc_off + (2 * 8 + 2 * 8 * 8 * static_cast<size_t>(L.llc_slot_lines)) * 16);
   EXPECT_LE(L.llc_marks_off + 2 * L.llc_blocks * sizeof(uint64_t), L.bytes);
@@ -94,15 +96,16 @@ TEST(MoeConfig, SmallRoundsTakeLineSlotsBothWays) {
   EXPECT_LT(off.bytes, L.bytes - 2 * 8 * 8 * static_cast<size_t>(L.llc_slot_lines) * 16);  // no line slots at all
   Config larger{7168, 8, 256, 16, 0, true};
   EXPECT_FALSE(kern::make_layout(larger, 8).ll);
-  EXPECT_FALSE(kern::make_layout(larger, 4).ll);     // 16 x 7168 channels: over 4 ranks' 32768
-  EXPECT_TRUE(kern::make_layout(larger, 2).ll);      // under 2 ranks' 131072
+  EXPECT_TRUE(kern::make_layout(larger, 4).ll);      // 16 x 7168 channels: under 4 ranks' 131072
   EXPECT_TRUE(kern::make_layout(larger, 8, 16).ll);  // (SYMMEM_MOE_LL_TOKENS=16)
-  Config mid{2048, 6, 64, 16, 0, false};             // 16 x 2048 = 32768
+  larger.max_tokens = 32;                            // 229376
+  EXPECT_FALSE(kern::make_layout(larger, 4).ll);
+  EXPECT_FALSE(kern::make_layout(larger, 3).ll);
+  EXPECT_TRUE(kern::make_layout(larger, 2).ll);      // under 2 ranks' 262144
+  Config mid{2048, 6, 64, 32, 0, false};             // 32 x 2048 = 65536
   EXPECT_TRUE(kern::make_layout(mid, 4).ll);
   EXPECT_TRUE(kern::make_layout(mid, 3).ll);
   EXPECT_FALSE(kern::make_layout(mid, 5).ll);        // (not measured above 4 ranks: 8 tokens at most)
-  mid.max_tokens = 32;                               // 65536
-  EXPECT_FALSE(kern::make_layout(mid, 4).ll);
   EXPECT_TRUE(kern::make_layout(mid, 2).ll);
   larger.max_tokens = kern::kLLMaxTokens + 1;
   EXPECT_FALSE(kern::make_layout(larger, 8, 1000).ll);  // past what the kernels take
@@ -134,7 +137,8 @@ TEST(MoeConfig, SmallCombinesTakeHalfSegments) {
   EXPECT_EQ(kern::row_segments(kern::make_layout(pplx1, 2)), 4);   // 4 KiB rows in 1 KiB items
   EXPECT_EQ(kern::row_segments(kern::make_layout(decode, 2)), 7);   // 14 KiB rows in 2 KiB items
   EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4, 0)), 14);
-  EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4)), 10);  // (lines, wide: 1.5 KiB items)
+  EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4)), 14);        // (lines, narrow: 1 KiB items)
+  EXPECT_EQ(kern::row_segments(kern::make_layout(decode1, 4, -1, 12)), 10);  // (wide: 1.5 KiB items)
 }
 
 // Small rounds travel as LL lines: one round of at most kLLTokens tokens (more where R x H is small
@@ -155,6 +159,11 @@ TEST(MoeConfig, SmallRoundsTravelAsLines) {
   EXPECT_EQ(kern::make_layout(bf, 2).ll_slot_lines, 1u + 6u + 512u);
   Config odd{320, 8, 16, 3, 0, true};  // 320 bytes and 3 scale words: 41.5 -> 42 lines
   EXPECT_EQ(kern::make_layout(odd, 2).ll_slot_lines, 1u + 8u + 42u);
+  EXPECT_EQ(kern::make_layout(odd, 2, -1, 12).ll_slot_lines, 1u + 8u + 28u);  // (wide: 332 / 12 -> 28 lines)
+  EXPECT_EQ(kern::make_layout(odd, 2, -1, 12).ll_payload, 12u);
+  EXPECT_EQ(L.ll_payload, 8u);  // (one row of 7392 bytes x 3: narrow)
+  EXPECT_EQ(kern::make_layout(Config{7168, 8, 256, 32, 0, true}, 2).ll_payload, 8u);    // 32 x 7392 x 1
+  EXPECT_EQ(kern::make_layout(Config{2048, 6, 64, 32, 0, false}, 4).ll_payload, 12u);  // 32 x 4096 x 3
   Config many{256, 4, 2 * (kern::kLLMaxExperts + 1), 1, 0, false};  // more local experts than the publisher counts
   EXPECT_FALSE(kern::make_layout(many, 2).ll);
   bf.max_tokens = kern::kLLTokens + 1;
