@@ -72,6 +72,8 @@ namespace {
 constexpr int kWarps = kThreads / 32;
 constexpr int kBatch = 8;  // row lines a thread loads before it stores any (loads in flight together)
 constexpr int kPublish = 4;  // routing lines the publisher's threads poll at once each
+constexpr int kRouted = kLLMaxTokens / kWarps;  // tokens a warp routes at most
+static_assert(kRouted * kWarps == kLLMaxTokens, "the warps route every token");
 constexpr uint32_t kNoRow = 0xFFFFFFFFu;
 constexpr unsigned kFull = 0xffffffffu;
 
@@ -125,15 +127,20 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   __shared__ uint64_t smask[kLLMaxTokens];
   __shared__ int sslot[pad::kMaxTeam], scount[pad::kMaxTeam];
   stamp0(h, L, kDispSendStart);
-  // Warp w routes tokens w, w + kWarps, ...; it keeps the lanes' entries of this block's token.
+  // Warp w routes tokens w, w + kWarps, ... (every entry loaded before the first mask: one round
+  // trip, not one a token); it keeps the lanes' entries of this block's token.
   int expert = -1, dest = -1;
-  long long v = -1;
-  for (int u = warp; u < T; u += kWarps) {
+  long long v = -1, vs[kRouted];
+#pragma unroll
+  for (int k = 0; k < kRouted; ++k) vs[k] = warp + k * kWarps < T ? token_entry<Idx>(a.topk_idx, a.r.t0 + warp + k * kWarps, K) : -1;
+#pragma unroll
+  for (int k = 0; k < kRouted; ++k) {
+    const int u = warp + k * kWarps;
+    if (u >= T) break;
     int e, ds;
-    long long vv;
-    const uint64_t m = token_mask<Idx>(a.topk_idx, a.r.t0 + u, K, a.num_experts, El, e, ds, vv);
+    const uint64_t m = token_mask_of(vs[k], a.num_experts, El, e, ds);
     if (lane == 0) smask[u] = m;
-    if (u == b) expert = e, dest = ds, v = vv;
+    if (u == b) expert = e, dest = ds, v = vs[k];
   }
   __syncthreads();
   for (int d = threadIdx.x; d < n; d += blockDim.x) {

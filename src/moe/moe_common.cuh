@@ -375,6 +375,24 @@ __device__ __forceinline__ void note_bad_index(const DeviceHandle& h, int t, lon
   atomicExch(reinterpret_cast<unsigned long long*>(h.local_signals + kBadIndexSlot), 1ull);
 }
 
+/// Lane k < K's entry of token t (-1 on the other lanes), as token_mask_of takes it.
+template <class Idx>
+__device__ __forceinline__ long long token_entry(const void* topk_idx, int t, int K) {
+  return lane_id() < K ? static_cast<long long>(static_cast<const Idx*>(topk_idx)[static_cast<size_t>(t) * K + lane_id()]) : -1;
+}
+/// token_mask of entries already loaded (token_entry), so a caller can have several tokens' loads
+/// in flight at once.
+__device__ __forceinline__ uint64_t token_mask_of(long long v, int num_experts, int El, int& expert, int& dest) {
+  expert = dest = -1;
+  if (v >= 0 && v < num_experts) {
+    expert = static_cast<int>(v);
+    dest = expert / El;
+  }
+  uint64_t mask = dest >= 0 ? 1ull << dest : 0;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
+  return mask;
+}
 /// Token t's routing, on a whole warp: lane k < K holds its expert and that expert's rank (else
 /// -1 for both; v: the index read there, -1 on lanes >= K), every lane the mask of the token's
 /// ranks. An index outside [0, num_experts) routes nowhere; routed_badly tells the callers that
@@ -382,19 +400,8 @@ __device__ __forceinline__ void note_bad_index(const DeviceHandle& h, int t, lon
 template <class Idx>
 __device__ __forceinline__ uint64_t token_mask(const void* topk_idx, int t, int K, int num_experts, int El, int& expert, int& dest,
                                                long long& v) {
-  expert = dest = -1;
-  v = -1;
-  if (lane_id() < K) {
-    v = static_cast<long long>(static_cast<const Idx*>(topk_idx)[static_cast<size_t>(t) * K + lane_id()]);
-    if (v >= 0 && v < num_experts) {
-      expert = static_cast<int>(v);
-      dest = expert / El;
-    }
-  }
-  uint64_t mask = dest >= 0 ? 1ull << dest : 0;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) mask |= __shfl_xor_sync(0xffffffffu, mask, o);
-  return mask;
+  v = token_entry<Idx>(topk_idx, t, K);
+  return token_mask_of(v, num_experts, El, expert, dest);
 }
 __device__ __forceinline__ bool routed_badly(int expert, long long v) { return expert < 0 && v != -1; }
 
