@@ -18,9 +18,7 @@
 // Lines, in each rank's area at Layout::ll_off: slot (operation parity, source s, row j), j < R, of
 // Layout::ll_slot_lines lines: line 0 the row's source token (or ~0: no row j from s in this
 // operation) and the number of rows s sends this rank, lines 1..K entry k's local expert (or -1)
-// and weight (narrow lines), then the row (payload, then its scale words) in lines of
-// Layout::ll_payload bytes (narrow, or wide where the round moves many bytes: ll_payload_for,
-// row_line). Source s writes line 0 of every slot
+// and weight, then the row (payload, then its scale words). Source s writes line 0 of every slot
 // (s, j) of every rank in every operation, the rest only of its rows; the rank a row goes to and
 // its slot follow from the operation's routing alone (a token's slot on rank d is the number of
 // s's earlier tokens that go to d), so no claim crosses the links.
@@ -90,34 +88,18 @@ struct Poll {
   }
 };
 
-// Row lines of format P (Layout::ll_payload): line i carries words [W i, W i + W) (W = P / 4) of
-// the row's message, its payload (a multiple of 16 bytes) and then its scale words.
-template <size_t P>
-using RowLine = device::LLDataT<P>;
-// Line i of token t's row message.
-template <size_t P>
-__device__ __forceinline__ RowLine<P> row_line(const char* row, size_t payload, const uint32_t* scales, int words, int i) {
-  constexpr int W = RowLine<P>::kWords;
-  const size_t w0 = static_cast<size_t>(i) * W, pw = payload / 4;
-  const uint32_t* rw = reinterpret_cast<const uint32_t*>(row);
-  RowLine<P> d;
-  if (W == 2 && w0 + W <= pw) {  // (narrow: one aligned 8-byte load)
-    const uint2 v = *reinterpret_cast<const uint2*>(rw + w0);
-    d.w[0] = v.x, d.w[W - 1] = v.y;
-    return d;
-  }
-#pragma unroll
-  for (int k = 0; k < W; ++k) {
-    const size_t w = w0 + k;
-    d.w[k] = w < pw ? rw[w] : w - pw < static_cast<size_t>(words) ? scales[w - pw] : 0u;
-  }
-  return d;
+// Line i of token t's row message: its payload, then its scale words.
+__device__ __forceinline__ uint2 row_line(const char* row, size_t payload, const uint32_t* scales, int words, int i) {
+  const size_t off = static_cast<size_t>(i) * 8;
+  if (off < payload) return *reinterpret_cast<const uint2*>(row + off);
+  const int w = static_cast<int>((off - payload) / 4);
+  return make_uint2(scales[w], w + 1 < words ? scales[w + 1] : 0u);
 }
 
 // The send half, every block: warp u routes token u of the round (all of them, so each block knows
 // every row's slot on every rank); block b sends token b to each rank it goes to (line 0, the K
 // routing lines, the row) and block 0 writes line 0 of every slot no row of this rank fills.
-template <class Idx, size_t P>
+template <class Idx>
 __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
@@ -183,11 +165,11 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   const char* row = a.x + static_cast<size_t>(t) * payload;
   const uint32_t* sc = L.scale_words ? a.scales + static_cast<size_t>(t) * L.scale_words : nullptr;
   for (int i0 = static_cast<int>(threadIdx.x); i0 < lines; i0 += kBatch * static_cast<int>(blockDim.x)) {
-    RowLine<P> w[kBatch];
+    uint2 w[kBatch];
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
       const int i = i0 + k * static_cast<int>(blockDim.x);
-      if (i < lines) w[k] = row_line<P>(row, payload, sc, L.scale_words, i);
+      if (i < lines) w[k] = row_line(row, payload, sc, L.scale_words, i);
     }
     for (uint64_t m = mask; m != 0; m &= m - 1) {
       const int d = __ffsll(static_cast<long long>(m)) - 1;
@@ -195,7 +177,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
 #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         const int i = i0 + k * static_cast<int>(blockDim.x);
-        if (i < lines) device::ll_store(rl + i, w[k], flag);
+        if (i < lines) put_line(rl + i, w[k].x, w[k].y, flag);
       }
     }
   }
@@ -230,9 +212,8 @@ __device__ __forceinline__ bool poll_header(const DeviceHandle& h, const LLLine*
 
 // This thread's lines first + k * blockDim.x (k < kBatch) of a row, all loaded before any is
 // checked. False (the error recorded) on a timeout.
-template <size_t P>
 __device__ __forceinline__ bool poll_rows(const DeviceHandle& h, const LLLine* rows, int lines, int first, uint32_t flag, int src,
-                                          RowLine<P> (&w)[kBatch]) {
+                                          uint2 (&w)[kBatch]) {
   unsigned pending = 0;
 #pragma unroll
   for (int k = 0; k < kBatch; ++k)
@@ -249,8 +230,7 @@ __device__ __forceinline__ bool poll_rows(const DeviceHandle& h, const LLLine* r
     for (int k = 0; k < kBatch; ++k) {
       if (((pending >> k) & 1u) == 0) continue;
       if (ws::ll_carries(l[k], flag)) {
-#pragma unroll
-        for (int q = 0; q < RowLine<P>::kWords; ++q) w[k].w[q] = ws::ll_word<P>(l[k], q);
+        w[k] = line_words(l[k]);
         pending &= ~(1u << k);
       } else if (at_line < 0) {
         at_line = first + k * static_cast<int>(blockDim.x);
@@ -263,28 +243,22 @@ __device__ __forceinline__ bool poll_rows(const DeviceHandle& h, const LLLine* r
 }
 
 // This thread's row lines into each kept expert row (payload) or its scale words.
-template <size_t P>
 __device__ __forceinline__ void store_rows(const Layout& L, const DispatchRecvArgs& a, const size_t* out_row, int ndst, int first,
-                                           const RowLine<P> (&w)[kBatch], int lines) {
-  constexpr int W = RowLine<P>::kWords;
-  const size_t payload = static_cast<size_t>(L.hidden) * L.elem(), pw = payload / 4;
+                                           const uint2 (&w)[kBatch], int lines) {
+  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
 #pragma unroll
   for (int k = 0; k < kBatch; ++k) {
     const int i = first + k * static_cast<int>(blockDim.x);
     if (i >= lines) continue;
-    const size_t w0 = static_cast<size_t>(i) * W;
-    if (W == 2 && w0 + W <= pw) {  // (narrow: one aligned 8-byte store an expert row)
-      for (int q = 0; q < ndst; ++q) *reinterpret_cast<uint2*>(a.recv_x + out_row[q] * payload + 4 * w0) = make_uint2(w[k].w[0], w[k].w[W - 1]);
-      continue;
-    }
-    for (int q = 0; q < ndst; ++q) {
-      uint32_t* x = reinterpret_cast<uint32_t*>(a.recv_x + out_row[q] * payload);
-      uint32_t* sc = L.scale_words ? a.recv_scales + out_row[q] * L.scale_words : nullptr;
-#pragma unroll
-      for (int e = 0; e < W; ++e) {
-        const size_t wd = w0 + e;
-        if (wd < pw) x[wd] = w[k].w[e];
-        else if (wd - pw < static_cast<size_t>(L.scale_words)) sc[wd - pw] = w[k].w[e];
+    const size_t off = static_cast<size_t>(i) * 8;
+    if (off < payload) {
+      for (int q = 0; q < ndst; ++q) *reinterpret_cast<uint2*>(a.recv_x + out_row[q] * payload + off) = w[k];
+    } else {
+      const int sw = static_cast<int>((off - payload) / 4);
+      for (int q = 0; q < ndst; ++q) {
+        uint32_t* d = a.recv_scales + out_row[q] * L.scale_words + sw;
+        d[0] = w[k].x;
+        if (sw + 1 < L.scale_words) d[1] = w[k].y;
       }
     }
   }
@@ -307,7 +281,6 @@ __device__ __forceinline__ unsigned* ll_base(const DeviceHandle& h, const Layout
 // A slot of this rank, by its owner block: line 0 and the routing (every warp; warp 0 claims the
 // expert rows with local atomics, less the base, and writes the record), the row into each kept
 // expert row.
-template <size_t P>
 __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t op, int item) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
@@ -324,10 +297,10 @@ __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t
   const bool ok = poll_header(h, slot, K, flag, s, mine);
   const uint32_t tok = __shfl_sync(kFull, mine.x, 0);
   const bool row = ok && tok != kNoRow;
-  RowLine<P> w[kBatch];
+  uint2 w[kBatch];
   const int first = static_cast<int>(threadIdx.x);
   bool rows_ok = true;
-  if (row && warp != 0) rows_ok = poll_rows<P>(h, slot + 1 + K, lines, first, flag, s, w);
+  if (row && warp != 0) rows_ok = poll_rows(h, slot + 1 + K, lines, first, flag, s, w);
   if (row && warp == 0) {
     // Lane k + 1 claims entry k's row in its local expert (up to the capacity) and writes the record.
     int le = -1;
@@ -350,12 +323,12 @@ __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t
     if (lane == 0) ndst = __popc(keep);
   }
   __syncthreads();
-  if (row && warp == 0) rows_ok = poll_rows<P>(h, slot + 1 + K, lines, first, flag, s, w);
-  if (row && rows_ok) store_rows<P>(L, a, out_row, ndst, first, w, lines);
+  if (row && warp == 0) rows_ok = poll_rows(h, slot + 1 + K, lines, first, flag, s, w);
+  if (row && rows_ok) store_rows(L, a, out_row, ndst, first, w, lines);
   // Rows longer than one batch a thread: the rest, a batch at a time.
   for (int f = first + kBatch * static_cast<int>(blockDim.x); row && rows_ok && f < lines; f += kBatch * static_cast<int>(blockDim.x)) {
-    rows_ok = poll_rows<P>(h, slot + 1 + K, lines, f, flag, s, w);
-    if (rows_ok) store_rows<P>(L, a, out_row, ndst, f, w, lines);
+    rows_ok = poll_rows(h, slot + 1 + K, lines, f, flag, s, w);
+    if (rows_ok) store_rows(L, a, out_row, ndst, f, w, lines);
   }
   if (ws::cleans(op)) {  // the row's lines (only this block reads them) back to zero; the routing lines: ll_recv
     __syncthreads();
@@ -454,12 +427,11 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
 // The receive half: blocks [0, n x R) a slot each, block n x R the publisher. In the two
 // operations before the flag wraps, the last block to finish zeroes every slot's routing lines
 // (the owner and the publisher read them; every block arrives once done reading).
-template <size_t P>
 __device__ __forceinline__ void ll_recv(const DispatchRecvArgs& a, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int slots = L.n * L.round, b = static_cast<int>(blockIdx.x);
-  if (b < slots) ll_recv_slot<P>(a, op, b);
+  if (b < slots) ll_recv_slot(a, op, b);
   else ll_publish(a, op);
   if (ws::cleans(op) && last_block(at<unsigned>(h, L.arrive_off) + 1)) {
     const int per = 1 + L.topk, opar = static_cast<int>(op & 1);
@@ -471,34 +443,33 @@ __device__ __forceinline__ void ll_recv(const DispatchRecvArgs& a, uint64_t op) 
   }
 }
 
-template <class Idx, size_t P>
+template <class Idx>
 __global__ void __launch_bounds__(kThreads) dispatch_ll_send_kernel(DispatchArgs a) {
   coll::pdl_wait();
   uint64_t* ops = ll_ops(a.h, a.L, 0);
   const uint64_t op = ops[blockIdx.x] + 1;
-  ll_send<Idx, P>(a, op);
+  ll_send<Idx>(a, op);
   __syncthreads();
   if (threadIdx.x == 0) ops[blockIdx.x] = op;
 }
-template <size_t P>
 __global__ void __launch_bounds__(kThreads) dispatch_ll_recv_kernel(DispatchRecvArgs a) {
   coll::pdl_wait();
   uint64_t* ops = ll_ops(a.h, a.L, 1);
   const uint64_t op = ops[blockIdx.x] + 1;
-  ll_recv<P>(a, op);
+  ll_recv(a, op);
   __syncthreads();
   if (threadIdx.x == 0) ops[blockIdx.x] = op;
 }
 // Both halves in one grid (every block resident: a block may wait for its own rank's rows, sent by
 // another block of this grid). Its blocks keep both roles' counters (the halves may be called
 // apart later).
-template <class Idx, size_t P>
+template <class Idx>
 __global__ void __launch_bounds__(kThreads) dispatch_ll_kernel(const __grid_constant__ DispatchArgs s, const __grid_constant__ DispatchRecvArgs r) {
   coll::pdl_wait();
   uint64_t* ops = ll_ops(s.h, s.L, 1);
   const uint64_t op = ops[blockIdx.x] + 1;
-  ll_send<Idx, P>(s, op);
-  ll_recv<P>(r, op);
+  ll_send<Idx>(s, op);
+  ll_recv(r, op);
   __syncthreads();
   if (threadIdx.x == 0) {
     ops[blockIdx.x] = op;
@@ -508,37 +479,20 @@ __global__ void __launch_bounds__(kThreads) dispatch_ll_kernel(const __grid_cons
 
 }  // namespace
 
-// (Layout::ll_payload picks the row lines' format, the same on every rank: make_layout.)
 void launch_dispatch_ll(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s) {
-  const bool narrow = send.L.ll_payload == ws::kLLNarrow;
-  if (send.idx_int64) {
-    if (narrow) coll::launch(dispatch_ll_kernel<long long, ws::kLLNarrow>, blocks, kThreads, s, send, recv);
-    else coll::launch(dispatch_ll_kernel<long long, ws::kLLPayload>, blocks, kThreads, s, send, recv);
-  } else {
-    if (narrow) coll::launch(dispatch_ll_kernel<int, ws::kLLNarrow>, blocks, kThreads, s, send, recv);
-    else coll::launch(dispatch_ll_kernel<int, ws::kLLPayload>, blocks, kThreads, s, send, recv);
-  }
+  if (send.idx_int64) coll::launch(dispatch_ll_kernel<long long>, blocks, kThreads, s, send, recv);
+  else coll::launch(dispatch_ll_kernel<int>, blocks, kThreads, s, send, recv);
 }
 void launch_dispatch_ll_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
-  const bool narrow = a.L.ll_payload == ws::kLLNarrow;
-  if (a.idx_int64) {
-    if (narrow) coll::launch(dispatch_ll_send_kernel<long long, ws::kLLNarrow>, blocks, kThreads, s, a);
-    else coll::launch(dispatch_ll_send_kernel<long long, ws::kLLPayload>, blocks, kThreads, s, a);
-  } else {
-    if (narrow) coll::launch(dispatch_ll_send_kernel<int, ws::kLLNarrow>, blocks, kThreads, s, a);
-    else coll::launch(dispatch_ll_send_kernel<int, ws::kLLPayload>, blocks, kThreads, s, a);
-  }
+  if (a.idx_int64) coll::launch(dispatch_ll_send_kernel<long long>, blocks, kThreads, s, a);
+  else coll::launch(dispatch_ll_send_kernel<int>, blocks, kThreads, s, a);
 }
 void launch_dispatch_ll_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s) {
-  if (a.L.ll_payload == ws::kLLNarrow) coll::launch(dispatch_ll_recv_kernel<ws::kLLNarrow>, blocks, kThreads, s, a);
-  else coll::launch(dispatch_ll_recv_kernel<ws::kLLPayload>, blocks, kThreads, s, a);
+  coll::launch(dispatch_ll_recv_kernel, blocks, kThreads, s, a);
 }
 int dispatch_ll_resident_blocks_per_sm() {
   int least = 1 << 30;
-  for (const void* k : {reinterpret_cast<const void*>(dispatch_ll_kernel<int, ws::kLLNarrow>),
-                        reinterpret_cast<const void*>(dispatch_ll_kernel<long long, ws::kLLNarrow>),
-                        reinterpret_cast<const void*>(dispatch_ll_kernel<int, ws::kLLPayload>),
-                        reinterpret_cast<const void*>(dispatch_ll_kernel<long long, ws::kLLPayload>)}) {
+  for (const void* k : {reinterpret_cast<const void*>(dispatch_ll_kernel<int>), reinterpret_cast<const void*>(dispatch_ll_kernel<long long>)}) {
     int b = 0;
     SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
     least = b < least ? b : least;

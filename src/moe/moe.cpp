@@ -112,8 +112,7 @@ Layout make_layout(const Config& c, int n, int ll_tokens, int ll_payload) {
   L.token_q_off = take(checked_mul(sizeof(unsigned) * n, static_cast<size_t>(c.max_tokens), "moe token row numbers"));
   if (L.ll) {
     const size_t message = static_cast<size_t>(c.hidden) * L.elem() + 4 * static_cast<size_t>(L.scale_words);
-    L.ll_payload = static_cast<uint32_t>(ll_payload != 0 ? ll_payload : ll_payload_for(n, L.round, static_cast<long long>(message)));
-    L.ll_slot_lines = static_cast<uint32_t>(1 + c.topk + (L.ll_payload == ws::kLLNarrow ? ws::ll_lines<ws::kLLNarrow>(message) : ws::ll_lines<ws::kLLPayload>(message)));
+    L.ll_slot_lines = static_cast<uint32_t>(1 + c.topk + ws::ll_lines<ws::kLLNarrow>(message));
     L.ll_off = take(checked_mul(slots, static_cast<size_t>(L.ll_slot_lines) * ws::kLLLineBytes, "moe line slots"));
     L.ll_ops_off = take(sizeof(uint64_t) * 2 * (static_cast<size_t>(n) * L.round + 1));
     L.ll_base_off = take(sizeof(unsigned) * 4 * static_cast<size_t>(L.experts_local));
@@ -222,8 +221,8 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
       why += (why.empty() ? "" : "; ") + std::string(e.what());
     }
   }
-  // SYMMEM_MOE_LL_WIDE=1 / 0: the lines dispatch's rows and the lines combine in wide / narrow
-  // lines whatever the size (a measurement knob for kern::ll_payload_for), compared like the others.
+  // SYMMEM_MOE_LL_WIDE=1 / 0: the lines combine in wide / narrow lines whatever the size (a
+  // measurement knob for kern::ll_payload_for), compared like the others.
   int ll_payload = 0;  // (the rule)
   if (const char* v = std::getenv("SYMMEM_MOE_LL_WIDE"); v != nullptr && *v != 0) {
     const std::string w = v;

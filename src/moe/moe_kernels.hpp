@@ -128,14 +128,16 @@ constexpr int kLLMaxExperts = 1024;  // local experts the lines' publisher count
 // kLLCSegLines lines (1 KiB of a row in narrow lines, 1.5 KiB in wide ones; combine_ll.cu).
 constexpr int kLLCLaneLines = 4;
 constexpr int kLLCSegLines = 32 * kLLCLaneLines;
-/// Payload bytes a line (ws::kLLNarrow or ws::kLLPayload) for the lines of R rows of `row` bytes
-/// each at n ranks (the dispatch's messages, the combine's bf16 rows; every rank alike): narrow
-/// lines (one aligned word pair a line) for few bytes, wide ones (16/12 of the row on the links,
-/// against 2x) where R x row x (n - 1) reaches 384 KiB. 4 x H200, session 43 (bench/results/
-/// *-s43c1-*, combine us, narrow / wide): 4 GPUs, 64 experts (4 KiB rows) at 1, 8 and 16 tokens
-/// 4.99 / 5.43, 5.50 / 5.56, 6.20 / 6.30, at 32 6.67 / 6.52; 256 experts (14 KiB) at 1 and 8
-/// tokens 5.62 / 6.19, 6.28 / 6.50, at 16 and 32 8.49 / 7.95, 13.94 / 12.23; 2 GPUs, 256 experts
-/// at 16 tokens 5.97 / 6.41, at 32 7.80 / 7.22.
+/// The lines combine's payload bytes a line (ws::kLLNarrow or ws::kLLPayload) for R bf16 rows of
+/// `row` bytes each at n ranks (every rank alike): narrow lines (one aligned word pair a line) for
+/// few bytes, wide ones (16/12 of the row on the links, against 2x) where R x row x (n - 1)
+/// reaches 384 KiB. 4 x H200, session 43 (bench/results/*-s43c1-*, combine us, narrow / wide): 4
+/// GPUs, 64 experts (4 KiB rows) at 1, 8 and 16 tokens 4.99 / 5.43, 5.50 / 5.56, 6.20 / 6.30, at
+/// 32 6.67 / 6.52; 256 experts (14 KiB) at 1 and 8 tokens 5.62 / 6.19, 6.28 / 6.50, at 16 and 32
+/// 8.49 / 7.95, 13.94 / 12.23; 2 GPUs, 256 experts at 16 tokens 5.97 / 6.41, at 32 7.80 / 7.22.
+/// (The dispatch's row lines stay narrow: wide ones measured slower at every shape that takes the
+/// lines, *-s43c2-*: 4 GPUs, 64 experts at 32 tokens 10.90 against 10.86 us, 1 token 7.05 against
+/// 6.81; 2 GPUs 0.5-0.9 us slower.)
 inline SYMMEM_HOST_DEVICE int ll_payload_for(int n, int R, long long row) {
   return static_cast<long long>(R) * row * (n - 1) >= 393216 ? 12 : 8;
 }
@@ -282,10 +284,9 @@ struct Layout {
   int seg_bytes = kSegBytes;
   // One round of at most kLLTokens tokens (SYMMEM_MOE_LL_TOKENS; SYMMEM_MOE_LL=0: none; both compared settings): the
   // dispatch travels as LL lines (dispatch_ll.cu) through slots [2][n][R] of ll_slot_lines lines
-  // (line 0 and K routing lines, narrow; the row and its scale words in lines of ll_payload bytes)
-  // at ll_off.
+  // (line 0, K routing lines, the row and its scale words as narrow lines) at ll_off.
   bool ll = false;
-  uint32_t ll_slot_lines = 0, ll_payload = 8;  // (the row lines' format: ll_payload_for)
+  uint32_t ll_slot_lines = 0;
   size_t ll_off = 0;
   size_t ll_ops_off = 0, ll_base_off = 0;  // (local) the blocks' op counters [2][n R + 1], the claim bases [4][E_local]
   // The combine after a lines dispatch (combine_ll.cu), at llc_off: header lines [2][n] by
@@ -312,8 +313,8 @@ inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return static_c
 constexpr uint32_t kRingRowsWide = 1024;
 // ll_tokens: -1, small rounds travel as LL lines by the rule at kLLTokens; N >= 0, one round of at
 // most N tokens does (0: never, as SYMMEM_MOE_LL=0 gives; at most kLLMaxTokens).
-// ll_payload: 0, the lines' formats by ll_payload_for; ws::kLLNarrow or ws::kLLPayload forces
-// one for the dispatch's row lines and the combine's lines alike (SYMMEM_MOE_LL_WIDE).
+// ll_payload: 0, the lines combine's format by ll_payload_for; ws::kLLNarrow or ws::kLLPayload
+// forces one (SYMMEM_MOE_LL_WIDE).
 SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = -1, int ll_payload = 0);  // (exported for the host tests)
 
 /// Phase stamps (%globaltimer, ns) of the last dispatch and combine round, written when

@@ -332,10 +332,8 @@ TEST(Moe, SmallRoundsTravelAsLines) {
     });
     if (!why.empty()) why = "32 tokens (SYMMEM_MOE_LL_TOKENS=32): " + why;
   }
-  // Each line format (SYMMEM_MOE_LL_WIDE) at sizes of the other's rule. The dispatch's row lines:
-  // fp8 H 320 with 3 scale words and ue8m0 H 256 with one packed word (wide: a line holding both
-  // payload and scale words), bf16 H 8320. The combine: H 320 and 8320 end inside a segment, so
-  // some lanes send 2 or 3 of their 4 lines.
+  // The combine in each line format (SYMMEM_MOE_LL_WIDE) at sizes of the other's rule: H 256, 320
+  // and 8320 end inside a segment, so some lanes send 2 or 3 of their 4 lines.
   for (const char* wide : {"1", "0"}) {
     if (!why.empty()) break;
     ScopedEnv env("SYMMEM_MOE_LL_WIDE", wide);

@@ -159,11 +159,7 @@ TEST(MoeConfig, SmallRoundsTravelAsLines) {
   EXPECT_EQ(kern::make_layout(bf, 2).ll_slot_lines, 1u + 6u + 512u);
   Config odd{320, 8, 16, 3, 0, true};  // 320 bytes and 3 scale words: 41.5 -> 42 lines
   EXPECT_EQ(kern::make_layout(odd, 2).ll_slot_lines, 1u + 8u + 42u);
-  EXPECT_EQ(kern::make_layout(odd, 2, -1, 12).ll_slot_lines, 1u + 8u + 28u);  // (wide: 332 / 12 -> 28 lines)
-  EXPECT_EQ(kern::make_layout(odd, 2, -1, 12).ll_payload, 12u);
-  EXPECT_EQ(L.ll_payload, 8u);  // (one row of 7392 bytes x 3: narrow)
-  EXPECT_EQ(kern::make_layout(Config{7168, 8, 256, 32, 0, true}, 2).ll_payload, 8u);    // 32 x 7392 x 1
-  EXPECT_EQ(kern::make_layout(Config{2048, 6, 64, 32, 0, false}, 4).ll_payload, 12u);  // 32 x 4096 x 3
+  EXPECT_EQ(kern::make_layout(odd, 2, -1, 12).ll_slot_lines, 1u + 8u + 42u);  // (the dispatch's rows narrow whatever the combine's format)
   Config many{256, 4, 2 * (kern::kLLMaxExperts + 1), 1, 0, false};  // more local experts than the publisher counts
   EXPECT_FALSE(kern::make_layout(many, 2).ll);
   bf.max_tokens = kern::kLLTokens + 1;
