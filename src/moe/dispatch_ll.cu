@@ -99,7 +99,7 @@ __device__ __forceinline__ uint2 row_line(const char* row, size_t payload, const
 // The send half, every block: warp u routes token u of the round (all of them, so each block knows
 // every row's slot on every rank); block b sends token b to each rank it goes to (line 0, the K
 // routing lines, the row) and block 0 writes line 0 of every slot no row of this rank fills.
-template <class Idx>
+template <class Idx, bool kMany>
 __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
@@ -110,18 +110,11 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   __shared__ int sslot[pad::kMaxTeam], scount[pad::kMaxTeam];
   stamp0(h, L, kDispSendStart);
   // Warp w routes tokens w, w + kWarps, ...; it keeps the lanes' entries of this block's token.
-  // Beyond a token a warp, every entry is loaded before the first mask (one round trip, not one a
-  // token: 4 x H200, session 43 call 3, 64 experts at 32 tokens 0.2-0.35 us faster as a pair; at
-  // one token the loop form is 0.05-0.2 faster).
+  // Rounds of more than kLLTokens (kMany): every entry a warp routes is loaded before its first
+  // mask (one round trip, not one a token).
   int expert = -1, dest = -1;
   long long v = -1;
-  if (T <= kWarps) {
-    if (warp < T) {
-      const uint64_t m = token_mask<Idx>(a.topk_idx, a.r.t0 + warp, K, a.num_experts, El, expert, dest, v);
-      if (lane == 0) smask[warp] = m;
-      if (warp != b) expert = dest = -1, v = -1;
-    }
-  } else {
+  if constexpr (kMany) {
     long long vs[kRouted];
 #pragma unroll
     for (int k = 0; k < kRouted; ++k) vs[k] = warp + k * kWarps < T ? token_entry<Idx>(a.topk_idx, a.r.t0 + warp + k * kWarps, K) : -1;
@@ -133,6 +126,14 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
       const uint64_t m = token_mask_of(vs[k], a.num_experts, El, e, ds);
       if (lane == 0) smask[u] = m;
       if (u == b) expert = e, dest = ds, v = vs[k];
+    }
+  } else {
+    for (int u = warp; u < T; u += kWarps) {
+      int e, ds;
+      long long vv;
+      const uint64_t m = token_mask<Idx>(a.topk_idx, a.r.t0 + u, K, a.num_experts, El, e, ds, vv);
+      if (lane == 0) smask[u] = m;
+      if (u == b) expert = e, dest = ds, v = vv;
     }
   }
   __syncthreads();
@@ -412,6 +413,7 @@ __device__ __forceinline__ void publish_reads(const DeviceHandle& h, const Layou
 // the capacity; over it, reported here and marked in every peer's pad), the claim bases of
 // operation op + 2, the round's row count of every source, a peer's marks of the last operation,
 // and the operation for the combine.
+template <bool kMany>
 __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
@@ -422,11 +424,34 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
   for (int le = threadIdx.x; le < El; le += blockDim.x) hist[le] = 0;
   for (int q = threadIdx.x; q < n; q += blockDim.x) rows_from[q] = 0;
   __syncthreads();
-  // Few lines (one a thread or less: small rounds) one at a time, more kPublish at once each (4 x
-  // H200, session 43 call 3: 64 experts at 32 tokens 0.5 us faster as a pair; one at a time costs
-  // less where a thread has one line anyway).
-  if (slots * per <= static_cast<int>(blockDim.x)) publish_reads<1>(h, L, opar, flag, hist, rows_from);
-  else publish_reads<kPublish>(h, L, opar, flag, hist, rows_from);
+  if constexpr (kMany) {
+    publish_reads<kPublish>(h, L, opar, flag, hist, rows_from);
+  } else {
+    for (int i = threadIdx.x; i < slots * per; i += blockDim.x) {
+      const int q = i / per, l = i % per;
+      const LLLine* slot = ll_slot(h, L, h.rank, opar, q % n, q / n);
+      Poll p;
+      for (;;) {
+        const ws::LLWords l0 = device::ll_load(slot);
+        const ws::LLWords ll = l > 0 ? device::ll_load(slot + l) : l0;
+        if (ws::ll_carries(l0, flag)) {
+          const uint2 head = line_words(l0);
+          if (l == 0) {
+            if (q < n) rows_from[q] = head.y;  // (slot (s, 0) is item s)
+            break;
+          }
+          if (head.x == kNoRow) break;
+          if (ws::ll_carries(ll, flag)) {
+            const int le = static_cast<int>(line_words(ll).x);
+            if (le >= 0 && le < El) atomicAdd(&hist[le], 1u);
+            break;
+          }
+        }
+        const ws::LLWords& miss = ws::ll_carries(l0, flag) ? ll : l0;
+        if (!p.go_on(h, q % n, static_cast<uint64_t>(ws::ll_carries(l0, flag) ? l : 0), flag, ws::ll_seen_flag(miss, flag))) break;
+      }
+    }
+  }
   __syncthreads();
   const unsigned* base = ll_base(h, L, op);
   unsigned* next = ll_base(h, L, op + 2);
@@ -451,12 +476,13 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
 // The receive half: blocks [0, n x R) a slot each, block n x R the publisher. In the two
 // operations before the flag wraps, the last block to finish zeroes every slot's routing lines
 // (the owner and the publisher read them; every block arrives once done reading).
+template <bool kMany>
 __device__ __forceinline__ void ll_recv(const DispatchRecvArgs& a, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int slots = L.n * L.round, b = static_cast<int>(blockIdx.x);
   if (b < slots) ll_recv_slot(a, op, b);
-  else ll_publish(a, op);
+  else ll_publish<kMany>(a, op);
   if (ws::cleans(op) && last_block(at<unsigned>(h, L.arrive_off) + 1)) {
     const int per = 1 + L.topk, opar = static_cast<int>(op & 1);
     for (int i = threadIdx.x; i < slots * per; i += blockDim.x)
@@ -467,33 +493,34 @@ __device__ __forceinline__ void ll_recv(const DispatchRecvArgs& a, uint64_t op) 
   }
 }
 
-template <class Idx>
+template <class Idx, bool kMany>
 __global__ void __launch_bounds__(kThreads) dispatch_ll_send_kernel(DispatchArgs a) {
   coll::pdl_wait();
   uint64_t* ops = ll_ops(a.h, a.L, 0);
   const uint64_t op = ops[blockIdx.x] + 1;
-  ll_send<Idx>(a, op);
+  ll_send<Idx, kMany>(a, op);
   __syncthreads();
   if (threadIdx.x == 0) ops[blockIdx.x] = op;
 }
+template <bool kMany>
 __global__ void __launch_bounds__(kThreads) dispatch_ll_recv_kernel(DispatchRecvArgs a) {
   coll::pdl_wait();
   uint64_t* ops = ll_ops(a.h, a.L, 1);
   const uint64_t op = ops[blockIdx.x] + 1;
-  ll_recv(a, op);
+  ll_recv<kMany>(a, op);
   __syncthreads();
   if (threadIdx.x == 0) ops[blockIdx.x] = op;
 }
 // Both halves in one grid (every block resident: a block may wait for its own rank's rows, sent by
 // another block of this grid). Its blocks keep both roles' counters (the halves may be called
 // apart later).
-template <class Idx>
+template <class Idx, bool kMany>
 __global__ void __launch_bounds__(kThreads) dispatch_ll_kernel(const __grid_constant__ DispatchArgs s, const __grid_constant__ DispatchRecvArgs r) {
   coll::pdl_wait();
   uint64_t* ops = ll_ops(s.h, s.L, 1);
   const uint64_t op = ops[blockIdx.x] + 1;
-  ll_send<Idx>(s, op);
-  ll_recv(r, op);
+  ll_send<Idx, kMany>(s, op);
+  ll_recv<kMany>(r, op);
   __syncthreads();
   if (threadIdx.x == 0) {
     ops[blockIdx.x] = op;
@@ -501,22 +528,39 @@ __global__ void __launch_bounds__(kThreads) dispatch_ll_kernel(const __grid_cons
   }
 }
 
+// Rounds of more than kLLTokens tokens take the kernels' kMany forms (the publisher's batched
+// reads, the routing loads at once): 4 x H200, session 43 (calls 2-4), 64 experts at 32 tokens a
+// pair 0.8 us faster at 4 GPUs, 0.15-0.3 at 2; at one token the same code, not even run (a branch
+// around it), cost 0.3-0.5 us a pair, so smaller rounds run kernels without it.
+template <class Idx, bool kMany>
+void launch_one(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s) {
+  coll::launch(dispatch_ll_kernel<Idx, kMany>, blocks, kThreads, s, send, recv);
+}
+template <class Idx, bool kMany>
+void launch_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
+  coll::launch(dispatch_ll_send_kernel<Idx, kMany>, blocks, kThreads, s, a);
+}
+
 }  // namespace
 
 void launch_dispatch_ll(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s) {
-  if (send.idx_int64) coll::launch(dispatch_ll_kernel<long long>, blocks, kThreads, s, send, recv);
-  else coll::launch(dispatch_ll_kernel<int>, blocks, kThreads, s, send, recv);
+  const bool many = send.L.round > kLLTokens;
+  if (send.idx_int64) (many ? launch_one<long long, true> : launch_one<long long, false>)(send, recv, blocks, s);
+  else (many ? launch_one<int, true> : launch_one<int, false>)(send, recv, blocks, s);
 }
 void launch_dispatch_ll_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
-  if (a.idx_int64) coll::launch(dispatch_ll_send_kernel<long long>, blocks, kThreads, s, a);
-  else coll::launch(dispatch_ll_send_kernel<int>, blocks, kThreads, s, a);
+  const bool many = a.L.round > kLLTokens;
+  if (a.idx_int64) (many ? launch_send<long long, true> : launch_send<long long, false>)(a, blocks, s);
+  else (many ? launch_send<int, true> : launch_send<int, false>)(a, blocks, s);
 }
 void launch_dispatch_ll_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s) {
-  coll::launch(dispatch_ll_recv_kernel, blocks, kThreads, s, a);
+  if (a.L.round > kLLTokens) coll::launch(dispatch_ll_recv_kernel<true>, blocks, kThreads, s, a);
+  else coll::launch(dispatch_ll_recv_kernel<false>, blocks, kThreads, s, a);
 }
 int dispatch_ll_resident_blocks_per_sm() {
   int least = 1 << 30;
-  for (const void* k : {reinterpret_cast<const void*>(dispatch_ll_kernel<int>), reinterpret_cast<const void*>(dispatch_ll_kernel<long long>)}) {
+  for (const void* k : {reinterpret_cast<const void*>(dispatch_ll_kernel<int, false>), reinterpret_cast<const void*>(dispatch_ll_kernel<long long, false>),
+                        reinterpret_cast<const void*>(dispatch_ll_kernel<int, true>), reinterpret_cast<const void*>(dispatch_ll_kernel<long long, true>)}) {
     int b = 0;
     SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
     least = b < least ? b : least;
