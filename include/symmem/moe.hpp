@@ -121,12 +121,13 @@ class SYMMEM_API ExpertParallel {
   bool combine_streamed() const;
   /// Whether dispatch() and combine() move their rows as LL lines, the flag in the data (one round,
   /// i.e. round_tokens 0, of at most 8 tokens a rank, or of up to 32 at up to 4 ranks where
-  /// max_tokens x hidden is at most 131072 at 2 ranks and 32768 at 3-4; at most 1024 experts a
+  /// max_tokens x hidden is at most 262144 at 2 ranks and 131072 at 3-4; at most 1024 experts a
   /// rank; and not SYMMEM_MOE_LL=0 when this object was made): no fence, flag word or remote atomic
-  /// on their path, for decode steps of a few tokens (4 x H200, one token a rank: dispatch 6.4-7.6
-  /// us against 10.1-11.5 staged, combine 5.0-5.9 against 7.4-9.2; NCCL's all-to-all of the rows
-  /// padded to one a rank takes 7.2-7.9). Their slots take 2 x nranks x max_tokens x (16 + 16 x
-  /// (K + ceil(row bytes / 8)) + 16 x H / 4) bytes a rank, and 32 x nranks more.
+  /// on their path, for decode steps of a few tokens (4 x H200, one token a rank: dispatch 6.9-7.4
+  /// us against 10.4-11.3 staged, combine 5.0-5.7 against 7.8-9.3; NCCL's all-to-all of the rows
+  /// padded to one a rank takes 7.2-7.8). Their slots take 2 x nranks x max_tokens x (16 + 16 x
+  /// (K + ceil(row bytes / 8)) + 2048 x ceil(2 H / S)) bytes a rank (S: 1024, or 1536 where the
+  /// combine takes wide lines), and 32 x nranks more.
   bool dispatch_lines() const;
   /// A debugging aid: with SYMMEM_MOE_TRACE=1 in the environment when this object was made, the
   /// kernels stamp their phases (%globaltimer, ns) and this returns the stamps of the last

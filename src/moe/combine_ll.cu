@@ -1,14 +1,17 @@
 // MoE combine after a lines dispatch (Layout::ll: one round of few tokens a rank, moe_kernels.hpp
-// kLLTokens; dispatch_ll.cu). Each partial row travels back to its source as narrow LL lines
-// (ll.cuh: 8 payload bytes and the operation's 16-bit flag in each 64-bit word), so the source sums
-// a rank's partial as soon as its lines are in: no fence, no flag word, no wait for the slowest
-// rank's last block. The staged combine (combine.cu) stores rows, fences, adds to every rank's flag
-// and sums once every flag is in. 4 x H200, pplx's shapes (session 42, bench/results/*-s42c2-*;
-// combine us after the same lines dispatch): 64 experts at one token a rank 5.2 against the staged
-// 7.4, 256 experts 5.9 against 9.1, at 8 tokens 6.2 and 8.4-8.5 against 8.9 and 9.7; on 2 GPUs
-// 5.4-6.1 against 7.6-9.4.
+// kLLTokens; dispatch_ll.cu). Each partial row travels back to its source as LL lines (ll.cuh: the
+// operation's 16-bit flag in each 64-bit word; narrow lines of 8 payload bytes, or wide ones of 12
+// where the round moves many bytes, Layout::llc_payload, ll_payload_for), so the source sums a
+// rank's partial as soon as its lines are in: no fence, no flag word, no wait for the slowest
+// rank's last block. The staged combine (combine.cu) stores rows, fences, adds to every rank's
+// flag and sums once every flag is in. 4 x H200, pplx's shapes (combine us after the same lines
+// dispatch; bench/results/*-s42c2-*, *-s43c5-*): 64 experts at one token a rank 5.0 against the
+// staged 7.8, 256 experts 5.7 against 9.3, at 8 tokens 5.5 and 6.4 against 8.7 and 9.7, at 16
+// 6.3 and 8.2 against 9.3 and 11.0; on 2 GPUs 5.4-6.2 against 7.5-9.3. A warp's stores of lines
+// cover 32 lines in a row (Form below): at a 32-byte stride, as in session 42, 256 experts at 16
+// tokens took 12.4 us and at 32 21.1 (*-s43c1-*).
 //
-// Send half, a warp a work item (received row, segment of 1 KiB): the record of the row (source s,
+// Send half, a warp a work item (received row, segment of 1 KiB, or 1.5 KiB in wide lines): the record of the row (source s,
 // its dispatch slot j on this rank: dispatch_ll.cu writes record j of source s) gives its experts,
 // slots and weights; the warp sums those expert rows in fp32 (as combine.cu) and stores the bf16
 // result into s's combine slot (operation parity, this rank, j) as lines. Block 0 first writes this

@@ -113,10 +113,10 @@ constexpr int kSmallCombineItems = 512;
 constexpr int kLLTokens = 8;
 constexpr int kLLMaxTokens = 32;
 /// The most R x H (tokens a round x hidden) that takes the lines beyond kLLTokens at n ranks (0:
-/// none; not measured above 4 ranks). Session 43 (4 x H200, bench/results/*-s43c1-*; the combine's
-/// lines in coalesced order and wide lines where ll_payload_for says so; pair us, lines against
-/// staged): 4 GPUs, 64 experts at 16 and 32 tokens 14.8 / 18.4 against 20.4 / 20.6, 256 experts at
-/// 16 17.5 against 22.5, at 32 26.4 against 25.8; 2 GPUs, 256 experts at 32 16.9 against 20.6.
+/// none; not measured above 4 ranks). Session 43 (4 x H200, bench/results/*-s43c1-*, *-s43c4-*,
+/// *-s43c5-*; pair us, lines against staged): 4 GPUs, 64 experts at 16 and 32 tokens 14.7 / 17.4
+/// against 20.3 / 20.6, 256 experts at 16 17.4 against 22.6, at 32 26.4 against 25.8; 2 GPUs, 256
+/// experts at 32 tokens 16.5 against 20.7.
 inline SYMMEM_HOST_DEVICE long long ll_channels_for(int n) { return n <= 2 ? 262144 : n <= 4 ? 131072 : 0; }
 // The lines dispatch runs as one kernel only where its n x R slots are at most this many (and its
 // grid stays resident): beyond it the send blocks and the slots' blocks in one grid were slower
