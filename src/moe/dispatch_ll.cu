@@ -529,9 +529,10 @@ __global__ void __launch_bounds__(kThreads) dispatch_ll_kernel(const __grid_cons
 }
 
 // Rounds of more than kLLTokens tokens take the kernels' kMany forms (the publisher's batched
-// reads, the routing loads at once): 4 x H200, session 43 (calls 2-4), 64 experts at 32 tokens a
-// pair 0.8 us faster at 4 GPUs, 0.15-0.3 at 2; at one token the same code, not even run (a branch
-// around it), cost 0.3-0.5 us a pair, so smaller rounds run kernels without it.
+// reads, the routing loads at once): 4 x H200, session 43 (calls 2-5), 64 experts at 32 tokens a
+// pair 0.8 us faster at 4 GPUs and 0.4 at 2 (at 16 tokens 0.1 and 0.17); at one token the same
+// code, not even run (a branch around it), cost 0.3-0.5 us a pair, so smaller rounds run kernels
+// without it.
 template <class Idx, bool kMany>
 void launch_one(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s) {
   coll::launch(dispatch_ll_kernel<Idx, kMany>, blocks, kThreads, s, send, recv);
