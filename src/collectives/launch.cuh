@@ -21,6 +21,20 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
+/// The two halves of pdl_wait apart, for a kernel that may run beside the kernel before it (its
+/// correctness not depending on that kernel's writes) but must not complete before it:
+/// pdl_launch_next() at its start, pdl_wait_prev() before it exits.
+__device__ __forceinline__ void pdl_launch_next() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait_prev() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 inline bool pdl_enabled() {
   static const bool on = [] {
     const char* e = std::getenv("SYMMEM_PDL");

@@ -502,14 +502,23 @@ __global__ void __launch_bounds__(kThreads) dispatch_ll_send_kernel(DispatchArgs
   __syncthreads();
   if (threadIdx.x == 0) ops[blockIdx.x] = op;
 }
+// Right after this rank's send kernel (a.after_send: dispatch() launched both), the receive
+// kernel runs beside it rather than after it: it reads nothing that kernel writes but its lines,
+// which carry their own flags; its blocks launch once every send block runs (PDL; so no receive
+// block keeps a send block from a GPU's SMs), and each waits for the send kernel's completion
+// before it exits, so that whatever follows this kernel in the stream (the combine reads the
+// token masks the send kernel writes) still follows both. The kernels before the send kernel have
+// completed by then (its pdl_wait). The halves called apart keep plain stream order.
 template <bool kMany>
 __global__ void __launch_bounds__(kThreads) dispatch_ll_recv_kernel(DispatchRecvArgs a) {
-  coll::pdl_wait();
+  if (a.after_send) coll::pdl_launch_next();
+  else coll::pdl_wait();
   uint64_t* ops = ll_ops(a.h, a.L, 1);
   const uint64_t op = ops[blockIdx.x] + 1;
   ll_recv<kMany>(a, op);
   __syncthreads();
   if (threadIdx.x == 0) ops[blockIdx.x] = op;
+  if (a.after_send) coll::pdl_wait_prev();
 }
 // Both halves in one grid (every block resident: a block may wait for its own rank's rows, sent by
 // another block of this grid). Its blocks keep both roles' counters (the halves may be called

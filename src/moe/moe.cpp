@@ -469,7 +469,8 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
   const kern::Layout& L = impl_->L;
   if (L.ll) {  // one small round through lines: send blocks a token, receive blocks a (source, row) slot
     const kern::DispatchArgs sa = dispatch_args(L, impl_->buf.handle(), in, 0, impl_->last_tokens, cfg_.num_experts, nullptr);
-    const kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, 0, impl_->last_tokens, 0, false);
+    kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, 0, impl_->last_tokens, 0, false);
+    ra.after_send = in != nullptr;  // (the receive kernel right after this send kernel: beside it)
     const int blocks = nranks_ * L.round + 1;  // (the last one publishes the counts)
     if (in != nullptr && out != nullptr && impl_->ll_one) {
       kern::launch_dispatch_ll(sa, ra, blocks, stream);

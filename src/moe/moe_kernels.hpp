@@ -362,6 +362,9 @@ struct DispatchRecvArgs {
   uint32_t* recv_scales;
   int* expert_counts;
   bool self_direct;  // this rank's send half of the round wrote its own rows into the experts: skip them
+  // The lines dispatch's receive kernel right after its send kernel (dispatch(), not the halves
+  // called apart): it runs beside it instead of after it (dispatch_ll.cu).
+  bool after_send = false;
 };
 struct CombineArgs {
   DeviceHandle h;
