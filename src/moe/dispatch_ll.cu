@@ -57,7 +57,11 @@
 // - No block waits for another block of its grid except through lines: where both halves are one
 //   kernel, a block reading its own rank's rows waits for the block of this grid that sends them,
 //   so the host launches that kernel only where the grid stays resident (ExpertParallel), and two
-//   kernels elsewhere.
+//   kernels elsewhere. There the receive kernel runs beside the send kernel (dispatch_ll_recv_kernel)
+//   once every send block runs: a receive block waits only for lines, which the running send
+//   blocks and the peers store without waiting for anything, so no receive block can keep a send
+//   block from running. (4 x H200, session 43, bench/results/*-s43c6-*: the two-kernel dispatch
+//   64e 16 t 8.38 -> 7.34 us, 256e 32 t 13.6 -> 12.7, one token 7.35 -> 5.95.)
 // Over capacity is reported by the publisher and marked in every peer's pad, a bad expert index by
 // the sending block (and marked so); a peer reports a mark in its combine of that operation
 // (moe_common.cuh, report_peer_overflow), as after the staged dispatch.

@@ -122,6 +122,10 @@ inline SYMMEM_HOST_DEVICE long long ll_channels_for(int n) { return n <= 2 ? 262
 // grid stays resident): beyond it the send blocks and the slots' blocks in one grid were slower
 // than two kernels (4 x H200, session 42: 4 ranks at 16 tokens 9.55 against 8.65 us, 2 ranks at 32
 // 9.40 against 8.66; at 4 x 8 and 2 x 16 slots one kernel won, 7.03 against 7.69, 6.72 / 7.32).
+// Since the receive kernel runs beside the send kernel (session 43, e8c7db9) two kernels took the
+// dispatch alone faster at every size measured (4 x H200, *-s43c6-*: one token 5.95 against one
+// kernel's 6.83, 2 GPUs 5.21 against 5.94); the pair with the combine is not measured yet, so the
+// limit stays until it is.
 constexpr int kLLOneKernelSlots = 32;
 constexpr int kLLMaxExperts = 1024;  // local experts the lines' publisher counts in shared memory
 // The lines combine's work item: a lane's vectors in kLLCLaneLines lines, so a segment is
