@@ -223,12 +223,9 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   }
   // SYMMEM_MOE_LL_WIDE=1 / 0: the lines combine in wide / narrow lines whatever the size (a
   // measurement knob for kern::ll_payload_for), compared like the others.
-  int ll_payload = 0;  // (the rule)
-  if (const char* v = std::getenv("SYMMEM_MOE_LL_WIDE"); v != nullptr && *v != 0) {
-    const std::string w = v;
-    if (w == "0" || w == "1") ll_payload = w == "1" ? static_cast<int>(ws::kLLPayload) : static_cast<int>(ws::kLLNarrow);
-    else why += (why.empty() ? "" : "; ") + std::string("SYMMEM_MOE_LL_WIDE=") + w + " is neither 0 nor 1 (unset it for the default)";
-  }
+  int ll_payload = 0;  // (the rule; a bad value is refused by wanted())
+  if (const char* v = std::getenv("SYMMEM_MOE_LL_WIDE"); v != nullptr && *v != 0)
+    ll_payload = static_cast<int>(wanted("SYMMEM_MOE_LL_WIDE") ? ws::kLLPayload : ws::kLLNarrow);
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
   // choice below; the team takes it only if every rank does.
