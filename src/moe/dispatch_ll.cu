@@ -84,13 +84,6 @@ __device__ __forceinline__ LLLine* ll_slot(const DeviceHandle& h, const Layout& 
   const size_t off = L.ll_off + ((static_cast<size_t>(opar) * L.n + src) * L.round + j) * L.ll_slot_lines * sizeof(LLLine);
   return peer == h.rank ? at<LLLine>(h, off) : at_peer<LLLine>(h, peer, off);
 }
-// A bounded poll of this dispatch's lines (WaitKind::kMoeLines).
-struct Poll {
-  LinePoll p;
-  __device__ __forceinline__ bool go_on(const DeviceHandle& h, int src, uint64_t line, uint32_t flag, uint32_t seen) {
-    return p.go_on(h, WaitKind::kMoeLines, src, line, flag, seen);
-  }
-};
 
 // Line i of token t's row message: its payload, then its scale words.
 __device__ __forceinline__ uint2 row_line(const char* row, size_t payload, const uint32_t* scales, int words, int i) {
@@ -205,7 +198,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
 __device__ __forceinline__ bool poll_header(const DeviceHandle& h, const LLLine* slot, int K, uint32_t flag, int src, uint2& mine) {
   const int lane = lane_id();
   bool have = lane > K;
-  Poll p;
+  LinePoll p;
   for (;;) {
     uint32_t seen = 0;
     if (!have) {
@@ -221,7 +214,7 @@ __device__ __forceinline__ bool poll_header(const DeviceHandle& h, const LLLine*
     const int first = __ffs(static_cast<int>(pending)) - 1;
     seen = __shfl_sync(kFull, seen, first < 0 ? 0 : first);
     bool go = true;
-    if (lane == 0) go = p.go_on(h, src, static_cast<uint64_t>(first < 0 ? 0 : first), flag, seen);
+    if (lane == 0) go = p.go_on(h, WaitKind::kMoeLines, src, static_cast<uint64_t>(first < 0 ? 0 : first), flag, seen);
     if (!__shfl_sync(kFull, go, 0)) return false;
   }
 }
@@ -234,7 +227,7 @@ __device__ __forceinline__ bool poll_rows(const DeviceHandle& h, const LLLine* r
 #pragma unroll
   for (int k = 0; k < kBatch; ++k)
     if (first + k * static_cast<int>(blockDim.x) < lines) pending |= 1u << k;
-  Poll p;
+  LinePoll p;
   while (pending != 0) {
     ws::LLWords l[kBatch];
 #pragma unroll
@@ -253,7 +246,7 @@ __device__ __forceinline__ bool poll_rows(const DeviceHandle& h, const LLLine* r
         seen = ws::ll_seen_flag(l[k], flag);
       }
     }
-    if (pending != 0 && !p.go_on(h, src, static_cast<uint64_t>(at_line), flag, seen)) return false;
+    if (pending != 0 && !p.go_on(h, WaitKind::kMoeLines, src, static_cast<uint64_t>(at_line), flag, seen)) return false;
   }
   return true;
 }
@@ -365,7 +358,7 @@ __device__ __forceinline__ void publish_reads(const DeviceHandle& h, const Layou
 #pragma unroll
     for (int k = 0; k < kP; ++k)
       if (i0 + k * static_cast<int>(blockDim.x) < slots * per) pending |= 1u << k;
-    Poll p;
+    LinePoll p;
     while (pending != 0) {
       ws::LLWords l0[kP], ll[kP];
 #pragma unroll
@@ -407,7 +400,7 @@ __device__ __forceinline__ void publish_reads(const DeviceHandle& h, const Layou
           seen = head_in ? ws::ll_seen_flag(ll[k], flag) : ws::ll_seen_flag(l0[k], flag);
         }
       }
-      if (pending != 0 && !p.go_on(h, miss_src, miss_line, flag, seen)) break;
+      if (pending != 0 && !p.go_on(h, WaitKind::kMoeLines, miss_src, miss_line, flag, seen)) break;
     }
   }
 }
@@ -434,7 +427,7 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
     for (int i = threadIdx.x; i < slots * per; i += blockDim.x) {
       const int q = i / per, l = i % per;
       const LLLine* slot = ll_slot(h, L, h.rank, opar, q % n, q / n);
-      Poll p;
+      LinePoll p;
       for (;;) {
         const ws::LLWords l0 = device::ll_load(slot);
         const ws::LLWords ll = l > 0 ? device::ll_load(slot + l) : l0;
@@ -452,7 +445,8 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
           }
         }
         const ws::LLWords& miss = ws::ll_carries(l0, flag) ? ll : l0;
-        if (!p.go_on(h, q % n, static_cast<uint64_t>(ws::ll_carries(l0, flag) ? l : 0), flag, ws::ll_seen_flag(miss, flag))) break;
+        const uint64_t at = static_cast<uint64_t>(ws::ll_carries(l0, flag) ? l : 0);
+        if (!p.go_on(h, WaitKind::kMoeLines, q % n, at, flag, ws::ll_seen_flag(miss, flag))) break;
       }
     }
   }

@@ -9,13 +9,6 @@ namespace symmem::moe::kern {
 
 using device::LLLine;
 
-/// A narrow line of words a and b with the operation's flag.
-__device__ __forceinline__ void put_line(LLLine* dst, uint32_t a, uint32_t b, uint32_t flag) {
-  device::LLDataT<ws::kLLNarrow> d;
-  d.w[0] = a;
-  d.w[1] = b;
-  device::ll_store(dst, d, flag);
-}
 /// A line of format P (payload bytes) of words w[0 .. P/4).
 template <size_t P>
 __device__ __forceinline__ void put_line(LLLine* dst, const uint32_t* w, uint32_t flag) {
@@ -23,6 +16,11 @@ __device__ __forceinline__ void put_line(LLLine* dst, const uint32_t* w, uint32_
 #pragma unroll
   for (int k = 0; k < device::LLDataT<P>::kWords; ++k) d.w[k] = w[k];
   device::ll_store(dst, d, flag);
+}
+/// A narrow line of words a and b with the operation's flag.
+__device__ __forceinline__ void put_line(LLLine* dst, uint32_t a, uint32_t b, uint32_t flag) {
+  const uint32_t w[2] = {a, b};
+  put_line<ws::kLLNarrow>(dst, w, flag);
 }
 /// A narrow line's two payload words.
 __device__ __forceinline__ uint2 line_words(const ws::LLWords& l) {
