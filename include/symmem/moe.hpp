@@ -60,8 +60,9 @@ namespace symmem::moe {
 /// combine, as fast for dispatch). Otherwise, and wherever ranks share a GPU, two kernels a round;
 /// except that under SYMMEM_MOE_RING=0 a dispatch of several rounds at one or two ranks on GPUs
 /// whose memory peaks below 4 TB/s (H100, not H200) runs one kernel a round, its own rows straight
-/// into the experts (7% faster at 2 x H100, 7% slower at 2 x H200). The halves called apart
-/// (dispatch_send, ...) always run their own kernels.
+/// into the experts (7% faster at 2 x H100, 7% slower at 2 x H200). A dispatch through lines
+/// (dispatch_lines) runs two kernels whatever Kernels says, the receive kernel beside the send
+/// kernel. The halves called apart (dispatch_send, ...) always run their own kernels.
 enum class Kernels : int { kAuto = 0, kTwo = 1, kOne = 2 };
 
 struct Config {
@@ -111,7 +112,8 @@ class SYMMEM_API ExpertParallel {
   int capacity() const { return cfg_.capacity; }
   size_t bytes_per_rank() const;
   const Config& config() const { return cfg_; }
-  /// Whether combine() runs one kernel a round (Config::kernels, kAuto resolved), and dispatch().
+  /// Whether combine() runs one kernel a round (Config::kernels, kAuto resolved), and dispatch()
+  /// (never through lines: there its receive kernel runs beside its send kernel).
   bool one_kernel_per_round() const;
   bool dispatch_one_kernel_per_round() const;
   /// Whether dispatch() runs an operation of several rounds as one streamed kernel (kAuto, each rank

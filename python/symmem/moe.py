@@ -20,7 +20,8 @@ class ExpertParallel:
         # one_kernel: None lets symmem choose (one kernel a round where ranks have their own GPUs
         # and an operation is one round, and for a dispatch of several rounds at 1-2 ranks on GPUs
         # whose memory peaks below 4 TB/s), True / False force one / two kernels a round.
-        # one_kernel / dispatch_one_kernel: what was chosen for combine / dispatch. With None and
+        # one_kernel / dispatch_one_kernel: what was chosen for combine / dispatch (a dispatch
+        # through lines, below, is two kernels whatever one_kernel says). With None and
         # several rounds where ranks have their own GPUs, dispatch and combine stream instead
         # (streamed: each as one persistent kernel; SYMMEM_MOE_RING=0 in every rank's environment
         # keeps the rounds).

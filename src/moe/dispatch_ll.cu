@@ -54,14 +54,14 @@
 // tests/host/test_moe_lines_model.cpp runs this under random interleavings (lines landing in any
 // order, flags of a short period), and shows that without the zeroing a stale line is taken, and
 // that a slot's block zeroing the routing lines it has read breaks the publisher.
-// - No block waits for another block of its grid except through lines: where both halves are one
-//   kernel, a block reading its own rank's rows waits for the block of this grid that sends them,
-//   so the host launches that kernel only where the grid stays resident (ExpertParallel), and two
-//   kernels elsewhere. There the receive kernel runs beside the send kernel (dispatch_ll_recv_kernel)
-//   once every send block runs: a receive block waits only for lines, which the running send
-//   blocks and the peers store without waiting for anything, so no receive block can keep a send
-//   block from running. (4 x H200, session 43, bench/results/*-s43c6-*: the two-kernel dispatch
-//   64e 16 t 8.38 -> 7.34 us, 256e 32 t 13.6 -> 12.7, one token 7.35 -> 5.95.)
+// - The send and receive halves are two kernels; after dispatch()'s send kernel the receive kernel
+//   runs beside it (dispatch_ll_recv_kernel) once every send block runs: a receive block waits only
+//   for lines, which the running send blocks and the peers store without waiting for anything, so
+//   no receive block can keep a send block from running, and no block waits for another block of
+//   its own grid. (4 x H200, session 43, bench/results/*-s43c6-*: 64e 16 t 8.38 -> 7.34 us, 256e
+//   32 t 13.6 -> 12.7, one token 7.35 -> 5.95. Session 44 removed the form with both halves in one
+//   resident grid: beside it, two kernels took the pair 1-10% faster at 4 GPUs and within -7% to
+//   +3% at 2, *-s44c1-*.)
 // Over capacity is reported by the publisher and marked in every peer's pad, a bad expert index by
 // the sending block (and marked so); a peer reports a mark in its combine of that operation
 // (moe_common.cuh, report_peer_overflow), as after the staged dispatch.
@@ -190,6 +190,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
       }
     }
   }
+  if constexpr (kMany) stamp0(h, L, kDispSendWorked);
 }
 
 // Warp-wide: lane 0 polls line 0 of a slot, lanes 1..K its routing lines (the others only line 0:
@@ -274,7 +275,7 @@ __device__ __forceinline__ void store_rows(const Layout& L, const DispatchRecvAr
 }
 
 // The receive half's op counters (Layout::ll_ops_off): [role][block], role 0 the send kernel's
-// blocks, 1 the receive (or both halves') kernel's. A block reads its own at its start and writes
+// blocks, 1 the receive kernel's. A block reads its own at its start and writes
 // it at its end, so no block depends on another having started (a grid-wide counter raised by one
 // block could be read by a block that starts after it).
 __device__ __forceinline__ uint64_t* ll_ops(const DeviceHandle& h, const Layout& L, int role) {
@@ -290,6 +291,7 @@ __device__ __forceinline__ unsigned* ll_base(const DeviceHandle& h, const Layout
 // A slot of this rank, by its owner block: line 0 and the routing (every warp; warp 0 claims the
 // expert rows with local atomics, less the base, and writes the record), the row into each kept
 // expert row.
+template <bool kMany>
 __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t op, int item) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
@@ -303,7 +305,9 @@ __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t
   if (threadIdx.x == 0) ndst = 0;
   __syncthreads();
   uint2 mine = make_uint2(0, 0);
+  if constexpr (kMany) stamp0(h, L, kDispRecvStart);
   const bool ok = poll_header(h, slot, K, flag, s, mine);
+  if constexpr (kMany) stamp0(h, L, kDispRecvFlagsIn);
   const uint32_t tok = __shfl_sync(kFull, mine.x, 0);
   const bool row = ok && tok != kNoRow;
   uint2 w[kBatch];
@@ -339,6 +343,7 @@ __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t
     rows_ok = poll_rows(h, slot + 1 + K, lines, f, flag, s, w);
     if (rows_ok) store_rows(L, a, out_row, ndst, f, w, lines);
   }
+  if constexpr (kMany) stamp0(h, L, kDispRecvWorked);
   if (ws::cleans(op)) {  // the row's lines (only this block reads them) back to zero; the routing lines: ll_recv
     __syncthreads();
     for (int i = 1 + K + static_cast<int>(threadIdx.x); i < static_cast<int>(L.ll_slot_lines); i += static_cast<int>(blockDim.x))
@@ -423,6 +428,8 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
   __syncthreads();
   if constexpr (kMany) {
     publish_reads<kPublish>(h, L, opar, flag, hist, rows_from);
+    __syncthreads();
+    if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
   } else {
     for (int i = threadIdx.x; i < slots * per; i += blockDim.x) {
       const int q = i / per, l = i % per;
@@ -469,6 +476,8 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
   for (int s = threadIdx.x; s < n; s += blockDim.x) at<unsigned>(h, L.round_counts_off)[s] = rows_from[s];  // (one round: round 0's)
   report_peer_overflow(h, n, op - 1, true);
   if (threadIdx.x == 0) h.local_signals[kOpSlot] = op;
+  if constexpr (kMany)
+    if (threadIdx.x == 0) stamp(h, L, kDispRecvDone);
 }
 
 // The receive half: blocks [0, n x R) a slot each, block n x R the publisher. In the two
@@ -479,7 +488,7 @@ __device__ __forceinline__ void ll_recv(const DispatchRecvArgs& a, uint64_t op) 
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int slots = L.n * L.round, b = static_cast<int>(blockIdx.x);
-  if (b < slots) ll_recv_slot(a, op, b);
+  if (b < slots) ll_recv_slot<kMany>(a, op, b);
   else ll_publish<kMany>(a, op);
   if (ws::cleans(op) && last_block(at<unsigned>(h, L.arrive_off) + 1)) {
     const int per = 1 + L.topk, opar = static_cast<int>(op & 1);
@@ -499,6 +508,8 @@ __global__ void __launch_bounds__(kThreads) dispatch_ll_send_kernel(DispatchArgs
   ll_send<Idx, kMany>(a, op);
   __syncthreads();
   if (threadIdx.x == 0) ops[blockIdx.x] = op;
+  if constexpr (kMany)
+    if (blockIdx.x == 0 && threadIdx.x == 0) stamp(a.h, a.L, kDispSendFenced), stamp(a.h, a.L, kDispFlagsRaised);
 }
 // Right after this rank's send kernel (a.after_send: dispatch() launched both), the receive
 // kernel runs beside it rather than after it: it reads nothing that kernel writes but its lines,
@@ -518,32 +529,11 @@ __global__ void __launch_bounds__(kThreads) dispatch_ll_recv_kernel(DispatchRecv
   if (threadIdx.x == 0) ops[blockIdx.x] = op;
   if (a.after_send) coll::pdl_wait_prev();
 }
-// Both halves in one grid (every block resident: a block may wait for its own rank's rows, sent by
-// another block of this grid). Its blocks keep both roles' counters (the halves may be called
-// apart later).
-template <class Idx, bool kMany>
-__global__ void __launch_bounds__(kThreads) dispatch_ll_kernel(const __grid_constant__ DispatchArgs s, const __grid_constant__ DispatchRecvArgs r) {
-  coll::pdl_wait();
-  uint64_t* ops = ll_ops(s.h, s.L, 1);
-  const uint64_t op = ops[blockIdx.x] + 1;
-  ll_send<Idx, kMany>(s, op);
-  ll_recv<kMany>(r, op);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    ops[blockIdx.x] = op;
-    if (static_cast<int>(blockIdx.x) < s.L.round) ll_ops(s.h, s.L, 0)[blockIdx.x] = op;
-  }
-}
-
 // Rounds of more than kLLTokens tokens take the kernels' kMany forms (the publisher's batched
 // reads, the routing loads at once): 4 x H200, session 43 (calls 2-5), 64 experts at 32 tokens a
 // pair 0.8 us faster at 4 GPUs and 0.4 at 2 (at 16 tokens 0.1 and 0.17); at one token the same
 // code, not even run (a branch around it), cost 0.3-0.5 us a pair, so smaller rounds run kernels
 // without it.
-template <class Idx, bool kMany>
-void launch_one(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s) {
-  coll::launch(dispatch_ll_kernel<Idx, kMany>, blocks, kThreads, s, send, recv);
-}
 template <class Idx, bool kMany>
 void launch_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
   coll::launch(dispatch_ll_send_kernel<Idx, kMany>, blocks, kThreads, s, a);
@@ -551,11 +541,6 @@ void launch_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
 
 }  // namespace
 
-void launch_dispatch_ll(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s) {
-  const bool many = send.L.round > kLLTokens;
-  if (send.idx_int64) (many ? launch_one<long long, true> : launch_one<long long, false>)(send, recv, blocks, s);
-  else (many ? launch_one<int, true> : launch_one<int, false>)(send, recv, blocks, s);
-}
 void launch_dispatch_ll_send(const DispatchArgs& a, int blocks, cudaStream_t s) {
   const bool many = a.L.round > kLLTokens;
   if (a.idx_int64) (many ? launch_send<long long, true> : launch_send<long long, false>)(a, blocks, s);
@@ -564,16 +549,6 @@ void launch_dispatch_ll_send(const DispatchArgs& a, int blocks, cudaStream_t s) 
 void launch_dispatch_ll_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s) {
   if (a.L.round > kLLTokens) coll::launch(dispatch_ll_recv_kernel<true>, blocks, kThreads, s, a);
   else coll::launch(dispatch_ll_recv_kernel<false>, blocks, kThreads, s, a);
-}
-int dispatch_ll_resident_blocks_per_sm() {
-  int least = 1 << 30;
-  for (const void* k : {reinterpret_cast<const void*>(dispatch_ll_kernel<int, false>), reinterpret_cast<const void*>(dispatch_ll_kernel<long long, false>),
-                        reinterpret_cast<const void*>(dispatch_ll_kernel<int, true>), reinterpret_cast<const void*>(dispatch_ll_kernel<long long, true>)}) {
-    int b = 0;
-    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, kThreads, 0));
-    least = b < least ? b : least;
-  }
-  return least;
 }
 
 }  // namespace symmem::moe::kern

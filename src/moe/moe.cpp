@@ -159,9 +159,8 @@ struct ExpertParallel::Impl {
   // Percent of the streamed combine's grid that sends (SYMMEM_MOE_COMBINE_SHARE, else
   // SYMMEM_MOE_SEND_SHARE, else comb_share_for; rank-local).
   int comb_share = 0;
-  // Small rounds through lines (Layout::ll): both halves in one kernel (ll_one) where its grid
-  // stays resident (ll_resident blocks, the least over the team).
-  bool ll_one = false;
+  // The lines combine's blocks that stay resident (the least over the team): its one-kernel grid
+  // keeps within them.
   int ll_resident = 1;
 };
 
@@ -306,7 +305,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   impl_->resident_pipe = std::max(1, impl_->sms * kern::combine_pipe_resident_blocks_per_sm());
   impl_->ring_blocks = std::max(1, impl_->sms * kern::dispatch_ring_resident_blocks_per_sm(impl_->L.tune));
   impl_->cring_blocks = std::max(1, impl_->sms * kern::combine_ring_resident_blocks_per_sm());
-  impl_->ll_resident = std::max(1, impl_->sms * std::min(kern::dispatch_ll_resident_blocks_per_sm(), kern::combine_ll_resident_blocks_per_sm()));
+  impl_->ll_resident = std::max(1, impl_->sms * kern::combine_ll_resident_blocks_per_sm());
   // A receiver counts every sender's blocks (moe_kernels.hpp): the grids are sized from facts every
   // rank shares, the least SM count and residency over the team.
   {
@@ -331,13 +330,6 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->cring_blocks = std::min({impl_->cring_blocks, impl_->sms * kern::kMaxWarpsPerSm / (kern::kThreads / 32), kern::kRingMaxBlocks});
     impl_->cring = impl_->ring && want_cring && impl_->cring_blocks >= 1 + cring_send_blocks_min(nranks_);
   }
-  // A small round's dispatch through lines as one kernel where one kernel a round is taken, its
-  // n x R + 1 blocks stay resident (ll_resident: the least of the lines dispatch's and combine's; a
-  // block may wait for a row another block of the grid sends) and n x R is at most
-  // kLLOneKernelSlots; else as two (from facts every rank shares: the grids are not counted by
-  // peers, but the choice is kept alike anyway).
-  impl_->ll_one = impl_->L.ll && impl_->dispatch_one && static_cast<long long>(nranks_) * impl_->L.round <= kern::kLLOneKernelSlots &&
-                  static_cast<long long>(nranks_) * impl_->L.round + 1 <= impl_->ll_resident;
   // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
   char* base = static_cast<char*>(impl_->buf.ptr());
   SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));
@@ -356,7 +348,7 @@ ExpertParallel::~ExpertParallel() {
 
 size_t ExpertParallel::bytes_per_rank() const { return impl_->L.bytes; }
 bool ExpertParallel::one_kernel_per_round() const { return impl_->one_kernel; }
-bool ExpertParallel::dispatch_one_kernel_per_round() const { return impl_->dispatch_one; }
+bool ExpertParallel::dispatch_one_kernel_per_round() const { return impl_->dispatch_one && !impl_->L.ll; }
 bool ExpertParallel::dispatch_streamed() const { return impl_->ring; }
 bool ExpertParallel::dispatch_lines() const { return impl_->L.ll; }
 bool ExpertParallel::combine_streamed() const { return impl_->cring; }
@@ -469,10 +461,6 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
     kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, 0, impl_->last_tokens, 0, false);
     ra.after_send = in != nullptr;  // (the receive kernel right after this send kernel: beside it)
     const int blocks = nranks_ * L.round + 1;  // (the last one publishes the counts)
-    if (in != nullptr && out != nullptr && impl_->ll_one) {
-      kern::launch_dispatch_ll(sa, ra, blocks, stream);
-      return;
-    }
     if (in != nullptr) kern::launch_dispatch_ll_send(sa, L.round, stream);
     if (out != nullptr) kern::launch_dispatch_ll_recv(ra, blocks, stream);
     return;

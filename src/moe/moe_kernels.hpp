@@ -116,17 +116,10 @@ constexpr int kLLMaxTokens = 32;
 /// none; not measured above 4 ranks). Session 43 (4 x H200, bench/results/*-s43c1-*, *-s43c4-*,
 /// *-s43c5-*; pair us, lines against staged): 4 GPUs, 64 experts at 16 and 32 tokens 14.7 / 17.4
 /// against 20.3 / 20.6, 256 experts at 16 17.4 against 22.6, at 32 26.4 against 25.8; 2 GPUs, 256
-/// experts at 32 tokens 16.5 against 20.7.
-inline SYMMEM_HOST_DEVICE long long ll_channels_for(int n) { return n <= 2 ? 262144 : n <= 4 ? 131072 : 0; }
-// The lines dispatch runs as one kernel only where its n x R slots are at most this many (and its
-// grid stays resident): beyond it the send blocks and the slots' blocks in one grid were slower
-// than two kernels (4 x H200, session 42: 4 ranks at 16 tokens 9.55 against 8.65 us, 2 ranks at 32
-// 9.40 against 8.66; at 4 x 8 and 2 x 16 slots one kernel won, 7.03 against 7.69, 6.72 / 7.32).
-// Since the receive kernel runs beside the send kernel (session 43, e8c7db9) two kernels took the
-// dispatch alone faster at every size measured (4 x H200, *-s43c6-*: one token 5.95 against one
-// kernel's 6.83, 2 GPUs 5.21 against 5.94); the pair with the combine is not measured yet, so the
-// limit stays until it is.
-constexpr int kLLOneKernelSlots = 32;
+/// experts at 32 tokens 16.5 against 20.7. Session 44 (*-s44c1-*: the two-kernel lines dispatch,
+/// both in one call): 4 GPUs, 256 experts at 32 tokens 24.3 / 24.2 (uniform / skewed) against
+/// 25.8 / 26.2, so 3-4 ranks take the 2-rank limit.
+inline SYMMEM_HOST_DEVICE long long ll_channels_for(int n) { return n <= 4 ? 262144 : 0; }
 constexpr int kLLMaxExperts = 1024;  // local experts the lines' publisher counts in shared memory
 // The lines combine's work item: a lane's vectors in kLLCLaneLines lines, so a segment is
 // kLLCSegLines lines (1 KiB of a row in narrow lines, 1.5 KiB in wide ones; combine_ll.cu).
@@ -327,6 +320,10 @@ SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = -1, i
 /// added, its wait for the peers' flags) or by the elected last block of a receive half (every
 /// block's work done, its epilogue done). The one-kernel dispatch whose senders claim elects no
 /// block: its receive half's stamps are all its last block's (the one that publishes the counts).
+/// The lines dispatch stamps only in its kernels for rounds over kLLTokens tokens (kMany): send
+/// block 0's start, its stores issued, its end (fenced and flags raised alike: it has neither);
+/// receive block 0 (slot of source 0, row 0) at its start, its line 0 and routing in, its row
+/// stored; the publisher once it has every routing line (elected) and at its end (done).
 enum TracePoint : int {
   kDispSendStart = 0, kDispSendFenced, kDispFlagsRaised, kDispRecvStart, kDispRecvFlagsIn, kDispRecvElected,
   kDispRecvDone, kCombSendStart, kCombSendFenced, kCombFlagsRaised, kCombRecvStart, kCombRecvFlagsIn,
@@ -393,12 +390,11 @@ void launch_combine(const CombineArgs& send, const CombineArgs& recv, int blocks
 // rounds, above).
 // send_blocks in (0, blocks): that many blocks store round j+1 while the others finish round j (at
 // once); otherwise every block does both, one after the other.
-// A dispatch of one small round through LL lines (Layout::ll, dispatch_ll.cu): both halves in one
-// grid of n x R + 1 blocks (which must stay resident), or each half alone (R and n x R + 1 blocks).
-void launch_dispatch_ll(const DispatchArgs& send, const DispatchRecvArgs& recv, int blocks, cudaStream_t s);
+// A dispatch of one small round through LL lines (Layout::ll, dispatch_ll.cu): its send half (R
+// blocks) and its receive half (n x R + 1 blocks; beside the send kernel where
+// DispatchRecvArgs::after_send).
 void launch_dispatch_ll_send(const DispatchArgs& a, int blocks, cudaStream_t s);
 void launch_dispatch_ll_recv(const DispatchRecvArgs& a, int blocks, cudaStream_t s);
-int dispatch_ll_resident_blocks_per_sm();
 // The combine after a lines dispatch (Layout::ll, combine_ll.cu): partial rows as LL lines into
 // their sources' slots, summed there as they land. Both halves in one grid (which must stay
 // resident), or each half alone; every grid at most Layout::llc_blocks blocks.

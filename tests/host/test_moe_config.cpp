@@ -96,12 +96,17 @@ TEST(MoeConfig, SmallRoundsTakeLineSlotsBothWays) {
   EXPECT_LT(off.bytes, L.bytes - 2 * 8 * 8 * static_cast<size_t>(L.llc_slot_lines) * 16);  // no line slots at all
   Config larger{7168, 8, 256, 16, 0, true};
   EXPECT_FALSE(kern::make_layout(larger, 8).ll);
-  EXPECT_TRUE(kern::make_layout(larger, 4).ll);      // 16 x 7168 channels: under 4 ranks' 131072
+  EXPECT_TRUE(kern::make_layout(larger, 4).ll);      // 16 x 7168 channels: under 4 ranks' 262144
   EXPECT_TRUE(kern::make_layout(larger, 8, 16).ll);  // (SYMMEM_MOE_LL_TOKENS=16)
   larger.max_tokens = 32;                            // 229376
+  EXPECT_TRUE(kern::make_layout(larger, 4).ll);
+  EXPECT_TRUE(kern::make_layout(larger, 3).ll);
+  EXPECT_TRUE(kern::make_layout(larger, 2).ll);      // under 262144
+  EXPECT_FALSE(kern::make_layout(larger, 5).ll);
+  larger.hidden = 8200;                              // 32 x 8200 = 262400: over it
   EXPECT_FALSE(kern::make_layout(larger, 4).ll);
-  EXPECT_FALSE(kern::make_layout(larger, 3).ll);
-  EXPECT_TRUE(kern::make_layout(larger, 2).ll);      // under 2 ranks' 262144
+  EXPECT_FALSE(kern::make_layout(larger, 2).ll);
+  larger.hidden = 7168;
   Config mid{2048, 6, 64, 32, 0, false};             // 32 x 2048 = 65536
   EXPECT_TRUE(kern::make_layout(mid, 4).ll);
   EXPECT_TRUE(kern::make_layout(mid, 3).ll);

@@ -1,7 +1,8 @@
 // A model of the MoE small-round dispatch through LL lines (src/moe/dispatch_ll.cu), under random
 // interleavings: every line a rank sends lands at a random later time, in any order; a rank's
-// operation k is one kernel (its sends, then its reads) that ends once its reads are done and its
-// lines have landed, and only then does its operation k + 1 start (stream order). A slot (parity,
+// operation k is a send kernel and a receive kernel beside it (its sends and its reads in any
+// order) that end once its reads are done and its lines have landed, and only then do its combine
+// of k and then its operation k + 1 start (stream order). A slot (parity,
 // source, row) has line 0 (written in every operation), a routing line and a row line (written
 // when the source sends that row); its owner block reads all three, the publisher block lines 0
 // and the routing line. A reader takes a line only when it carries the operation's flag, from a
@@ -175,26 +176,28 @@ struct LinesModel {
     const int k = r.op;
     if (k > ops) return false;
     if (r.combining) return step_combine(d);
-    if (!r.sent) {  // every line of k at once: line 0 of every slot of every rank, routing and row lines of its rows
-      for (int t = 0; t < n; ++t)
-        for (int j = 0; j < R; ++j) {
-          flight.push_back({t, k & 1, d, j, 0, k});
-          if (j < rows[k][d][t]) {
-            flight.push_back({t, k & 1, d, j, 1, k});
-            flight.push_back({t, k & 1, d, j, 2, k});
-          }
-        }
-      r.sent = true;
-      return true;
-    }
-    // The reads: a random pending one that can move.
+    // The send (-1) or a pending read, at random: the receive kernel runs beside the send kernel,
+    // so its reads may come before this rank's sends.
     std::vector<int> cand;
+    if (!r.sent) cand.push_back(-1);
     for (int q = 0; q < n * R; ++q) {
       if (r.owner_stage[q] < 3) cand.push_back(q);
       if (r.pub_stage[q] < 2) cand.push_back(n * R + q);
     }
     std::shuffle(cand.begin(), cand.end(), g);
     for (int c : cand) {
+      if (c < 0) {  // every line of k at once: line 0 of every slot of every rank, routing and row lines of its rows
+        for (int t = 0; t < n; ++t)
+          for (int j = 0; j < R; ++j) {
+            flight.push_back({t, k & 1, d, j, 0, k});
+            if (j < rows[k][d][t]) {
+              flight.push_back({t, k & 1, d, j, 1, k});
+              flight.push_back({t, k & 1, d, j, 2, k});
+            }
+          }
+        r.sent = true;
+        return true;
+      }
       const bool pub = c >= n * R;
       const int q = pub ? c - n * R : c, s = q % n, j = q / n;
       int& st = pub ? r.pub_stage[q] : r.owner_stage[q];
@@ -209,8 +212,8 @@ struct LinesModel {
       if (!pub && st == 3 && row) claim(d, k, s, j);
       return true;
     }
-    if (!done(r) || lines_in_flight(d, k)) return false;
-    // The kernel ends: the last block zeroes the routing lines where k cleans; k's counts published.
+    if (!r.sent || !done(r) || lines_in_flight(d, k)) return false;
+    // Both kernels end: the last block zeroes the routing lines where k cleans; k's counts published.
     if (cleans(k) && variant != Variant::kNoZeroing)
       for (int s = 0; s < n; ++s)
         for (int j = 0; j < R; ++j) zero(d, k & 1, s, j, 1);
