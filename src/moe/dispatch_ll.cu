@@ -96,17 +96,13 @@ __device__ __forceinline__ uint2 row_line(const char* row, size_t payload, const
 // The send half, every block: warp u routes token u of the round (all of them, so each block knows
 // every row's slot on every rank); block b sends token b to each rank it goes to (line 0, the K
 // routing lines, the row) and block 0 writes line 0 of every slot no row of this rank fills.
-// Rounds over kLLTokens (kMany) send a token by Layout::ll_send_parts blocks: block b + R x p
-// sends part p of token b's row lines (part 0 also line 0 and the routing lines), so that more SMs
-// store at once.
 template <class Idx, bool kMany>
 __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   const DeviceHandle& h = a.h;
   const Layout& L = a.L;
   const int n = L.n, K = L.topk, El = L.experts_local, R = L.round, me = h.rank, opar = static_cast<int>(op & 1);
   const uint32_t flag = ws::flag_of(op);
-  const int T = a.r.t1 - a.r.t0, warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id();
-  const int b = kMany ? static_cast<int>(blockIdx.x) % R : static_cast<int>(blockIdx.x), part = kMany ? static_cast<int>(blockIdx.x) / R : 0;
+  const int T = a.r.t1 - a.r.t0, warp = static_cast<int>(threadIdx.x >> 5), lane = lane_id(), b = static_cast<int>(blockIdx.x);
   __shared__ uint64_t smask[kLLMaxTokens];
   __shared__ int sslot[pad::kMaxTeam], scount[pad::kMaxTeam];
   stamp0(h, L, kDispSendStart);
@@ -149,7 +145,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
     scount[d] = all;
   }
   __syncthreads();
-  if (blockIdx.x == 0)
+  if (b == 0)
     for (int i = threadIdx.x; i < n * R; i += blockDim.x) {
       const int d = i / R, j = i % R;
       if (j >= scount[d]) put_line(ll_slot(h, L, d, opar, me, j), kNoRow, static_cast<uint32_t>(scount[d]), flag);
@@ -157,7 +153,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   if (b >= T) return;
   const int t = a.r.t0 + b;
   const uint64_t mask = smask[b];
-  if (warp == b % kWarps && part == 0) {
+  if (warp == b % kWarps) {
     if (routed_badly(expert, v)) {  // reported here, and marked in every peer's pad (no publisher reads a note here)
       device::record_error(h, WaitKind::kMoe, -1, (1ull << 32) | static_cast<unsigned>(t), Cmp::kLt, static_cast<uint64_t>(a.num_experts),
                            static_cast<uint64_t>(v), 0);
@@ -175,20 +171,14 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   }
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lines = static_cast<int>(L.ll_slot_lines) - 1 - K;
-  int from = 0, to = lines;  // this block's part of the row lines
-  if constexpr (kMany) {
-    const int parts = static_cast<int>(gridDim.x) / R, per_part = (lines + parts - 1) / parts;
-    from = part * per_part;
-    to = min(lines, from + per_part);
-  }
   const char* row = a.x + static_cast<size_t>(t) * payload;
   const uint32_t* sc = L.scale_words ? a.scales + static_cast<size_t>(t) * L.scale_words : nullptr;
-  for (int i0 = from + static_cast<int>(threadIdx.x); i0 < to; i0 += kBatch * static_cast<int>(blockDim.x)) {
+  for (int i0 = static_cast<int>(threadIdx.x); i0 < lines; i0 += kBatch * static_cast<int>(blockDim.x)) {
     uint2 w[kBatch];
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
       const int i = i0 + k * static_cast<int>(blockDim.x);
-      if (i < to) w[k] = row_line(row, payload, sc, L.scale_words, i);
+      if (i < lines) w[k] = row_line(row, payload, sc, L.scale_words, i);
     }
     for (uint64_t m = mask; m != 0; m &= m - 1) {
       const int d = __ffsll(static_cast<long long>(m)) - 1;
@@ -196,7 +186,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
 #pragma unroll
       for (int k = 0; k < kBatch; ++k) {
         const int i = i0 + k * static_cast<int>(blockDim.x);
-        if (i < to) put_line(rl + i, w[k].x, w[k].y, flag);
+        if (i < lines) put_line(rl + i, w[k].x, w[k].y, flag);
       }
     }
   }
@@ -289,7 +279,7 @@ __device__ __forceinline__ void store_rows(const Layout& L, const DispatchRecvAr
 // it at its end, so no block depends on another having started (a grid-wide counter raised by one
 // block could be read by a block that starts after it).
 __device__ __forceinline__ uint64_t* ll_ops(const DeviceHandle& h, const Layout& L, int role) {
-  return at<uint64_t>(h, L.ll_ops_off) + static_cast<size_t>(role) * ll_ops_stride(L);
+  return at<uint64_t>(h, L.ll_ops_off) + static_cast<size_t>(role) * (static_cast<size_t>(L.n) * L.round + 1);
 }
 // The claim bases (Layout::ll_base_off, [4][E_local]): an expert's counter of parity p is never
 // zeroed; operation k's rows take counter - base[k mod 4] (every claim of k - 2 on it was counted

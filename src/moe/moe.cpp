@@ -114,8 +114,7 @@ Layout make_layout(const Config& c, int n, int ll_tokens, int ll_payload) {
     const size_t message = static_cast<size_t>(c.hidden) * L.elem() + 4 * static_cast<size_t>(L.scale_words);
     L.ll_slot_lines = static_cast<uint32_t>(1 + c.topk + ws::ll_lines<ws::kLLNarrow>(message));
     L.ll_off = take(checked_mul(slots, static_cast<size_t>(L.ll_slot_lines) * ws::kLLLineBytes, "moe line slots"));
-    L.ll_send_parts = static_cast<uint32_t>(ll_send_parts_for(n, L.round));
-    L.ll_ops_off = take(sizeof(uint64_t) * 2 * ll_ops_stride(L));
+    L.ll_ops_off = take(sizeof(uint64_t) * 2 * (static_cast<size_t>(n) * L.round + 1));
     L.ll_base_off = take(sizeof(unsigned) * 4 * static_cast<size_t>(L.experts_local));
     L.llc_slot_lines = static_cast<uint32_t>(row_segments(L) * kLLCSegLines);  // (a partial last segment's lines included)
     L.llc_off = take(checked_mul(2 * static_cast<size_t>(n) + slots * L.llc_slot_lines, ws::kLLLineBytes, "moe combine line slots"));
@@ -260,10 +259,6 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   impl_->L = kern::make_layout(cfg_, nranks_, want_ll ? ll_tokens : 0, ll_payload);
   impl_->L.sender_claims = impl_->L.sender_claims && want_sender_claims;
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
-  // SYMMEM_MOE_LL_SEND_PARTS=N (1 .. kLLMaxSendParts): the lines dispatch's send blocks a token in
-  // rounds over kLLTokens (a rank-local measurement knob: no peer counts the send grid).
-  if (const char* v = std::getenv("SYMMEM_MOE_LL_SEND_PARTS"); v != nullptr && *v != 0 && impl_->L.round > kern::kLLTokens)
-    impl_->L.ll_send_parts = static_cast<uint32_t>(symmem::detail::parse_int(v, "SYMMEM_MOE_LL_SEND_PARTS", 1, kern::kLLMaxSendParts));
   const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (own_gpus && impl_->L.rounds == 1);
   // Dispatch over several rounds at one or two ranks, on GPUs whose memory peaks below 4 TB/s: one
@@ -466,7 +461,7 @@ void ExpertParallel::dispatch_round(const DispatchIn* in, const DispatchOut* out
     kern::DispatchRecvArgs ra = dispatch_recv_args(L, impl_->buf.handle(), out, 0, impl_->last_tokens, 0, false);
     ra.after_send = in != nullptr;  // (the receive kernel right after this send kernel: beside it)
     const int blocks = nranks_ * L.round + 1;  // (the last one publishes the counts)
-    if (in != nullptr) kern::launch_dispatch_ll_send(sa, L.round * static_cast<int>(L.ll_send_parts), stream);
+    if (in != nullptr) kern::launch_dispatch_ll_send(sa, L.round, stream);
     if (out != nullptr) kern::launch_dispatch_ll_recv(ra, blocks, stream);
     return;
   }

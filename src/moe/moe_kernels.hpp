@@ -121,13 +121,6 @@ constexpr int kLLMaxTokens = 32;
 /// 25.8 / 26.2, so 3-4 ranks take the 2-rank limit.
 inline SYMMEM_HOST_DEVICE long long ll_channels_for(int n) { return n <= 4 ? 262144 : 0; }
 constexpr int kLLMaxExperts = 1024;  // local experts the lines' publisher counts in shared memory
-// Send blocks a token of the lines dispatch (Layout::ll_send_parts; rounds over kLLTokens only):
-// one block a token stored a round of 32 at ~5-7 GB/s an SM (4 x H200, session 44's stamps,
-// *-s44c2-*: the send block 5.1 us at 64 experts, 7.4-7.9 at 256), so a row is split over up to
-// kLLMaxSendParts blocks. SYMMEM_MOE_LL_SEND_PARTS=N (rank-local: the send grid is nobody else's
-// count) sets it, for measurements.
-constexpr int kLLMaxSendParts = 8;
-inline SYMMEM_HOST_DEVICE int ll_send_parts_for(int n, int R) { return R > kLLTokens ? (n < kLLMaxSendParts ? n : kLLMaxSendParts) : 1; }
 // The lines combine's work item: a lane's vectors in kLLCLaneLines lines, so a segment is
 // kLLCSegLines lines (1 KiB of a row in narrow lines, 1.5 KiB in wide ones; combine_ll.cu).
 constexpr int kLLCLaneLines = 4;
@@ -292,8 +285,7 @@ struct Layout {
   bool ll = false;
   uint32_t ll_slot_lines = 0;
   size_t ll_off = 0;
-  size_t ll_ops_off = 0, ll_base_off = 0;  // (local) the blocks' op counters [2][ll_ops_stride], the claim bases [4][E_local]
-  uint32_t ll_send_parts = 1;              // send blocks a token (ll_send_parts_for)
+  size_t ll_ops_off = 0, ll_base_off = 0;  // (local) the blocks' op counters [2][n R + 1], the claim bases [4][E_local]
   // The combine after a lines dispatch (combine_ll.cu), at llc_off: header lines [2][n] by
   // (operation parity, sender), then slots [2][n][R] of llc_slot_lines lines (a bf16 partial row as
   // lines of llc_payload bytes: ws::kLLNarrow or ws::kLLPayload, ll_payload_for; kLLCSegLines lines a
@@ -304,12 +296,6 @@ struct Layout {
   size_t llc_off = 0, llc_marks_off = 0;
   SYMMEM_HOST_DEVICE size_t elem() const { return fp8 ? 1 : 2; }
 };
-/// The lines dispatch's op counters a role (send kernel, receive kernel): a block each, for the
-/// larger grid of either (n x R + 1 receive blocks; up to kLLMaxSendParts x R send blocks).
-inline SYMMEM_HOST_DEVICE size_t ll_ops_stride(const Layout& L) {
-  const size_t recv = static_cast<size_t>(L.n) * L.round + 1, send = static_cast<size_t>(kLLMaxSendParts) * L.round;
-  return recv > send ? recv : send;
-}
 /// Combine's work items of a bf16 row: its segments of L.seg_bytes.
 inline SYMMEM_HOST_DEVICE int row_segments(const Layout& L) {
   return static_cast<int>((static_cast<long long>(L.hidden) * 2 + L.seg_bytes - 1) / L.seg_bytes);
