@@ -196,8 +196,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
 // Warp-wide: lane 0 polls line 0 of a slot, lanes 1..K its routing lines (the others only line 0:
 // a slot with no row has only line 0 of this operation). `mine`: the lane's line. False (the error
 // recorded) on a timeout.
-__device__ __forceinline__ bool poll_header(const DeviceHandle& h, const LLLine* slot, int K, uint32_t flag, int src, uint2& mine,
-                                            unsigned sleep_ns) {
+__device__ __forceinline__ bool poll_header(const DeviceHandle& h, const LLLine* slot, int K, uint32_t flag, int src, uint2& mine) {
   const int lane = lane_id();
   bool have = lane > K;
   LinePoll p;
@@ -214,7 +213,6 @@ __device__ __forceinline__ bool poll_header(const DeviceHandle& h, const LLLine*
     const unsigned pending = __ballot_sync(kFull, !have);
     if (head && (tok == kNoRow || pending == 0)) return true;
     const int first = __ffs(static_cast<int>(pending)) - 1;
-    if (sleep_ns != 0) __nanosleep(sleep_ns);
     seen = __shfl_sync(kFull, seen, first < 0 ? 0 : first);
     bool go = true;
     if (lane == 0) go = p.go_on(h, WaitKind::kMoeLines, src, static_cast<uint64_t>(first < 0 ? 0 : first), flag, seen);
@@ -225,7 +223,7 @@ __device__ __forceinline__ bool poll_header(const DeviceHandle& h, const LLLine*
 // This thread's lines first + k * blockDim.x (k < kBatch) of a row, all loaded before any is
 // checked. False (the error recorded) on a timeout.
 __device__ __forceinline__ bool poll_rows(const DeviceHandle& h, const LLLine* rows, int lines, int first, uint32_t flag, int src,
-                                          uint2 (&w)[kBatch], unsigned sleep_ns) {
+                                          uint2 (&w)[kBatch]) {
   unsigned pending = 0;
 #pragma unroll
   for (int k = 0; k < kBatch; ++k)
@@ -249,7 +247,6 @@ __device__ __forceinline__ bool poll_rows(const DeviceHandle& h, const LLLine* r
         seen = ws::ll_seen_flag(l[k], flag);
       }
     }
-    if (pending != 0 && sleep_ns != 0) __nanosleep(sleep_ns);
     if (pending != 0 && !p.go_on(h, WaitKind::kMoeLines, src, static_cast<uint64_t>(at_line), flag, seen)) return false;
   }
   return true;
@@ -309,15 +306,14 @@ __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t
   __syncthreads();
   uint2 mine = make_uint2(0, 0);
   if constexpr (kMany) stamp0(h, L, kDispRecvStart);
-  const unsigned sleep_ns = kMany ? L.ll_backoff_ns : 0u;
-  const bool ok = poll_header(h, slot, K, flag, s, mine, sleep_ns);
+  const bool ok = poll_header(h, slot, K, flag, s, mine);
   if constexpr (kMany) stamp0(h, L, kDispRecvFlagsIn);
   const uint32_t tok = __shfl_sync(kFull, mine.x, 0);
   const bool row = ok && tok != kNoRow;
   uint2 w[kBatch];
   const int first = static_cast<int>(threadIdx.x);
   bool rows_ok = true;
-  if (row && warp != 0) rows_ok = poll_rows(h, slot + 1 + K, lines, first, flag, s, w, sleep_ns);
+  if (row && warp != 0) rows_ok = poll_rows(h, slot + 1 + K, lines, first, flag, s, w);
   if (row && warp == 0) {
     // Lane k + 1 claims entry k's row in its local expert (up to the capacity) and writes the record.
     int le = -1;
@@ -340,11 +336,11 @@ __device__ __forceinline__ void ll_recv_slot(const DispatchRecvArgs& a, uint64_t
     if (lane == 0) ndst = __popc(keep);
   }
   __syncthreads();
-  if (row && warp == 0) rows_ok = poll_rows(h, slot + 1 + K, lines, first, flag, s, w, sleep_ns);
+  if (row && warp == 0) rows_ok = poll_rows(h, slot + 1 + K, lines, first, flag, s, w);
   if (row && rows_ok) store_rows(L, a, out_row, ndst, first, w, lines);
   // Rows longer than one batch a thread: the rest, a batch at a time.
   for (int f = first + kBatch * static_cast<int>(blockDim.x); row && rows_ok && f < lines; f += kBatch * static_cast<int>(blockDim.x)) {
-    rows_ok = poll_rows(h, slot + 1 + K, lines, f, flag, s, w, sleep_ns);
+    rows_ok = poll_rows(h, slot + 1 + K, lines, f, flag, s, w);
     if (rows_ok) store_rows(L, a, out_row, ndst, f, w, lines);
   }
   if constexpr (kMany) stamp0(h, L, kDispRecvWorked);

@@ -259,8 +259,6 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   impl_->L = kern::make_layout(cfg_, nranks_, want_ll ? ll_tokens : 0, ll_payload);
   impl_->L.sender_claims = impl_->L.sender_claims && want_sender_claims;
   if (const char* t = std::getenv("SYMMEM_MOE_TRACE")) impl_->L.trace = std::string(t) == "1";
-  if (const char* v = std::getenv("SYMMEM_MOE_LL_BACKOFF_NS"); v != nullptr && *v != 0)  // (rank-local: no peer waits on it)
-    impl_->L.ll_backoff_ns = static_cast<uint32_t>(symmem::detail::parse_int(v, "SYMMEM_MOE_LL_BACKOFF_NS", 0, 100000));
   const bool own_gpus = cfg_.kernels == Kernels::kAuto && !comm.shares_gpu();
   impl_->one_kernel = cfg_.kernels == Kernels::kOne || (own_gpus && impl_->L.rounds == 1);
   // Dispatch over several rounds at one or two ranks, on GPUs whose memory peaks below 4 TB/s: one

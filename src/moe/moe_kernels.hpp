@@ -286,9 +286,6 @@ struct Layout {
   uint32_t ll_slot_lines = 0;
   size_t ll_off = 0;
   size_t ll_ops_off = 0, ll_base_off = 0;  // (local) the blocks' op counters [2][n R + 1], the claim bases [4][E_local]
-  // Sleep of the lines dispatch's slot blocks between polls, rounds over kLLTokens only
-  // (SYMMEM_MOE_LL_BACKOFF_NS, a measurement knob; 0: spin).
-  uint32_t ll_backoff_ns = 0;
   // The combine after a lines dispatch (combine_ll.cu), at llc_off: header lines [2][n] by
   // (operation parity, sender), then slots [2][n][R] of llc_slot_lines lines (a bf16 partial row as
   // lines of llc_payload bytes: ws::kLLNarrow or ws::kLLPayload, ll_payload_for; kLLCSegLines lines a
