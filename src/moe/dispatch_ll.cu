@@ -421,9 +421,15 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
   const Layout& L = a.L;
   const int n = L.n, K = L.topk, El = L.experts_local, C = L.capacity, slots = n * L.round, per = 1 + K, opar = static_cast<int>(op & 1);
   const uint32_t flag = ws::flag_of(op);
-  __shared__ unsigned hist[kLLMaxExperts];
+  __shared__ unsigned hist[kLLMaxExperts], base[kLLMaxExperts];
   __shared__ unsigned rows_from[pad::kMaxTeam];
-  for (int le = threadIdx.x; le < El; le += blockDim.x) hist[le] = 0;
+  // The claim bases of op (written by op - 2's publisher, an earlier kernel) load now, their round
+  // trip under the routing lines' wait rather than after it.
+  const unsigned* base_op = ll_base(h, L, op);
+  for (int le = threadIdx.x; le < El; le += blockDim.x) {
+    hist[le] = 0;
+    base[le] = base_op[le];
+  }
   for (int q = threadIdx.x; q < n; q += blockDim.x) rows_from[q] = 0;
   __syncthreads();
   if constexpr (kMany) {
@@ -458,7 +464,6 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
     }
   }
   __syncthreads();
-  const unsigned* base = ll_base(h, L, op);
   unsigned* next = ll_base(h, L, op + 2);
   int over = 0;
   for (int le = threadIdx.x; le < El; le += blockDim.x) {
