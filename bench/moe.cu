@@ -60,7 +60,9 @@ void trace_phases(Harness& h, moe::ExpertParallel& ep, const std::function<void(
                           {"d_r_arrive", 14, 5}, {"d_epilogue", 5, 6},  {"d_total", 0, 6},     {"to_combine", 6, 7},
                           {"c_send", 7, 8},     {"c_b0_send", 7, 15},   {"c_s_fence", 15, 8},  {"c_flags", 8, 9},
                           {"c_to_recv", 9, 10}, {"c_wait", 10, 11},     {"c_sum", 11, 12},     {"c_b0_sum", 11, 16},
-                          {"c_r_arrive", 16, 12}, {"c_total", 7, 12}};
+                          {"c_r_arrive", 16, 12}, {"c_total", 7, 12},
+                          // The lines dispatch's send block 0 (rounds over 8 tokens), where stamped:
+                          {"dl_route", 0, 17},  {"dl_count", 17, 18},   {"dl_head", 18, 19},   {"dl_rows", 19, 13}};
   cudaStream_t s = h.stream();
   cudaGraph_t g;
   cudaGraphExec_t exec;
@@ -75,7 +77,8 @@ void trace_phases(Harness& h, moe::ExpertParallel& ep, const std::function<void(
     h.ctx().synchronize(s, "moe trace");
     const std::vector<uint64_t> t = ep.trace_ns();
     for (size_t i = 0; i < std::size(phases); ++i)
-      d[i].push_back((static_cast<double>(t[phases[i].to]) - static_cast<double>(t[phases[i].from])) / 1000.0);
+      d[i].push_back(t[phases[i].to] == 0 || t[phases[i].from] == 0 ? -1e9  // (not stamped: not printed)
+                                                                      : (static_cast<double>(t[phases[i].to]) - static_cast<double>(t[phases[i].from])) / 1000.0);
   }
   SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
   SYMMEM_CUDA_CHECK(cudaGraphDestroy(g));
@@ -83,6 +86,7 @@ void trace_phases(Harness& h, moe::ExpertParallel& ep, const std::function<void(
   for (size_t i = 0; i < std::size(phases); ++i) {
     std::sort(d[i].begin(), d[i].end());
     const double v = h.max_over_ranks(d[i][d[i].size() / 2]);
+    if (v < -1e8) continue;
     char buf[64];
     std::snprintf(buf, sizeof(buf), " %s %.2f", phases[i].name, v);
     line += buf;

@@ -134,6 +134,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
     }
   }
   __syncthreads();
+  if constexpr (kMany) stamp0(h, L, kLinesRouted);
   for (int d = threadIdx.x; d < n; d += blockDim.x) {
     int before = 0, all = 0;
     for (int u = 0; u < T; ++u) {
@@ -145,6 +146,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
     scount[d] = all;
   }
   __syncthreads();
+  if constexpr (kMany) stamp0(h, L, kLinesCounted);
   if (b == 0)
     for (int i = threadIdx.x; i < n * R; i += blockDim.x) {
       const int d = i / R, j = i % R;
@@ -169,6 +171,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
       if (lane < K) put_line(sl + 1 + lane, static_cast<uint32_t>(dest == d ? expert - d * El : -1), __float_as_uint(wk), flag);
     }
   }
+  if constexpr (kMany) stamp0(h, L, kLinesHeaders);
   const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
   const int lines = static_cast<int>(L.ll_slot_lines) - 1 - K;
   const char* row = a.x + static_cast<size_t>(t) * payload;

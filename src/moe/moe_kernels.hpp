@@ -323,13 +323,16 @@ SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = -1, i
 /// The lines dispatch stamps only in its kernels for rounds over kLLTokens tokens (kMany): send
 /// block 0's start, its stores issued, its end (fenced and flags raised alike: it has neither);
 /// receive block 0 (slot of source 0, row 0) at its start, its line 0 and routing in, its row
-/// stored; the publisher once it has every routing line (elected) and at its end (done).
+/// stored; the publisher once it has every routing line (elected) and at its end (done). Send
+/// block 0 also stamps kLinesRouted (every warp's routing in), kLinesCounted (the slots counted)
+/// and kLinesHeaders (its own empty-slot and header lines issued; thread 0's).
 enum TracePoint : int {
   kDispSendStart = 0, kDispSendFenced, kDispFlagsRaised, kDispRecvStart, kDispRecvFlagsIn, kDispRecvElected,
   kDispRecvDone, kCombSendStart, kCombSendFenced, kCombFlagsRaised, kCombRecvStart, kCombRecvFlagsIn,
   kCombRecvDone,
   // Block 0's own work done (before its fence, or its arrival at the receive half's election).
-  kDispSendWorked, kDispRecvWorked, kCombSendWorked, kCombRecvWorked, kTracePoints
+  kDispSendWorked, kDispRecvWorked, kCombSendWorked, kCombRecvWorked,
+  kLinesRouted, kLinesCounted, kLinesHeaders, kTracePoints
 };
 
 /// Which round of the operation a launch runs: tokens [t0, t1) of this rank.
