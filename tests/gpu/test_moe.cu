@@ -661,8 +661,9 @@ TEST(Moe, EachKernelChoice) {
 
 TEST(Moe, PhaseStampsAreOrdered) {
   // SYMMEM_MOE_TRACE=1 (read when the object is made): the kernels stamp their phases, and the
-  // stamps of one step follow the order the protocol imposes, whatever the launch choice. (64
-  // tokens: above any round the LL lines take, whose kernels stamp the dispatch's send only.)
+  // stamps of one step follow the order the protocol imposes, whatever the launch choice (64
+  // tokens: above any round the LL lines take); then a lines dispatch of 16 tokens (its kernels for
+  // rounds over 8 tokens stamp: moe_kernels.hpp, TracePoint).
   Communicator& c = comm();
   const int n = c.size();
   setenv("SYMMEM_MOE_TRACE", "1", 1);
@@ -692,7 +693,7 @@ TEST(Moe, PhaseStampsAreOrdered) {
     // Block 0's own work is done before the election in each half.
     const int chains[][4] = {{0, 1, 2, -1},  {3, 4, 5, 6},     {0, 6, 7, -1},    {7, 8, 9, -1}, {10, 11, 12, -1},
                              {0, 13, 1, -1}, {4, 14, 5, -1}, {7, 15, 8, -1}, {11, 16, 12, -1}};
-    bool ordered = t.size() == 17;
+    bool ordered = t.size() == 20 && t[17] == 0 && t[18] == 0 && t[19] == 0;  // (the last three: lines only)
     for (const auto& ch : chains)
       for (int i = 0; ordered && i + 1 < 4 && ch[i + 1] >= 0; ++i) ordered = t[ch[i]] != 0 && t[ch[i]] <= t[ch[i + 1]];
     if (!ordered) {
@@ -700,6 +701,40 @@ TEST(Moe, PhaseStampsAreOrdered) {
       o << (k == moe::Kernels::kOne ? "one kernel" : "two kernels") << ": stamps out of order:";
       for (uint64_t v : t) o << ' ' << v;
       why += o.str();
+    }
+  }
+  // The lines dispatch's send block 0: start <= routed <= counted <= headers <= rows issued <= its
+  // end; its receive block 0: start <= line 0 and routing in <= row stored; the publisher: every
+  // routing line in <= done.
+  if (why.empty()) {
+    ScopedEnv tokens("SYMMEM_MOE_LL_TOKENS", "16");
+    const moe::Config cfg{256, 4, 4 * n, 16, 0, false};
+    why = attempt([&] { throw_if(run_moe(cfg, false, 1)); });  // (the results with the stamps on)
+    if (why.empty()) {
+      moe::ExpertParallel ep(c, cfg);
+      if (!ep.dispatch_lines()) why = "the lines were not taken";
+      std::vector<int32_t> idx(16 * 4, -1);
+      for (int t = 0; t < 16; ++t) idx[t * 4] = (t + c.rank()) % (4 * n);
+      DeviceBuffer x(16 * 256 * 2), di(idx.size() * 4), recv(static_cast<size_t>(ep.local_experts()) * ep.capacity() * 256 * 2),
+          counts(ep.local_experts() * 4);
+      SYMMEM_CUDA_CHECK(cudaMemset(x.p, 0, x.n));
+      SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+      std::vector<uint64_t> t;
+      if (why.empty()) why = attempt([&] {
+        ep.dispatch({x.p, nullptr, di.p, false, nullptr, 16}, {recv.p, nullptr, counts.as<int>()}, nullptr);
+        ctx()->synchronize(nullptr, "moe lines trace");
+        t = ep.trace_ns();
+      });
+      const int chains[][6] = {{0, 17, 18, 19, 13, 1}, {3, 4, 14, -1, -1, -1}, {5, 6, -1, -1, -1, -1}};
+      bool ordered = why.empty() && t.size() == 20;
+      for (const auto& ch : chains)
+        for (int i = 0; ordered && i + 1 < 6 && ch[i + 1] >= 0; ++i) ordered = t[ch[i]] != 0 && t[ch[i]] <= t[ch[i + 1]];
+      if (why.empty() && !ordered) {
+        std::ostringstream o;
+        o << "lines, 16 tokens: stamps out of order:";
+        for (uint64_t v : t) o << ' ' << v;
+        why = o.str();
+      }
     }
   }
   unsetenv("SYMMEM_MOE_TRACE");
