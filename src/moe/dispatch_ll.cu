@@ -106,23 +106,6 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   __shared__ uint64_t smask[kLLMaxTokens];
   __shared__ int sslot[pad::kMaxTeam], scount[pad::kMaxTeam];
   stamp0(h, L, kDispSendStart);
-  // The block's token's first batch of row lines and its weights load first: they depend on
-  // nothing the routing finds, so their round trips run beside the routing's (session 44's stamps
-  // put routing, counts and headers at ~3.3 us of a 32-token send block before its row loads).
-  const int t = a.r.t0 + b, lines = static_cast<int>(L.ll_slot_lines) - 1 - K;
-  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
-  const char* row = a.x + static_cast<size_t>(t) * payload;
-  const uint32_t* sc = L.scale_words ? a.scales + static_cast<size_t>(t) * L.scale_words : nullptr;
-  uint2 w[kBatch];
-  float wk = 1.0f;
-  if (b < T) {
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int i = static_cast<int>(threadIdx.x) + k * static_cast<int>(blockDim.x);
-      if (i < lines) w[k] = row_line(row, payload, sc, L.scale_words, i);
-    }
-    if (warp == b % kWarps && lane < K && a.weights != nullptr) wk = a.weights[static_cast<size_t>(t) * K + lane];
-  }
   // Warp w routes tokens w, w + kWarps, ...; it keeps the lanes' entries of this block's token.
   // Rounds of more than kLLTokens (kMany): every entry a warp routes is loaded before its first
   // mask (one round trip, not one a token).
@@ -170,6 +153,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
       if (j >= scount[d]) put_line(ll_slot(h, L, d, opar, me, j), kNoRow, static_cast<uint32_t>(scount[d]), flag);
     }
   if (b >= T) return;
+  const int t = a.r.t0 + b;
   const uint64_t mask = smask[b];
   if (warp == b % kWarps) {
     if (routed_badly(expert, v)) {  // reported here, and marked in every peer's pad (no publisher reads a note here)
@@ -179,6 +163,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
         if (d != me) device::st_release(h.signals[d] + bad_index_flag(me), op);
     }
     if (lane == 0) at<uint64_t>(h, L.token_ranks_off)[t] = mask;
+    const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
     for (uint64_t m = mask; m != 0; m &= m - 1) {
       const int d = __ffsll(static_cast<long long>(m)) - 1;
       LLLine* sl = ll_slot(h, L, d, opar, me, sslot[d]);
@@ -187,7 +172,17 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
     }
   }
   if constexpr (kMany) stamp0(h, L, kLinesHeaders);
+  const size_t payload = static_cast<size_t>(L.hidden) * L.elem();
+  const int lines = static_cast<int>(L.ll_slot_lines) - 1 - K;
+  const char* row = a.x + static_cast<size_t>(t) * payload;
+  const uint32_t* sc = L.scale_words ? a.scales + static_cast<size_t>(t) * L.scale_words : nullptr;
   for (int i0 = static_cast<int>(threadIdx.x); i0 < lines; i0 += kBatch * static_cast<int>(blockDim.x)) {
+    uint2 w[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int i = i0 + k * static_cast<int>(blockDim.x);
+      if (i < lines) w[k] = row_line(row, payload, sc, L.scale_words, i);
+    }
     for (uint64_t m = mask; m != 0; m &= m - 1) {
       const int d = __ffsll(static_cast<long long>(m)) - 1;
       LLLine* rl = ll_slot(h, L, d, opar, me, sslot[d]) + 1 + K;
@@ -196,12 +191,6 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
         const int i = i0 + k * static_cast<int>(blockDim.x);
         if (i < lines) put_line(rl + i, w[k].x, w[k].y, flag);
       }
-    }
-    const int next = i0 + kBatch * static_cast<int>(blockDim.x);  // (rows of more than one batch a thread: the next one)
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int i = next + k * static_cast<int>(blockDim.x);
-      if (i < lines) w[k] = row_line(row, payload, sc, L.scale_words, i);
     }
   }
   if constexpr (kMany) stamp0(h, L, kDispSendWorked);
