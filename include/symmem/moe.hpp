@@ -123,11 +123,12 @@ class SYMMEM_API ExpertParallel {
   bool combine_streamed() const;
   /// Whether dispatch() and combine() move their rows as LL lines, the flag in the data (one round,
   /// i.e. round_tokens 0, of at most 8 tokens a rank, or of up to 32 at up to 4 ranks where
-  /// max_tokens x hidden is at most 262144 at 2 ranks and 131072 at 3-4; at most 1024 experts a
-  /// rank; and not SYMMEM_MOE_LL=0 when this object was made): no fence, flag word or remote atomic
-  /// on their path, for decode steps of a few tokens (4 x H200, one token a rank: dispatch 6.9-7.4
-  /// us against 10.4-11.3 staged, combine 5.0-5.7 against 7.8-9.3; NCCL's all-to-all of the rows
-  /// padded to one a rank takes 7.2-7.8). Their slots take 2 x nranks x max_tokens x (16 + 16 x
+  /// max_tokens x hidden is at most 262144; at most 1024 experts a rank; and not SYMMEM_MOE_LL=0
+  /// when this object was made): no fence, flag word or remote atomic on their path, for decode
+  /// steps of a few tokens (4 x H200, one token a rank: dispatch 6.0-6.6 us against 10.4-11.3
+  /// staged, combine 5.2-5.9 against 7.8-9.3; NCCL's all-to-all of the rows padded to one a rank
+  /// takes 7.2-7.8). The dispatch runs two kernels, its receive kernel beside its send kernel.
+  /// Their slots take 2 x nranks x max_tokens x (16 + 16 x
   /// (K + ceil(row bytes / 8)) + 2048 x ceil(2 H / S)) bytes a rank (S: 1024, or 1536 where the
   /// combine takes wide lines), and 32 x nranks more.
   bool dispatch_lines() const;
