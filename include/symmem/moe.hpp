@@ -128,9 +128,9 @@ class SYMMEM_API ExpertParallel {
   /// steps of a few tokens (4 x H200, one token a rank: dispatch 6.0-6.6 us against 10.4-11.3
   /// staged, combine 5.2-5.9 against 7.8-9.3; NCCL's all-to-all of the rows padded to one a rank
   /// takes 7.2-7.8). The dispatch runs two kernels, its receive kernel beside its send kernel.
-  /// Their slots take 2 x nranks x max_tokens x (16 + 16 x
-  /// (K + ceil(row bytes / 8)) + 2048 x ceil(2 H / S)) bytes a rank (S: 1024, or 1536 where the
-  /// combine takes wide lines), and 32 x nranks more.
+  /// Their slots take 2 x nranks x max_tokens x (16 + 16 x (K + ceil(row bytes / 8)) + 2048 x
+  /// ceil(2 H / S)) bytes a rank (S: 1024, or 1536 where the combine takes wide lines), and 32 x
+  /// nranks more.
   bool dispatch_lines() const;
   /// A debugging aid: with SYMMEM_MOE_TRACE=1 in the environment when this object was made, the
   /// kernels stamp their phases (%globaltimer, ns) and this returns the stamps of the last

@@ -279,9 +279,10 @@ struct Layout {
   // small combine (kSmallCombineItems; make_layout, so every rank's grid agrees). The pipelined
   // and streamed combines always take kSegBytes.
   int seg_bytes = kSegBytes;
-  // One round of at most kLLTokens tokens (SYMMEM_MOE_LL_TOKENS; SYMMEM_MOE_LL=0: none; both compared settings): the
-  // dispatch travels as LL lines (dispatch_ll.cu) through slots [2][n][R] of ll_slot_lines lines
-  // (line 0, K routing lines, the row and its scale words as narrow lines) at ll_off.
+  // One small round (kLLTokens, ll_channels_for; SYMMEM_MOE_LL_TOKENS and SYMMEM_MOE_LL=0, both
+  // compared, override the rule): the dispatch travels as LL lines (dispatch_ll.cu) through slots
+  // [2][n][R] of ll_slot_lines lines (line 0, K routing lines, the row and its scale words as
+  // narrow lines) at ll_off.
   bool ll = false;
   uint32_t ll_slot_lines = 0;
   size_t ll_off = 0;

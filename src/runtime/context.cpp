@@ -82,11 +82,10 @@ std::string describe_device_error(const DeviceErrorRecord& r) {
   const bool ring = r.kind == static_cast<int>(WaitKind::kMoeRing);
   if (r.kind == static_cast<int>(WaitKind::kMoeLines) || r.kind == static_cast<int>(WaitKind::kMoeCombineLines)) {
     const bool combine = r.kind == static_cast<int>(WaitKind::kMoeCombineLines);
-    const std::string from = r.peer >= 0 ? "team rank " + std::to_string(r.peer) : "any peer";
     const std::string which = combine && r.slot == ~0ull ? "its header line" : "line " + std::to_string(r.slot) + " of a slot";
     return "device wait timed out: rank " + std::to_string(r.global_rank) + " (team rank " + std::to_string(r.rank) + ", block " +
            std::to_string(r.block) + ", thread " + std::to_string(r.thread) + ") waited " + std::to_string(r.waited_ns / 1000000ull) +
-           " ms for a line of the MoE small-round " + (combine ? "combine" : "dispatch") + " from " + from + ": " + which + " with flag " +
+           " ms for a line of the MoE small-round " + (combine ? "combine" : "dispatch") + " from " + peer + ": " + which + " with flag " +
            std::to_string(r.expected) + ", last flag seen " + std::to_string(r.seen) +
            ". The peer may have exited, hung, or skipped this operation; raise SYMMEM_TIMEOUT_MS if it is only slow";
   }

@@ -2,9 +2,9 @@
 // interleavings: every line a rank sends lands at a random later time, in any order; a rank's
 // operation k is a send kernel and a receive kernel beside it (its sends and its reads in any
 // order) that end once its reads are done and its lines have landed, and only then do its combine
-// of k and then its operation k + 1 start (stream order). A slot (parity,
-// source, row) has line 0 (written in every operation), a routing line and a row line (written
-// when the source sends that row); its owner block reads all three, the publisher block lines 0
+// of k and then its operation k + 1 start (stream order). A slot (parity, source, row) has line 0
+// (written in every operation), a routing line and a row line (written when the source sends that
+// row); its owner block reads all three, the publisher block lines 0
 // and the routing line. A reader takes a line only when it carries the operation's flag, from a
 // period of P flags (kLLFlagMax in the library; small here so that it wraps many times), and the
 // two operations before the wrap zero the lines once read. Violations: a reader takes a line
