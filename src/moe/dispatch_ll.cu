@@ -473,7 +473,7 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
             break;
           }
         }
-        const ws::LLWords& miss = ws::ll_carries(l0, flag) ? ll : l0;
+        const ws::LLWords miss = ws::ll_carries(l0, flag) ? ll : l0;  // (by value: a reference to either kept both in local memory)
         const uint64_t at = static_cast<uint64_t>(ws::ll_carries(l0, flag) ? l : 0);
         if (!p.go_on(h, WaitKind::kMoeLines, q % n, at, flag, ws::ll_seen_flag(miss, flag))) break;
       }
