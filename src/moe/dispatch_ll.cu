@@ -450,8 +450,6 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
   __syncthreads();
   if constexpr (kMany) {
     publish_reads<kPublish>(h, L, opar, flag, hist, rows_from);
-    __syncthreads();
-    if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
   } else {
     for (int i = threadIdx.x; i < slots * per; i += blockDim.x) {
       const int q = i / per, l = i % per;
@@ -480,6 +478,8 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
     }
   }
   __syncthreads();
+  if constexpr (kMany)
+    if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);  // (every routing line in: after the block's barrier)
   unsigned* next = ll_base(h, L, op + 2);
   int over = 0;
   for (int le = threadIdx.x; le < El; le += blockDim.x) {
