@@ -111,10 +111,12 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   // mask (one round trip, not one a token).
   int expert = -1, dest = -1;
   long long v = -1;
+  float wk_many = 1.0f;  // (kMany: the block's token's weights, loaded with the routing entries)
   if constexpr (kMany) {
     long long vs[kRouted];
 #pragma unroll
     for (int k = 0; k < kRouted; ++k) vs[k] = warp + k * kWarps < T ? token_entry<Idx>(a.topk_idx, a.r.t0 + warp + k * kWarps, K) : -1;
+    if (warp == b % kWarps && b < T && lane < K && a.weights != nullptr) wk_many = a.weights[static_cast<size_t>(a.r.t0 + b) * K + lane];
 #pragma unroll
     for (int k = 0; k < kRouted; ++k) {
       const int u = warp + k * kWarps;
@@ -135,15 +137,26 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   }
   __syncthreads();
   if constexpr (kMany) stamp0(h, L, kLinesRouted);
-  for (int d = threadIdx.x; d < n; d += blockDim.x) {
-    int before = 0, all = 0;
-    for (int u = 0; u < T; ++u) {
-      const int in = static_cast<int>((smask[u] >> d) & 1u);
-      all += in;
-      before += u < b ? in : 0;
+  if constexpr (kMany) {  // warp w counts ranks w, w + kWarps, ...: lane u holds token u's mask (T <= 32)
+    const uint64_t mk = lane < T ? smask[lane] : 0;
+    for (int d = warp; d < n; d += kWarps) {
+      const unsigned in = __ballot_sync(kFull, ((mk >> d) & 1u) != 0);
+      if (lane == 0) {
+        sslot[d] = __popc(in & ((1u << b) - 1u));
+        scount[d] = __popc(in);
+      }
     }
-    sslot[d] = before;
-    scount[d] = all;
+  } else {
+    for (int d = threadIdx.x; d < n; d += blockDim.x) {
+      int before = 0, all = 0;
+      for (int u = 0; u < T; ++u) {
+        const int in = static_cast<int>((smask[u] >> d) & 1u);
+        all += in;
+        before += u < b ? in : 0;
+      }
+      sslot[d] = before;
+      scount[d] = all;
+    }
   }
   __syncthreads();
   if constexpr (kMany) stamp0(h, L, kLinesCounted);
@@ -163,7 +176,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
         if (d != me) device::st_release(h.signals[d] + bad_index_flag(me), op);
     }
     if (lane == 0) at<uint64_t>(h, L.token_ranks_off)[t] = mask;
-    const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
+    const float wk = kMany ? wk_many : lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
     for (uint64_t m = mask; m != 0; m &= m - 1) {
       const int d = __ffsll(static_cast<long long>(m)) - 1;
       LLLine* sl = ll_slot(h, L, d, opar, me, sslot[d]);
@@ -437,8 +450,6 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
   __syncthreads();
   if constexpr (kMany) {
     publish_reads<kPublish>(h, L, opar, flag, hist, rows_from);
-    __syncthreads();
-    if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);
   } else {
     for (int i = threadIdx.x; i < slots * per; i += blockDim.x) {
       const int q = i / per, l = i % per;
@@ -460,13 +471,15 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
             break;
           }
         }
-        const ws::LLWords& miss = ws::ll_carries(l0, flag) ? ll : l0;
+        const ws::LLWords miss = ws::ll_carries(l0, flag) ? ll : l0;  // (by value: a reference to either kept both in local memory)
         const uint64_t at = static_cast<uint64_t>(ws::ll_carries(l0, flag) ? l : 0);
         if (!p.go_on(h, WaitKind::kMoeLines, q % n, at, flag, ws::ll_seen_flag(miss, flag))) break;
       }
     }
   }
   __syncthreads();
+  if constexpr (kMany)
+    if (threadIdx.x == 0) stamp(h, L, kDispRecvElected);  // (every routing line in: after the block's barrier)
   unsigned* next = ll_base(h, L, op + 2);
   int over = 0;
   for (int le = threadIdx.x; le < El; le += blockDim.x) {

@@ -98,7 +98,8 @@ struct ScopedEnv {
 };
 
 // One dispatch + combine (optionally captured in a graph and replayed `replays` times with new
-// inputs), checked on this rank.
+// inputs), checked on every rank: returns "" or the report of every failing rank, the same on all
+// of them (agree), so callers may stop on it without splitting the ranks.
 // streamed: 1, the object must have taken the streamed dispatch (moe::ExpertParallel::dispatch_streamed);
 // 0, it must not have; -1, either. halves: dispatch as dispatch_send then dispatch_recv, and combine
 // as combine_send then combine_recv. warm: that
@@ -123,7 +124,7 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraphExec_t exec = nullptr;
   std::string why;
-  if (warm > 0) {
+  auto warm_up = [&] {
     const Routing r0 = make_routing(me, n, cfg, 0);
     if (r0.tokens) {
       upload(x.p, r0.x);
@@ -143,8 +144,11 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
     for (int i = 0; i < warm; ++i) SYMMEM_CUDA_CHECK(cudaGraphLaunch(pair, s));
     ctx()->synchronize(s, "moe warm-up pairs");
     SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(pair));
-  }
-  for (int it = 0; it <= replays && why.empty(); ++it) {
+  };
+  if (warm > 0) why = agree(attempt(warm_up));
+  // One checked dispatch + combine: "" or this rank's reason.
+  auto iteration = [&](int it) -> std::string {
+    std::string why;  // (this iteration's, on this rank)
     std::vector<Routing> all;
     for (int r = 0; r < n; ++r) all.push_back(make_routing(r, n, cfg, 100 * it));
     const Routing& mine = all[me];
@@ -213,7 +217,7 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
       }
       if (have != want) why = "expert " + std::to_string(ge) + " received a different set of rows";
     }
-    if (!why.empty()) break;
+    if (!why.empty()) return why;
     // Combine, weighted: out[t] = sum_k w_k * scale(e_k) * x[t] (dequantised).
     upload(y.p, yv);
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -246,6 +250,15 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
           }
         }
     }
+    return why;
+  };
+  // The ranks agree on each iteration's verdict (and on what it threw) before the next one, so
+  // that they leave this loop together: a rank that stopped alone would leave the others waiting
+  // in the next dispatch until its timeout, which would then be reported instead of the failure.
+  for (int it = 0; it <= replays && why.empty(); ++it) {
+    std::string found;
+    const std::string threw = attempt([&] { found = iteration(it); });
+    why = agree(threw.empty() ? found : threw);
   }
   if (exec) cudaGraphExecDestroy(exec);
   cudaStreamDestroy(s);
