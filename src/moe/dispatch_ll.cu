@@ -137,7 +137,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   }
   __syncthreads();
   if constexpr (kMany) stamp0(h, L, kLinesRouted);
-  if constexpr (kMany) {  // warp w counts ranks w, w + kWarps, ...: lane u holds token u's mask (T <= 32)
+  if constexpr (kMany) {  // warp w counts ranks w, w + kWarps, ...: lane u holds token u's mask (T <= R <= 32; b < R, the grid)
     const uint64_t mk = lane < T ? smask[lane] : 0;
     for (int d = warp; d < n; d += kWarps) {
       const unsigned in = __ballot_sync(kFull, ((mk >> d) & 1u) != 0);
