@@ -111,12 +111,10 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
   // mask (one round trip, not one a token).
   int expert = -1, dest = -1;
   long long v = -1;
-  float wk_many = 1.0f;  // (kMany: the block's token's weights, loaded with the routing entries)
   if constexpr (kMany) {
     long long vs[kRouted];
 #pragma unroll
     for (int k = 0; k < kRouted; ++k) vs[k] = warp + k * kWarps < T ? token_entry<Idx>(a.topk_idx, a.r.t0 + warp + k * kWarps, K) : -1;
-    if (warp == b % kWarps && b < T && lane < K && a.weights != nullptr) wk_many = a.weights[static_cast<size_t>(a.r.t0 + b) * K + lane];
 #pragma unroll
     for (int k = 0; k < kRouted; ++k) {
       const int u = warp + k * kWarps;
@@ -176,7 +174,7 @@ __device__ __forceinline__ void ll_send(const DispatchArgs& a, uint64_t op) {
         if (d != me) device::st_release(h.signals[d] + bad_index_flag(me), op);
     }
     if (lane == 0) at<uint64_t>(h, L.token_ranks_off)[t] = mask;
-    const float wk = kMany ? wk_many : lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
+    const float wk = lane < K && a.weights != nullptr ? a.weights[static_cast<size_t>(t) * K + lane] : 1.0f;
     for (uint64_t m = mask; m != 0; m &= m - 1) {
       const int d = __ffsll(static_cast<long long>(m)) - 1;
       LLLine* sl = ll_slot(h, L, d, opar, me, sslot[d]);
