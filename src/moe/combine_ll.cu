@@ -1,7 +1,7 @@
 // MoE combine after a lines dispatch (Layout::ll: one round of few tokens a rank, moe_kernels.hpp
 // kLLTokens; dispatch_ll.cu). Each partial row travels back to its source as LL lines (ll.cuh: the
 // operation's 16-bit flag in each 64-bit word; narrow lines of 8 payload bytes, or wide ones of 12
-// where the round moves many bytes, Layout::llc_payload, ll_payload_for), so the source sums a
+// where the round moves many bytes, Layout::llc_payload, llc_payload_for), so the source sums a
 // rank's partial as soon as its lines are in: no fence, no flag word, no wait for the slowest
 // rank's last block. The staged combine (combine.cu) stores rows, fences, adds to every rank's
 // flag and sums once every flag is in. 4 x H200, pplx's shapes (combine us after the same lines

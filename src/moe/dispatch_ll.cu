@@ -448,7 +448,7 @@ __device__ __forceinline__ void ll_publish(const DispatchRecvArgs& a, uint64_t o
   __syncthreads();
   if constexpr (kMany) {
     publish_reads<kPublish>(h, L, opar, flag, hist, rows_from);
-  } else {
+  } else {  // (one line at a time: publish_reads' batches cost the one-token path, launch_send)
     for (int i = threadIdx.x; i < slots * per; i += blockDim.x) {
       const int q = i / per, l = i % per;
       const LLLine* slot = ll_slot(h, L, h.rank, opar, q % n, q / n);

@@ -72,7 +72,7 @@ Layout make_layout(const Config& c, int n, int ll_tokens, int ll_payload) {
   // The lines combine's format and item (combine_ll.cu: kLLCSegLines lines, of a lane's 2 or 3
   // vectors); otherwise (L.seg_bytes is kSegBytes here) half items for a small combine.
   if (L.ll) {
-    L.llc_payload = static_cast<uint32_t>(ll_payload != 0 ? ll_payload : ll_payload_for(n, L.round, 2LL * c.hidden));
+    L.llc_payload = static_cast<uint32_t>(ll_payload != 0 ? ll_payload : llc_payload_for(n, L.round, 2LL * c.hidden));
     L.seg_bytes = static_cast<int>(kLLCSegLines * L.llc_payload);
   } else if (L.rounds == 1 && static_cast<long long>(n) * L.round * row_segments(L) <= kSmallCombineItems) {
     L.seg_bytes = kSegBytes / 2;
@@ -221,7 +221,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     }
   }
   // SYMMEM_MOE_LL_WIDE=1 / 0: the lines combine in wide / narrow lines whatever the size (a
-  // measurement knob for kern::ll_payload_for), compared like the others.
+  // measurement knob for kern::llc_payload_for), compared like the others.
   int ll_payload = 0;  // (the rule; a bad value is refused by wanted())
   if (const char* v = std::getenv("SYMMEM_MOE_LL_WIDE"); v != nullptr && *v != 0)
     ll_payload = static_cast<int>(wanted("SYMMEM_MOE_LL_WIDE") ? ws::kLLPayload : ws::kLLNarrow);

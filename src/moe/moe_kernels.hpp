@@ -74,6 +74,7 @@
 #include <cstdint>
 
 #include "symmem/device/handle.hpp"
+#include "symmem/device/workspace.hpp"
 #include "symmem/moe.hpp"
 
 namespace symmem::moe::kern {
@@ -104,7 +105,7 @@ constexpr int kSegBytes = 32 * 16 * 4;  // combine's work item: 4 vectors of 16 
 constexpr int kSmallCombineItems = 512;
 // One-round dispatches of few tokens travel as LL lines (Layout::ll, dispatch_ll.cu), and so do
 // their combines (combine_ll.cu): no fence, flag word or remote atomic on their path, but lines
-// carry 2x (narrow) or 4/3 (wide, ll_payload_for) of a row's bytes. Rounds of at most kLLTokens
+// carry 2x (narrow) or 4/3 (wide, llc_payload_for) of a row's bytes. Rounds of at most kLLTokens
 // tokens a rank take them at any team size; up to kLLMaxTokens (the kernels' limit: a warp's lanes
 // hold the round's tokens) at up to 4 ranks where R x H is at most ll_channels_for (make_layout).
 // Session 42 measured the first crossovers (*-s42c3-*: 4 GPUs, 64 experts at 16 tokens and 2
@@ -135,8 +136,9 @@ constexpr int kLLCSegLines = 32 * kLLCLaneLines;
 /// (The dispatch's row lines stay narrow: wide ones measured slower at every shape that takes the
 /// lines, *-s43c2-*: 4 GPUs, 64 experts at 32 tokens 10.90 against 10.86 us, 1 token 7.05 against
 /// 6.81; 2 GPUs 0.5-0.9 us slower.)
-inline SYMMEM_HOST_DEVICE int ll_payload_for(int n, int R, long long row) {
-  return static_cast<long long>(R) * row * (n - 1) >= 393216 ? 12 : 8;
+/// (Not the collectives' ws::ll_payload_for, whose rule is per peer message.)
+inline int llc_payload_for(int n, int R, long long row) {
+  return static_cast<int>(static_cast<long long>(R) * row * (n - 1) >= 393216 ? ws::kLLPayload : ws::kLLNarrow);
 }
 // Local counters at arrive_off: the elections' arrivals (0: dispatch send, 1: dispatch receive,
 // 2: combine send, 3: combine receive; 0 unused by the one-kernel dispatch with
@@ -289,7 +291,7 @@ struct Layout {
   size_t ll_ops_off = 0, ll_base_off = 0;  // (local) the blocks' op counters [2][n R + 1], the claim bases [4][E_local]
   // The combine after a lines dispatch (combine_ll.cu), at llc_off: header lines [2][n] by
   // (operation parity, sender), then slots [2][n][R] of llc_slot_lines lines (a bf16 partial row as
-  // lines of llc_payload bytes: ws::kLLNarrow or ws::kLLPayload, ll_payload_for; kLLCSegLines lines a
+  // lines of llc_payload bytes: ws::kLLNarrow or ws::kLLPayload, llc_payload_for; kLLCSegLines lines a
   // segment of seg_bytes) by (operation parity, sender, the row's index among this rank's rows to
   // the sender: its dispatch slot there). Local at llc_marks_off: each block's last combined
   // operation, [2][llc_blocks] (role 0 the send kernel's blocks, 1 the receive or both halves').
@@ -311,7 +313,7 @@ inline SYMMEM_HOST_DEVICE uint64_t ring_slots(const Layout& L) { return static_c
 constexpr uint32_t kRingRowsWide = 1024;
 // ll_tokens: -1, small rounds travel as LL lines by the rule at kLLTokens; N >= 0, one round of at
 // most N tokens does (0: never, as SYMMEM_MOE_LL=0 gives; at most kLLMaxTokens).
-// ll_payload: 0, the lines combine's format by ll_payload_for; ws::kLLNarrow or ws::kLLPayload
+// ll_payload: 0, the lines combine's format by llc_payload_for; ws::kLLNarrow or ws::kLLPayload
 // forces one (SYMMEM_MOE_LL_WIDE).
 SYMMEM_API Layout make_layout(const Config& c, int nranks, int ll_tokens = -1, int ll_payload = 0);  // (exported for the host tests)
 

@@ -70,7 +70,7 @@ TEST(MoeConfig, RowsAndLayout) {
 // Small rounds travel as lines both ways: the dispatch's slots, the combine's headers and slots (a
 // bf16 row as lines, a lane's vectors in 4 lines) and its blocks' marks; none of it where the
 // lines are off (SYMMEM_MOE_LL=0) or the round is larger. The lines combine takes items of 128
-// lines: 1 KiB of narrow lines, 1.5 KiB of wide ones (ll_payload_for, or SYMMEM_MOE_LL_WIDE).
+// lines: 1 KiB of narrow lines, 1.5 KiB of wide ones (llc_payload_for, or SYMMEM_MOE_LL_WIDE).
 TEST(MoeConfig, SmallRoundsTakeLineSlotsBothWays) {
   Config pplx{7168, 8, 256, 8, 0, true};
   const kern::Layout L = kern::make_layout(pplx, 8);
