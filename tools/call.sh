@@ -7,7 +7,7 @@
 #                                   RPG ranks a GPU; its summary lines go to summary.txt
 #   O LABEL [VAR=value...]          symmem-bench overlap
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
-# BIN=<tree under .deps/ab> before B or A runs that tree's symmem-bench instead (a baseline
+# BIN=<tree under .deps/ab> before B, O or A runs that tree's symmem-bench instead (a baseline
 # measured beside the change, in the same call). Each run's JSON is r/LABEL.json; the JSON, the
 # build logs, summary.txt and suite.log (if a step writes $OUT/suite.log) come back in one archive
 # under $OUT. Carry [".deps"]; COMMIT=<sha> labels the work tree's runs (the device copy's git
@@ -48,8 +48,9 @@ T() {
   grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
 }
 O() {
-  local label=$1; shift
-  env "$@" timeout 200 build/bench/symmem-bench overlap --kind "$kind" --commit "$C" --json "$OUT/r/$label.json" > "$OUT/o.log" 2>&1
+  local label=$1 bin c; shift
+  read -r bin c <<< "$(bench_bin)"
+  env "$@" timeout 200 "$bin" overlap --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/o.log" 2>&1
   echo "== $label ($*) rc $? at $(el) s:"; grep -vE "^\[rank [1-9]" "$OUT/o.log" | tail -30
 }
 A() {
