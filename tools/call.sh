@@ -44,7 +44,7 @@ T() {
   local n=$1 rpg=$2; shift 2
   env "$@" timeout 150 build/symmem-run -n "$n" --ranks-per-gpu "$rpg" build/tests/symmem_gpu_tests --gtest_filter="${FILTER:-Moe*}" > "$OUT/t.log" 2>&1
   echo "== tests ${FILTER:-Moe*} at $n ranks, $rpg a GPU ($*) rc $? at $(el) s:" | tee -a "$OUT/summary.txt"
-  grep -E "\[  PASSED  \]|\[  FAILED  \]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
+  grep -E "\[  PASSED  \]|\[  FAILED  \]|\[  SKIPPED \] [0-9]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
   grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
 }
 O() {
