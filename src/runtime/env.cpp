@@ -63,7 +63,8 @@ const std::vector<EnvVar>& env_vars() {
                                        "TensorParallel's constructor refuses a mix"},
       {"SYMMEM_OVERLAP_OWN_SHARED", "0", "1: the own GEMM's forms (SYMMEM_OVERLAP_GEMM) run also where ranks share a GPU, for tests of "
                                          "their protocol on one GPU: each rank's persistent GEMM waits until the driver swaps its "
-                                         "context for the rank it waits for (correct, many times slower). Set it alike on every rank"},
+                                         "context for the rank it waits for (correct, many times slower; reliable at 2 ranks a GPU, at 4 its "
+                                         "waits time out now and then). Set it alike on every rank"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[;VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "
