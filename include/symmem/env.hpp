@@ -52,6 +52,10 @@ SYMMEM_API Settings settings_from_env(const EnvGetter& get = nullptr);
 namespace detail {
 /// Parses a decimal integer in [lo, hi]; throws InvalidArgument naming `what` otherwise.
 SYMMEM_API long parse_int(const char* text, const char* what, long lo, long hi);
+/// Two ranks' settings written as space-separated "name=value" fields in one order: the names of
+/// the fields whose values differ, comma-separated ("" where none do), so that an error can say
+/// which setting to make alike.
+SYMMEM_API std::string differing_fields(const std::string& a, const std::string& b);
 }  // namespace detail
 
 }  // namespace symmem

@@ -10,6 +10,7 @@
 
 #include "moe_kernels.hpp"
 #include "symmem/device/workspace.hpp"
+#include "symmem/env.hpp"
 #include "symmem/error.hpp"
 
 namespace symmem::moe {
@@ -210,21 +211,34 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // SYMMEM_MOE_LL=0: small rounds take the staged dispatch too (Layout::ll; a measurement knob),
   // compared like the others.
   const bool want_ll = wanted("SYMMEM_MOE_LL");
-  // SYMMEM_MOE_LL_TOKENS=N (1 .. kLLMaxTokens): rounds of at most N tokens take the lines (a
-  // measurement knob for the threshold, kern::kLLTokens), compared like the others.
-  int ll_tokens = -1;  // (the rule, kern::kLLTokens)
-  if (const char* v = std::getenv("SYMMEM_MOE_LL_TOKENS"); v != nullptr && *v != 0) {
+  // The numeric measurement knobs; unset or empty: `unset`. A value out of range is a config error
+  // on every rank, like the flags above (it used to throw on its rank alone, below, while the others
+  // went on into the allocation and waited there for it).
+  auto number = [&why](const char* name, long lo, long hi, long unset) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == 0) return unset;
     try {
-      ll_tokens = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_LL_TOKENS", 1, kern::kLLMaxTokens));
+      return symmem::detail::parse_int(v, name, lo, hi);
     } catch (const std::exception& e) {
       why += (why.empty() ? "" : "; ") + std::string(e.what());
+      return unset;
     }
-  }
+  };
+  // SYMMEM_MOE_LL_TOKENS=N (1 .. kLLMaxTokens): rounds of at most N tokens take the lines (the
+  // threshold, kern::kLLTokens, where unset: -1).
+  const int ll_tokens = static_cast<int>(number("SYMMEM_MOE_LL_TOKENS", 1, kern::kLLMaxTokens, -1));
   // SYMMEM_MOE_LL_WIDE=1 / 0: the lines combine in wide / narrow lines whatever the size (a
-  // measurement knob for kern::llc_payload_for), compared like the others.
-  int ll_payload = 0;  // (the rule; a bad value is refused by wanted())
+  // measurement knob for kern::llc_payload_for; 0 where unset: the rule).
+  int ll_payload = 0;
   if (const char* v = std::getenv("SYMMEM_MOE_LL_WIDE"); v != nullptr && *v != 0)
     ll_payload = static_cast<int>(wanted("SYMMEM_MOE_LL_WIDE") ? ws::kLLPayload : ws::kLLNarrow);
+  // SYMMEM_MOE_BACKOFF_NS (the waiters' sleep between polls), SYMMEM_MOE_TUNE (kern::Tune bits),
+  // SYMMEM_MOE_SEND_SHARE / SYMMEM_MOE_COMBINE_SHARE (percent of a grid that sends): below; these
+  // four are rank-local (not compared: the protocols count rows, not the blocks that send them).
+  const long backoff_ns = number("SYMMEM_MOE_BACKOFF_NS", 0, 100000, -1);
+  const long tune = number("SYMMEM_MOE_TUNE", 0, 255, kern::kTuneDefault);
+  const long send_share = number("SYMMEM_MOE_SEND_SHARE", 0, 100, -1);
+  const long comb_share = number("SYMMEM_MOE_COMBINE_SHARE", 1, 99, -1);
   // The same verdict and the same config everywhere: compare before anyone allocates. Each rank
   // also says (after '|', not compared) whether its GPU's memory is slow enough for the dispatch
   // choice below; the team takes it only if every rank does.
@@ -234,9 +248,11 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
   const double mem_bytes_s = 2.0 * mem_khz * 1e3 * bus_bits / 8;  // (double data rate)
   std::ostringstream mine;
-  mine << cfg_.hidden << ' ' << cfg_.topk << ' ' << cfg_.num_experts << ' ' << cfg_.max_tokens << ' ' << cfg_.capacity << ' ' << cfg_.fp8 << ' '
-       << cfg_.ue8m0 << ' ' << cfg_.round_tokens << ' ' << static_cast<int>(cfg_.kernels);
-  mine << ' ' << want_ring << ' ' << want_cring << ' ' << want_sender_claims << ' ' << want_ll << ' ' << ll_tokens << ' ' << ll_payload;
+  mine << "hidden=" << cfg_.hidden << " topk=" << cfg_.topk << " num_experts=" << cfg_.num_experts << " max_tokens=" << cfg_.max_tokens
+       << " capacity=" << cfg_.capacity << " fp8=" << cfg_.fp8 << " ue8m0=" << cfg_.ue8m0 << " round_tokens=" << cfg_.round_tokens
+       << " kernels=" << static_cast<int>(cfg_.kernels) << " SYMMEM_MOE_RING=" << want_ring << " SYMMEM_MOE_COMBINE_RING=" << want_cring
+       << " SYMMEM_MOE_SENDER_CLAIMS=" << want_sender_claims << " SYMMEM_MOE_LL=" << want_ll << " SYMMEM_MOE_LL_TOKENS=" << ll_tokens
+       << " SYMMEM_MOE_LL_WIDE=" << ll_payload;
   auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
   bool slow_memory = true;
   for (size_t r = 0; r < all.size(); ++r) {
@@ -247,10 +263,9 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   }
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r] != all[0])
-      fail("moe::ExpertParallel: the config differs across ranks (hidden topk experts max_tokens capacity fp8 ue8m0 round_tokens kernels "
-           "SYMMEM_MOE_RING SYMMEM_MOE_COMBINE_RING SYMMEM_MOE_SENDER_CLAIMS SYMMEM_MOE_LL SYMMEM_MOE_LL_TOKENS SYMMEM_MOE_LL_WIDE): rank " +
+      fail("moe::ExpertParallel: the config differs across ranks (" + symmem::detail::differing_fields(all[0], all[r]) + ": rank " +
            std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
-           std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
+           std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'); give every rank the same");
   }
   // (shares_gpu is the same on every rank, and so is the config by now: every rank decides alike.)
   if (cfg_.kernels == Kernels::kOne && comm.shares_gpu())
@@ -284,22 +299,15 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // Waiters sleep between polls where many blocks may wait long beside work they wait for: one
   // kernel a round, and pipelined rounds (their every block waits for the round's flags first;
   // under skewed routing the light ranks wait while the hot rank stores into their memory).
-  impl_->L.backoff_ns = impl_->dispatch_one || impl_->L.rounds > 1 ? 200 : 0;
-  if (const char* v = std::getenv("SYMMEM_MOE_BACKOFF_NS"); v != nullptr && *v != 0)
-    impl_->L.backoff_ns = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_BACKOFF_NS", 0, 100000));
-  impl_->L.tune = kern::kTuneDefault;
-  if (const char* v = std::getenv("SYMMEM_MOE_TUNE"); v != nullptr && *v != 0)
-    impl_->L.tune = static_cast<unsigned>(symmem::detail::parse_int(v, "SYMMEM_MOE_TUNE", 0, 255));
+  impl_->L.backoff_ns = backoff_ns >= 0 ? static_cast<unsigned>(backoff_ns) : impl_->dispatch_one || impl_->L.rounds > 1 ? 200 : 0;
+  impl_->L.tune = static_cast<unsigned>(tune);
   // Before sm_90 there is no bulk-copy unit: the streamed copy stores from registers, and its grid
   // takes no shared stages (they would halve its blocks an SM on a GPU of 164 KiB).
   int cc_major = 0;
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));
   if (cc_major < 9) impl_->L.tune &= ~static_cast<unsigned>(kern::kRingCopyBulk);
-  if (const char* v = std::getenv("SYMMEM_MOE_SEND_SHARE"); v != nullptr && *v != 0)
-    impl_->send_share = impl_->ring_share = impl_->comb_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_SEND_SHARE", 0, 100));
-  if (const char* v = std::getenv("SYMMEM_MOE_COMBINE_SHARE"); v != nullptr && *v != 0)
-    impl_->comb_share = static_cast<int>(symmem::detail::parse_int(v, "SYMMEM_MOE_COMBINE_SHARE", 1, 99));
-  impl_->buf = comm.alloc(impl_->L.bytes);
+  if (send_share >= 0) impl_->send_share = impl_->ring_share = impl_->comb_share = static_cast<int>(send_share);
+  if (comb_share >= 0) impl_->comb_share = static_cast<int>(comb_share);
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));
   impl_->resident_blocks = std::max(1, impl_->sms * std::min(kern::dispatch_resident_blocks_per_sm(), kern::combine_resident_blocks_per_sm()));
   impl_->resident_pipe = std::max(1, impl_->sms * kern::combine_pipe_resident_blocks_per_sm());
@@ -330,11 +338,22 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     impl_->cring_blocks = std::min({impl_->cring_blocks, impl_->sms * kern::kMaxWarpsPerSm / (kern::kThreads / 32), kern::kRingMaxBlocks});
     impl_->cring = impl_->ring && want_cring && impl_->cring_blocks >= 1 + cring_send_blocks_min(nranks_);
   }
-  // The local counters start at zero (the pad, epoch and flags included, is zeroed by the heap).
-  char* base = static_cast<char*>(impl_->buf.ptr());
-  SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));
-  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
-  comm.team().barrier("moe::ExpertParallel ready");
+  // The buffer last, once nothing above can refuse: no destructor runs for a constructor that
+  // throws, so what follows frees it where it throws. The local counters start at zero (the pad,
+  // epoch and flags included, is zeroed by the heap).
+  impl_->buf = comm.alloc(impl_->L.bytes);
+  try {
+    char* base = static_cast<char*>(impl_->buf.ptr());
+    SYMMEM_CUDA_CHECK(cudaMemset(base + impl_->L.send_count_off, 0, impl_->L.bytes - impl_->L.send_count_off));
+    SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    comm.team().barrier("moe::ExpertParallel ready");
+  } catch (...) {
+    try {
+      comm.free(impl_->buf);
+    } catch (...) {
+    }
+    throw;
+  }
 }
 
 ExpertParallel::~ExpertParallel() {

@@ -94,28 +94,34 @@ struct TensorParallel::Impl {
   symmem::detail::StreamWriteValue64 write64 = nullptr;
 };
 
-// A forcing knob: unset or empty -1, else one of two spellings (0 / 1); anything else is an error.
-static int force_knob(const char* name, const char* off, const char* on, const char* unset = "the shape's choice") {
+// A forcing knob: unset or empty -1, else one of two spellings (0 / 1); anything else is added to
+// `why` (the constructor's refusal, which every rank hears) and reads as unset.
+static int force_knob(std::string& why, const char* name, const char* off, const char* on, const char* unset = "the shape's choice") {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == 0) return -1;
   if (std::strcmp(v, off) == 0) return 0;
   if (std::strcmp(v, on) == 0) return 1;
-  throw InvalidArgument(std::string("overlap::TensorParallel: ") + name + "=" + v + " is neither " + off + " nor " + on + "; unset it for " +
-                        unset);
+  why += std::string(why.empty() ? "" : "; ") + name + "=" + v + " is neither " + off + " nor " + on + "; unset it for " + unset;
+  return -1;
 }
 
 TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n)
     : comm_(comm), impl_(std::make_unique<Impl>()) {
-  require(max_m > 0 && max_k > 0 && max_n > 0, "overlap::TensorParallel: max_m, max_k and max_n must be positive");
-  require(comm.size() * detail::kMaxRsChunks <= pad::kUserSlots, "overlap::TensorParallel: too many ranks (", comm.size(),
-          ") for the signal slots; at most ", pad::kUserSlots / detail::kMaxRsChunks);
+  // What a rank refuses (its arguments, a misspelt knob) goes to every rank through the exchange
+  // below, so that none is left waiting in it for a rank that threw.
+  std::string why;
+  if (max_m <= 0 || max_k <= 0 || max_n <= 0)
+    why = "max_m, max_k and max_n must be positive (got " + std::to_string(max_m) + ", " + std::to_string(max_k) + ", " + std::to_string(max_n) + ")";
+  if (comm.size() * detail::kMaxRsChunks > pad::kUserSlots)
+    why += (why.empty() ? "" : "; ") + std::string("too many ranks (") + std::to_string(comm.size()) + ") for the signal slots; at most " +
+           std::to_string(pad::kUserSlots / detail::kMaxRsChunks);
   Impl& d = *impl_;
   d.max_m = max_m;
   d.max_k = max_k;
   d.max_n = max_n;
-  d.force_rs = force_knob("SYMMEM_OVERLAP_RS", "sum", "ring");
-  d.force_groups = force_knob("SYMMEM_OVERLAP_GROUPS", "0", "1");
-  d.own_gemm = force_knob("SYMMEM_OVERLAP_GEMM", "cublas", "own");
+  d.force_rs = force_knob(why, "SYMMEM_OVERLAP_RS", "sum", "ring");
+  d.force_groups = force_knob(why, "SYMMEM_OVERLAP_GROUPS", "0", "1");
+  d.own_gemm = force_knob(why, "SYMMEM_OVERLAP_GEMM", "cublas", "own");
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
@@ -125,20 +131,30 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   // GPU: ranks sharing a GPU are processes, each with its own context, which the driver runs in
   // turn (time slices), so a rank's waiting GEMM is swapped out for the rank it waits for: correct,
   // and many times slower. (shares_gpu is the same on every rank; the knob is compared below.)
-  d.own_shared = force_knob("SYMMEM_OVERLAP_OWN_SHARED", "0", "1", "the default (0)") == 1;
+  d.own_shared = force_knob(why, "SYMMEM_OVERLAP_OWN_SHARED", "0", "1", "the default (0)") == 1;
   d.own_gemm_ok = hopper_gemm_supported(dev) && (!comm.shares_gpu() || d.own_shared) && symmem::detail::stream_write_value64() != nullptr;
   d.wait64 = symmem::detail::stream_wait_value64();
   d.write64 = symmem::detail::stream_write_value64();
-  // What each rank can run and was told (SYMMEM_OVERLAP_GEMM), gathered before anything is
-  // allocated: the fused reduce-scatter runs only where every rank can, and a knob set differently
-  // across ranks is refused on all of them.
+  // What each rank can run and was told, gathered before anything is allocated: the fused
+  // reduce-scatter runs only where every rank can; a refusal on any rank, or arguments or knobs
+  // set differently across ranks (SYMMEM_OVERLAP_GROUPS is rank-local), are refused on all of them.
   const bool own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
-  const std::string mine = std::string(own_rs_ok ? "1" : "0") + std::to_string(d.own_gemm) + (d.own_shared ? "s" : "");
+  const std::string mine = "max_m=" + std::to_string(max_m) + " max_k=" + std::to_string(max_k) + " max_n=" + std::to_string(max_n) +
+                           " SYMMEM_OVERLAP_RS=" + std::to_string(d.force_rs) + " SYMMEM_OVERLAP_GEMM=" + std::to_string(d.own_gemm) +
+                           " SYMMEM_OVERLAP_OWN_SHARED=" + std::to_string(d.own_shared);
+  const auto all = comm.team().all_gather(why.empty() ? std::string(own_rs_ok ? "1" : "0") + mine : "invalid: " + why,
+                                          "overlap::TensorParallel's arguments and own-GEMM support");
   d.own_rs_all = true;
-  for (const std::string& theirs : comm.team().all_gather(mine, "overlap::TensorParallel's own-GEMM support")) {
-    d.own_rs_all = d.own_rs_all && theirs[0] == '1';
-    require(theirs.substr(1) == mine.substr(1),
-            "overlap::TensorParallel: SYMMEM_OVERLAP_GEMM or SYMMEM_OVERLAP_OWN_SHARED differs across ranks; set each alike on every rank or on none");
+  for (size_t r = 0; r < all.size(); ++r) {
+    const std::string who = "rank " + std::to_string(comm.team().global_rank(static_cast<int>(r)));
+    if (all[r].rfind("invalid: ", 0) == 0) fail("overlap::TensorParallel: " + who + " refused: " + all[r].substr(9));
+  }
+  for (size_t r = 0; r < all.size(); ++r) {
+    d.own_rs_all = d.own_rs_all && all[r][0] == '1';
+    if (all[r].substr(1) != mine)
+      fail("overlap::TensorParallel: arguments or knobs differ across ranks (" + symmem::detail::differing_fields(mine, all[r].substr(1)) +
+           ": this rank has '" + mine + "', rank " + std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" +
+           all[r].substr(1) + "'); set each alike on every rank or on none");
   }
   try {
     d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,

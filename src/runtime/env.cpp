@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
+#include <sstream>
 
 #include "symmem/error.hpp"
 
@@ -107,6 +108,19 @@ long parse_int(const char* text, const char* what, long lo, long hi) {
     fail(std::string(what) + "=" + text + " is out of range [" + std::to_string(lo) + ", " +
          std::to_string(hi) + "]");
   return v;
+}
+
+std::string differing_fields(const std::string& a, const std::string& b) {
+  std::istringstream ia(a), ib(b);
+  std::string fa, fb, names;
+  while (true) {
+    const bool more_a = static_cast<bool>(ia >> fa), more_b = static_cast<bool>(ib >> fb);
+    if (!more_a && !more_b) break;
+    if (more_a && more_b && fa == fb) continue;
+    const std::string& f = more_a ? fa : fb;
+    names += (names.empty() ? "" : ", ") + f.substr(0, f.find('='));
+  }
+  return names;
 }
 }  // namespace detail
 

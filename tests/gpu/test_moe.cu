@@ -617,6 +617,20 @@ TEST(Moe, BadConfigIsRefusedOnEveryRank) {
     ring = attempt([&] { moe::ExpertParallel ep(comm(), moe::Config{256, 4, 4 * comm().size(), 16, 0, false}); });
   }
   ASSERT_ALL(ring.find("SYMMEM_MOE_RING=yes is neither 0 nor 1") != std::string::npos, "got '" << ring << "'");
+  // A numeric knob out of range on one rank: refused on every rank, naming it (it used to throw on
+  // that rank alone, leaving the others to wait for it in the allocation).
+  std::string tune;
+  {
+    ScopedEnv env("SYMMEM_MOE_TUNE", comm().rank() == 0 ? "999" : nullptr);
+    tune = attempt([&] { moe::ExpertParallel ep(comm(), moe::Config{256, 4, 4 * comm().size(), 16, 0, false}); });
+  }
+  ASSERT_ALL(tune.find("SYMMEM_MOE_TUNE=999 is out of range") != std::string::npos, "got '" << tune << "'");
+  // A config set unlike on the last rank: refused on every rank, naming the field that differs.
+  if (comm().size() > 1) {
+    const int last = comm().size() - 1;
+    std::string unlike = attempt([&] { moe::ExpertParallel ep(comm(), moe::Config{256, comm().rank() == last ? 6 : 4, 4 * comm().size(), 16, 0, false}); });
+    ASSERT_ALL(unlike.find("the config differs across ranks (topk:") != std::string::npos, "got '" << unlike << "'");
+  }
 }
 
 TEST(Moe, OverCapacityOnOneRankIsReportedOnEveryRank) {

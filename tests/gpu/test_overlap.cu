@@ -281,13 +281,18 @@ TEST(Overlap, KnobsMisspeltOrUnlikeAcrossRanksAreRefused) {
     if (was != nullptr) setenv("SYMMEM_OVERLAP_OWN_SHARED", saved.c_str(), 1);
     else unsetenv("SYMMEM_OVERLAP_OWN_SHARED");
   };
-  setenv("SYMMEM_OVERLAP_OWN_SHARED", "yes", 1);
+  // Misspelt on rank 0 alone: refused on every rank, naming it (it used to throw on rank 0 alone,
+  // leaving the others waiting in the exchange of the constructor until the store's bound).
+  if (me == 0) setenv("SYMMEM_OVERLAP_OWN_SHARED", "yes", 1);
   std::string why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
   restore();
-  ASSERT_ALL(why.find("SYMMEM_OVERLAP_OWN_SHARED=yes is neither 0 nor 1") != std::string::npos, "got '" << why << "'");
+  ASSERT_ALL(why.find("rank 0 refused: SYMMEM_OVERLAP_OWN_SHARED=yes is neither 0 nor 1") != std::string::npos, "got '" << why << "'");
   if (n < 2) return;
   setenv("SYMMEM_OVERLAP_OWN_SHARED", me == 0 ? "1" : "0", 1);
   why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
   restore();
-  ASSERT_ALL(why.find("differs across ranks") != std::string::npos, "got '" << why << "'");
+  ASSERT_ALL(why.find("differ across ranks (SYMMEM_OVERLAP_OWN_SHARED:") != std::string::npos, "got '" << why << "'");
+  // An argument unlike on the last rank, likewise (it used to surface as the heap's size mismatch).
+  why = attempt([&] { overlap::TensorParallel tp(comm(), me == n - 1 ? 2048 : 1024, 256, 256); });
+  ASSERT_ALL(why.find("differ across ranks (max_m:") != std::string::npos, "got '" << why << "'");
 }

@@ -75,3 +75,11 @@ TEST(Env, EveryVariableIsDocumented) {
     EXPECT_GT(std::string(v.doc).size(), 10u) << v.name;
   }
 }
+
+// Cross-rank refusals (moe::ExpertParallel's config) name the settings that differ.
+TEST(Env, DifferingFieldsNameTheSettings) {
+  EXPECT_EQ(detail::differing_fields("a=1 b=2", "a=1 b=2"), "");
+  EXPECT_EQ(detail::differing_fields("a=1 b=2 c=3", "a=1 b=5 c=4"), "b, c");
+  EXPECT_EQ(detail::differing_fields("a=1", "a=1 b=2"), "b");  // (a field one side lacks)
+  EXPECT_EQ(detail::differing_fields("x=1 flag", "x=2 other"), "x, flag");
+}
