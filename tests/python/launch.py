@@ -1,8 +1,10 @@
 """Runs a multi-rank Python test file (through runner.py) or example script under torchrun with N
-ranks, one per GPU; exits 77 (ctest's SKIP) with the reason where torch, symmem's extension or N
-GPUs are missing.
+ranks, one per GPU (or R per GPU: --ranks-per-gpu R, which the test file reads from
+SYMMEM_TEST_RANKS_PER_GPU); exits 77 (ctest's SKIP) with the reason where torch, symmem's
+extension or the GPUs are missing.
 
     python launch.py N test_gpu.py
+    python launch.py N --ranks-per-gpu R test_gpu.py
     python launch.py N ../../examples/python/tp_mlp.py [args]"""
 import os
 import socket
@@ -11,7 +13,12 @@ import sys
 
 
 def main():
-    n, script, extra = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+    n, args = int(sys.argv[1]), sys.argv[2:]
+    per_gpu = 1
+    if args[:1] == ["--ranks-per-gpu"]:
+        per_gpu, args = int(args[1]), args[2:]
+    script, extra = args[0], args[1:]
+    gpus = (n + per_gpu - 1) // per_gpu
     try:
         import torch
     except ImportError:
@@ -23,13 +30,14 @@ def main():
         print(f"SKIPPED: symmem's extension does not import here ({e})")
         sys.exit(77)
     have = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if have < n:
-        print(f"SKIPPED: needs {n} GPUs, this machine has {have}")
+    if have < gpus:
+        print(f"SKIPPED: needs {gpus} GPUs, this machine has {have}")
         sys.exit(77)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(os.environ, NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
+    env = dict(os.environ, NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
+               SYMMEM_TEST_RANKS_PER_GPU=str(per_gpu))
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, script)
     run = [os.path.join(here, "runner.py"), path] if os.path.basename(script).startswith("test_") else [path, *extra]
