@@ -383,8 +383,9 @@ static void settle(HeapState& st, int me) {
 SymmetricBuffer Heap::alloc(size_t bytes) {
   detail::NvtxRange range("symmem Heap::alloc");
   require(st_ != nullptr, "Heap::alloc: the heap was moved from");
-  require(bytes > 0, "Heap::alloc: bytes is 0; ask for at least 1 byte");
-  require(bytes <= (size_t(1) << 50), "Heap::alloc: bytes=" + std::to_string(bytes) + " is past any GPU's memory (1 PiB)");
+  // A bad size is refused by member 0's decision below, on every rank at once (refused here, on its
+  // rank alone, it left the others waiting for that rank's call until the bound).
+  const size_t kMaxBytes = size_t(1) << 50;
   HeapState& st = *st_;
   const int me = team_.rank(), n = team_.size();
   const std::string what = "Heap::alloc(" + std::to_string(bytes) + ")";
@@ -426,6 +427,8 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
     if (dec.drop_arena >= 0) st.book->drop(static_cast<int>(dec.drop_arena));
     if (!detail::check_same_size(sizes, team_.global_ranks()).empty()) {
       dec.kind = shared::kSizeMismatch;
+    } else if (bytes == 0 || bytes > kMaxBytes) {
+      dec.kind = shared::kBadSize;
     } else if (st.free_slots.empty()) {
       dec.kind = shared::kTooManyBlocks;
     } else {
@@ -457,6 +460,10 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
 
   if (d.drop_arena >= 0 && static_cast<size_t>(d.drop_arena) < st.arenas.size()) st.arenas[d.drop_arena].reset();
   if (d.kind == shared::kSizeMismatch) fail(what + ": " + detail::check_same_size(sizes, team_.global_ranks()));
+  if (d.kind == shared::kBadSize) {
+    require(bytes > 0, "Heap::alloc: bytes is 0; ask for at least 1 byte");
+    fail("Heap::alloc: bytes=" + std::to_string(bytes) + " is past any GPU's memory (1 PiB)");
+  }
   if (d.kind == shared::kTooManyBlocks)
     fail(what + ": " + std::to_string(shared::kMaxLive) + " buffers of this heap are live; free some first");
   if (d.new_arena_bytes) {

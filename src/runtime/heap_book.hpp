@@ -64,7 +64,7 @@ namespace shared {
 constexpr int kRing = 64;          // decisions in flight (member 0 waits for the slowest reader)
 constexpr int kMaxLive = 16384;    // blocks live at once in one heap
 
-enum Kind : uint64_t { kOk = 1, kSizeMismatch = 2, kTooManyBlocks = 3, kGrowFailed = 4 };
+enum Kind : uint64_t { kOk = 1, kSizeMismatch = 2, kTooManyBlocks = 3, kGrowFailed = 4, kBadSize = 5 };
 
 struct alignas(64) Decision {
   std::atomic<uint64_t> seq;  // the request it answers; written last (release)

@@ -1,3 +1,5 @@
+#include <chrono>
+
 #include "gpu_env.hpp"
 
 using namespace symmem;
@@ -53,6 +55,24 @@ TEST(Heap, SizeMismatchRaisesOnEveryRank) {
   }
 }
 
+// A zero size on one rank: every rank raises at once, naming it (it used to raise on that rank
+// alone and leave the others waiting for its call until the bound).
+TEST(Heap, ZeroBytesOnOneRankRaisesOnEveryRank) {
+  if (heap().team().size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string m = "nothing raised";
+  try {
+    heap().alloc(heap().team().rank() == 0 ? 0 : 2048);
+  } catch (const InvalidArgument& e) {
+    m = e.what();
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(m.find("rank 0 asked 0"), std::string::npos) << m;
+  EXPECT_LT(s, 10.0) << "the refusal took " << s << " s";
+  SymmetricBuffer b = heap().alloc(4096);  // the heap still works
+  heap().free(b);
+}
+
 TEST(Heap, OutOfMemoryRaisesOnEveryRank) {
   try {
     heap().alloc(size_t(1) << 46);  // 64 TiB
@@ -66,6 +86,7 @@ TEST(Heap, OutOfMemoryRaisesOnEveryRank) {
 
 TEST(Heap, BadArguments) {
   EXPECT_THROW(heap().alloc(0), InvalidArgument);
+  EXPECT_THROW(heap().alloc((size_t(1) << 50) + 1), InvalidArgument);
   SymmetricBuffer b = heap().alloc(256);
   EXPECT_THROW(b.peer_ptr(heap().team().size()), InvalidArgument);
   EXPECT_THROW(b.peer_ptr(-1), InvalidArgument);
