@@ -21,6 +21,7 @@
 #include "../runtime/log.hpp"
 #include "kernels.hpp"
 #include "symmem/collectives.hpp"
+#include "symmem/env.hpp"
 #include "symmem/error.hpp"
 
 namespace symmem {
@@ -186,11 +187,36 @@ Communicator::Communicator(std::shared_ptr<Context> ctx, Team team, CommOptions 
 
 void Communicator::init(Team team) {
   require(team.valid(), "Communicator: the team is invalid (a negative split color?)");
-  require(opt_.ll_max_bytes >= 4096 && opt_.ll_max_bytes % 8 == 0,
-          "CommOptions::ll_max_bytes=" + std::to_string(opt_.ll_max_bytes) + " must be a multiple of 8, at least 4096");
-  heap_ = std::make_unique<Heap>(ctx_, std::move(team));
+  // The options and the tuning table, agreed before the heap is made: a rank that refuses its own
+  // (a bad ll_max_bytes, a table file it cannot read) says so to every rank, which all raise it,
+  // instead of throwing alone and leaving the others in the heap's exchanges until the bound; and
+  // every rank must choose from the same table and the same LL limit (SYMMEM_TUNING_FILE or the
+  // options could differ between ranks).
+  std::string why;
+  if (opt_.ll_max_bytes < 4096 || opt_.ll_max_bytes % 8 != 0)
+    why = "CommOptions::ll_max_bytes=" + std::to_string(opt_.ll_max_bytes) + " must be a multiple of 8, at least 4096";
   const std::string table = !opt_.tuning_file.empty() ? opt_.tuning_file : ctx_->settings().tuning_file;
-  table_ = table.empty() ? TuningTable::defaults() : TuningTable::load(table);
+  try {
+    table_ = table.empty() ? TuningTable::defaults() : TuningTable::load(table);
+  } catch (const std::exception& e) {
+    why += (why.empty() ? "" : "; ") + std::string(e.what());
+  }
+  const std::string mine = "ll_max_bytes=" + std::to_string(opt_.ll_max_bytes) +
+                           " table=" + std::to_string(std::hash<std::string>{}(table_.to_text()));
+  const auto all = team.all_gather(why.empty() ? mine : "invalid: " + why, "Communicator: options and tuning table");
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r].rfind("invalid: ", 0) == 0)
+      fail("Communicator: rank " + std::to_string(team.global_rank(static_cast<int>(r))) + " refused its options: " + all[r].substr(9));
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r] == mine) continue;
+    const std::string who = "rank " + std::to_string(team.global_rank(static_cast<int>(r)));
+    if (detail::differing_fields(mine, all[r]).find("table") != std::string::npos)
+      fail("Communicator: ranks use different tuning tables (this rank: " + (table.empty() ? std::string("built-in") : table) + "; " + who +
+           " has another): give every rank the same SYMMEM_TUNING_FILE / CommOptions::tuning_file");
+    fail("Communicator: CommOptions::ll_max_bytes differs across ranks (this rank has '" + mine + "', " + who + " has '" + all[r] +
+         "'); give every rank the same options");
+  }
+  heap_ = std::make_unique<Heap>(ctx_, std::move(team));
   ws_ = heap_->alloc(workspace_layout(size(), opt_).bytes());
   // Facts every rank must share: the smallest SM count (grids), and which GPUs the ranks are on.
   int sms = 0;
@@ -205,15 +231,6 @@ void Communicator::init(Team team) {
     sms_ = std::min(sms_, std::stoi(f.substr(0, sp)));
     buses.push_back(f.substr(sp + 1));
   }
-  // Every rank must choose from the same table (SYMMEM_TUNING_FILE could differ between ranks).
-  const std::string table_text = table_.to_text();
-  const std::string table_hash = std::to_string(std::hash<std::string>{}(table_text));
-  auto hashes = heap_->team().all_gather(table_hash, "Communicator: tuning table check");
-  for (size_t r = 0; r < hashes.size(); ++r)
-    if (hashes[r] != table_hash)
-      fail("Communicator: ranks use different tuning tables (this rank: " + (table.empty() ? std::string("built-in") : table) +
-           "; rank " + std::to_string(heap_->team().global_rank(static_cast<int>(r))) +
-           " has another): give every rank the same SYMMEM_TUNING_FILE / CommOptions::tuning_file");
   // NCCL over the same ranks: the fallback. Ranks that share a GPU (by PCI bus id, which holds
   // whatever CUDA_VISIBLE_DEVICES each rank has) cannot form one; then only symmem's own
   // algorithms run and asking for NCCL fails with that reason.

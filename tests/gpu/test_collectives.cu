@@ -621,3 +621,26 @@ TEST(Collectives, DifferentTuningTablesAreRefusedOnEveryRank) {
   std::remove(path.c_str());
   ASSERT_ALL(why.find("ranks use different tuning tables") != std::string::npos, "got: '" << why << "'");
 }
+
+// Options one rank refuses (a table file it cannot read, a bad LL limit) or that differ across ranks:
+// raised on every rank, naming the rank, before any heap is made (a rank used to throw alone,
+// leaving the others in the heap's exchanges until the bound).
+TEST(Collectives, OptionsRefusedOnOneRankAreRaisedOnEveryRank) {
+  if (ctx()->size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const int last = ctx()->size() - 1;
+  CommOptions missing;
+  if (ctx()->rank() == last) missing.tuning_file = "/nonexistent/symmem-table.txt";
+  std::string why = attempt([&] { Communicator c(ctx(), missing); });
+  ASSERT_ALL(why.find("rank " + std::to_string(last) + " refused its options") != std::string::npos &&
+                 why.find("/nonexistent/symmem-table.txt") != std::string::npos,
+             "got: '" << why << "'");
+  CommOptions odd;
+  if (ctx()->rank() == 0) odd.ll_max_bytes = 100;
+  why = attempt([&] { Communicator c(ctx(), odd); });
+  ASSERT_ALL(why.find("rank 0 refused its options: CommOptions::ll_max_bytes=100") != std::string::npos, "got: '" << why << "'");
+  CommOptions unlike;
+  if (ctx()->rank() == last) unlike.ll_max_bytes = 2 * unlike.ll_max_bytes;
+  why = attempt([&] { Communicator c(ctx(), unlike); });
+  ASSERT_ALL(why.find("ll_max_bytes differs across ranks") != std::string::npos, "got: '" << why << "'");
+  Communicator fine(ctx());  // and a communicator still forms after them
+}
