@@ -32,6 +32,9 @@ class SYMMEM_API Team {
   std::vector<std::string> all_gather(const std::string& mine, const std::string& what) const;
   /// Returns when every member has arrived. Collective over the team.
   void barrier(const std::string& what) const;
+  /// Gathers `mine` (space-separated name=value fields) and raises InvalidArgument on every member
+  /// where any member's differs, naming the fields that differ and both sides. Collective.
+  void require_same(const std::string& mine, const std::string& what) const;
   /// Members with the same color form a team, ordered by (key, rank). A negative color joins no
   /// team and gets an invalid Team back. Collective over this team.
   Team split(int color, int key) const;

@@ -428,16 +428,12 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
       return "symmetric+" + std::to_string(static_cast<const char*>(ptr) - static_cast<const char*>(b.ptr())) + "/" +
              std::to_string(b.bytes());
     };
-    std::string mine = std::string(n) + " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) +
+    std::string mine = "call=" + std::string(n) + " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) +
                        (reducing ? std::string(" op=") + redop_name(redop) : "") +
                        (op == CollOp::kBroadcast ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) +
                        " algo=" + algo_name(p.algo) + " in_place=" + (in_place ? "1" : "0") +
                        " out=" + where(out, out_bytes) + (needs_in ? " in=" + where(in, in_bytes) : "");
-    auto all = heap_->team().all_gather(mine, std::string(n) + " argument check");
-    for (size_t r = 0; r < all.size(); ++r)
-      if (all[r] != mine)
-        fail(std::string(n) + ": arguments differ across ranks: this rank has '" + mine + "', rank " +
-             std::to_string(heap_->team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
+    heap_->team().require_same(mine, n);
   }
   return p;
 }

@@ -28,7 +28,7 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_TIMEOUT_MS", "20000", "bound of every device-side wait (signals, barriers, collectives) and, through the watchdog, of NCCL calls; Context::set_device_timeout_ms changes it at run time"},
       {"SYMMEM_DEBUG", "OFF", "WARN, INFO or TRACE: rank-prefixed log lines on stderr (TRACE: every call, its algorithm "
                               "and why, and every host rendezvous before it waits)"},
-      {"SYMMEM_DEBUG_CHECKS", "0", "1: compare collective arguments across ranks on every call"},
+      {"SYMMEM_DEBUG_CHECKS", "0", "1: compare the arguments ranks must pass alike (collectives; overlap M, K, Nc and mode; the order of MoE calls) across ranks on every call, and refuse a difference on every rank, naming it"},
       {"SYMMEM_HEAP_CHUNK_MB", "256", "the symmetric heap maps memory in arenas of this many MiB (a larger buffer gets its own); "
                                       "allocations that fit what is mapped take microseconds"},
       {"SYMMEM_TUNING_FILE", nullptr, "collective algorithm table written by `symmem-bench tune`"},

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "symmem/env.hpp"
 #include "symmem/error.hpp"
 
 namespace symmem {
@@ -50,6 +51,14 @@ std::vector<std::string> Team::all_gather(const std::string& mine, const std::st
 }
 
 void Team::barrier(const std::string& what) const { all_gather("", what); }
+
+void Team::require_same(const std::string& mine, const std::string& what) const {
+  const auto all = all_gather(mine, what + " argument check");
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r] != mine)
+      fail(what + ": arguments differ across ranks (" + detail::differing_fields(mine, all[r]) + "): this rank has '" + mine + "', rank " +
+           std::to_string(global_rank(static_cast<int>(r))) + " has '" + all[r] + "'");
+}
 
 namespace detail {
 std::vector<int> split_members(const std::vector<std::pair<int, int>>& color_key, int me) {

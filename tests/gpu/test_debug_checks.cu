@@ -1,0 +1,91 @@
+// SYMMEM_DEBUG_CHECKS=1 (ctest multigpu_debug_checks_2ranks_1gpu): calls whose arguments differ
+// across ranks are refused on every rank, naming what differs, before anything is launched; and a
+// communicator, TensorParallel and ExpertParallel still work after the refusals. Skipped without it.
+#include <cuda_runtime_api.h>
+
+#include "gpu_env.hpp"
+#include "symmem/moe.hpp"
+#include "symmem/overlap.hpp"
+
+using namespace symmem;
+using namespace symmem::test;
+
+TEST(DebugChecks, ArgumentsThatDifferAreRefusedOnEveryRank) {
+  if (!ctx()->settings().debug_checks) GTEST_SKIP() << "needs SYMMEM_DEBUG_CHECKS=1";
+  const int n = comm().size(), me = comm().rank(), last = n - 1;
+  if (n < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::string why;
+  // A collective: a count unlike on the last rank, then a different collective there.
+  SymmetricBuffer buf = comm().alloc(4096 * sizeof(float));
+  upload(buf.ptr(), random_bytes(4096 * sizeof(float), 11 + me));
+  why = attempt([&] { comm().all_reduce(buf.ptr(), buf.ptr(), me == last ? 1000 : 1024, DataType::kFloat32, ReduceOp::kSum, nullptr); });
+  ASSERT_ALL(why.find("all_reduce: arguments differ across ranks (count") != std::string::npos, "got '" << why << "'");
+  why = attempt([&] {
+    if (me == last) comm().all_gather(static_cast<float*>(buf.ptr()) + 16 * n, buf.ptr(), 16, DataType::kFloat32, nullptr);
+    else comm().all_reduce(buf.ptr(), buf.ptr(), 16 * n, DataType::kFloat32, ReduceOp::kSum, nullptr);
+  });
+  ASSERT_ALL(why.find("arguments differ across ranks (call") != std::string::npos, "got '" << why << "'");
+  why = attempt([&] {
+    comm().all_reduce(buf.ptr(), buf.ptr(), 1024, DataType::kFloat32, ReduceOp::kSum, nullptr);
+    ctx()->synchronize(nullptr, "all_reduce after the refusals");
+  });
+  ASSERT_ALL(why.empty(), "the all-reduce after the refusals: " << why);
+  comm().free(buf);
+
+  // Overlap: M unlike on the last rank, then the mode.
+  {
+    const int64_t rows = 256, k = 256, nc = 256, m = rows * n;
+    overlap::TensorParallel tp(comm(), 2 * m, k, nc);
+    void *a = nullptr, *b = nullptr, *c = nullptr;
+    SYMMEM_CUDA_CHECK(cudaMalloc(&a, 2 * m * k * 2));
+    SYMMEM_CUDA_CHECK(cudaMalloc(&b, k * nc * 2));
+    SYMMEM_CUDA_CHECK(cudaMalloc(&c, 2 * m * nc * 2));
+    why = attempt([&] { tp.all_gather_matmul(a, me == last ? 2 * m : m, k, b, nc, c, nullptr, nullptr, overlap::Mode::kSequential); });
+    ASSERT_ALL(why.find("overlap::all_gather_matmul: arguments differ across ranks (m") != std::string::npos, "got '" << why << "'");
+    why = attempt([&] {
+      tp.matmul_reduce_scatter(a, m, k, b, nc, c, ReduceOp::kSum, nullptr, me == last ? overlap::Mode::kSequential : overlap::Mode::kOverlap);
+    });
+    ASSERT_ALL(why.find("overlap::matmul_reduce_scatter: arguments differ across ranks (mode") != std::string::npos, "got '" << why << "'");
+    why = attempt([&] {
+      tp.all_gather_matmul(a, m, k, b, nc, c, nullptr, nullptr, overlap::Mode::kSequential);
+      ctx()->synchronize(nullptr, "all_gather_matmul after the refusals");
+    });
+    ASSERT_ALL(why.empty(), "all_gather_matmul after the refusals: " << why);
+    SYMMEM_CUDA_CHECK(cudaFree(a));
+    SYMMEM_CUDA_CHECK(cudaFree(b));
+    SYMMEM_CUDA_CHECK(cudaFree(c));
+  }
+
+  // MoE: the last rank combines where the others dispatch.
+  {
+    const moe::Config cfg{256, 4, 4 * n, 16, 0, false};
+    moe::ExpertParallel ep(comm(), cfg);
+    void *x = nullptr, *idx = nullptr, *recv = nullptr, *counts = nullptr, *y = nullptr;
+    const size_t cap = static_cast<size_t>(n) * cfg.max_tokens;
+    SYMMEM_CUDA_CHECK(cudaMalloc(&x, cfg.max_tokens * cfg.hidden * 2));
+    SYMMEM_CUDA_CHECK(cudaMalloc(&idx, cfg.max_tokens * cfg.topk * 4));
+    SYMMEM_CUDA_CHECK(cudaMemset(idx, 0xFF, cfg.max_tokens * cfg.topk * 4));  // -1: no expert
+    SYMMEM_CUDA_CHECK(cudaMalloc(&recv, 4 * cap * cfg.hidden * 2));
+    SYMMEM_CUDA_CHECK(cudaMalloc(&counts, 4 * sizeof(int)));
+    SYMMEM_CUDA_CHECK(cudaMalloc(&y, cfg.max_tokens * cfg.hidden * 2));
+    moe::DispatchIn in;
+    in.x = x;
+    in.topk_idx = idx;
+    in.tokens = cfg.max_tokens;
+    moe::DispatchOut out;
+    out.recv_x = recv;
+    out.expert_counts = static_cast<int*>(counts);
+    why = attempt([&] {
+      if (me == last) ep.combine(recv, y, true, nullptr);
+      else ep.dispatch(in, out, nullptr);
+    });
+    ASSERT_ALL(why.find("arguments differ across ranks (call") != std::string::npos, "got '" << why << "'");
+    why = attempt([&] {
+      ep.dispatch(in, out, nullptr);
+      ep.combine(recv, y, true, nullptr);
+      ctx()->synchronize(nullptr, "moe after the refusal");
+    });
+    ASSERT_ALL(why.empty(), "dispatch and combine after the refusal: " << why);
+    for (void* p : {x, idx, recv, counts, y}) SYMMEM_CUDA_CHECK(cudaFree(p));
+  }
+}
