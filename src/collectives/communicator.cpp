@@ -428,11 +428,15 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
       return "symmetric+" + std::to_string(static_cast<const char*>(ptr) - static_cast<const char*>(b.ptr())) + "/" +
              std::to_string(b.bytes());
     };
+    // Not compared: what may differ by rank. A broadcast's input outside direct (only the root
+    // passes one), and in place the buffer at this rank's slot (all_gather's in, reduce_scatter's out).
+    const bool same_in = op == CollOp::kBroadcast ? asked == Algo::kDirect : !(in_place && op == CollOp::kAllGather);
+    const bool same_out = !(in_place && op == CollOp::kReduceScatter);
     std::string mine = "call=" + std::string(n) + " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) +
                        (reducing ? std::string(" op=") + redop_name(redop) : "") +
                        (op == CollOp::kBroadcast ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) +
                        " algo=" + algo_name(p.algo) + " in_place=" + (in_place ? "1" : "0") +
-                       " out=" + where(out, out_bytes) + (needs_in ? " in=" + where(in, in_bytes) : "");
+                       (same_out ? " out=" + where(out, out_bytes) : "") + (same_in && needs_in ? " in=" + where(in, in_bytes) : "");
     heap_->team().require_same(mine, n);
   }
   return p;
