@@ -33,8 +33,9 @@ class SYMMEM_API Team {
   /// Returns when every member has arrived. Collective over the team.
   void barrier(const std::string& what) const;
   /// Gathers `mine` (space-separated name=value fields) and raises InvalidArgument on every member
-  /// where any member's differs, naming the fields that differ and both sides. Collective.
-  void require_same(const std::string& mine, const std::string& what) const;
+  /// where any member's differs, naming the fields that differ and both sides; or, where a member
+  /// passes a `refusal` (its own checks' error), that refusal on every member. Collective.
+  void require_same(const std::string& mine, const std::string& what, const std::string& refusal = "") const;
   /// Members with the same color form a team, ordered by (key, rank). A negative color joins no
   /// team and gets an invalid Team back. Collective over this team.
   Team split(int color, int key) const;

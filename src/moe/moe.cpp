@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "../runtime/agree.hpp"
 #include "moe_kernels.hpp"
 #include "symmem/device/workspace.hpp"
 #include "symmem/env.hpp"
@@ -398,10 +399,12 @@ static kern::Round round_of(const kern::Layout& L, int j, int tokens) {
   return kern::Round{j, t0, t1, j == 0, j == L.rounds - 1};
 }
 
-// SYMMEM_DEBUG_CHECKS=1: every rank makes the same call in the same order (token counts and
-// index types may differ across ranks), compared before anything else.
-static void debug_check(Communicator& comm, const char* call) {
-  if (comm.context().settings().debug_checks) comm.team().require_same(std::string("call=") + call, std::string("moe ") + call);
+// SYMMEM_DEBUG_CHECKS=1: every rank makes the same call in the same order (token counts and index
+// types may differ across ranks), and a rank's refusal of its own arguments is raised on every rank
+// (detail::checked_alike), before anything runs.
+template <class F>
+static void checked(Communicator& comm, const char* call, F&& local_checks) {
+  symmem::detail::checked_alike(comm, std::string("moe ") + call, std::string("call=") + call, local_checks);
 }
 
 void ExpertParallel::check_in(const DispatchIn& in) const {
@@ -546,24 +549,27 @@ void ExpertParallel::dispatch_ring(const DispatchIn& in, const DispatchOut& out,
 }
 
 void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
-  debug_check(comm_, "dispatch_send");
-  require(impl_->L.rounds == 1, "moe dispatch_send: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
-  check_in(in);
+  checked(comm_, "dispatch_send", [&] {
+    require(impl_->L.rounds == 1, "moe dispatch_send: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
+    check_in(in);
+  });
   impl_->last_tokens = in.tokens;
   dispatch_round(&in, nullptr, 0, stream);
 }
 
 void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) {
-  debug_check(comm_, "dispatch_recv");
-  require(impl_->L.rounds == 1, "moe dispatch_recv: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
-  check_out(out);
+  checked(comm_, "dispatch_recv", [&] {
+    require(impl_->L.rounds == 1, "moe dispatch_recv: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
+    check_out(out);
+  });
   dispatch_round(nullptr, &out, 0, stream);
 }
 
 void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
-  debug_check(comm_, "dispatch");
-  check_in(in);
-  check_out(out);
+  checked(comm_, "dispatch", [&] {
+    check_in(in);
+    check_out(out);
+  });
   impl_->last_tokens = in.tokens;
   if (impl_->ring) {
     dispatch_ring(in, out, stream);
@@ -648,23 +654,26 @@ static void check_combine_out(const void* out, int tokens) {
 }
 
 void ExpertParallel::combine_send(const void* expert_out, bool weighted, cudaStream_t stream) {
-  debug_check(comm_, "combine_send");
-  require(impl_->L.rounds == 1, "moe combine_send: with round_tokens < max_tokens the halves cannot run apart; call combine");
-  check_expert_out(expert_out);
+  checked(comm_, "combine_send", [&] {
+    require(impl_->L.rounds == 1, "moe combine_send: with round_tokens < max_tokens the halves cannot run apart; call combine");
+    check_expert_out(expert_out);
+  });
   combine_round(expert_out, weighted, nullptr, false, 0, stream);
 }
 
 void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
-  debug_check(comm_, "combine_recv");
-  require(impl_->L.rounds == 1, "moe combine_recv: with round_tokens < max_tokens the halves cannot run apart; call combine");
-  check_combine_out(out, impl_->last_tokens);
+  checked(comm_, "combine_recv", [&] {
+    require(impl_->L.rounds == 1, "moe combine_recv: with round_tokens < max_tokens the halves cannot run apart; call combine");
+    check_combine_out(out, impl_->last_tokens);
+  });
   combine_round(nullptr, false, out, true, 0, stream);
 }
 
 void ExpertParallel::combine(const void* expert_out, void* out, bool weighted, cudaStream_t stream) {
-  debug_check(comm_, "combine");
-  check_expert_out(expert_out);
-  check_combine_out(out, impl_->last_tokens);
+  checked(comm_, "combine", [&] {
+    check_expert_out(expert_out);
+    check_combine_out(out, impl_->last_tokens);
+  });
   if (impl_->cring) {
     combine_ring(expert_out, weighted, out, stream);
     return;

@@ -37,6 +37,7 @@
 #include <string>
 
 #include "../runtime/driver.hpp"
+#include "../runtime/agree.hpp"
 #include "../runtime/log.hpp"
 #include "gemm.hpp"
 #include "hopper_gemm.hpp"
@@ -319,13 +320,10 @@ static void check_ptrs(const char* op, std::initializer_list<Operand> operands) 
   }
 }
 
-// SYMMEM_DEBUG_CHECKS=1: the arguments every rank must pass alike, compared before anything else
-// (a shape one rank refuses is then refused on every rank, naming what differs).
-static void debug_check(Communicator& comm, const char* op, int64_t m, int64_t k, int64_t n, Mode mode, const std::string& more = "") {
-  if (!comm.context().settings().debug_checks) return;
-  comm.team().require_same("m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n) +
-                               " mode=" + std::to_string(static_cast<int>(mode)) + more,
-                           std::string("overlap::") + op);
+// SYMMEM_DEBUG_CHECKS=1: the arguments every rank must pass alike (M, K, Nc, mode and `more`),
+// and each rank's checks of its own, agreed before anything runs (detail::checked_alike).
+static std::string alike(int64_t m, int64_t k, int64_t n, Mode mode, const std::string& more = "") {
+  return "m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n) + " mode=" + std::to_string(static_cast<int>(mode)) + more;
 }
 
 // SYMMEM_DEBUG=TRACE: the form an operation takes, on each rank (tests and measurements read it).
@@ -337,9 +335,10 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
                                        cudaStream_t s, Mode mode) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
-  debug_check(comm_, "all_gather_matmul", m, k, n, mode);
-  check_shapes("all_gather_matmul", m, k, n, N, d.max_m, d.max_k, d.max_n);
-  check_ptrs("all_gather_matmul", {{"a_shard", a_shard, false}, {"b", b, false}, {"c", c, false}, {"a_out", a_out, true}});
+  symmem::detail::checked_alike(comm_, "overlap::all_gather_matmul", alike(m, k, n, mode), [&] {
+    check_shapes("all_gather_matmul", m, k, n, N, d.max_m, d.max_k, d.max_n);
+    check_ptrs("all_gather_matmul", {{"a_shard", a_shard, false}, {"b", b, false}, {"c", c, false}, {"a_out", a_out, true}});
+  });
   const int64_t rows = m / N;
   const size_t shard_bytes = static_cast<size_t>(rows) * k * 2;
   char* gathered = d.gathered.as<char>();
@@ -428,10 +427,11 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
                                            cudaStream_t s, Mode mode) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
-  debug_check(comm_, "matmul_reduce_scatter", m, k, n, mode, " op=" + std::to_string(static_cast<int>(op)));
-  check_shapes("matmul_reduce_scatter", m, k, n, N, d.max_m, d.max_k, d.max_n);
-  check_ptrs("matmul_reduce_scatter", {{"a", a, false}, {"b", b, false}, {"c_shard", c_shard, false}});
-  require(op == ReduceOp::kSum || op == ReduceOp::kAvg, "overlap::matmul_reduce_scatter: op must be sum or avg");
+  symmem::detail::checked_alike(comm_, "overlap::matmul_reduce_scatter", alike(m, k, n, mode, " op=" + std::to_string(static_cast<int>(op))), [&] {
+    check_shapes("matmul_reduce_scatter", m, k, n, N, d.max_m, d.max_k, d.max_n);
+    check_ptrs("matmul_reduce_scatter", {{"a", a, false}, {"b", b, false}, {"c_shard", c_shard, false}});
+    require(op == ReduceOp::kSum || op == ReduceOp::kAvg, "overlap::matmul_reduce_scatter: op must be sum or avg");
+  });
   const int64_t rows = m / N;
   const size_t slot = static_cast<size_t>(rows) * n;  // elements
   const char* aa = static_cast<const char*>(a);

@@ -1,6 +1,7 @@
 // SYMMEM_DEBUG_CHECKS=1 (ctest multigpu_debug_checks_2ranks_1gpu): calls whose arguments differ
-// across ranks are refused on every rank, naming what differs, before anything is launched; and a
-// communicator, TensorParallel and ExpertParallel still work after the refusals. Skipped without it.
+// across ranks, or that one rank refuses, are refused on every rank, naming what differs or the
+// rank and its reason, before anything is launched; and a communicator, TensorParallel and
+// ExpertParallel still work after the refusals. Skipped without it.
 #include <cuda_runtime_api.h>
 
 #include "gpu_env.hpp"
@@ -46,6 +47,11 @@ TEST(DebugChecks, ArgumentsThatDifferAreRefusedOnEveryRank) {
       tp.matmul_reduce_scatter(a, m, k, b, nc, c, ReduceOp::kSum, nullptr, me == last ? overlap::Mode::kSequential : overlap::Mode::kOverlap);
     });
     ASSERT_ALL(why.find("overlap::matmul_reduce_scatter: arguments differ across ranks (mode") != std::string::npos, "got '" << why << "'");
+    // An argument only the last rank refuses (its checks of its own): raised on every rank.
+    why = attempt([&] { tp.all_gather_matmul(a, m, k, b, nc, me == last ? nullptr : c, nullptr, nullptr, overlap::Mode::kSequential); });
+    ASSERT_ALL(why.find("overlap::all_gather_matmul: rank " + std::to_string(last) + " refused its call: overlap::all_gather_matmul: c is null") !=
+                   std::string::npos,
+               "got '" << why << "'");
     why = attempt([&] {
       tp.all_gather_matmul(a, m, k, b, nc, c, nullptr, nullptr, overlap::Mode::kSequential);
       ctx()->synchronize(nullptr, "all_gather_matmul after the refusals");
@@ -80,6 +86,11 @@ TEST(DebugChecks, ArgumentsThatDifferAreRefusedOnEveryRank) {
       else ep.dispatch(in, out, nullptr);
     });
     ASSERT_ALL(why.find("arguments differ across ranks (call") != std::string::npos, "got '" << why << "'");
+    moe::DispatchIn too_many = in;
+    too_many.tokens = cfg.max_tokens + 1;
+    why = attempt([&] { ep.dispatch(me == last ? too_many : in, out, nullptr); });
+    ASSERT_ALL(why.find("moe dispatch: rank " + std::to_string(last) + " refused its call: moe dispatch: tokens=17") != std::string::npos,
+               "got '" << why << "'");
     why = attempt([&] {
       ep.dispatch(in, out, nullptr);
       ep.combine(recv, y, true, nullptr);

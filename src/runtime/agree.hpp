@@ -1,0 +1,29 @@
+#pragma once
+// SYMMEM_DEBUG_CHECKS=1 for operations over a communicator (overlap, MoE): a call's local checks
+// and the arguments every rank must pass alike, agreed across the team before anything runs.
+#include <string>
+
+#include "symmem/collectives.hpp"
+#include "symmem/error.hpp"
+
+namespace symmem::detail {
+
+/// Runs `local_checks` (which throw InvalidArgument). With SYMMEM_DEBUG_CHECKS=1 their refusal on
+/// any rank, or `mine` (space-separated name=value fields) differing across ranks, is raised on
+/// every rank, naming the rank and what (Team::require_same); without it they raise where they fail.
+template <class F>
+void checked_alike(Communicator& comm, const std::string& what, const std::string& mine, F&& local_checks) {
+  if (!comm.context().settings().debug_checks) {
+    local_checks();
+    return;
+  }
+  std::string refusal;
+  try {
+    local_checks();
+  } catch (const InvalidArgument& e) {
+    refusal = e.what();
+  }
+  comm.team().require_same(mine, what, refusal);
+}
+
+}  // namespace symmem::detail
