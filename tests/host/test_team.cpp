@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "fork_ranks.hpp"
+#include "symmem/error.hpp"
 #include "symmem/team.hpp"
 
 using namespace symmem;
@@ -34,4 +35,30 @@ TEST(Team, WorldSplitAndHostTeam) {
     return std::string("ok");
   });
   for (int r = 0; r < 4; ++r) EXPECT_EQ(res[r].message, "ok") << "rank " << r;
+}
+
+// Team::require_same (SYMMEM_DEBUG_CHECKS, the constructors' agreements): every member raises the
+// same verdict, naming the fields that differ, or the member that refused and its reason.
+TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
+  int port = test::free_port();
+  auto res = test::run_ranks(3, [&](int r) {
+    auto boot = std::make_shared<Bootstrap>(test::config(r, 3, port));
+    Team world = Team::world(boot);
+    auto verdict = [&](const std::string& mine, const std::string& refusal) -> std::string {
+      try {
+        world.require_same(mine, "op", refusal);
+      } catch (const InvalidArgument& e) {
+        return e.what();
+      }
+      return "";
+    };
+    if (!verdict("a=1 b=2", "").empty()) return std::string("alike arguments refused");
+    std::string v = verdict(r == 2 ? "a=1 b=3" : "a=1 b=2", "");
+    if (v.find("op: arguments differ across ranks (b)") == std::string::npos) return "unlike: " + v;
+    v = verdict("a=1", r == 1 ? "[symmem rank 1] x is null" : "");
+    if (v.find("op: rank 1 refused its call: x is null") == std::string::npos) return "refusal: " + v;
+    world.barrier("after the verdicts");
+    return std::string("ok");
+  });
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(res[r].message, "ok") << "rank " << r;
 }
