@@ -403,8 +403,8 @@ static kern::Round round_of(const kern::Layout& L, int j, int tokens) {
 // types may differ across ranks), and a rank's refusal of its own arguments is raised on every rank
 // (detail::checked_alike), before anything runs.
 template <class F>
-static void checked(Communicator& comm, const char* call, F&& local_checks) {
-  symmem::detail::checked_alike(comm, std::string("moe ") + call, std::string("call=") + call, local_checks);
+static void checked(Communicator& comm, const char* what, const char* call, F&& local_checks) {
+  symmem::detail::checked_alike(comm, what, [call] { return std::string("call=") + call; }, local_checks);
 }
 
 void ExpertParallel::check_in(const DispatchIn& in) const {
@@ -549,7 +549,7 @@ void ExpertParallel::dispatch_ring(const DispatchIn& in, const DispatchOut& out,
 }
 
 void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
-  checked(comm_, "dispatch_send", [&] {
+  checked(comm_, "moe dispatch_send", "dispatch_send", [&] {
     require(impl_->L.rounds == 1, "moe dispatch_send: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
     check_in(in);
   });
@@ -558,7 +558,7 @@ void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
 }
 
 void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) {
-  checked(comm_, "dispatch_recv", [&] {
+  checked(comm_, "moe dispatch_recv", "dispatch_recv", [&] {
     require(impl_->L.rounds == 1, "moe dispatch_recv: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
     check_out(out);
   });
@@ -566,7 +566,7 @@ void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) 
 }
 
 void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
-  checked(comm_, "dispatch", [&] {
+  checked(comm_, "moe dispatch", "dispatch", [&] {
     check_in(in);
     check_out(out);
   });
@@ -654,7 +654,7 @@ static void check_combine_out(const void* out, int tokens) {
 }
 
 void ExpertParallel::combine_send(const void* expert_out, bool weighted, cudaStream_t stream) {
-  checked(comm_, "combine_send", [&] {
+  checked(comm_, "moe combine_send", "combine_send", [&] {
     require(impl_->L.rounds == 1, "moe combine_send: with round_tokens < max_tokens the halves cannot run apart; call combine");
     check_expert_out(expert_out);
   });
@@ -662,7 +662,7 @@ void ExpertParallel::combine_send(const void* expert_out, bool weighted, cudaStr
 }
 
 void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
-  checked(comm_, "combine_recv", [&] {
+  checked(comm_, "moe combine_recv", "combine_recv", [&] {
     require(impl_->L.rounds == 1, "moe combine_recv: with round_tokens < max_tokens the halves cannot run apart; call combine");
     check_combine_out(out, impl_->last_tokens);
   });
@@ -670,7 +670,7 @@ void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
 }
 
 void ExpertParallel::combine(const void* expert_out, void* out, bool weighted, cudaStream_t stream) {
-  checked(comm_, "combine", [&] {
+  checked(comm_, "moe combine", "combine", [&] {
     check_expert_out(expert_out);
     check_combine_out(out, impl_->last_tokens);
   });

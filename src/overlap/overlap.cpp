@@ -335,7 +335,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
                                        cudaStream_t s, Mode mode) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
-  symmem::detail::checked_alike(comm_, "overlap::all_gather_matmul", alike(m, k, n, mode), [&] {
+  symmem::detail::checked_alike(comm_, "overlap::all_gather_matmul", [&] { return alike(m, k, n, mode); }, [&] {
     check_shapes("all_gather_matmul", m, k, n, N, d.max_m, d.max_k, d.max_n);
     check_ptrs("all_gather_matmul", {{"a_shard", a_shard, false}, {"b", b, false}, {"c", c, false}, {"a_out", a_out, true}});
   });
@@ -427,7 +427,8 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
                                            cudaStream_t s, Mode mode) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
-  symmem::detail::checked_alike(comm_, "overlap::matmul_reduce_scatter", alike(m, k, n, mode, " op=" + std::to_string(static_cast<int>(op))), [&] {
+  symmem::detail::checked_alike(comm_, "overlap::matmul_reduce_scatter",
+                                [&] { return alike(m, k, n, mode, " op=" + std::to_string(static_cast<int>(op))); }, [&] {
     check_shapes("matmul_reduce_scatter", m, k, n, N, d.max_m, d.max_k, d.max_n);
     check_ptrs("matmul_reduce_scatter", {{"a", a, false}, {"b", b, false}, {"c_shard", c_shard, false}});
     require(op == ReduceOp::kSum || op == ReduceOp::kAvg, "overlap::matmul_reduce_scatter: op must be sum or avg");

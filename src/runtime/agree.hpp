@@ -9,10 +9,11 @@
 namespace symmem::detail {
 
 /// Runs `local_checks` (which throw InvalidArgument). With SYMMEM_DEBUG_CHECKS=1 their refusal on
-/// any rank, or `mine` (space-separated name=value fields) differing across ranks, is raised on
-/// every rank, naming the rank and what (Team::require_same); without it they raise where they fail.
-template <class F>
-void checked_alike(Communicator& comm, const std::string& what, const std::string& mine, F&& local_checks) {
+/// any rank, or `mine()` (space-separated name=value fields) differing across ranks, is raised on
+/// every rank, naming the rank and what (Team::require_same); without it they raise where they fail,
+/// and nothing else is done (`mine` is called only under the checks: no strings on the hot path).
+template <class Mine, class F>
+void checked_alike(Communicator& comm, const char* what, Mine&& mine, F&& local_checks) {
   if (!comm.context().settings().debug_checks) {
     local_checks();
     return;
@@ -23,7 +24,7 @@ void checked_alike(Communicator& comm, const std::string& what, const std::strin
   } catch (const InvalidArgument& e) {
     refusal = e.what();
   }
-  comm.team().require_same(mine, what, refusal);
+  comm.team().require_same(mine(), what, refusal);
 }
 
 }  // namespace symmem::detail
