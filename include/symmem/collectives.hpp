@@ -179,7 +179,11 @@ class SYMMEM_API Communicator {
   void usable(const char* op) const;
   void set_failed(const std::string& why) const;
   Prepared prepare(CollOp op, Algo asked, DataType dtype, ReduceOp redop, int root, size_t count, const void* in,
-                   size_t in_bytes, const void* out, size_t out_bytes, size_t ll_bytes) const;
+                   size_t in_bytes, const void* out, size_t out_bytes, size_t ll_bytes, const int64_t* send_counts = nullptr,
+                   const int64_t* recv_counts = nullptr) const;
+  Prepared prepare_local(CollOp op, Algo asked, DataType dtype, ReduceOp redop, int root, size_t count, const void* in,
+                         size_t in_bytes, const void* out, size_t out_bytes, size_t ll_bytes, const int64_t* send_counts,
+                         const int64_t* recv_counts) const;
   coll::DirectArgs direct_args(const void* in, size_t in_bytes, bool need_in, void* out, size_t out_bytes, bool need_out,
                               size_t bytes) const;
   void nccl_started(cudaStream_t s, const char* what);

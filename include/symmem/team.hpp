@@ -32,10 +32,14 @@ class SYMMEM_API Team {
   std::vector<std::string> all_gather(const std::string& mine, const std::string& what) const;
   /// Returns when every member has arrived. Collective over the team.
   void barrier(const std::string& what) const;
-  /// Gathers `mine` (space-separated name=value fields) and raises InvalidArgument on every member
-  /// where any member's differs, naming the fields that differ and both sides; or, where a member
-  /// passes a `refusal` (its own checks' error), that refusal on every member. Collective.
-  void require_same(const std::string& mine, const std::string& what, const std::string& refusal = "") const;
+  /// Agreement before a step every member takes alike. Gathers `mine` (space-separated name=value
+  /// fields) and raises InvalidArgument on every member where a member passes a `refusal` (its own
+  /// checks' error): "<what>: rank R refused: <why>" (the lowest such rank); else where any
+  /// member's fields differ: "<what>: arguments differ across ranks (<fields>): this rank has
+  /// '...', rank R has '...'" followed by `hint`. `fact` (no newline) travels beside, not compared:
+  /// returns every member's, in team order. Collective.
+  std::vector<std::string> require_same(const std::string& mine, const std::string& what, const std::string& refusal = "",
+                                        const std::string& fact = "", const std::string& hint = "") const;
   /// Members with the same color form a team, ordered by (key, rank). A negative color joins no
   /// team and gets an invalid Team back. Collective over this team.
   Team split(int color, int key) const;

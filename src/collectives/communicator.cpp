@@ -203,19 +203,9 @@ void Communicator::init(Team team) {
   }
   const std::string mine = "ll_max_bytes=" + std::to_string(opt_.ll_max_bytes) +
                            " table=" + std::to_string(std::hash<std::string>{}(table_.to_text()));
-  const auto all = team.all_gather(why.empty() ? mine : "invalid: " + why, "Communicator: options and tuning table");
-  for (size_t r = 0; r < all.size(); ++r)
-    if (all[r].rfind("invalid: ", 0) == 0)
-      fail("Communicator: rank " + std::to_string(team.global_rank(static_cast<int>(r))) + " refused its options: " + all[r].substr(9));
-  for (size_t r = 0; r < all.size(); ++r) {
-    if (all[r] == mine) continue;
-    const std::string who = "rank " + std::to_string(team.global_rank(static_cast<int>(r)));
-    if (detail::differing_fields(mine, all[r]).find("table") != std::string::npos)
-      fail("Communicator: ranks use different tuning tables (this rank: " + (table.empty() ? std::string("built-in") : table) + "; " + who +
-           " has another): give every rank the same SYMMEM_TUNING_FILE / CommOptions::tuning_file");
-    fail("Communicator: CommOptions::ll_max_bytes differs across ranks (this rank has '" + mine + "', " + who + " has '" + all[r] +
-         "'); give every rank the same options");
-  }
+  team.require_same(mine, "Communicator's options and tuning table", why, "",
+                    "; this rank's table is " + (table.empty() ? std::string("the built-in one") : table) +
+                        ": give every rank the same CommOptions and SYMMEM_TUNING_FILE");
   heap_ = std::make_unique<Heap>(ctx_, std::move(team));
   ws_ = heap_->alloc(workspace_layout(size(), opt_).bytes());
   // Facts every rank must share: the smallest SM count (grids), and which GPUs the ranks are on.
@@ -344,12 +334,52 @@ struct Communicator::Prepared {
   bool in_place = false;
 };
 
+// The call's checks and the algorithm choice. Under SYMMEM_DEBUG_CHECKS=1 a refusal on any rank,
+// or arguments that differ across ranks, are raised on every rank before anything is launched;
+// without it each rank checks its own call and raises alone (no host exchange on the hot path).
 Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dtype, ReduceOp redop, int root, size_t count,
                                              const void* in, size_t in_bytes, const void* out, size_t out_bytes,
-                                             size_t ll_bytes) const {
-  const char* name = coll_name(op);
-  usable(name);
-  const char* n = name;
+                                             size_t ll_bytes, const int64_t* send_counts, const int64_t* recv_counts) const {
+  const char* n = coll_name(op);
+  usable(n);
+  if (!ctx_->settings().debug_checks)
+    return prepare_local(op, asked, dtype, redop, root, count, in, in_bytes, out, out_bytes, ll_bytes, send_counts, recv_counts);
+  Prepared p;
+  std::string refusal;
+  try {
+    p = prepare_local(op, asked, dtype, redop, root, count, in, in_bytes, out, out_bytes, ll_bytes, send_counts, recv_counts);
+  } catch (const InvalidArgument& e) {
+    refusal = e.what();
+  }
+  std::string mine = "call=" + std::string(n);
+  if (refusal.empty()) {
+    // Everything ranks must agree on, including the kind and heap offset of each buffer.
+    auto where = [&](const void* ptr, size_t bytes) -> std::string {
+      if (ptr == nullptr) return "null";
+      SymmetricBuffer b = heap_->find(ptr, bytes);
+      if (!b.valid()) return "plain";
+      return "symmetric+" + std::to_string(static_cast<const char*>(ptr) - static_cast<const char*>(b.ptr())) + "/" +
+             std::to_string(b.bytes());
+    };
+    // Not compared: what may differ by rank. A broadcast's input outside direct (only the root
+    // passes one), and in place the buffer at this rank's slot (all_gather's in, reduce_scatter's out).
+    const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
+    const bool needs_in = op != CollOp::kBroadcast || rank() == root || asked == Algo::kDirect;
+    const bool same_in = op == CollOp::kBroadcast ? asked == Algo::kDirect : !(p.in_place && op == CollOp::kAllGather);
+    const bool same_out = !(p.in_place && op == CollOp::kReduceScatter);
+    mine += " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) + (reducing ? std::string(" op=") + redop_name(redop) : "") +
+            (op == CollOp::kBroadcast ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) +
+            " algo=" + algo_name(p.algo) + " in_place=" + (p.in_place ? "1" : "0") +
+            (same_out ? " out=" + where(out, out_bytes) : "") + (same_in && needs_in ? " in=" + where(in, in_bytes) : "");
+  }
+  heap_->team().require_same(mine, n, refusal);
+  return p;
+}
+
+Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataType dtype, ReduceOp redop, int root, size_t count,
+                                                   const void* in, size_t in_bytes, const void* out, size_t out_bytes,
+                                                   size_t ll_bytes, const int64_t* send_counts, const int64_t* recv_counts) const {
+  const char* n = coll_name(op);
   require(static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) <= static_cast<int>(DataType::kUInt8),
           n, ": dtype=", static_cast<int>(dtype), " is not a symmem::DataType");
   const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
@@ -363,6 +393,13 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
   require(count <= (size_t(1) << 50) / dtype_size(dtype), n, ": count=", count, " is too large");
   if (op == CollOp::kBroadcast)
     require(root >= 0 && root < size(), n, ": root=", root, " is out of range [0, ", size(), ")");
+  if (op == CollOp::kAllToAllV) {
+    require(send_counts != nullptr, n, ": send_counts is null");
+    require(in != nullptr, n, ": in is null");
+    require(heap_->find(in).valid(), n, ": in must lie in a buffer from Communicator::alloc (peers read it directly)");
+    require((reinterpret_cast<uintptr_t>(send_counts) & 7u) == 0, n, ": send_counts must be 8-byte aligned");
+    require(recv_counts == nullptr || (reinterpret_cast<uintptr_t>(recv_counts) & 7u) == 0, n, ": recv_counts must be 8-byte aligned");
+  }
 
   // Broadcast: only the root's input is read; direct (pull) also needs every rank to pass the root's
   // input's symmetric address, to find it on the root.
@@ -410,6 +447,9 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
                                                : detail::algo_unfit(op, p.algo, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size());
     if (why.empty() && p.algo == Algo::kNccl && nccl_ == nullptr) why = "no NCCL communicator (ranks share a GPU)";
     if (!why.empty()) fail(std::string(n) + " with algo=" + algo_name(p.algo) + ": " + why);
+    if (op == CollOp::kAllToAllV && p.algo == Algo::kDirect)
+      require(heap_->find(send_counts, sizeof(int64_t) * size()).valid(),
+              n, " with algo=direct: send_counts must be an int64 array [nranks] in a buffer from Communicator::alloc");
     SYMMEM_LOG(kTrace, [&] {
       const size_t total = count * dtype_size(dtype) * (op == CollOp::kReduceScatter || op == CollOp::kAllGather || op == CollOp::kAllToAll ? size() : 1);
       const Algo table_algo = table_.lookup(op, dtype, size(), total);
@@ -418,26 +458,6 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
              " in=" + (in_sym ? "symmetric" : "plain") + " out=" + (out_sym ? "symmetric" : "plain") + (in_place ? " in place" : "") +
              " -> " + algo_name(p.algo) + " (" + reason + ")";
     }());
-  }
-  if (ctx_->settings().debug_checks) {
-    // Everything ranks must agree on, including the kind and heap offset of each buffer.
-    auto where = [&](const void* ptr, size_t bytes) -> std::string {
-      if (ptr == nullptr) return "null";
-      SymmetricBuffer b = heap_->find(ptr, bytes);
-      if (!b.valid()) return "plain";
-      return "symmetric+" + std::to_string(static_cast<const char*>(ptr) - static_cast<const char*>(b.ptr())) + "/" +
-             std::to_string(b.bytes());
-    };
-    // Not compared: what may differ by rank. A broadcast's input outside direct (only the root
-    // passes one), and in place the buffer at this rank's slot (all_gather's in, reduce_scatter's out).
-    const bool same_in = op == CollOp::kBroadcast ? asked == Algo::kDirect : !(in_place && op == CollOp::kAllGather);
-    const bool same_out = !(in_place && op == CollOp::kReduceScatter);
-    std::string mine = "call=" + std::string(n) + " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) +
-                       (reducing ? std::string(" op=") + redop_name(redop) : "") +
-                       (op == CollOp::kBroadcast ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) +
-                       " algo=" + algo_name(p.algo) + " in_place=" + (in_place ? "1" : "0") +
-                       (same_out ? " out=" + where(out, out_bytes) : "") + (same_in && needs_in ? " in=" + where(in, in_bytes) : "");
-    heap_->team().require_same(mine, n);
   }
   return p;
 }
@@ -584,16 +604,11 @@ void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, con
                                 DataType dtype, cudaStream_t s, Algo algo) {
   detail::NvtxRange range("symmem all_to_all_v");
   const size_t es = bytes_of(1, dtype, 1, "all_to_all_v");
-  require(send_counts != nullptr, "all_to_all_v: send_counts is null");
-  require(in != nullptr, "all_to_all_v: in is null");
-  SymmetricBuffer in_buf = heap_->find(in);
-  require(in_buf.valid(), "all_to_all_v: in must lie in a buffer from Communicator::alloc (peers read it directly)");
-  const size_t in_capacity = (in_buf.bytes() - static_cast<size_t>(static_cast<const char*>(in) - static_cast<const char*>(in_buf.ptr()))) / es;
   // (The overlap check sees the first input element; how far the input reaches is checked on the GPU.)
-  Prepared p = prepare(CollOp::kAllToAllV, algo, dtype, ReduceOp::kSum, 0, 1, in, es, out, bytes_of(out_count, dtype, 1, "all_to_all_v"), 0);
-  require((reinterpret_cast<uintptr_t>(send_counts) & 7u) == 0, "all_to_all_v: send_counts must be 8-byte aligned");
-  require(recv_counts == nullptr || (reinterpret_cast<uintptr_t>(recv_counts) & 7u) == 0,
-          "all_to_all_v: recv_counts must be 8-byte aligned");
+  Prepared p = prepare(CollOp::kAllToAllV, algo, dtype, ReduceOp::kSum, 0, 1, in, es, out, bytes_of(out_count, dtype, 1, "all_to_all_v"), 0,
+                       send_counts, recv_counts);
+  SymmetricBuffer in_buf = heap_->find(in);
+  const size_t in_capacity = (in_buf.bytes() - static_cast<size_t>(static_cast<const char*>(in) - static_cast<const char*>(in_buf.ptr()))) / es;
   // (One block instead of the whole grid was 0.2 us faster at 8 B on 4 x H100, session 26: the
   // grid stays, which the direct branch needs.)
   const int blocks = std::min(sms_, coll::kMaxBlocks);
@@ -612,8 +627,7 @@ void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, con
     coll::launch_ll_a2av(args, blocks, s);
     return;
   }
-  SymmetricBuffer counts_buf = heap_->find(send_counts, sizeof(int64_t) * size());
-  require(counts_buf.valid(), "all_to_all_v with algo=direct: send_counts must be an int64 array [nranks] in a buffer from Communicator::alloc");
+  SymmetricBuffer counts_buf = heap_->find(send_counts, sizeof(int64_t) * size());  // (valid: prepare checked it)
   coll::DirectArgs args = direct_args(in, 1, true, out, 0, false, es);
   args.counts_h = counts_buf.handle();
   args.counts = send_counts;

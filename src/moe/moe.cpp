@@ -254,20 +254,9 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
        << " kernels=" << static_cast<int>(cfg_.kernels) << " SYMMEM_MOE_RING=" << want_ring << " SYMMEM_MOE_COMBINE_RING=" << want_cring
        << " SYMMEM_MOE_SENDER_CLAIMS=" << want_sender_claims << " SYMMEM_MOE_LL=" << want_ll << " SYMMEM_MOE_LL_TOKENS=" << ll_tokens
        << " SYMMEM_MOE_LL_WIDE=" << ll_payload;
-  auto all = comm.team().all_gather(why.empty() ? mine.str() + (mem_bytes_s < 4e12 ? "|1" : "|0") : "invalid: " + why, "moe::ExpertParallel config");
-  bool slow_memory = true;
-  for (size_t r = 0; r < all.size(); ++r) {
-    if (all[r].rfind("invalid: ", 0) == 0)
-      fail("moe::ExpertParallel: rank " + std::to_string(comm.team().global_rank(static_cast<int>(r))) + "'s config: " + all[r].substr(9));
-    slow_memory = slow_memory && all[r].substr(all[r].find('|')) == "|1";
-    all[r].resize(all[r].find('|'));
-  }
-  for (size_t r = 0; r < all.size(); ++r) {
-    if (all[r] != all[0])
-      fail("moe::ExpertParallel: the config differs across ranks (" + symmem::detail::differing_fields(all[0], all[r]) + ": rank " +
-           std::to_string(comm.team().global_rank(0)) + " has '" + all[0] + "', rank " +
-           std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" + all[r] + "'); give every rank the same");
-  }
+  const auto slow = comm.team().require_same(mine.str(), "moe::ExpertParallel's config", why, mem_bytes_s < 4e12 ? "1" : "0",
+                                             "; give every rank the same");
+  const bool slow_memory = std::all_of(slow.begin(), slow.end(), [](const std::string& f) { return f == "1"; });
   // (shares_gpu is the same on every rank, and so is the config by now: every rank decides alike.)
   if (cfg_.kernels == Kernels::kOne && comm.shares_gpu())
     fail("moe::ExpertParallel: one kernel a round (Kernels::kOne) needs one rank per GPU (ranks of this team share a GPU, "

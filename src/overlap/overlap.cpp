@@ -143,20 +143,9 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   const std::string mine = "max_m=" + std::to_string(max_m) + " max_k=" + std::to_string(max_k) + " max_n=" + std::to_string(max_n) +
                            " SYMMEM_OVERLAP_RS=" + std::to_string(d.force_rs) + " SYMMEM_OVERLAP_GEMM=" + std::to_string(d.own_gemm) +
                            " SYMMEM_OVERLAP_OWN_SHARED=" + std::to_string(d.own_shared);
-  const auto all = comm.team().all_gather(why.empty() ? std::string(own_rs_ok ? "1" : "0") + mine : "invalid: " + why,
-                                          "overlap::TensorParallel's arguments and own-GEMM support");
-  d.own_rs_all = true;
-  for (size_t r = 0; r < all.size(); ++r) {
-    const std::string who = "rank " + std::to_string(comm.team().global_rank(static_cast<int>(r)));
-    if (all[r].rfind("invalid: ", 0) == 0) fail("overlap::TensorParallel: " + who + " refused: " + all[r].substr(9));
-  }
-  for (size_t r = 0; r < all.size(); ++r) {
-    d.own_rs_all = d.own_rs_all && all[r][0] == '1';
-    if (all[r].substr(1) != mine)
-      fail("overlap::TensorParallel: arguments or knobs differ across ranks (" + symmem::detail::differing_fields(mine, all[r].substr(1)) +
-           ": this rank has '" + mine + "', rank " + std::to_string(comm.team().global_rank(static_cast<int>(r))) + " has '" +
-           all[r].substr(1) + "'); set each alike on every rank or on none");
-  }
+  const auto can = comm.team().require_same(mine, "overlap::TensorParallel's arguments and knobs", why, own_rs_ok ? "1" : "0",
+                                            "; set each alike on every rank or on none");
+  d.own_rs_all = std::all_of(can.begin(), can.end(), [](const std::string& f) { return f == "1"; });
   try {
     d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                                 "gathered A bytes"));

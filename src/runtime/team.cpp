@@ -52,18 +52,26 @@ std::vector<std::string> Team::all_gather(const std::string& mine, const std::st
 
 void Team::barrier(const std::string& what) const { all_gather("", what); }
 
-void Team::require_same(const std::string& mine, const std::string& what, const std::string& refusal) const {
-  const auto all = all_gather(refusal.empty() ? "=" + mine : "!" + refusal, what + " argument check");
+std::vector<std::string> Team::require_same(const std::string& mine, const std::string& what, const std::string& refusal,
+                                            const std::string& fact, const std::string& hint) const {
+  // '!' + refusal, or '=' + fact + '\n' + fields.
+  auto all = all_gather(refusal.empty() ? "=" + fact + "\n" + mine : "!" + refusal, what + " agreement");
   for (size_t r = 0; r < all.size(); ++r)
     if (all[r][0] == '!') {
       std::string why = all[r].substr(1);
       if (why.rfind("[symmem rank ", 0) == 0 && why.find("] ") != std::string::npos) why = why.substr(why.find("] ") + 2);
-      fail(what + ": rank " + std::to_string(global_rank(static_cast<int>(r))) + " refused its call: " + why);
+      fail(what + ": rank " + std::to_string(global_rank(static_cast<int>(r))) + " refused: " + why);
     }
-  for (size_t r = 0; r < all.size(); ++r)
-    if (all[r].substr(1) != mine)
-      fail(what + ": arguments differ across ranks (" + detail::differing_fields(mine, all[r].substr(1)) + "): this rank has '" + mine +
-           "', rank " + std::to_string(global_rank(static_cast<int>(r))) + " has '" + all[r].substr(1) + "'");
+  std::vector<std::string> facts(all.size());
+  for (size_t r = 0; r < all.size(); ++r) {
+    const size_t nl = all[r].find('\n');
+    facts[r] = all[r].substr(1, nl - 1);
+    const std::string theirs = all[r].substr(nl + 1);
+    if (theirs != mine)
+      fail(what + ": arguments differ across ranks (" + detail::differing_fields(mine, theirs) + "): this rank has '" + mine + "', rank " +
+           std::to_string(global_rank(static_cast<int>(r))) + " has '" + theirs + "'" + hint);
+  }
+  return facts;
 }
 
 namespace detail {

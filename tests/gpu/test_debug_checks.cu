@@ -26,6 +26,27 @@ TEST(DebugChecks, ArgumentsThatDifferAreRefusedOnEveryRank) {
     else comm().all_reduce(buf.ptr(), buf.ptr(), 16 * n, DataType::kFloat32, ReduceOp::kSum, nullptr);
   });
   ASSERT_ALL(why.find("arguments differ across ranks (call") != std::string::npos, "got '" << why << "'");
+  // Arguments only the last rank refuses (its checks of its own): raised on every rank.
+  const std::string refused = "rank " + std::to_string(last) + " refused: ";
+  why = attempt([&] { comm().all_reduce(buf.ptr(), me == last ? nullptr : buf.ptr(), 1024, DataType::kFloat32, ReduceOp::kSum, nullptr); });
+  ASSERT_ALL(why.find("all_reduce: " + refused + "all_reduce: out is null") != std::string::npos, "got '" << why << "'");
+  why = attempt([&] {
+    comm().reduce_scatter(buf.ptr(), static_cast<char*>(buf.ptr()) + (me == last ? 2 : 0) + 2048 * sizeof(float), 16, DataType::kFloat32,
+                          ReduceOp::kSum, nullptr);
+  });
+  ASSERT_ALL(why.find("reduce_scatter: " + refused + "reduce_scatter: out is not aligned to its dtype") != std::string::npos,
+             "got '" << why << "'");
+  {
+    SymmetricBuffer counts = comm().alloc(n * sizeof(int64_t));
+    std::vector<int64_t> ones(n, 1);
+    SYMMEM_CUDA_CHECK(cudaMemcpy(counts.ptr(), ones.data(), ones.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+    why = attempt([&] {
+      comm().all_to_all_v(buf.ptr(), static_cast<float*>(buf.ptr()) + 2048, n, me == last ? nullptr : static_cast<int64_t*>(counts.ptr()),
+                          nullptr, DataType::kFloat32, nullptr);
+    });
+    ASSERT_ALL(why.find("all_to_all_v: " + refused + "all_to_all_v: send_counts is null") != std::string::npos, "got '" << why << "'");
+    comm().free(counts);
+  }
   why = attempt([&] {
     comm().all_reduce(buf.ptr(), buf.ptr(), 1024, DataType::kFloat32, ReduceOp::kSum, nullptr);
     ctx()->synchronize(nullptr, "all_reduce after the refusals");
@@ -49,7 +70,7 @@ TEST(DebugChecks, ArgumentsThatDifferAreRefusedOnEveryRank) {
     ASSERT_ALL(why.find("overlap::matmul_reduce_scatter: arguments differ across ranks (mode") != std::string::npos, "got '" << why << "'");
     // An argument only the last rank refuses (its checks of its own): raised on every rank.
     why = attempt([&] { tp.all_gather_matmul(a, m, k, b, nc, me == last ? nullptr : c, nullptr, nullptr, overlap::Mode::kSequential); });
-    ASSERT_ALL(why.find("overlap::all_gather_matmul: rank " + std::to_string(last) + " refused its call: overlap::all_gather_matmul: c is null") !=
+    ASSERT_ALL(why.find("overlap::all_gather_matmul: rank " + std::to_string(last) + " refused: overlap::all_gather_matmul: c is null") !=
                    std::string::npos,
                "got '" << why << "'");
     why = attempt([&] {
@@ -89,7 +110,7 @@ TEST(DebugChecks, ArgumentsThatDifferAreRefusedOnEveryRank) {
     moe::DispatchIn too_many = in;
     too_many.tokens = cfg.max_tokens + 1;
     why = attempt([&] { ep.dispatch(me == last ? too_many : in, out, nullptr); });
-    ASSERT_ALL(why.find("moe dispatch: rank " + std::to_string(last) + " refused its call: moe dispatch: tokens=17") != std::string::npos,
+    ASSERT_ALL(why.find("moe dispatch: rank " + std::to_string(last) + " refused: moe dispatch: tokens=17") != std::string::npos,
                "got '" << why << "'");
     why = attempt([&] {
       ep.dispatch(in, out, nullptr);

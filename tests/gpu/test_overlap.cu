@@ -291,8 +291,8 @@ TEST(Overlap, KnobsMisspeltOrUnlikeAcrossRanksAreRefused) {
   setenv("SYMMEM_OVERLAP_OWN_SHARED", me == 0 ? "1" : "0", 1);
   why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
   restore();
-  ASSERT_ALL(why.find("differ across ranks (SYMMEM_OVERLAP_OWN_SHARED:") != std::string::npos, "got '" << why << "'");
+  ASSERT_ALL(why.find("arguments differ across ranks (SYMMEM_OVERLAP_OWN_SHARED)") != std::string::npos, "got '" << why << "'");
   // An argument unlike on the last rank, likewise (it used to surface as the heap's size mismatch).
   why = attempt([&] { overlap::TensorParallel tp(comm(), me == n - 1 ? 2048 : 1024, 256, 256); });
-  ASSERT_ALL(why.find("differ across ranks (max_m:") != std::string::npos, "got '" << why << "'");
+  ASSERT_ALL(why.find("arguments differ across ranks (max_m)") != std::string::npos, "got '" << why << "'");
 }

@@ -38,7 +38,8 @@ TEST(Team, WorldSplitAndHostTeam) {
 }
 
 // Team::require_same (SYMMEM_DEBUG_CHECKS, the constructors' agreements): every member raises the
-// same verdict, naming the fields that differ, or the member that refused and its reason.
+// same verdict, naming the fields that differ, or the member that refused and its reason; and each
+// member's fact comes back to all, uncompared.
 TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
   int port = test::free_port();
   auto res = test::run_ranks(3, [&](int r) {
@@ -56,7 +57,18 @@ TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
     std::string v = verdict(r == 2 ? "a=1 b=3" : "a=1 b=2", "");
     if (v.find("op: arguments differ across ranks (b)") == std::string::npos) return "unlike: " + v;
     v = verdict("a=1", r == 1 ? "[symmem rank 1] x is null" : "");
-    if (v.find("op: rank 1 refused its call: x is null") == std::string::npos) return "refusal: " + v;
+    if (v.find("op: rank 1 refused: x is null") == std::string::npos) return "refusal: " + v;
+    // Facts travel beside the fields, uncompared; a hint follows the difference.
+    const auto facts = world.require_same("a=1", "op", "", std::to_string(10 + r));
+    if (facts != std::vector<std::string>{"10", "11", "12"}) return std::string("facts");
+    try {
+      world.require_same(r == 0 ? "a=2" : "a=1", "op", "", "", "; set a alike");
+      return std::string("unlike fields passed");
+    } catch (const InvalidArgument& e) {
+      if (std::string(e.what()).find("(a): this rank has") == std::string::npos ||
+          std::string(e.what()).find("'; set a alike") == std::string::npos)
+        return "hint: " + std::string(e.what());
+    }
     world.barrier("after the verdicts");
     return std::string("ok");
   });
