@@ -1,6 +1,6 @@
 #pragma once
-// Tensor-parallel GEMMs with their communication hidden (bf16, row-major, fp32 accumulation by
-// cuBLASLt):
+// Tensor-parallel GEMMs with their communication hidden (bf16 or fp16, row-major, fp32
+// accumulation; the fused and own-GEMM forms below run bf16 only, fp16 takes the cuBLASLt forms):
 //   all_gather_matmul:      C [M, Nc] = all_gather(A_shard) [M, K] x B [K, Nc]
 //   matmul_reduce_scatter:  C_shard [M/N, Nc] = this rank's rows of sum over ranks (A [M, K] x B [K, Nc])
 //
@@ -50,11 +50,13 @@ class SYMMEM_API TensorParallel {
 
   /// a_shard: this rank's M/N rows [M/N, K] (any device memory); b: [K, Nc]; c: [M, Nc];
   /// a_out (may be null): receives the gathered A [M, K]. M must be a multiple of the team size.
+  /// Every operand is of `dtype`: kBFloat16 or kFloat16.
   void all_gather_matmul(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, void* a_out,
-                         cudaStream_t stream, Mode mode = Mode::kAuto);
-  /// a: [M, K]; b: [K, Nc]; c_shard: [M/N, Nc]; op: sum or avg.
+                         cudaStream_t stream, Mode mode = Mode::kAuto, DataType dtype = DataType::kBFloat16);
+  /// a: [M, K]; b: [K, Nc]; c_shard: [M/N, Nc]; op: sum or avg; every operand of `dtype`
+  /// (kBFloat16 or kFloat16).
   void matmul_reduce_scatter(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, ReduceOp op,
-                             cudaStream_t stream, Mode mode = Mode::kAuto);
+                             cudaStream_t stream, Mode mode = Mode::kAuto, DataType dtype = DataType::kBFloat16);
 
   /// What auto runs for this operation and these sizes (the same on every rank).
   Mode choose(Op op, int64_t m, int64_t k, int64_t n) const;
@@ -62,7 +64,7 @@ class SYMMEM_API TensorParallel {
  private:
   struct Impl;
   // all_gather_matmul's cuBLASLt GEMMs (the lane and the caller's stream), after its copies.
-  void gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s);
+  void gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s, DataType dtype);
   void rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s);
   // Frees what the constructor made: from the destructor, and from the constructor where it throws.
   static void release(Impl& d, Communicator& comm);

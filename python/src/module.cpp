@@ -344,20 +344,20 @@ PYBIND11_MODULE(_C, m) {
            py::arg("comm"), py::arg("max_m"), py::arg("max_k"), py::arg("max_n"), py::keep_alive<1, 2>())
       .def("all_gather_matmul",
            [=](overlap::TensorParallel& t, uintptr_t a_shard, int64_t m, int64_t k, uintptr_t b, int64_t n, uintptr_t c, uintptr_t a_out,
-               uintptr_t s, const std::string& mode) {
+               uintptr_t s, const std::string& mode, int dtype) {
              t.all_gather_matmul(as_ptr<const void>(a_shard), m, k, as_ptr<const void>(b), n, as_ptr<void>(c), as_ptr<void>(a_out),
-                                 as_stream(s), mode_of(mode));
+                                 as_stream(s), mode_of(mode), dtype_of(dtype));
            },
            py::arg("a_shard"), py::arg("m"), py::arg("k"), py::arg("b"), py::arg("n"), py::arg("c"), py::arg("a_out"), py::arg("stream"),
-           py::arg("mode") = "auto")
+           py::arg("mode") = "auto", py::arg("dtype") = static_cast<int>(DataType::kBFloat16))
       .def("matmul_reduce_scatter",
            [=](overlap::TensorParallel& t, uintptr_t a, int64_t m, int64_t k, uintptr_t b, int64_t n, uintptr_t c, const std::string& op,
-               uintptr_t s, const std::string& mode) {
+               uintptr_t s, const std::string& mode, int dtype) {
              t.matmul_reduce_scatter(as_ptr<const void>(a), m, k, as_ptr<const void>(b), n, as_ptr<void>(c), op_of(op), as_stream(s),
-                                     mode_of(mode));
+                                     mode_of(mode), dtype_of(dtype));
            },
            py::arg("a"), py::arg("m"), py::arg("k"), py::arg("b"), py::arg("n"), py::arg("c_shard"), py::arg("op"), py::arg("stream"),
-           py::arg("mode") = "auto");
+           py::arg("mode") = "auto", py::arg("dtype") = static_cast<int>(DataType::kBFloat16));
 
   // One-sided operations on a stream (capturable in CUDA graphs).
   auto engine_of = [](const std::string& e) {

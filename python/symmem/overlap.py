@@ -3,7 +3,7 @@
     c, a = symmem.all_gather_matmul(a_shard, b, return_a=True)   # c = all_gather(a_shard) @ b
     c_shard = symmem.matmul_reduce_scatter(a, b)                  # this rank's rows of sum_r(a_r @ b_r)
 
-bf16, row-major, fp32 accumulation; on the current stream, capturable in CUDA graphs. M (the full
+bf16 or fp16 (both operands alike), row-major, fp32 accumulation; on the current stream, capturable in CUDA graphs. M (the full
 row count) must be a multiple of the group size. Each group keeps one TensorParallel, remade
 (collectively: every rank makes the same calls) when a call needs larger buffers."""
 from . import _current_stream, _group, _lib, _torch, InvalidArgument
@@ -20,28 +20,34 @@ def _get(g, m, k, n):
     return _tp[g.name][0]
 
 
+_CODES = {"bfloat16": 2, "float16": 1}  # symmem DataType codes
+
+
 def _operands(op, a, b, a_name):
-    """(rows of a, K, Nc) after checking both operands of a @ b."""
+    """(rows of a, K, Nc, dtype code) after checking both operands of a @ b."""
     torch = _torch()
     for t, name in ((a, a_name), (b, "b")):
-        if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype != torch.bfloat16 or t.dim() != 2 or not t.is_contiguous():
-            raise InvalidArgument(f"{op}: {name} must be a contiguous 2-D bfloat16 CUDA tensor")
+        if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype not in (torch.bfloat16, torch.float16) or t.dim() != 2 \
+                or not t.is_contiguous():
+            raise InvalidArgument(f"{op}: {name} must be a contiguous 2-D bfloat16 or float16 CUDA tensor")
+    if a.dtype != b.dtype:
+        raise InvalidArgument(f"{op}: {a_name} is {a.dtype} but b is {b.dtype}; pass both alike")
     rows, k = a.shape
     if b.shape[0] != k:
         raise InvalidArgument(f"{op}: {a_name} is [{rows}, {k}] but b is {tuple(b.shape)}")
-    return rows, k, b.shape[1]
+    return rows, k, b.shape[1], _CODES[str(a.dtype).split(".")[-1]]
 
 
 def all_gather_matmul(a_shard, b, group=None, *, return_a=False, mode="auto"):
     """a_shard: [M/N, K] (this rank's rows), b: [K, Nc]. Returns c [M, Nc] (and the gathered a [M, K])."""
     torch = _torch()
     g = _group(group)
-    rows, k, n = _operands("all_gather_matmul", a_shard, b, "a_shard")
+    rows, k, n, code = _operands("all_gather_matmul", a_shard, b, "a_shard")
     m = rows * g.size
-    c = torch.empty(m, n, dtype=torch.bfloat16, device=a_shard.device)
-    a = torch.empty(m, k, dtype=torch.bfloat16, device=a_shard.device) if return_a else None
+    c = torch.empty(m, n, dtype=a_shard.dtype, device=a_shard.device)
+    a = torch.empty(m, k, dtype=a_shard.dtype, device=a_shard.device) if return_a else None
     _get(g, m, k, n).all_gather_matmul(a_shard.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), a.data_ptr() if a is not None else 0,
-                                       _current_stream(), mode)
+                                       _current_stream(), mode, code)
     return (c, a) if return_a else c
 
 
@@ -49,10 +55,10 @@ def matmul_reduce_scatter(a, b, op="sum", group=None, *, mode="auto"):
     """a: [M, K], b: [K, Nc]. Returns this rank's rows [M/N, Nc] of the sum (or avg) over ranks of a @ b."""
     torch = _torch()
     g = _group(group)
-    m, k, n = _operands("matmul_reduce_scatter", a, b, "a")
+    m, k, n, code = _operands("matmul_reduce_scatter", a, b, "a")
     if m % g.size:
         raise InvalidArgument(f"matmul_reduce_scatter: M={m} is not a multiple of the group's {g.size} ranks")
-    c = torch.empty(m // g.size, n, dtype=torch.bfloat16, device=a.device)
+    c = torch.empty(m // g.size, n, dtype=a.dtype, device=a.device)
     _get(g, m, k, n).matmul_reduce_scatter(a.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), op,
-                                           _current_stream(), mode)
+                                           _current_stream(), mode, code)
     return c

@@ -1,6 +1,7 @@
 // Names, parsing, and the algorithm table.
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "symmem/collectives.hpp"
@@ -30,8 +31,15 @@ std::string list(const char* (&names)[N]) {
 }
 }  // namespace
 
-const char* dtype_name(DataType t) { return kDtypes[static_cast<int>(t)]; }
-const char* redop_name(ReduceOp op) { return kRedops[static_cast<int>(op)]; }
+// (A value outside the enum, cast from an integer, reads "invalid": the checks that refuse it name it.)
+const char* dtype_name(DataType t) {
+  const int i = static_cast<int>(t);
+  return i >= 0 && i < static_cast<int>(std::size(kDtypes)) ? kDtypes[i] : "invalid";
+}
+const char* redop_name(ReduceOp op) {
+  const int i = static_cast<int>(op);
+  return i >= 0 && i < static_cast<int>(std::size(kRedops)) ? kRedops[i] : "invalid";
+}
 const char* coll_name(CollOp op) { return kColls[static_cast<int>(op)]; }
 const char* algo_name(Algo a) { return kAlgos[static_cast<int>(a)]; }
 

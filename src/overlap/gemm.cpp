@@ -43,15 +43,17 @@ Gemm::~Gemm() {
 }
 
 Gemm::Plan& Gemm::plan(const Key& key) {
-  const auto [m, n, k, lda, ldb, ldc, stride_a, stride_c, batch] = key;
+  const auto [m, n, k, lda, ldb, ldc, stride_a, stride_c, batch, dtype] = key;
+  require(dtype == DataType::kBFloat16 || dtype == DataType::kFloat16, "overlap GEMM: dtype ", dtype_name(dtype), " is not bf16 or fp16");
+  const cudaDataType_t t = dtype == DataType::kFloat16 ? CUDA_R_16F : CUDA_R_16BF;
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
   auto* p = new Plan;
   SYMMEM_LT_CHECK(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   // Column-major view: first operand B^T (n x k, ld ldb), second A^T (k x m, ld lda), C^T (n x m, ld ldc).
-  SYMMEM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_16BF, n, k, ldb));
-  SYMMEM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_16BF, k, m, lda));
-  SYMMEM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->c, CUDA_R_16BF, n, m, ldc));
+  SYMMEM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->a, t, n, k, ldb));
+  SYMMEM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->b, t, k, m, lda));
+  SYMMEM_LT_CHECK(cublasLtMatrixLayoutCreate(&p->c, t, n, m, ldc));
   if (batch > 1) {
     const int64_t none = 0;  // B is shared by every instance
     for (auto [layout, stride] : {std::pair{p->a, none}, std::pair{p->b, stride_a}, std::pair{p->c, stride_c}}) {
@@ -80,7 +82,7 @@ Gemm::Plan& Gemm::plan(const Key& key) {
     cublasLtMatrixLayoutDestroy(p->b);
     cublasLtMatrixLayoutDestroy(p->c);
     delete p;
-    fail<CudaError>("cuBLASLt has no algorithm for a bf16 GEMM of " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+    fail<CudaError>("cuBLASLt has no algorithm for a " + std::string(dtype_name(dtype)) + " GEMM of " + std::to_string(m) + " x " + std::to_string(n) + " x " +
                     std::to_string(k) + (batch > 1 ? " (batch " + std::to_string(batch) + ")" : std::string()));
   }
   p->candidates.resize(found);
@@ -188,23 +190,23 @@ void Gemm::matmul(const Key& key, size_t out_bytes, const void* a, const void* b
 }
 
 void Gemm::run_acc(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* c_in, float alpha,
-                   float beta, void* d, int64_t ldd, cudaStream_t stream) {
+                   float beta, void* d, int64_t ldd, cudaStream_t stream, DataType dtype) {
   if (m == 0 || n == 0) return;
   // (the plan of run's shape: C_in and D share its layout)
-  matmul(Key{m, n, k, lda, ldb, ldd, 0, 0, 1}, static_cast<size_t>(m) * static_cast<size_t>(ldd) * 2, a, b, alpha, beta, c_in, d, stream);
+  matmul(Key{m, n, k, lda, ldb, ldd, 0, 0, 1, dtype}, static_cast<size_t>(m) * static_cast<size_t>(ldd) * 2, a, b, alpha, beta, c_in, d, stream);
 }
 
-std::string Gemm::describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) const {
-  auto it = plans_.find(Key{m, n, k, lda, ldb, ldc, 0, 0, 1});
+std::string Gemm::describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, DataType dtype) const {
+  auto it = plans_.find(Key{m, n, k, lda, ldb, ldc, 0, 0, 1, dtype});
   return it == plans_.end() ? std::string() : config_of(it->second->algo.algo);
 }
 
 void Gemm::run_batched(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, void* c,
-                       int64_t ldc, int64_t stride_c, int batch, cudaStream_t stream) {
+                       int64_t ldc, int64_t stride_c, int batch, cudaStream_t stream, DataType dtype) {
   if (m == 0 || n == 0 || batch <= 0) return;
   if (batch == 1) stride_a = stride_c = 0;
   // The output's extent: the last instance's start plus one matrix (scratch for the timing runs).
-  matmul(Key{m, n, k, lda, ldb, ldc, stride_a, stride_c, batch},
+  matmul(Key{m, n, k, lda, ldb, ldc, stride_a, stride_c, batch, dtype},
          (static_cast<size_t>(stride_c) * (batch - 1) + static_cast<size_t>(m) * static_cast<size_t>(ldc)) * 2, a, b, 1.0f, 0.0f, c, c, stream);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Internal: row-major bf16 GEMM with fp32 accumulation through cuBLASLt.
+// Internal: row-major bf16 or fp16 GEMM with fp32 accumulation through cuBLASLt.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "symmem/export.hpp"
+#include "symmem/types.hpp"
 
 namespace symmem::overlap {
 
@@ -19,32 +20,34 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
   ~Gemm();
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
-  /// C [m, n] (ldc elements per row) = A [m, k] (lda) x B [k, n] (ldb), bf16 row-major; C may be
+  /// C [m, n] (ldc elements per row) = A [m, k] (lda) x B [k, n] (ldb), all of `dtype` (bf16 or
+  /// fp16), row-major; C may be
   /// peer memory (the epilogue then stores over NVLink). The first uncaptured call of a shape times
   /// cuBLASLt's candidates for it and keeps the fastest (SYMMEM_GEMM_TUNE=0: the first candidate);
   /// a shape first seen under graph capture runs the first candidate until an uncaptured call.
   void run(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
-           cudaStream_t stream) {
-    run_batched(m, n, k, a, lda, 0, b, ldb, c, ldc, 0, 1, stream);
+           cudaStream_t stream, DataType dtype = DataType::kBFloat16) {
+    run_batched(m, n, k, a, lda, 0, b, ldb, c, ldc, 0, 1, stream, dtype);
   }
   /// D [m, n] (ldd) = alpha * A x B + beta * C_in [m, n] (ldd as well), in fp32 before the one
-  /// rounding to bf16 (the epilogue adds C_in: no pass of its own over the output). C_in may be D.
+  /// rounding to `dtype` (the epilogue adds C_in: no pass of its own over the output). C_in may be D.
   void run_acc(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, const void* c_in, float alpha,
-               float beta, void* d, int64_t ldd, cudaStream_t stream);
+               float beta, void* d, int64_t ldd, cudaStream_t stream, DataType dtype = DataType::kBFloat16);
   /// `batch` GEMMs in one launch: A and C of instance i start stride_a / stride_c elements after
   /// instance i-1's; every instance multiplies by the same B. One grid over all instances' tiles,
   /// so two blocks of rows cost what one GEMM of their total rows costs (no partial wave each).
   void run_batched(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, void* c,
-                   int64_t ldc, int64_t stride_c, int batch, cudaStream_t stream);
+                   int64_t ldc, int64_t stride_c, int batch, cudaStream_t stream, DataType dtype = DataType::kBFloat16);
   /// The cuBLASLt configuration the plan of run's shape uses now (algorithm, tile, stages,
   /// split-K, cluster ids), for benchmarks' probes; "" where no plan was made for it.
-  std::string describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) const;
+  std::string describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+                       DataType dtype = DataType::kBFloat16) const;
 
  private:
   struct Plan;
   static constexpr int kCandidates = 16, kTuneRuns = 4;
   static constexpr float kTuneMargin = 0.03f;  // (tune)
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, DataType>;
   Plan& plan(const Key& key);
   void tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStream_t stream);
   void matmul(const Key& key, size_t out_bytes, const void* a, const void* b, float alpha, float beta, const void* c_in, void* d,
@@ -52,7 +55,7 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
-  std::map<Key, Plan*> plans_;  // (m, n, k, lda, ldb, ldc, stride_a, stride_c, batch)
+  std::map<Key, Plan*> plans_;  // (m, n, k, lda, ldb, ldc, stride_a, stride_c, batch, dtype)
 };
 
 }  // namespace symmem::overlap

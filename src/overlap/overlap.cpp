@@ -291,7 +291,7 @@ Mode TensorParallel::choose(Op op, int64_t m, int64_t k, int64_t n) const { retu
 static void check_shapes(const char* op, int64_t m, int64_t k, int64_t n, int nranks, int64_t max_m, int64_t max_k, int64_t max_n) {
   require(m > 0 && k > 0 && n > 0, "overlap::", op, ": M, K and Nc must be positive");
   require(m % nranks == 0, "overlap::", op, ": M=", m, " is not a multiple of the ", nranks, " ranks; pad M or split it unevenly yourself");
-  require(k % 8 == 0 && n % 8 == 0, "overlap::", op, ": K=", k, " and Nc=", n, " must be multiples of 8 (16-byte bf16 rows)");
+  require(k % 8 == 0 && n % 8 == 0, "overlap::", op, ": K=", k, " and Nc=", n, " must be multiples of 8 (rows of 16-byte multiples)");
   require(m <= max_m && k <= max_k && n <= max_n, "overlap::", op, ": M, K, Nc = ", m, ", ", k, ", ", n,
           " exceed the sizes this TensorParallel was made for (", max_m, ", ", max_k, ", ", max_n, ")");
 }
@@ -311,8 +311,13 @@ static void check_ptrs(const char* op, std::initializer_list<Operand> operands) 
 
 // SYMMEM_DEBUG_CHECKS=1: the arguments every rank must pass alike (M, K, Nc, mode and `more`),
 // and each rank's checks of its own, agreed before anything runs (detail::checked_alike).
-static std::string alike(int64_t m, int64_t k, int64_t n, Mode mode, const std::string& more = "") {
-  return "m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n) + " mode=" + std::to_string(static_cast<int>(mode)) + more;
+static std::string alike(int64_t m, int64_t k, int64_t n, Mode mode, DataType dtype, const std::string& more = "") {
+  return "m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n) + " mode=" + std::to_string(static_cast<int>(mode)) +
+         " dtype=" + dtype_name(dtype) + more;
+}
+static void check_dtype(const char* op, DataType dtype) {
+  require(dtype == DataType::kBFloat16 || dtype == DataType::kFloat16, "overlap::", op, ": dtype ", dtype_name(dtype),
+          " is not supported; use kBFloat16 or kFloat16");
 }
 
 // SYMMEM_DEBUG=TRACE: the form an operation takes, on each rank (tests and measurements read it).
@@ -321,10 +326,11 @@ static void trace_form(const char* op, int64_t m, int64_t k, int64_t n, const ch
 }
 
 void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, void* a_out,
-                                       cudaStream_t s, Mode mode) {
+                                       cudaStream_t s, Mode mode, DataType dtype) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
-  symmem::detail::checked_alike(comm_, "overlap::all_gather_matmul", [&] { return alike(m, k, n, mode); }, [&] {
+  symmem::detail::checked_alike(comm_, "overlap::all_gather_matmul", [&] { return alike(m, k, n, mode, dtype); }, [&] {
+    check_dtype("all_gather_matmul", dtype);
     check_shapes("all_gather_matmul", m, k, n, N, d.max_m, d.max_k, d.max_n);
     check_ptrs("all_gather_matmul", {{"a_shard", a_shard, false}, {"b", b, false}, {"c", c, false}, {"a_out", a_out, true}});
   });
@@ -334,8 +340,8 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
   if (mode == Mode::kAuto) mode = choose(Op::kAllGatherMatmul, m, k, n);
   if (mode == Mode::kSequential || N == 1) {
     trace_form("all_gather_matmul", m, k, n, "sequential");
-    comm_.all_gather(a_shard, gathered, static_cast<size_t>(rows) * k, DataType::kBFloat16, s);
-    d.gemm.run(m, n, k, gathered, k, b, n, c, n, s);
+    comm_.all_gather(a_shard, gathered, static_cast<size_t>(rows) * k, dtype, s);
+    d.gemm.run(m, n, k, gathered, k, b, n, c, n, s, dtype);
   } else {
     stream::barrier(d.gathered, s);  // every peer is done with the previous call's rows and signals
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
@@ -351,7 +357,9 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     if (a_out)
       SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
-    if (d.own_gemm_ok && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::gather_own_gemm(N, rows, n)))) {
+    // (The own GEMM multiplies bf16 only: fp16 takes cuBLASLt's form, whatever SYMMEM_OVERLAP_GEMM says.)
+    if (d.own_gemm_ok && dtype == DataType::kBFloat16 && rows % 256 == 0 && N <= 64 &&
+        (d.own_gemm == 1 || (d.own_gemm < 0 && detail::gather_own_gemm(N, rows, n)))) {
       // One GEMM over all rows, local shard first, then the peers' in the order they land; each
       // tile's producer waits for its shard's signal (bounded) before loading its rows.
       trace_form("all_gather_matmul", m, k, n, "the own GEMM over row shards");
@@ -367,7 +375,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       hopper_gemm(m, n, k, gathered, k, b, n, c, n, HopperGemmOptions{}, s, &sh);
     } else {
       trace_form("all_gather_matmul", m, k, n, "cuBLASLt GEMMs a shard group at a time");
-      gather_gemms(a_shard, m, k, b, n, c, s);
+      gather_gemms(a_shard, m, k, b, n, c, s, dtype);
     }
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));
     SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.gathered.signal_pad(), 0, sizeof(uint64_t) * N, s));
@@ -379,7 +387,8 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
 // signals arrive (peer me - j sends to this rank j-th), a few shards a GEMM
 // (detail::gather_groups). Caller's stream: the local rows, from the start, in what the lane
 // leaves idle; joined back into it at the end.
-void TensorParallel::gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s) {
+void TensorParallel::gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s,
+                                  DataType dtype) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
   const int64_t rows = m / N;
@@ -391,13 +400,13 @@ void TensorParallel::gather_gemms(const void* a_shard, int64_t m, int64_t k, con
     auto at = [&](int p, char* base, int64_t width) { return base + static_cast<size_t>(p) * rows * width * 2; };
     const int tail = first + count - N;  // shards past the wrap
     if (tail <= 0) {
-      d.gemm2.run(rows * count, n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
+      d.gemm2.run(rows * count, n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane, dtype);
     } else if (tail == N - first) {  // two equal runs, [0, tail) and [first, N): one batched GEMM
       d.gemm2.run_batched(rows * tail, n, k, gathered, k, static_cast<int64_t>(first) * rows * k, b, n, cc, n,
-                          static_cast<int64_t>(first) * rows * n, 2, d.lane);
+                          static_cast<int64_t>(first) * rows * n, 2, d.lane, dtype);
     } else {
-      d.gemm2.run(rows * (N - first), n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane);
-      d.gemm2.run(rows * tail, n, k, gathered, k, b, n, cc, n, d.lane);
+      d.gemm2.run(rows * (N - first), n, k, at(first, gathered, k), k, b, n, at(first, cc, n), n, d.lane, dtype);
+      d.gemm2.run(rows * tail, n, k, gathered, k, b, n, cc, n, d.lane, dtype);
     }
   };
   int step = 1;
@@ -408,16 +417,17 @@ void TensorParallel::gather_gemms(const void* a_shard, int64_t m, int64_t k, con
     gemm_shards((me - (step + g - 1) + N) % N, g);  // steps step..step+g-1: shards me-step-g+1 .. me-step
     step += g;
   }
-  d.gemm.run(rows, n, k, a_shard, k, b, n, cc + static_cast<size_t>(me) * rows * n * 2, n, s);
+  d.gemm.run(rows, n, k, a_shard, k, b, n, cc + static_cast<size_t>(me) * rows * n * 2, n, s, dtype);
   d.join_lane(s);
 }
 
 void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, ReduceOp op,
-                                           cudaStream_t s, Mode mode) {
+                                           cudaStream_t s, Mode mode, DataType dtype) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
   symmem::detail::checked_alike(comm_, "overlap::matmul_reduce_scatter",
-                                [&] { return alike(m, k, n, mode, " op=" + std::to_string(static_cast<int>(op))); }, [&] {
+                                [&] { return alike(m, k, n, mode, dtype, " op=" + std::to_string(static_cast<int>(op))); }, [&] {
+    check_dtype("matmul_reduce_scatter", dtype);
     check_shapes("matmul_reduce_scatter", m, k, n, N, d.max_m, d.max_k, d.max_n);
     check_ptrs("matmul_reduce_scatter", {{"a", a, false}, {"b", b, false}, {"c_shard", c_shard, false}});
     require(op == ReduceOp::kSum || op == ReduceOp::kAvg, "overlap::matmul_reduce_scatter: op must be sum or avg");
@@ -429,15 +439,16 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   if (mode == Mode::kAuto) mode = choose(Op::kMatmulReduceScatter, m, k, n);
   if (mode == Mode::kSequential || N == 1) {
     trace_form("matmul_reduce_scatter", m, k, n, "sequential");
-    d.gemm.run(m, n, k, a, k, b, n, recv, n, s);
-    comm_.reduce_scatter(recv, c_shard, slot, DataType::kBFloat16, op, s);
+    d.gemm.run(m, n, k, a, k, b, n, recv, n, s, dtype);
+    comm_.reduce_scatter(recv, c_shard, slot, dtype, op, s);
     return;
   }
   stream::barrier(d.recv, s);  // every peer is done with the previous call's landing slots and signals
   const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
   // The fused form where every rank can run it and detail::reduce_own_gemm (or SYMMEM_OVERLAP_GEMM,
-  // which the constructor checked is alike on every rank) says so.
-  if (d.own_rs_all && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::reduce_own_gemm(N, rows, n, k)))) {
+  // which the constructor checked is alike on every rank) says so; bf16 only (the dtype is alike on
+  // every rank too: a call's arguments are).
+  if (d.own_rs_all && dtype == DataType::kBFloat16 && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::reduce_own_gemm(N, rows, n, k)))) {
     trace_form("matmul_reduce_scatter", m, k, n, "fused (the own GEMM)");
     rs_fused(a, m, k, b, n, c_shard, scale, s);
     return;
@@ -454,30 +465,30 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     for (int j = 1; j < N; ++j) {
       const int p = (me + j) % N;
       char* st = staging + static_cast<size_t>(j - 1) * slot * 2;
-      d.gemm.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, st, n, s);
+      d.gemm.run(rows, n, k, aa + static_cast<size_t>(p) * rows * k * 2, k, b, n, st, n, s, dtype);
       SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));
       SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(d.side, d.start, 0));
       stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2, st, slot * 2, me, 1, SignalOp::kSet, d.side, Engine::kCopyEngine);
     }
-    d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(me) * slot * 2, n, s);
+    d.gemm.run(rows, n, k, aa + static_cast<size_t>(me) * rows * k * 2, k, b, n, recv + static_cast<size_t>(me) * slot * 2, n, s, dtype);
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
     for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
-    launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s);
+    launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s, dtype);
     SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
     return;
   }
   // A ring with the sum in the GEMMs' epilogues (no sum kernel). Step t (0 .. N-1) multiplies the
   // rows of block (me + t + 1) mod N, so the last step's block is this rank's own. From step 1 on,
   // each GEMM adds, in its epilogue, the partial that rank me + 1 computed for the same block at
-  // step t - 1 (beta = 1: D = A x B + partial, in fp32 before the one rounding to bf16); steps
+  // step t - 1 (beta = 1: D = A x B + partial, in fp32 before the one rounding to the dtype); steps
   // before the last write into local staging, and the copy engine carries the result to rank
   // me - 1's landing slot t with a signal, while this rank's next GEMM runs. So block me leaves the
   // ring at step N-1 on rank me, holding every rank's rows of it. Each step goes in `chunks` parts
   // of its rows, a signal each, so that a part's copy runs under the next part's GEMM: rank me's
   // part c of step t waits for rank me + 1's part c of step t - 1, which ranks in step with this
   // one finished (chunks - 1) parts earlier; its copy (a part's bytes over the link) is hidden
-  // where it takes at most that long (detail::rs_chunks). The sum of a block is rounded to bf16
+  // where it takes at most that long (detail::rs_chunks). The sum of a block is rounded to the dtype
   // once a step (N - 1 times), against once in the sum form, whose kernel reads and writes N + 1 x
   // the shard after the last GEMM (~25 us at 8B, M 8192, 4 ranks); avg scales the last step's both
   // terms. (A GEMM storing straight into the peer over NVLink was measured slower: its
@@ -503,11 +514,11 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
       const char* a_rows = aa + (static_cast<size_t>(blk) * rows + r0) * k * 2;
       char* dst = last ? out + at : staging + static_cast<size_t>(t) * slot * 2 + at;
       if (t == 0) {
-        d.gemm.run(hr, n, k, a_rows, k, b, n, dst, n, s);
+        d.gemm.run(hr, n, k, a_rows, k, b, n, dst, n, s, dtype);
       } else {
         stream::wait(d.recv, (t - 1) * chunks + c, Cmp::kGe, 1, s);
         d.gemm.run_acc(hr, n, k, a_rows, k, b, n, recv + static_cast<size_t>(t - 1) * slot * 2 + at, last ? scale : 1.0f,
-                       last ? scale : 1.0f, dst, n, s);
+                       last ? scale : 1.0f, dst, n, s, dtype);
       }
       if (!last) {
         SYMMEM_CUDA_CHECK(cudaEventRecord(d.start, s));

@@ -6,9 +6,11 @@
 #include <cstddef>
 
 #include "symmem/export.hpp"
+#include "symmem/types.hpp"
 
 namespace symmem::overlap {
-/// out = scale * sum over r < n of slots[r] (each `elems` bf16, contiguous; 16-byte aligned).
-/// (Exported for symmem-bench's overlap probe.)
-SYMMEM_API void launch_sum_slots(const void* slots, size_t elems, int n, void* out, float scale, int sms, cudaStream_t s);
+/// out = scale * sum over r < n of slots[r] (each `elems` of `dtype`, bf16 or fp16, contiguous;
+/// 16-byte aligned), in fp32. (Exported for symmem-bench's overlap probe.)
+SYMMEM_API void launch_sum_slots(const void* slots, size_t elems, int n, void* out, float scale, int sms, cudaStream_t s,
+                                 DataType dtype = DataType::kBFloat16);
 }  // namespace symmem::overlap

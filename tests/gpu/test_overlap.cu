@@ -1,7 +1,7 @@
 // Overlapped tensor-parallel GEMMs against a host reference (gathered A times B in fp32, a
-// tolerance in the bf16 band): all-gather + GEMM (with the gathered A), GEMM + reduce-scatter (sum
-// and avg), in overlap and sequential modes, replayed in a CUDA graph with new data; an M that is
-// not a multiple of the ranks is refused on every rank.
+// tolerance in the band of the dtype, bf16 or fp16): all-gather + GEMM (with the gathered A), GEMM +
+// reduce-scatter (sum and avg), in overlap and sequential modes, replayed in a CUDA graph with new
+// data; an M that is not a multiple of the ranks is refused on every rank.
 #include "reference.hpp"
 #include <cstdio>
 #include <cstdlib>
@@ -11,23 +11,26 @@ using namespace symmem::test;
 
 namespace {
 
-std::vector<float> rand_bf16(size_t count, uint64_t seed, std::vector<uint8_t>* bytes) {
+// Random values of dt (bf16 or fp16) in [-1, 1): their bytes, and the values they hold.
+std::vector<float> rand_half(DataType dt, size_t count, uint64_t seed, std::vector<uint8_t>* bytes) {
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   bytes->resize(count * 2);
   std::vector<float> v(count);
   for (size_t i = 0; i < count; ++i) {
-    from_float(DataType::kBFloat16, u(g), &(*bytes)[2 * i]);
-    v[i] = to_float(DataType::kBFloat16, &(*bytes)[2 * i]);
+    from_float(dt, u(g), &(*bytes)[2 * i]);
+    v[i] = to_float(dt, &(*bytes)[2 * i]);
   }
   return v;
 }
 
-// '' or where got [rows, n] (bf16) differs from ref, within 2^-7 of the sum of |terms| (+ one bf16 step).
-std::string compare(const std::vector<uint8_t>& got, const std::vector<double>& ref, const std::vector<double>& mag) {
+// '' or where got [rows, n] (of dt) differs from ref: within the sum of |terms| and |ref| times
+// 2^-7 for bf16 (8 significant bits), 2^-9 for fp16 (11 bits; a few roundings of partial sums).
+std::string compare(DataType dt, const std::vector<uint8_t>& got, const std::vector<double>& ref, const std::vector<double>& mag) {
+  const double band = dt == DataType::kFloat16 ? 512.0 : 128.0;
   for (size_t i = 0; i < ref.size(); ++i) {
-    const double g = to_float(DataType::kBFloat16, &got[2 * i]);
-    if (!(std::fabs(g - ref[i]) <= mag[i] / 128.0 + std::fabs(ref[i]) / 128.0 + 1e-3))
+    const double g = to_float(dt, &got[2 * i]);
+    if (!(std::fabs(g - ref[i]) <= mag[i] / band + std::fabs(ref[i]) / band + 1e-3))
       return "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(ref[i]);
   }
   return "";
@@ -41,7 +44,7 @@ void ended(const char* op, cudaStream_t s) {
   std::fprintf(stderr, "[case] %s done\n", op);
 }
 
-std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc) {
+std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc, DataType dt) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   const int64_t rows = m / n;
@@ -56,11 +59,11 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
     std::vector<std::vector<float>> shards(n), fulls(n), bs(n);
     std::vector<uint8_t> bytes, my_shard, my_full, my_b;
     for (int r = 0; r < n; ++r) {
-      shards[r] = rand_bf16(rows * k, 1000 * it + 10 * r + 1, &bytes);
+      shards[r] = rand_half(dt, rows * k, 1000 * it + 10 * r + 1, &bytes);
       if (r == me) my_shard = bytes;
-      fulls[r] = rand_bf16(m * k, 1000 * it + 10 * r + 2, &bytes);
+      fulls[r] = rand_half(dt, m * k, 1000 * it + 10 * r + 2, &bytes);
       if (r == me) my_full = bytes;
-      bs[r] = rand_bf16(k * nc, 1000 * it + 10 * r + 3, &bytes);
+      bs[r] = rand_half(dt, k * nc, 1000 * it + 10 * r + 3, &bytes);
       if (r == me) my_b = bytes;
     }
     upload(a_shard.p, my_shard);
@@ -72,9 +75,9 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
     // each: under SYMMEM_TEST_CASES (eager), each operation synchronised and named as it ends.
     auto enqueue = [&](cudaStream_t st, bool each) {
-      tp.all_gather_matmul(a_shard.p, m, k, b.p, nc, cfull.p, a_out.p, st, mode);
+      tp.all_gather_matmul(a_shard.p, m, k, b.p, nc, cfull.p, a_out.p, st, mode, dt);
       if (each) ended("all_gather_matmul", st);
-      tp.matmul_reduce_scatter(a_full.p, m, k, b.p, nc, cshard.p, it == 1 ? ReduceOp::kAvg : ReduceOp::kSum, st, mode);
+      tp.matmul_reduce_scatter(a_full.p, m, k, b.p, nc, cshard.p, it == 1 ? ReduceOp::kAvg : ReduceOp::kSum, st, mode, dt);
       if (each) ended("matmul_reduce_scatter", st);
     };
     if (graph) {
@@ -108,11 +111,11 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
         }
       }
     });
-    why = compare(download(cfull.p, m * nc * 2), ref, mag);
+    why = compare(dt, download(cfull.p, m * nc * 2), ref, mag);
     if (!why.empty()) { why = "all_gather_matmul: " + why; break; }
     std::vector<uint8_t> gathered = download(a_out.p, m * k * 2);
     for (int64_t i = 0; i < m * k && why.empty(); ++i)
-      if (to_float(DataType::kBFloat16, &gathered[2 * i]) != shards[i / (rows * k)][i % (rows * k)]) why = "a_out differs at " + std::to_string(i);
+      if (to_float(dt, &gathered[2 * i]) != shards[i / (rows * k)][i % (rows * k)]) why = "a_out differs at " + std::to_string(i);
     if (!why.empty()) break;
     // GEMM + reduce-scatter: C_shard = sum_r (A_r x B_r)[rows of me].
     std::vector<double> rref(rows * nc, 0.0), rmag(rows * nc, 0.0);
@@ -130,7 +133,7 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
     });
     if (avg)
       for (auto& x : rref) x /= n;
-    why = compare(download(cshard.p, rows * nc * 2), rref, rmag);
+    why = compare(dt, download(cshard.p, rows * nc * 2), rref, rmag);
     if (!why.empty()) why = "matmul_reduce_scatter: " + why;
   }
   if (exec) cudaGraphExecDestroy(exec);
@@ -143,7 +146,7 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
 // overlap::detail::rs_ring); groups: all_gather_matmul's ("1": grouped at any size, "0": one GEMM a
 // shard; nullptr: overlap::detail::gather_groups); set alike on every rank.
 std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc, const char* rs = nullptr,
-                         const char* groups = nullptr, const char* gemm = nullptr) {
+                         const char* groups = nullptr, const char* gemm = nullptr, DataType dt = DataType::kBFloat16) {
   if (rs != nullptr) setenv("SYMMEM_OVERLAP_RS", rs, 1);
   if (groups != nullptr) setenv("SYMMEM_OVERLAP_GROUPS", groups, 1);
   if (gemm != nullptr) setenv("SYMMEM_OVERLAP_GEMM", gemm, 1);
@@ -152,7 +155,7 @@ std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, i
                  static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(nc), rs ? rs : "-", groups ? groups : "-",
                  gemm ? gemm : "-");
   std::string why = attempt([&] {
-    std::string w = run_overlap(mode, graph, m, k, nc);
+    std::string w = run_overlap(mode, graph, m, k, nc, dt);
     if (!w.empty()) throw std::runtime_error(w);
   });
   // (Only what this case set: a setting given to the whole run stays for the next case.)
@@ -162,6 +165,7 @@ std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, i
   if (!why.empty() && rs != nullptr) why = std::string("(SYMMEM_OVERLAP_RS=") + rs + ") " + why;
   if (!why.empty() && groups != nullptr) why = std::string("(SYMMEM_OVERLAP_GROUPS=") + groups + ") " + why;
   if (!why.empty() && gemm != nullptr) why = std::string("(SYMMEM_OVERLAP_GEMM=") + gemm + ") " + why;
+  if (!why.empty() && dt != DataType::kBFloat16) why = std::string("(") + dtype_name(dt) + ") " + why;
   return why;
 }
 
@@ -208,6 +212,29 @@ TEST(Overlap, OddRowsPerRankSplitIntoUnequalParts) {
   const int n = comm().size();
   std::string why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256, "ring");
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 65 * n, 128, 256, "sum");
+  ASSERT_ALL(why.empty(), why);
+}
+
+// fp16 operands: every cuBLASLt form (overlap and sequential, the reduce-scatter's ring and sum
+// forms, all_gather_matmul's groups), eager and in a graph; and with SYMMEM_OVERLAP_GEMM=own,
+// which multiplies bf16 only, the same calls take cuBLASLt's forms. Another dtype is refused.
+TEST(Overlap, HalfPrecisionMatchesTheReference) {
+  const int n = comm().size();
+  const DataType h = DataType::kFloat16;
+  const int64_t m = 256 * n > 1024 ? 1024 / n * n : 256 * n;
+  std::string why;
+  for (auto mode : {overlap::Mode::kOverlap, overlap::Mode::kSequential})
+    if (why.empty()) why = overlap_case(mode, false, m, 256, 384, nullptr, nullptr, nullptr, h);
+  for (const char* rs : {"ring", "sum"})
+    if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 65 * n, 128, 256, rs, nullptr, nullptr, h);
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 64 * n, 64, 3072, nullptr, "1", nullptr, h);
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 256 * n, 320, 384, nullptr, nullptr, "own", h);
+  if (why.empty()) {
+    overlap::TensorParallel tp(comm(), 64 * n, 64, 64);
+    DeviceBuffer a(64 * n * 64 * 4), b(64 * 64 * 4), c(64 * n * 64 * 4);
+    const std::string e = attempt([&] { tp.all_gather_matmul(a.p, 64 * n, 64, b.p, 64, c.p, nullptr, nullptr, overlap::Mode::kAuto, DataType::kFloat32); });
+    if (e.find("dtype float is not supported") == std::string::npos) why = "float32 operands: got '" + e + "'";
+  }
   ASSERT_ALL(why.empty(), why);
 }
 

@@ -714,28 +714,37 @@ def test_moe_bad_inputs_are_refused():
 def test_overlapped_gemms_against_torch():
     def body():
         errs = []
-        for mode in ("overlap", "sequential"):
-            rows, K, N = 128, 256, 384
-            M = rows * WORLD
-            g = torch.Generator(device=DEV).manual_seed(700 + RANK)
-            a_shard = torch.randn(rows, K, generator=g, device=DEV).to(torch.bfloat16)
-            b = torch.randn(K, N, generator=g, device=DEV).to(torch.bfloat16)
-            c, a = symmem.all_gather_matmul(a_shard, b, return_a=True, mode=mode)
-            a_ref = all_gathered(a_shard)
-            ref = a_ref.float() @ b.float()
-            mag = a_ref.float().abs() @ b.float().abs()
-            if not torch.equal(a, a_ref):
-                errs.append(f"{mode}: the gathered A differs")
-            if bool(((c.float() - ref).abs() > mag / 64 + 1e-2).any()):
-                errs.append(f"{mode}: all_gather_matmul off by up to {(c.float() - ref).abs().max().item()}")
-            a_full = torch.randn(M, K, generator=g, device=DEV).to(torch.bfloat16)
-            cs = symmem.matmul_reduce_scatter(a_full, b, mode=mode)
-            full = a_full.float() @ b.float()
-            fmag = a_full.float().abs() @ b.float().abs()
-            all_reduce_ref_(full)
-            all_reduce_ref_(fmag)
-            mine, mmag = full[RANK * rows:(RANK + 1) * rows], fmag[RANK * rows:(RANK + 1) * rows]
-            if bool(((cs.float() - mine).abs() > mmag / 64 + 1e-2).any()):
-                errs.append(f"{mode}: matmul_reduce_scatter off by up to {(cs.float() - mine).abs().max().item()}")
+        for dt, band in ((torch.bfloat16, 64), (torch.float16, 512)):
+            for mode in ("overlap", "sequential"):
+                rows, K, N = 128, 256, 384
+                M = rows * WORLD
+                what = f"{dt} {mode}"
+                g = torch.Generator(device=DEV).manual_seed(700 + RANK)
+                a_shard = torch.randn(rows, K, generator=g, device=DEV).to(dt)
+                b = torch.randn(K, N, generator=g, device=DEV).to(dt)
+                c, a = symmem.all_gather_matmul(a_shard, b, return_a=True, mode=mode)
+                a_ref = all_gathered(a_shard)
+                ref = a_ref.float() @ b.float()
+                mag = a_ref.float().abs() @ b.float().abs()
+                if c.dtype != dt or not torch.equal(a, a_ref):
+                    errs.append(f"{what}: the gathered A differs (or c is {c.dtype})")
+                if bool(((c.float() - ref).abs() > mag / band + 1e-2).any()):
+                    errs.append(f"{what}: all_gather_matmul off by up to {(c.float() - ref).abs().max().item()}")
+                a_full = torch.randn(M, K, generator=g, device=DEV).to(dt)
+                cs = symmem.matmul_reduce_scatter(a_full, b, mode=mode)
+                full = a_full.float() @ b.float()
+                fmag = a_full.float().abs() @ b.float().abs()
+                all_reduce_ref_(full)
+                all_reduce_ref_(fmag)
+                mine, mmag = full[RANK * rows:(RANK + 1) * rows], fmag[RANK * rows:(RANK + 1) * rows]
+                if cs.dtype != dt or bool(((cs.float() - mine).abs() > mmag / band + 1e-2).any()):
+                    errs.append(f"{what}: matmul_reduce_scatter ({cs.dtype}) off by up to {(cs.float() - mine).abs().max().item()}")
+        try:
+            symmem.matmul_reduce_scatter(torch.zeros(WORLD * 8, 16, dtype=torch.float16, device=DEV),
+                                         torch.zeros(16, 8, dtype=torch.bfloat16, device=DEV))
+            errs.append("operands of two dtypes: accepted")
+        except symmem.InvalidArgument as e:
+            if "pass both alike" not in str(e):
+                errs.append(f"operands of two dtypes: '{e}'")
         return "\n".join(errs)
     agreed(body)
