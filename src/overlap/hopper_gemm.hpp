@@ -19,6 +19,9 @@ struct HopperGemmOptions {
   // With HopperRowShards::done: the k-block of a warpgroup's next tile after which its last tile's
   // stores are counted (their completion is waited for then; at or past the k-loop's end, after it).
   int count_at = 3;
+  // Of each tile's two 128-column halves, how many go out under the next tile's first k-blocks
+  // (one a k-block, while its wgmma run) instead of before it: 0, 1 or 2.
+  int defer_halves = 2;
 };
 
 /// A itself is `count` shards of `rows` rows. The tiles run shard `first` first, then first - 1,
