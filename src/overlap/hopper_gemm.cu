@@ -7,8 +7,11 @@
 // `empty` mbarrier once the wgmma that read it has retired. In a cluster of two, the CTAs take
 // row blocks 2u and 2u + 1 of the same column block and each loads half of B's tile for both
 // (TMA multicast); a stage is then free only when the consumers of both CTAs are done with it,
-// so each consumer arrives on both CTAs' `empty` barriers. The epilogue goes through shared
-// memory (stmatrix) and out by TMA stores that run on under the next tile's k-loop.
+// so each consumer arrives on both CTAs' `empty` barriers. The epilogue rounds a tile into
+// registers and, by default (HopperGemmOptions::defer_halves 2), writes its two halves through
+// shared memory (stmatrix) into TMA stores while the next tile's first two k-blocks' wgmma run, so
+// the tensor cores do not stop for it: 1-2% of the whole GEMM at the overlap's shapes, 3% with
+// row shards (1 x H200, session 49: tools/hgemm_probe.cu, HGEMM_VS).
 //
 // Tiles: a cluster takes units (its row blocks x a 256-column block) in a grouped raster. With
 // row shards (HopperRowShards: all_gather_matmul's), the row blocks run shard by shard in the
@@ -26,10 +29,12 @@
 // wait, so the consumers always reach the counts of their previous (peer) tile, which the other
 // ranks' partials depend on (overlap.cpp: rs_fused).
 //
-// Time over cuBLASLt's (the plan symmem tunes; tools/hgemm_probe.cu, one GPU; H200 in
-// bench/results/*-h200x2-2313db6-s29c12-*.json): 8192 x 3584 x 4096 0.99, 8192 x 4096 x 3584 1.00,
-// 8192 x 7168 x 4096 1.00, 16384 x 7168 x 8192 1.00, 16384 x 8192 x 7168 1.02,
-// 16384 x 4096 x 3584 1.05, and 1.10 at 2048 x 7168 x 4096 (3.4 waves of tiles; cuBLASLt's plan
+// Time over cuBLASLt's (the plan symmem tunes; tools/hgemm_probe.cu, one GPU, CUDA graphs of 10
+// replayed in turn; H200, session 49, bench/results/*-h200x1-ccaaf47-s49c1-*.json): 8192 x 4096 x
+// 3584 0.99, 16384 x 3584 x 4096 0.99, 8192 x 8192 x 7168 0.98, 16384 x 8192 x 7168 0.99,
+// 16384 x 7168 x 8192 1.00, and 1.05-1.06 at 16384 x 4096 x 3584, where cuBLASLt runs 128 x 160
+// tiles (2048 of ours are 15.5 waves on 132 SMs). Before the deferred epilogue (session 29,
+// *-h200x2-2313db6-s29c12-*): 1.10 at 2048 x 7168 x 4096 (3.4 waves of tiles; cuBLASLt's plan
 // wastes less of the last). On H100 the same shapes gave 1.00-1.02.
 //
 // Shared memory layouts (128-byte swizzle, as the TMA writes them and wgmma reads them):

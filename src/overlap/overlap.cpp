@@ -487,7 +487,8 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // Why nothing waits forever, for any N and any interleaving: only own tiles wait, for the peers'
 // pushes of the same row group, and only after their own k-loop (hopper_gemm.cu's producer loads a
 // tile's k-blocks first, then waits for its partials); peer tiles wait for nothing, and a CTA
-// counts a peer tile during or right after the next tile's k-loop, which never waits. In every
+// stores and counts a peer tile during or right after the next tile's k-loop (its first k-blocks
+// carry the deferred stores), which never waits. In every
 // rank's order every own tile comes after every peer tile (schedule::tile_rows runs the own block
 // last), so every CTA reaches and counts all its peer tiles, every rank's pushes (each waiting only
 // for its own rank's counts) land, and every own tile's wait ends. The host model
