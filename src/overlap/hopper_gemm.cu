@@ -307,8 +307,8 @@ __device__ __forceinline__ void add_partial(float (&acc)[128], const uint8_t* st
 // its way out: where it goes and which half goes next.
 struct Held {
   uint32_t v[64];
-  const CUtensorMap* map;
-  int col, row;  // the tile's first column and this consumer's first row in map
+  bool out;      // into map_out (else map_c)
+  int col, row;  // the tile's first column and this consumer's first row there
   int next;      // the next half to store (2: both are out)
   int done;      // its HopperRowShards::done word once both halves are out (-1: none)
 };
@@ -319,7 +319,7 @@ struct Held {
 // then one thread's TMA stores, clipped at m and n, which run on under what follows; only the
 // next half's reuse of the buffer waits for them to have read it.
 template <int kHalf>
-__device__ __forceinline__ void store_half(const Held& h, uint8_t* my_c, int warp, int lane, int cw, bool leader) {
+__device__ __forceinline__ void store_half(const Held& h, const CUtensorMap* map, uint8_t* my_c, int warp, int lane, int cw, bool leader) {
   if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
   named_sync(1 + cw, 128);
 #pragma unroll
@@ -330,8 +330,8 @@ __device__ __forceinline__ void store_half(const Held& h, uint8_t* my_c, int war
   device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
   named_sync(1 + cw, 128);
   if (leader) {
-    tma_store(h.map, my_c, h.col + kHalf * 128, h.row);
-    tma_store(h.map, my_c + 8192, h.col + kHalf * 128 + 64, h.row);
+    tma_store(map, my_c, h.col + kHalf * 128, h.row);
+    tma_store(map, my_c + 8192, h.col + kHalf * 128 + 64, h.row);
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
   }
 }
@@ -459,9 +459,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     // The next half of the held tile out; once both are, its done word is pending.
     auto store_next = [&]() {
       if (held.next == 0)
-        store_half<0>(held, my_c, warp, lane, cw, leader);
+        store_half<0>(held, held.out ? &map_out : &map_c, my_c, warp, lane, cw, leader);
       else
-        store_half<1>(held, my_c, warp, lane, cw, leader);
+        store_half<1>(held, held.out ? &map_out : &map_c, my_c, warp, lane, cw, leader);
       if (++held.next == 2 && held.done >= 0) {
         pending = held.done;
         held.done = -1;
@@ -514,7 +514,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // CTA's epilogue meets HBM at once.)
 #pragma unroll
       for (int i = 0; i < 64; ++i) held.v[i] = pack_bf16(acc[2 * i], acc[2 * i + 1]);
-      held.map = summed ? &map_out : &map_c;
+      held.out = summed;
       held.col = n0;
       held.row = (summed ? row_in_shard : m0) + cw * 64;
       held.next = 0;
