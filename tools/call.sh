@@ -7,7 +7,7 @@
 #                                   RPG ranks a GPU; its summary lines go to summary.txt
 #   O LABEL [VAR=value...]          symmem-bench overlap
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
-# BIN=<tree under .deps/ab> before B or A runs that tree's symmem-bench instead (a baseline
+# BIN=<tree under .deps/ab> before B, O or A runs that tree's symmem-bench instead (a baseline
 # measured beside the change, in the same call). Each run's JSON is r/LABEL.json; the JSON, the
 # build logs, summary.txt and suite.log (if a step writes $OUT/suite.log) come back in one archive
 # under $OUT. Carry [".deps"]; COMMIT=<sha> labels the work tree's runs (the device copy's git
@@ -44,12 +44,13 @@ T() {
   local n=$1 rpg=$2; shift 2
   env "$@" timeout 150 build/symmem-run -n "$n" --ranks-per-gpu "$rpg" build/tests/symmem_gpu_tests --gtest_filter="${FILTER:-Moe*}" > "$OUT/t.log" 2>&1
   echo "== tests ${FILTER:-Moe*} at $n ranks, $rpg a GPU ($*) rc $? at $(el) s:" | tee -a "$OUT/summary.txt"
-  grep -E "\[  PASSED  \]|\[  FAILED  \]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
+  grep -E "\[  PASSED  \]|\[  FAILED  \]|\[  SKIPPED \] [0-9]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
   grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
 }
 O() {
-  local label=$1; shift
-  env "$@" timeout 200 build/bench/symmem-bench overlap --kind "$kind" --commit "$C" --json "$OUT/r/$label.json" > "$OUT/o.log" 2>&1
+  local label=$1 bin c; shift
+  read -r bin c <<< "$(bench_bin)"
+  env "$@" timeout 200 "$bin" overlap --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/o.log" 2>&1
   echo "== $label ($*) rc $? at $(el) s:"; grep -vE "^\[rank [1-9]" "$OUT/o.log" | tail -30
 }
 A() {
