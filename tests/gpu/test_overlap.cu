@@ -34,6 +34,19 @@ std::string compare(const std::vector<uint8_t>& got, const std::vector<double>& 
   return "";
 }
 
+// The one-GPU tests of the own GEMM's row shards: `count` shards of `rows` rows in `groups` row
+// groups, K x Nc, the scale of the summed shard.
+struct ShardCase {
+  int rows, count, groups;
+  int64_t k, n;
+  float scale;
+};
+int this_device() {
+  int dev = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  return dev;
+}
+
 // SYMMEM_TEST_CASES=1: the cases and operations are named on stderr as they start and end (which
 // one a run that outlives its time limit is in).
 bool named_cases() { return std::getenv("SYMMEM_TEST_CASES") != nullptr; }
@@ -265,18 +278,12 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
 // Partial last k-block and column block, a one-k-block loop, one to three row groups, more tiles
 // than CTAs. C, out and done are checked, poisoned first. (Hopper only; skipped elsewhere.)
 TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
-  int dev = 0;
-  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  const int dev = this_device();
   const bool hopper = overlap::hopper_gemm_supported(dev);
-  struct Case {
-    int rows, count, groups;
-    int64_t k, n;
-    float scale;
-  };
-  const Case cases[] = {{256, 2, 1, 320, 384, 1.0f}, {768, 3, 3, 64, 640, 0.5f}, {1024, 3, 2, 192, 512, 1.0f}, {512, 4, 1, 128, 4096, 0.25f}};
+  const ShardCase cases[] = {{256, 2, 1, 320, 384, 1.0f}, {768, 3, 3, 64, 640, 0.5f}, {1024, 3, 2, 192, 512, 1.0f}, {512, 4, 1, 128, 4096, 0.25f}};
   std::string why;
   SymmetricBuffer land = comm().alloc(size_t(4) * 512 * 4096 * 2);  // (collective: every rank, Hopper or not)
-  for (const Case& c : cases) {
+  for (const ShardCase& c : cases) {
     if (!hopper || !why.empty()) break;
     why = attempt([&] {
       const int64_t m = static_cast<int64_t>(c.rows) * c.count;
