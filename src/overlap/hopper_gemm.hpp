@@ -35,8 +35,9 @@ struct HopperGemmOptions {
 /// k-blocks (HopperGemmOptions::count_at, and after both halves' stores were issued: with
 /// defer_halves 2, under the next tile's k-blocks 0 and 1) into the warpgroup's next tile (the
 /// stores are then long done, so nothing stalls), or after its k-loop if that is shorter, or after
-/// the warpgroup's last tile. The next tile's k-loop never waits for anything but the producer's
-/// loads, so a tile's stores and count come whatever the other ranks do.
+/// the warpgroup's last tile. Without shard waits (`wait` 0, as the fused sum has) the next tile's
+/// k-loop waits for nothing but the producer's loads, so a tile's stores and count come whatever
+/// the other ranks do.
 ///
 /// Row groups (`groups` > 1): each shard is `groups` runs of rows / groups rows (a multiple of 128
 /// x the cluster), and a shard's tiles run group by group; done then has count x groups words,
