@@ -73,6 +73,11 @@ struct TensorParallel::Impl {
   // forces it on / off, unset lets detail::gather_own_gemm decide. A rank-local choice: both forms
   // move the rows and signal them alike.
   int own_gemm = -1;
+  // The fused form's HopperGemmOptions::count_at (SYMMEM_OVERLAP_COUNT_AT=kb; -1 unset: its
+  // default). A rank-local setting: it moves when a rank's counts come, not what they count.
+  // (Session 49, 1 x H200, the fused form's GEMM looped back at 8B M 8192 with the deferred
+  // epilogue: k-block 3 1.056-1.059x cuBLASLt, 5 1.049, 8 1.043; not measured in the operation.)
+  int count_at = -1;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
   // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
   // half tiles here (HopperRowShards::done, a word a rank and row group, zeroed at the end of each
@@ -114,6 +119,13 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.force_rs = force_knob("SYMMEM_OVERLAP_RS", "sum", "ring");
   d.force_groups = force_knob("SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.own_gemm = force_knob("SYMMEM_OVERLAP_GEMM", "cublas", "own");
+  if (const char* at = std::getenv("SYMMEM_OVERLAP_COUNT_AT"); at != nullptr && *at != 0) {
+    char* end = nullptr;
+    const long v = std::strtol(at, &end, 10);
+    require(*end == 0 && v >= 0 && v < (1 << 20), "overlap::TensorParallel: SYMMEM_OVERLAP_COUNT_AT=", at,
+            " is not a k-block number (0 or more); unset it for the default");
+    d.count_at = static_cast<int>(v);
+  }
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
   d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
@@ -528,6 +540,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.handle = d.recv.handle();
   HopperGemmOptions opt;
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
+  if (d.count_at >= 0) opt.count_at = d.count_at;
   hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order
