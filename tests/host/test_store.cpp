@@ -5,12 +5,14 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "fork_ranks.hpp"
@@ -157,12 +159,48 @@ TEST(Store, StrayHellosAreRefusedAndHarmless) {
 
 TEST(Store, TwoProcessesWithOneRankFailTheJob) {
   const int port = free_port();
+  // Rank 0 exchanges only once both processes that say RANK=1 have had their hello answered (each
+  // writes a byte into `answered` then), so the refused hello, which fails the job, always comes
+  // before the exchange. (A sleep stood here: on a loaded machine the second hello sometimes came
+  // after a finished exchange, and only the refused process failed.)
+  int answered[2];
+  ASSERT_EQ(pipe(answered), 0);
   auto res = run_ranks(3, [&](int r) -> std::string {
-    Bootstrap b(config(r == 2 ? 1 : r, 2, port, 5000));  // ranks 1 and 2 both say RANK=1
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // both have connected by now
-    b.all_gather("x", {0, 1}, "v" + std::to_string(r), "the exchange");
+    if (r == 0) {
+      close(answered[1]);
+      Bootstrap b(config(0, 2, port, 5000));
+      char c[2];
+      size_t got = 0;
+      for (int waited = 0; got < 2 && waited < 20000; waited += 10) {
+        pollfd pf{answered[0], POLLIN, 0};
+        if (poll(&pf, 1, 10) > 0) {
+          const ssize_t k = read(answered[0], c, 2 - got);
+          if (k <= 0) break;
+          got += static_cast<size_t>(k);
+        }
+      }
+      if (got < 2) return "the two hellos were not both answered within 20 s";
+      b.all_gather("x", {0, 1}, "v0", "the exchange");
+      return "no error";
+    }
+    close(answered[0]);
+    const auto tell = [&] {
+      const char one = 1;
+      (void)!write(answered[1], &one, 1);
+    };
+    std::unique_ptr<Bootstrap> b;
+    try {
+      b = std::make_unique<Bootstrap>(config(1, 2, port, 5000));  // ranks 1 and 2 both say RANK=1
+    } catch (...) {
+      tell();
+      throw;
+    }
+    tell();
+    b->all_gather("x", {0, 1}, "v" + std::to_string(r), "the exchange");
     return "no error";
   });
+  close(answered[0]);
+  close(answered[1]);
   int refused = 0, failed = 0;
   for (auto& x : res) {
     refused += x.message.find("already connected: two processes were started with RANK=1") != std::string::npos;
