@@ -8,7 +8,8 @@
 #   O LABEL [VAR=value...]          symmem-bench overlap
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
 # BIN=<tree under .deps/ab> before B, O or A runs that tree's symmem-bench instead (a baseline
-# measured beside the change, in the same call). Each run's JSON is r/LABEL.json; the JSON, the
+# measured beside the change, in the same call); before T that tree's tests, which its build makes
+# where AB_TARGETS="symmem_gpu_tests symmem-run" (TLIMIT: T's time limit, default 150 s). Each run's JSON is r/LABEL.json; the JSON, the
 # build logs, summary.txt and suite.log (if a step writes $OUT/suite.log) come back in one archive
 # under $OUT. Carry [".deps"]; COMMIT=<sha> labels the work tree's runs (the device copy's git
 # HEAD is stale). Multicast stays off in every child (lib.sh).
@@ -23,8 +24,9 @@ el() { echo $(( $(date +%s) - T0 )); }
 kind=$(gpu_kind); C=${COMMIT:-x}
 for d in .deps/ab/*/; do
   [ -d "$d" ] || continue; t=${d%/}; nm=$(basename "$t")
-  ( cmake -S "$t" -B "$t/build-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_BUILD_PYTHON=OFF > "$OUT/build-$nm.log" 2>&1 &&
-    cmake --build "$t/build-ab" -j 12 --target symmem-bench >> "$OUT/build-$nm.log" 2>&1 ) &
+  ( cmake -S "$t" -B "$t/build-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE="$PWD/.deps/googletest" \
+      -DSYMMEM_BUILD_PYTHON=OFF > "$OUT/build-$nm.log" 2>&1 &&
+    cmake --build "$t/build-ab" -j 12 --target symmem-bench ${AB_TARGETS:-} >> "$OUT/build-$nm.log" 2>&1 ) &
 done
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE="$PWD/.deps/googletest" -DSYMMEM_BUILD_PYTHON=OFF > "$OUT/build.log" 2>&1 &&
   cmake --build build -j "$(nproc)" --target symmem-bench symmem_gpu_tests symmem-run ${EXTRA_TARGETS:-} >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
@@ -41,9 +43,10 @@ B() {
   echo "== $label ($*) at $(el) s:"; grep -E "^ +[a-z]|^# trace" "$OUT/m.log" | grep -v " shape " || tail -5 "$OUT/m.log"
 }
 T() {
-  local n=$1 rpg=$2; shift 2
-  env "$@" timeout 150 build/symmem-run -n "$n" --ranks-per-gpu "$rpg" build/tests/symmem_gpu_tests --gtest_filter="${FILTER:-Moe*}" > "$OUT/t.log" 2>&1
-  echo "== tests ${FILTER:-Moe*} at $n ranks, $rpg a GPU ($*) rc $? at $(el) s:" | tee -a "$OUT/summary.txt"
+  local n=$1 rpg=$2 b=build tree=${COMMIT:-work}; shift 2
+  if [ -n "${BIN:-}" ]; then b=.deps/ab/$BIN/build-ab; tree=$BIN; fi
+  env "$@" timeout "${TLIMIT:-150}" $b/symmem-run -n "$n" --ranks-per-gpu "$rpg" $b/tests/symmem_gpu_tests --gtest_filter="${FILTER:-Moe*}" > "$OUT/t.log" 2>&1
+  echo "== tests ${FILTER:-Moe*} of $tree at $n ranks, $rpg a GPU ($*) rc $? at $(el) s:" | tee -a "$OUT/summary.txt"
   grep -E "\[  PASSED  \]|\[  FAILED  \]|\[  SKIPPED \] [0-9]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
   grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
 }

@@ -37,6 +37,7 @@
 #include <string>
 
 #include "../runtime/driver.hpp"
+#include "../runtime/log.hpp"
 #include "gemm.hpp"
 #include "hopper_gemm.hpp"
 #include "overlap_kernels.hpp"
@@ -79,6 +80,7 @@ struct TensorParallel::Impl {
   // epilogue: k-block 3 1.056-1.059x cuBLASLt, 5 1.049, 8 1.043; not measured in the operation.)
   int count_at = -1;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
+  bool own_shared = false;   // SYMMEM_OVERLAP_OWN_SHARED=1: also where ranks share a GPU (tests)
   // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
   // half tiles here (HopperRowShards::done, a word a rank and row group, zeroed at the end of each
   // call), and the copy engine's push of a row group waits for its count on its peer's stream of
@@ -141,17 +143,23 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
   // The persistent GEMM holds every SM while it waits for peers' rows: only where no other rank's
   // kernels need this GPU to send them, and where the copies' signals need no SM either.
-  d.own_gemm_ok = hopper_gemm_supported(dev) && !comm.shares_gpu() && symmem::detail::stream_write_value64() != nullptr;
+  // SYMMEM_OVERLAP_OWN_SHARED=1 lifts the first condition for tests of the forms' protocol on one
+  // GPU: ranks sharing a GPU are processes, each with its own context, which the driver runs in
+  // turn (time slices), so a rank's waiting GEMM is swapped out for the rank it waits for: correct,
+  // and many times slower. (shares_gpu is the same on every rank; the knob is compared below.)
+  d.own_shared = force_knob("SYMMEM_OVERLAP_OWN_SHARED", "0", "1") == 1;
+  d.own_gemm_ok = hopper_gemm_supported(dev) && (!comm.shares_gpu() || d.own_shared) && symmem::detail::stream_write_value64() != nullptr;
   d.wait64 = symmem::detail::stream_wait_value64();
   d.write64 = symmem::detail::stream_write_value64();
   // What each rank can run and was told (SYMMEM_OVERLAP_GEMM), gathered: the fused reduce-scatter
   // runs only where every rank can, and a knob set differently across ranks is refused on all of them.
   const bool own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
-  const std::string mine = std::string(own_rs_ok ? "1" : "0") + std::to_string(d.own_gemm);
+  const std::string mine = std::string(own_rs_ok ? "1" : "0") + std::to_string(d.own_gemm) + (d.own_shared ? "s" : "");
   d.own_rs_all = true;
   for (const std::string& theirs : comm.team().all_gather(mine, "overlap::TensorParallel's own-GEMM support")) {
     d.own_rs_all = d.own_rs_all && theirs[0] == '1';
-    require(theirs.substr(1) == mine.substr(1), "overlap::TensorParallel: SYMMEM_OVERLAP_GEMM differs across ranks; set it alike on every rank or on none");
+    require(theirs.substr(1) == mine.substr(1),
+            "overlap::TensorParallel: SYMMEM_OVERLAP_GEMM or SYMMEM_OVERLAP_OWN_SHARED differs across ranks; set each alike on every rank or on none");
   }
   if (d.own_rs_all) {
     d.stored_words = static_cast<int>(std::max<int64_t>(1, max_m / comm.size() / 256)) * comm.size();
@@ -296,6 +304,11 @@ static void check_ptrs(const char* op, std::initializer_list<Operand> operands) 
   }
 }
 
+// SYMMEM_DEBUG=TRACE: the form an operation takes, on each rank (tests and measurements read it).
+static void trace_form(const char* op, int64_t m, int64_t k, int64_t n, const char* form) {
+  SYMMEM_LOG(kTrace, std::string("overlap::") + op + " m " + std::to_string(m) + " k " + std::to_string(k) + " n " + std::to_string(n) + ": " + form);
+}
+
 void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, void* a_out,
                                        cudaStream_t s, Mode mode) {
   Impl& d = *impl_;
@@ -307,6 +320,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
   char* gathered = d.gathered.as<char>();
   if (mode == Mode::kAuto) mode = choose(Op::kAllGatherMatmul, m, k, n);
   if (mode == Mode::kSequential || N == 1) {
+    trace_form("all_gather_matmul", m, k, n, "sequential");
     comm_.all_gather(a_shard, gathered, static_cast<size_t>(rows) * k, DataType::kBFloat16, s);
     d.gemm.run(m, n, k, gathered, k, b, n, c, n, s);
   } else {
@@ -327,6 +341,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     if (d.own_gemm_ok && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::gather_own_gemm(N, rows, n)))) {
       // One GEMM over all rows, local shard first, then the peers' in the order they land; each
       // tile's producer waits for its shard's signal (bounded) before loading its rows.
+      trace_form("all_gather_matmul", m, k, n, "the own GEMM over row shards");
       HopperRowShards sh;
       sh.rows = static_cast<int>(rows);
       sh.count = N;
@@ -338,6 +353,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.local_ld = k;
       hopper_gemm(m, n, k, gathered, k, b, n, c, n, HopperGemmOptions{}, s, &sh);
     } else {
+      trace_form("all_gather_matmul", m, k, n, "cuBLASLt GEMMs a shard group at a time");
       gather_gemms(a_shard, m, k, b, n, c, s);
     }
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));
@@ -396,6 +412,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   char* recv = d.recv.as<char>();
   if (mode == Mode::kAuto) mode = choose(Op::kMatmulReduceScatter, m, k, n);
   if (mode == Mode::kSequential || N == 1) {
+    trace_form("matmul_reduce_scatter", m, k, n, "sequential");
     d.gemm.run(m, n, k, a, k, b, n, recv, n, s);
     comm_.reduce_scatter(recv, c_shard, slot, DataType::kBFloat16, op, s);
     return;
@@ -405,12 +422,14 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   // The fused form where every rank can run it and detail::reduce_own_gemm (or SYMMEM_OVERLAP_GEMM,
   // which the constructor checked is alike on every rank) says so.
   if (d.own_rs_all && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::reduce_own_gemm(N, rows, n, k)))) {
+    trace_form("matmul_reduce_scatter", m, k, n, "fused (the own GEMM)");
     rs_fused(a, m, k, b, n, c_shard, scale, s);
     return;
   }
   // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests; every rank
   // must set the same). Otherwise detail::rs_ring, a function of the shape and N.
   const bool ring = N == 2 || (d.force_rs >= 0 ? d.force_rs == 1 : detail::rs_ring(N, rows, n, k));
+  trace_form("matmul_reduce_scatter", m, k, n, ring ? "ring of cuBLASLt GEMMs" : "cuBLASLt GEMMs and a sum kernel");
   if (!ring) {
     // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
     // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. The local

@@ -61,6 +61,9 @@ const std::vector<EnvVar>& env_vars() {
                                        "GEMM over all rows whose row groups' copies start on its counts and whose own block adds the "
                                        "landed partials (default: at 3 ranks and more where K >= 6144, detail::reduce_own_gemm). Set it alike on every rank: "
                                        "TensorParallel's constructor refuses a mix"},
+      {"SYMMEM_OVERLAP_OWN_SHARED", "0", "1: the own GEMM's forms (SYMMEM_OVERLAP_GEMM) run also where ranks share a GPU, for tests of "
+                                         "their protocol on one GPU: each rank's persistent GEMM waits until the driver swaps its "
+                                         "context for the rank it waits for (correct, many times slower). Set it alike on every rank"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[;VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "
