@@ -79,6 +79,9 @@ struct TensorParallel::Impl {
   // (Session 49, 1 x H200, the fused form's GEMM looped back at 8B M 8192 with the deferred
   // epilogue: k-block 3 1.056-1.059x cuBLASLt, 5 1.049, 8 1.043; not measured in the operation.)
   int count_at = -1;
+  // HopperGemmOptions::defer_halves for both forms (SYMMEM_OVERLAP_DEFER=0|1|2; -1 unset: its
+  // default). Rank-local: it moves when a tile's stores go out, not what any rank waits for.
+  int defer = -1;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
   bool own_shared = false;   // SYMMEM_OVERLAP_OWN_SHARED=1: also where ranks share a GPU (tests)
   // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
@@ -127,6 +130,11 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
     require(*end == 0 && v >= 0 && v < (1 << 20), "overlap::TensorParallel: SYMMEM_OVERLAP_COUNT_AT=", at,
             " is not a k-block number (0 or more); unset it for the default");
     d.count_at = static_cast<int>(v);
+  }
+  if (const char* v = std::getenv("SYMMEM_OVERLAP_DEFER"); v != nullptr && *v != 0) {
+    require((v[0] == '0' || v[0] == '1' || v[0] == '2') && v[1] == 0, "overlap::TensorParallel: SYMMEM_OVERLAP_DEFER=", v,
+            " is not 0, 1 or 2; unset it for the default");
+    d.defer = v[0] - '0';
   }
   d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
                                               "gathered A bytes"));
@@ -351,7 +359,9 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.handle = d.gathered.handle();
       sh.local = a_shard;
       sh.local_ld = k;
-      hopper_gemm(m, n, k, gathered, k, b, n, c, n, HopperGemmOptions{}, s, &sh);
+      HopperGemmOptions opt;
+      if (d.defer >= 0) opt.defer_halves = d.defer;
+      hopper_gemm(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
     } else {
       trace_form("all_gather_matmul", m, k, n, "cuBLASLt GEMMs a shard group at a time");
       gather_gemms(a_shard, m, k, b, n, c, s);
@@ -560,6 +570,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   HopperGemmOptions opt;
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
   if (d.count_at >= 0) opt.count_at = d.count_at;
+  if (d.defer >= 0) opt.defer_halves = d.defer;
   hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order

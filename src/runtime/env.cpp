@@ -64,6 +64,10 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_OWN_SHARED", "0", "1: the own GEMM's forms (SYMMEM_OVERLAP_GEMM) run also where ranks share a GPU, for tests of "
                                          "their protocol on one GPU: each rank's persistent GEMM waits until the driver swaps its "
                                          "context for the rank it waits for (correct, many times slower). Set it alike on every rank"},
+      {"SYMMEM_OVERLAP_COUNT_AT", nullptr, "the k-block of a tile's next tile at which matmul_reduce_scatter's fused form counts the "
+                                           "tile's stores (default 3; for measurements; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_DEFER", nullptr, "0, 1 or 2: of each own-GEMM tile's two halves, how many are stored under the next tile's "
+                                        "first k-blocks (default 2; for measurements and tests; a rank-local choice)"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[;VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "
