@@ -179,6 +179,11 @@ std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, i
   return why;
 }
 
+// Rows a rank (a multiple of 256, the own GEMM's unit) that make at least 2048 rows in all: with
+// Nc 4096 that is 128 units of 256 x 256 for the 66 clusters of an H100 / H200, so some CTAs take
+// two tiles whatever the number of ranks (512 rows a rank at 4 ranks, 1024 at 2).
+int64_t many_tiles_rows(int n) { return 256 * ((8 + n - 1) / n); }
+
 }  // namespace
 
 TEST(Overlap, GemmsWithCommunicationMatchTheReference) {
@@ -230,8 +235,10 @@ TEST(Overlap, ReplayedInACudaGraphWithNewData) {
 // all_gather_matmul through symmem's own Hopper GEMM (SYMMEM_OVERLAP_GEMM=own): one persistent
 // kernel whose tiles wait for their shard's signal. 256 rows a rank (the GEMM's cluster of two row
 // blocks), K with a partial last k-block (320), Nc with a partial last column block (384); eager
-// and replayed in a graph. Where it cannot run (not Hopper, ranks sharing a GPU), the same calls take
-// cuBLASLt's path and must pass all the same.
+// and replayed in a graph. Then Nc 4096 over at least 2048 rows: more tiles than CTAs at any
+// number of ranks, so tiles wait for their shard while the CTA's previous tile is still being
+// stored. Where it cannot run (not Hopper, ranks sharing a GPU), the same calls take cuBLASLt's
+// path and must pass all the same.
 TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
   const int n = comm().size();
   std::string why;
@@ -239,6 +246,7 @@ TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
     why = overlap_case(overlap::Mode::kOverlap, graph, 256 * n, 320, 384, nullptr, nullptr, "own");
     if (!why.empty()) { why = std::string(graph ? "(graph) " : "") + why; break; }
   }
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, many_tiles_rows(n) * n, 256, 4096, nullptr, nullptr, "own");
   ASSERT_ALL(why.empty(), why);
 }
 
@@ -246,8 +254,8 @@ TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
 // GEMM over all rows whose per-row-group counts start the copies, and whose own block's tiles add
 // the landed partials (sum and avg). 256 rows a rank, K with a partial last k-block (320) and a
 // short k-loop (64: a tile is counted after its k-loop), Nc with a partial last column block (384);
-// eager and replayed in a graph. Then 512 rows a rank and Nc 4096: more tiles than CTAs, so most
-// are counted inside the CTA's next k-loop. Where it cannot run (ranks sharing a GPU, not Hopper),
+// eager and replayed in a graph. Then Nc 4096 over at least 2048 rows: more tiles than CTAs at any
+// number of ranks, so most are counted inside the CTA's next k-loop. Where it cannot run (ranks sharing a GPU, not Hopper),
 // the same calls take the sum form and must pass all the same.
 TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
   const int n = comm().size();
@@ -257,7 +265,7 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
       why = overlap_case(overlap::Mode::kOverlap, graph, 256 * n, k, 384, "sum", nullptr, "own");
       if (!why.empty()) { why = "K " + std::to_string(k) + (graph ? " (graph): " : ": ") + why; break; }
     }
-  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 512 * n, 256, 4096, "sum", nullptr, "own");
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, many_tiles_rows(n) * n, 256, 4096, "sum", nullptr, "own");
   // Row groups (overlap::detail::rs_groups): 1024 rows a rank go in two pushes a peer block, and
   // the own block's tiles of each group wait for that group's signals; 768 rows: three groups of 256.
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 1024 * n, 128, 512, "sum", nullptr, "own");
