@@ -40,7 +40,10 @@ TEST(Collectives, AllReduceEveryTypeOpAlgorithmAndTail) {
         if (n == 2) runs.push_back({Algo::kTwoShotPush, true});
         // NCCL (the fallback's wiring) where NCCL supports the pair.
         if (have_nccl() && op == ReduceOp::kSum && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
-        for (auto [algo, sym] : runs) {
+        for (const auto& run_ : runs) {
+          // (named copies: a lambda may not capture structured bindings before C++20)
+          const auto algo = run_.first;
+          const auto sym = run_.second;
           void* ip = sym ? in.ptr() : plain_in.p;
           void* op_ = sym ? out.ptr() : plain_out.p;
           upload(ip, ins[me]);
@@ -165,7 +168,9 @@ TEST(Collectives, AllReduceLargeAndInPlace) {
   std::vector<std::pair<Algo, size_t>> in_place = {{Algo::kTwoShot, count}, {Algo::kLL, size_t(30001)}, {Algo::kPush, size_t(500001)},
                                                    {Algo::kAuto, count}};
   if (have_nccl()) in_place.push_back({Algo::kNccl, count});
-  for (auto [algo, cnt] : in_place) {
+  for (const auto& run_ : in_place) {
+    const auto algo = run_.first;
+    const auto cnt = run_.second;
     upload(buf.ptr(), std::vector<uint8_t>(ins[me].begin(), ins[me].begin() + cnt * 2));
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
     std::string why = attempt([&] {
@@ -195,7 +200,9 @@ TEST(Collectives, ReduceScatterEveryTypeOp) {
         for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, rc * n, seed * 64 + r, op));
         std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kPush, false}, {Algo::kDirect, true}, {Algo::kAuto, true}};
         if (have_nccl() && op == ReduceOp::kSum && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
-        for (auto [algo, sym] : runs) {
+        for (const auto& run_ : runs) {
+          const auto algo = run_.first;
+          const auto sym = run_.second;
           void* ip = sym ? in.ptr() : plain_in.p;
           upload(ip, ins[me]);
           poison(out.p, rc * dtype_size(d));
@@ -227,7 +234,9 @@ TEST(Collectives, AllGatherBroadcastAllToAll) {
       std::vector<std::pair<Algo, bool>> runs = {{Algo::kDirect, true}, {Algo::kPush, true}, {Algo::kAuto, true}, {Algo::kAuto, false}};
       if (chunk <= (size_t(1) << 20)) runs.push_back({Algo::kLL, false});
       if (have_nccl()) runs.push_back({Algo::kNccl, false});
-      for (auto [algo, sym] : runs) {
+      for (const auto& run_ : runs) {
+        const auto algo = run_.first;
+        const auto sym = run_.second;
         void* ip = sym ? in.ptr() : plain_in.p;
         // push writes into the peers' outputs: those must be symmetric too.
         void* op_ = (algo == Algo::kPush || algo == Algo::kAuto) && sym ? sym_out.ptr() : plain_out.p;
@@ -295,7 +304,9 @@ TEST(Collectives, InPlaceConventions) {
   std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kPush, true}, {Algo::kDirect, true}, {Algo::kAuto, true},
                                              {Algo::kAuto, false}};
   if (have_nccl()) runs.push_back({Algo::kNccl, false});
-  for (auto [algo, is_sym] : runs) {
+  for (const auto& run_ : runs) {
+    const auto algo = run_.first;
+    const auto is_sym = run_.second;
     char* base = static_cast<char*>(is_sym ? sym.ptr() : plain.p);
     // all_gather: in == out + rank * send_count.
     std::vector<uint8_t> init(chunk * n, 0xCD);
