@@ -64,6 +64,8 @@ class SYMMEM_API TensorParallel {
   // all_gather_matmul's cuBLASLt GEMMs (the lane and the caller's stream), after its copies.
   void gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s);
   void rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s);
+  // Frees what the constructor made: from the destructor, and from the constructor where it throws.
+  static void release(Impl& d, Communicator& comm);
   Communicator& comm_;
   std::unique_ptr<Impl> impl_;
 };

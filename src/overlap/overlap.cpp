@@ -103,13 +103,13 @@ struct TensorParallel::Impl {
 };
 
 // A forcing knob: unset or empty -1, else one of two spellings (0 / 1); anything else is an error.
-static int force_knob(const char* name, const char* off, const char* on) {
+static int force_knob(const char* name, const char* off, const char* on, const char* unset = "the shape's choice") {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == 0) return -1;
   if (std::strcmp(v, off) == 0) return 0;
   if (std::strcmp(v, on) == 0) return 1;
-  throw InvalidArgument(std::string("overlap::TensorParallel: ") + name + "=" + v + " is neither " + off + " nor " + on +
-                        "; unset it for the shape's choice");
+  throw InvalidArgument(std::string("overlap::TensorParallel: ") + name + "=" + v + " is neither " + off + " nor " + on + "; unset it for " +
+                        unset);
 }
 
 TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n)
@@ -136,16 +136,6 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
             " is not 0, 1 or 2; unset it for the default");
     d.defer = v[0] - '0';
   }
-  d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
-                                              "gathered A bytes"));
-  d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
-                                          "landing slot bytes"));
-  SYMMEM_CUDA_CHECK(cudaMalloc(&d.staging, static_cast<size_t>(max_m) * static_cast<size_t>(max_n) * 2));
-  int least = 0, greatest = 0;
-  SYMMEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.side, cudaStreamNonBlocking, greatest));
-  SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.lane, cudaStreamNonBlocking, greatest));
-  for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
@@ -155,12 +145,13 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   // GPU: ranks sharing a GPU are processes, each with its own context, which the driver runs in
   // turn (time slices), so a rank's waiting GEMM is swapped out for the rank it waits for: correct,
   // and many times slower. (shares_gpu is the same on every rank; the knob is compared below.)
-  d.own_shared = force_knob("SYMMEM_OVERLAP_OWN_SHARED", "0", "1") == 1;
+  d.own_shared = force_knob("SYMMEM_OVERLAP_OWN_SHARED", "0", "1", "the default (0)") == 1;
   d.own_gemm_ok = hopper_gemm_supported(dev) && (!comm.shares_gpu() || d.own_shared) && symmem::detail::stream_write_value64() != nullptr;
   d.wait64 = symmem::detail::stream_wait_value64();
   d.write64 = symmem::detail::stream_write_value64();
-  // What each rank can run and was told (SYMMEM_OVERLAP_GEMM), gathered: the fused reduce-scatter
-  // runs only where every rank can, and a knob set differently across ranks is refused on all of them.
+  // What each rank can run and was told (SYMMEM_OVERLAP_GEMM), gathered before anything is
+  // allocated: the fused reduce-scatter runs only where every rank can, and a knob set differently
+  // across ranks is refused on all of them.
   const bool own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
   const std::string mine = std::string(own_rs_ok ? "1" : "0") + std::to_string(d.own_gemm) + (d.own_shared ? "s" : "");
   d.own_rs_all = true;
@@ -169,33 +160,53 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
     require(theirs.substr(1) == mine.substr(1),
             "overlap::TensorParallel: SYMMEM_OVERLAP_GEMM or SYMMEM_OVERLAP_OWN_SHARED differs across ranks; set each alike on every rank or on none");
   }
-  if (d.own_rs_all) {
-    d.stored_words = static_cast<int>(std::max<int64_t>(1, max_m / comm.size() / 256)) * comm.size();
-    SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * d.stored_words));
-    SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * d.stored_words));
-    d.pushers.resize(comm.size() - 1);
-    d.pushed.resize(comm.size() - 1);
-    for (cudaStream_t& st : d.pushers) SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, greatest));
-    for (cudaEvent_t& e : d.pushed) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  try {
+    d.gathered = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_k), "max_m x max_k"), 2,
+                                                "gathered A bytes"));
+    d.recv = comm.alloc(symmem::detail::checked_mul(symmem::detail::checked_mul(static_cast<size_t>(max_m), static_cast<size_t>(max_n), "max_m x max_n"), 2,
+                                            "landing slot bytes"));
+    SYMMEM_CUDA_CHECK(cudaMalloc(&d.staging, static_cast<size_t>(max_m) * static_cast<size_t>(max_n) * 2));
+    int least = 0, greatest = 0;
+    SYMMEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.side, cudaStreamNonBlocking, greatest));
+    SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&d.lane, cudaStreamNonBlocking, greatest));
+    for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+    if (d.own_rs_all) {
+      d.stored_words = static_cast<int>(std::max<int64_t>(1, max_m / comm.size() / 256)) * comm.size();
+      SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * d.stored_words));
+      SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * d.stored_words));
+      d.pushers.resize(comm.size() - 1, nullptr);
+      d.pushed.resize(comm.size() - 1, nullptr);
+      for (cudaStream_t& st : d.pushers) SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, greatest));
+      for (cudaEvent_t& e : d.pushed) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+  } catch (...) {
+    release(d, comm);  // (no destructor runs for a constructor that throws)
+    throw;
+  }
+}
+
+void TensorParallel::release(Impl& d, Communicator& comm) {
+  cudaDeviceSynchronize();
+  for (cudaEvent_t e : {d.start, d.done, d.fork, d.join})
+    if (e) cudaEventDestroy(e);
+  if (d.side) cudaStreamDestroy(d.side);
+  if (d.lane) cudaStreamDestroy(d.lane);
+  if (d.staging) cudaFree(d.staging);
+  if (d.stored) cudaFree(d.stored);
+  for (cudaStream_t st : d.pushers)
+    if (st) cudaStreamDestroy(st);
+  for (cudaEvent_t e : d.pushed)
+    if (e) cudaEventDestroy(e);
+  try {
+    if (d.gathered.valid()) comm.free(d.gathered);
+    if (d.recv.valid()) comm.free(d.recv);
+  } catch (...) {
   }
 }
 
 TensorParallel::~TensorParallel() {
-  if (!impl_) return;
-  cudaDeviceSynchronize();
-  for (cudaEvent_t e : {impl_->start, impl_->done, impl_->fork, impl_->join})
-    if (e) cudaEventDestroy(e);
-  if (impl_->side) cudaStreamDestroy(impl_->side);
-  if (impl_->lane) cudaStreamDestroy(impl_->lane);
-  if (impl_->staging) cudaFree(impl_->staging);
-  if (impl_->stored) cudaFree(impl_->stored);
-  for (cudaStream_t st : impl_->pushers) cudaStreamDestroy(st);
-  for (cudaEvent_t e : impl_->pushed) cudaEventDestroy(e);
-  try {
-    if (impl_->gathered.valid()) comm_.free(impl_->gathered);
-    if (impl_->recv.valid()) comm_.free(impl_->recv);
-  } catch (...) {
-  }
+  if (impl_) release(*impl_, comm_);
 }
 
 namespace detail {

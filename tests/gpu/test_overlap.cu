@@ -404,3 +404,19 @@ TEST(Overlap, RowsNotAMultipleOfTheRanksAreRefusedOnEveryRank) {
   std::string why = attempt([&] { tp.matmul_reduce_scatter(a.p, 8 * n + 1, 256, b.p, 256, cc.p, ReduceOp::kSum, nullptr); });
   ASSERT_ALL(why.find("not a multiple of the") != std::string::npos, "got '" << why << "'");
 }
+
+// The overlap's knobs that every rank must set alike: a value that is no spelling of the knob is
+// refused naming the variable, and SYMMEM_OVERLAP_OWN_SHARED set on one rank only is refused on
+// every rank by TensorParallel's constructor (not a hang in the first operation).
+TEST(Overlap, KnobsMisspeltOrUnlikeAcrossRanksAreRefused) {
+  const int n = comm().size(), me = comm().rank();
+  setenv("SYMMEM_OVERLAP_OWN_SHARED", "yes", 1);
+  std::string why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
+  unsetenv("SYMMEM_OVERLAP_OWN_SHARED");
+  ASSERT_ALL(why.find("SYMMEM_OVERLAP_OWN_SHARED=yes is neither 0 nor 1") != std::string::npos, "got '" << why << "'");
+  if (n < 2) return;
+  if (me == 0) setenv("SYMMEM_OVERLAP_OWN_SHARED", "1", 1);
+  why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
+  if (me == 0) unsetenv("SYMMEM_OVERLAP_OWN_SHARED");
+  ASSERT_ALL(why.find("differs across ranks") != std::string::npos, "got '" << why << "'");
+}
