@@ -410,13 +410,19 @@ TEST(Overlap, RowsNotAMultipleOfTheRanksAreRefusedOnEveryRank) {
 // every rank by TensorParallel's constructor (not a hang in the first operation).
 TEST(Overlap, KnobsMisspeltOrUnlikeAcrossRanksAreRefused) {
   const int n = comm().size(), me = comm().rank();
+  const char* was = std::getenv("SYMMEM_OVERLAP_OWN_SHARED");  // (a setting given to the whole run comes back after)
+  const std::string saved = was != nullptr ? was : "";
+  auto restore = [&] {
+    if (was != nullptr) setenv("SYMMEM_OVERLAP_OWN_SHARED", saved.c_str(), 1);
+    else unsetenv("SYMMEM_OVERLAP_OWN_SHARED");
+  };
   setenv("SYMMEM_OVERLAP_OWN_SHARED", "yes", 1);
   std::string why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
-  unsetenv("SYMMEM_OVERLAP_OWN_SHARED");
+  restore();
   ASSERT_ALL(why.find("SYMMEM_OVERLAP_OWN_SHARED=yes is neither 0 nor 1") != std::string::npos, "got '" << why << "'");
   if (n < 2) return;
-  if (me == 0) setenv("SYMMEM_OVERLAP_OWN_SHARED", "1", 1);
+  setenv("SYMMEM_OVERLAP_OWN_SHARED", me == 0 ? "1" : "0", 1);
   why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
-  if (me == 0) unsetenv("SYMMEM_OVERLAP_OWN_SHARED");
+  restore();
   ASSERT_ALL(why.find("differs across ranks") != std::string::npos, "got '" << why << "'");
 }
