@@ -9,9 +9,9 @@
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
 # BIN=<tree under .deps/ab> before B, O or A runs that tree's symmem-bench instead (a baseline
 # measured beside the change, in the same call); before T that tree's tests, which its build makes
-# where AB_TARGETS="symmem_gpu_tests symmem-run" (TLIMIT: T's time limit, default 150 s). Each run's JSON is r/LABEL.json; the JSON, the
-# build logs, summary.txt and suite.log (if a step writes $OUT/suite.log) come back in one archive
-# under $OUT. Carry [".deps"]; COMMIT=<sha> labels the work tree's runs (the device copy's git
+# where AB_TARGETS="symmem_gpu_tests symmem-run" (TLIMIT: T's time limit, default 150 s). Each
+# run's JSON is r/LABEL.json; the JSON, the build logs, summary.txt and suite.log (if a step
+# writes $OUT/suite.log) come back in one archive under $OUT. Carry [".deps"]; COMMIT=<sha> labels the work tree's runs (the device copy's git
 # HEAD is stale). Multicast stays off in every child (lib.sh).
 #   COMMIT=<sha> bash tools/call.sh steps.sh
 # Session 27, 4 x H100: the build ~90 s (two trees ~100, three ~180); Moe* at 4, 3, 2 and 8 on 4

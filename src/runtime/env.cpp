@@ -63,7 +63,8 @@ const std::vector<EnvVar>& env_vars() {
                                        "TensorParallel's constructor refuses a mix"},
       {"SYMMEM_OVERLAP_OWN_SHARED", "0", "1: the own GEMM's forms (SYMMEM_OVERLAP_GEMM) run also where ranks share a GPU, for tests of "
                                          "their protocol on one GPU: each rank's persistent GEMM waits until the driver swaps its "
-                                         "context for the rank it waits for (correct, many times slower). Set it alike on every rank"},
+                                         "context for the rank it waits for (correct, many times slower; reliable at 2 ranks a GPU, at 4 its "
+                                         "waits time out now and then). Set it alike on every rank"},
       {"SYMMEM_OVERLAP_COUNT_AT", nullptr, "the k-block of a tile's next tile at which matmul_reduce_scatter's fused form counts the "
                                            "tile's stores (default 3; for measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_DEFER", nullptr, "0, 1 or 2: of each own-GEMM tile's two halves, how many are stored under the next tile's "

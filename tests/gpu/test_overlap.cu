@@ -255,8 +255,8 @@ TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
 // the landed partials (sum and avg). 256 rows a rank, K with a partial last k-block (320) and a
 // short k-loop (64: a tile is counted after its k-loop), Nc with a partial last column block (384);
 // eager and replayed in a graph. Then Nc 4096 over at least 2048 rows: more tiles than CTAs at any
-// number of ranks, so most are counted inside the CTA's next k-loop. Where it cannot run (ranks sharing a GPU, not Hopper),
-// the same calls take the sum form and must pass all the same.
+// number of ranks, so most are counted inside the CTA's next k-loop. Where it cannot run (ranks
+// sharing a GPU, not Hopper), the same calls take the sum form and must pass all the same.
 TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
   const int n = comm().size();
   std::string why;
