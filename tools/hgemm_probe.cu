@@ -22,51 +22,15 @@
 #include "../bench/pattern.cuh"  // fill_bf16_kernel: the operands the overlap benchmark multiplies
 #include "overlap/gemm.hpp"
 #include "overlap/hopper_gemm.hpp"
-
-#define CK(x)                                                                             \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(2);                                                                       \
-    }                                                                                     \
-  } while (0)
+#include "probe_util.cuh"
 
 // Median us of one op of each graph of `ops` launches of f(stream), the graphs replayed in turn.
 // which: 0 both, 1 f only, 2 g only (the other's time is then 0).
 template <class F, class G>
 static void sustained_us(F f, G g, int reps, int ops, int which, float& tf, float& tg) {
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cudaGraphExec_t ex[2];
-  for (int w = 0; w < 2; ++w) {
-    cudaGraph_t graph;
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < ops; ++i) (w == 0 ? f(s) : g(s));
-    CK(cudaStreamEndCapture(s, &graph));
-    CK(cudaGraphInstantiate(&ex[w], graph, 0));
-    CK(cudaGraphDestroy(graph));
-  }
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<float> t[2];
-  for (int i = 0; i < reps + 3; ++i)
-    for (int w = 0; w < 2; ++w) {
-      if (which != 0 && w != which - 1) continue;
-      CK(cudaEventRecord(e0, s));
-      CK(cudaGraphLaunch(ex[w], s));
-      CK(cudaEventRecord(e1, s));
-      CK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      if (i >= 3) t[w].push_back(ms * 1000 / ops);  // (3 warm-up replays each)
-    }
-  for (auto& v : t) std::sort(v.begin(), v.end());
-  tf = t[0].empty() ? 0 : t[0][t[0].size() / 2];
-  tg = t[1].empty() ? 0 : t[1][t[1].size() / 2];
-  for (auto& x : ex) CK(cudaGraphExecDestroy(x));
-  CK(cudaStreamDestroy(s));
+  const std::vector<float> med = replay_medians({f, g}, ops, reps, {which == 2, which == 1});
+  tf = med[0];
+  tg = med[1];
 }
 
 template <class F>
@@ -106,6 +70,12 @@ int main(int argc, char** argv) {
   if (argc > 4) opt.cluster = std::atoi(argv[4]);
   if (argc > 5) opt.group_m = std::atoi(argv[5]);
   const int reps = argc > 6 ? std::atoi(argv[6]) : 30;
+  // HGEMM_DEFER=d: the own GEMM's defer_halves; HGEMM_VS=d (with HGEMM_SUSTAIN): a third graph,
+  // the own GEMM with defer_halves d, replayed in turn with the other two and checked alike.
+  if (std::getenv("HGEMM_DEFER") != nullptr) opt.defer_halves = std::atoi(std::getenv("HGEMM_DEFER"));
+  symmem::overlap::HopperGemmOptions vs = opt;
+  const bool has_vs = std::getenv("HGEMM_VS") != nullptr;
+  if (has_vs) vs.defer_halves = std::atoi(std::getenv("HGEMM_VS"));
   if (argc > 7) opt.max_ctas = std::atoi(argv[7]);
   __nv_bfloat16 *a, *b, *c, *r;
   CK(cudaMalloc(&a, m * k * 2));
@@ -142,28 +112,41 @@ int main(int argc, char** argv) {
     sh.local_ld = k;
     shp = &sh;
   }
-  symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, nullptr, shp);
-  CK(cudaDeviceSynchronize());
   std::vector<__nv_bfloat16> hc(m * n), hr(m * n);
-  CK(cudaMemcpy(hc.data(), c, m * n * 2, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(hr.data(), r, m * n * 2, cudaMemcpyDeviceToHost));
   double worst = 0;
-  int64_t bad = 0, first_bad = -1;
-  for (int64_t i = 0; i < m * n; ++i) {
-    const double x = __bfloat162float(hc[i]), y = __bfloat162float(hr[i]);
-    const double err = std::fabs(x - y) / (std::fabs(y) + 1.0);
-    if (!(err <= 0.02)) {
-      if (first_bad < 0) first_bad = i;
-      ++bad;
+  int64_t bad = 0;
+  for (int w = 0; w < (has_vs ? 2 : 1); ++w) {  // each own variant's result against cuBLASLt's
+    CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
+    symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, w == 0 ? opt : vs, nullptr, shp);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(hc.data(), c, m * n * 2, cudaMemcpyDeviceToHost));
+    int64_t first_bad = -1;
+    for (int64_t i = 0; i < m * n; ++i) {
+      const double x = __bfloat162float(hc[i]), y = __bfloat162float(hr[i]);
+      const double err = std::fabs(x - y) / (std::fabs(y) + 1.0);
+      if (!(err <= 0.02)) {
+        if (first_bad < 0) first_bad = i;
+        ++bad;
+      }
+      if (!(err <= worst)) worst = err;
     }
-    if (!(err <= worst)) worst = err;
+    if (first_bad >= 0)
+      std::printf("defer_halves %d: first bad at row %lld col %lld: got %g want %g\n", (w == 0 ? opt : vs).defer_halves,
+                  (long long)(first_bad / n), (long long)(first_bad % n), __bfloat162float(hc[first_bad]), __bfloat162float(hr[first_bad]));
   }
-  if (first_bad >= 0)
-    std::printf("first bad at row %lld col %lld: got %g want %g\n", (long long)(first_bad / n), (long long)(first_bad % n),
-                __bfloat162float(hc[first_bad]), __bfloat162float(hr[first_bad]));
   const double flop = 2.0 * m * n * k;
-  float t_ref = 0, t_own = 0;
-  if (sustain > 0) {
+  float t_ref = 0, t_own = 0, t_vs = 0;
+  if (sustain > 0 && has_vs) {
+    const std::vector<float> med = replay_medians(
+        {[&](cudaStream_t s) { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, s); },
+         [&](cudaStream_t s) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, s, shp); },
+         [&](cudaStream_t s) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, vs, s, shp); }},
+        sustain, reps);
+    t_ref = med[0];
+    t_own = med[1];
+    t_vs = med[2];
+  } else if (sustain > 0) {
     sustained_us([&](cudaStream_t s) { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, s); },
                  [&](cudaStream_t s) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, s, shp); }, reps, sustain, which, t_ref, t_own);
   } else {
@@ -174,6 +157,9 @@ int main(int argc, char** argv) {
               (long long)m, (long long)n, (long long)k, shp ? " (shards)" : "", constant ? " (constant)" : "",
               sustain > 0 ? " (graphs)" : "", opt.cluster, opt.group_m, bad ? "FAIL" : "ok", worst, (long long)bad, t_ref,
               flop / t_ref / 1e6, t_own, flop / t_own / 1e6, t_own / t_ref);
+  if (has_vs)
+    std::printf("  defer_halves %d: own %.1f us (%.3f x cublasLt) | defer_halves %d: own %.1f us (%.3f x cublasLt) | %d over %d %.4f\n",
+                opt.defer_halves, t_own, t_own / t_ref, vs.defer_halves, t_vs, t_vs / t_ref, opt.defer_halves, vs.defer_halves, t_own / t_vs);
   const std::string plan = ref.describe(m, n, k, k, n, n);
   std::printf("  cublasLt plan: %s\n", plan.c_str());
   if (json != nullptr) {
@@ -183,9 +169,10 @@ int main(int argc, char** argv) {
     if (FILE* f = std::fopen(json, "a")) {
       std::fprintf(f,
                    "{\"gpu\": \"%s\", \"commit\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"cluster\": %d, \"group_m\": %d, "
-                   "\"shards\": %d, \"constant\": %d, \"sustain\": %d, \"own_us\": %.2f, \"cublaslt_us\": %.2f, \"own_over_cublaslt\": %.4f, \"max_rel_err\": %.5f, "
+                   "\"shards\": %d, \"constant\": %d, \"sustain\": %d, \"defer_halves\": %d, \"vs_defer_halves\": %d, \"vs_us\": %.2f, \"own_us\": %.2f, \"cublaslt_us\": %.2f, \"own_over_cublaslt\": %.4f, \"max_rel_err\": %.5f, "
                    "\"bad\": %lld, \"cublaslt_plan\": \"%s\"}\n",
-                   prop.name, commit ? commit : "", (long long)m, (long long)n, (long long)k, opt.cluster, opt.group_m, shp ? sh.count : 0, constant ? 1 : 0, sustain, t_own,
+                   prop.name, commit ? commit : "", (long long)m, (long long)n, (long long)k, opt.cluster, opt.group_m, shp ? sh.count : 0, constant ? 1 : 0, sustain, opt.defer_halves,
+                   has_vs ? vs.defer_halves : -1, t_vs, t_own,
                    t_ref, t_own / t_ref, worst, (long long)bad, plan.c_str());
       std::fclose(f);
     }

@@ -52,6 +52,10 @@ SYMMEM_API Settings settings_from_env(const EnvGetter& get = nullptr);
 namespace detail {
 /// Parses a decimal integer in [lo, hi]; throws InvalidArgument naming `what` otherwise.
 SYMMEM_API long parse_int(const char* text, const char* what, long lo, long hi);
+/// A numeric knob: the environment variable `name` in [lo, hi], or `unset` where it is unset or
+/// empty. A malformed or out-of-range value is added to `why` ("; "-separated: the refusal a
+/// constructor then raises on every rank) and reads as unset.
+SYMMEM_API long knob_number(std::string& why, const char* name, long lo, long hi, long unset);
 /// Two ranks' settings written as space-separated "name=value" fields in one order: the names of
 /// the fields whose values differ, comma-separated ("" where none do), so that an error can say
 /// which setting to make alike.

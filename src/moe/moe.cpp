@@ -215,16 +215,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // The numeric measurement knobs; unset or empty: `unset`. A value out of range is a config error
   // on every rank, like the flags above (it used to throw on its rank alone, below, while the others
   // went on into the allocation and waited there for it).
-  auto number = [&why](const char* name, long lo, long hi, long unset) {
-    const char* v = std::getenv(name);
-    if (v == nullptr || *v == 0) return unset;
-    try {
-      return symmem::detail::parse_int(v, name, lo, hi);
-    } catch (const std::exception& e) {
-      why += (why.empty() ? "" : "; ") + std::string(e.what());
-      return unset;
-    }
-  };
+  auto number = [&why](const char* name, long lo, long hi, long unset) { return symmem::detail::knob_number(why, name, lo, hi, unset); };
   // SYMMEM_MOE_LL_TOKENS=N (1 .. kLLMaxTokens): rounds of at most N tokens take the lines (the
   // threshold, kern::kLLTokens, where unset: -1).
   const int ll_tokens = static_cast<int>(number("SYMMEM_MOE_LL_TOKENS", 1, kern::kLLMaxTokens, -1));

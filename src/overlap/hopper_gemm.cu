@@ -7,8 +7,11 @@
 // `empty` mbarrier once the wgmma that read it has retired. In a cluster of two, the CTAs take
 // row blocks 2u and 2u + 1 of the same column block and each loads half of B's tile for both
 // (TMA multicast); a stage is then free only when the consumers of both CTAs are done with it,
-// so each consumer arrives on both CTAs' `empty` barriers. The epilogue goes through shared
-// memory (stmatrix) and out by TMA stores that run on under the next tile's k-loop.
+// so each consumer arrives on both CTAs' `empty` barriers. The epilogue rounds a tile into
+// registers and, by default (HopperGemmOptions::defer_halves 2), writes its two halves through
+// shared memory (stmatrix) into TMA stores while the next tile's first two k-blocks' wgmma run, so
+// the tensor cores do not stop for it: 1-2% of the whole GEMM at the overlap's shapes, 3% with
+// row shards (1 x H200, session 49: tools/hgemm_probe.cu, HGEMM_VS).
 //
 // Tiles: a cluster takes units (its row blocks x a 256-column block) in a grouped raster. With
 // row shards (HopperRowShards: all_gather_matmul's), the row blocks run shard by shard in the
@@ -26,10 +29,12 @@
 // wait, so the consumers always reach the counts of their previous (peer) tile, which the other
 // ranks' partials depend on (overlap.cpp: rs_fused).
 //
-// Time over cuBLASLt's (the plan symmem tunes; tools/hgemm_probe.cu, one GPU; H200 in
-// bench/results/*-h200x2-2313db6-s29c12-*.json): 8192 x 3584 x 4096 0.99, 8192 x 4096 x 3584 1.00,
-// 8192 x 7168 x 4096 1.00, 16384 x 7168 x 8192 1.00, 16384 x 8192 x 7168 1.02,
-// 16384 x 4096 x 3584 1.05, and 1.10 at 2048 x 7168 x 4096 (3.4 waves of tiles; cuBLASLt's plan
+// Time over cuBLASLt's (the plan symmem tunes; tools/hgemm_probe.cu, one GPU, CUDA graphs of 10
+// replayed in turn; H200, session 49, bench/results/*-h200x1-ccaaf47-s49c1-*.json): 8192 x 4096 x
+// 3584 0.99, 16384 x 3584 x 4096 0.99, 8192 x 8192 x 7168 0.98, 16384 x 8192 x 7168 0.99,
+// 16384 x 7168 x 8192 1.00, and 1.05-1.06 at 16384 x 4096 x 3584, where cuBLASLt runs 128 x 160
+// tiles (2048 of ours are 15.5 waves on 132 SMs). Before the deferred epilogue (session 29,
+// *-h200x2-2313db6-s29c12-*): 1.10 at 2048 x 7168 x 4096 (3.4 waves of tiles; cuBLASLt's plan
 // wastes less of the last). On H100 the same shapes gave 1.00-1.02.
 //
 // Shared memory layouts (128-byte swizzle, as the TMA writes them and wgmma reads them):
@@ -77,6 +82,7 @@ struct Args {
   HopperRowShards shards;  // shards.rows == 0: rows in order, no waits
   bool has_local;          // shards.first's rows come from map_local
   int count_at;            // HopperGemmOptions::count_at
+  int defer;               // HopperGemmOptions::defer_halves
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -297,6 +303,39 @@ __device__ __forceinline__ void add_partial(float (&acc)[128], const uint8_t* st
   }
 }
 
+// A consumer's finished tile, rounded to bf16 (held[i] packs its accumulators 2i and 2i + 1), on
+// its way out: where it goes and which half goes next.
+struct Held {
+  uint32_t v[64];
+  bool out;      // into map_out (else map_c)
+  int col, row;  // the tile's first column and this consumer's first row there
+  int next;      // the next half to store (2: both are out)
+  int done;      // its HopperRowShards::done word once both halves are out (-1: none)
+};
+
+// Stores half kHalf (columns 128 kHalf .. + 127) of a held tile through this consumer's 16 KiB of
+// shared memory (two 64 x 64 boxes, 128-byte swizzle): stmatrix from the accumulators' layout
+// (thread (warp, lane) holds rows 16 warp + lane / 4 (+ 8), columns 8j + 2 (lane % 4) + {0, 1}),
+// then one thread's TMA stores, clipped at m and n, which run on under what follows; only the
+// next half's reuse of the buffer waits for them to have read it.
+template <int kHalf>
+__device__ __forceinline__ void store_half(const Held& h, const CUtensorMap* map, uint8_t* my_c, int warp, int lane, int cw, bool leader) {
+  if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+  named_sync(1 + cw, 128);
+#pragma unroll
+  for (int jj = 0; jj < 16; jj += 2) {
+    const int i = 2 * (kHalf * 16 + jj);
+    stmatrix_x4(fragment_addr(my_c, warp, lane, jj), h.v[i], h.v[i + 1], h.v[i + 2], h.v[i + 3]);
+  }
+  device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
+  named_sync(1 + cw, 128);
+  if (leader) {
+    tma_store(map, my_c, h.col + kHalf * 128, h.row);
+    tma_store(map, my_c + 8192, h.col + kHalf * 128 + 64, h.row);
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+  }
+}
+
 #endif  // SYMMEM_HGEMM_DEVICE
 
 template <int kCluster>
@@ -414,13 +453,30 @@ __global__ void __launch_bounds__(kThreads, 1)
     const Stages st{sa, sb, full, empty, cw, leader};
     uint8_t* my_c = sc + cw * (kCStage / 2);
     int pending = -1;  // the done word of this warpgroup's last tile, stored but not yet counted (args.shards.done)
+    Held held;
+    held.next = 2;
+    held.done = -1;
+    // The next half of the held tile out; once both are, its done word is pending.
+    auto store_next = [&]() {
+      if (held.next == 0)
+        store_half<0>(held, held.out ? &map_out : &map_c, my_c, warp, lane, cw, leader);
+      else
+        store_half<1>(held, held.out ? &map_out : &map_c, my_c, warp, lane, cw, leader);
+      if (++held.next == 2 && held.done >= 0) {
+        pending = held.done;
+        held.done = -1;
+      }
+    };
     for (int u = first_unit; u < units; u += unit_step) {
       int shard, m0, row_in_shard, n0;
       unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
       ring.prev = -1;
       for (int kb = 0; kb < kblocks; ++kb) {
         consume<kCluster>(st, ring, acc, kb);
-        if (kb == args.count_at && pending >= 0) {
+        // The last tile's deferred halves, one a k-block while this k-block's wgmma run: the
+        // tensor cores do not wait for the epilogue (HopperGemmOptions::defer_halves).
+        if (held.next < 2) store_next();
+        if (kb >= args.count_at && pending >= 0) {
           if (leader) count_stored(args.shards.done, pending);
           pending = -1;
         }
@@ -428,7 +484,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_wait<0>();
       wgmma_keep(acc);
       if (leader) release<kCluster>(empty, ring.prev);
-      if (pending >= 0) {  // (a k-loop too short to have counted it)
+      while (held.next < 2) store_next();  // (a k-loop too short to have stored them)
+      if (pending >= 0) {                  // (or to have counted them)
         if (leader) count_stored(args.shards.done, pending);
         pending = -1;
       }
@@ -451,34 +508,20 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int i = 0; i < 128; ++i) acc[i] *= args.shards.scale;
         }
       }
-      const CUtensorMap* out_map = summed ? &map_out : &map_c;
-      const int out_row = (summed ? row_in_shard : m0) + cw * 64;
-      // Epilogue, half a tile at a time through this consumer's 16 KiB of shared memory (two
-      // 64 x 64 boxes, 128-byte swizzle): stmatrix from the accumulators' layout (thread (warp,
-      // lane) holds rows 16 warp + lane / 4 (+ 8), columns 8j + 2 (lane % 4) + {0, 1}), then one
-      // thread's TMA stores, clipped at m and n. The stores run on while the next tile computes;
-      // only the next half's reuse of the buffer waits for them to have read it. (Stores from
-      // registers cost 4-5% of the whole GEMM: every CTA's epilogue meets HBM at once.)
+      // Epilogue: the tile rounded into held; of its two halves, the last args.defer go out under
+      // the next tile's first k-blocks (or after the last tile), the rest now. (Stores from
+      // registers instead of through shared memory and the TMA cost 4-5% of the whole GEMM: every
+      // CTA's epilogue meets HBM at once.)
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-        named_sync(1 + cw, 128);
-#pragma unroll
-        for (int jj = 0; jj < 16; jj += 2) {
-          const int j = half * 16 + jj;
-          stmatrix_x4(fragment_addr(my_c, warp, lane, jj), pack_bf16(acc[4 * j], acc[4 * j + 1]), pack_bf16(acc[4 * j + 2], acc[4 * j + 3]),
-                      pack_bf16(acc[4 * j + 4], acc[4 * j + 5]), pack_bf16(acc[4 * j + 6], acc[4 * j + 7]));
-        }
-        device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
-        named_sync(1 + cw, 128);
-        if (leader) {
-          tma_store(out_map, my_c, n0 + half * 128, out_row);
-          tma_store(out_map, my_c + 8192, n0 + half * 128 + 64, out_row);
-          asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        }
-      }
-      if (args.shards.done != nullptr && shard >= 0 && !summed) pending = shard * args.shards.groups + row_in_shard / group_rows;
+      for (int i = 0; i < 64; ++i) held.v[i] = pack_bf16(acc[2 * i], acc[2 * i + 1]);
+      held.out = summed;
+      held.col = n0;
+      held.row = (summed ? row_in_shard : m0) + cw * 64;
+      held.next = 0;
+      held.done = args.shards.done != nullptr && shard >= 0 && !summed ? shard * args.shards.groups + row_in_shard / group_rows : -1;
+      for (int h = args.defer; h < 2; ++h) store_next();
     }
+    while (held.next < 2) store_next();
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
     if (pending >= 0 && leader) count_stored(args.shards.done, pending);
   }
@@ -577,6 +620,7 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
     require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm: A, B and C must be 16-byte aligned");
   require(opt.cluster == 1 || opt.cluster == 2, "hopper_gemm: cluster must be 1 or 2 (got ", opt.cluster, ")");
   require(opt.group_m > 0, "hopper_gemm: group_m must be positive");
+  require(opt.defer_halves >= 0 && opt.defer_halves <= 2, "hopper_gemm: defer_halves must be 0, 1 or 2 (got ", opt.defer_halves, ")");
   if (shards != nullptr) {
     require(shards->count >= 1 && shards->count <= 64 && shards->rows > 0 && shards->rows % (kBM * opt.cluster) == 0 &&
                 static_cast<int64_t>(shards->rows) * shards->count == m && shards->first >= 0 && shards->first < shards->count,
@@ -604,7 +648,7 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
   const CUtensorMap ml = has_local ? tensor_map(shards->local, shards->rows, k, shards->local_ld, kBM, kBK, "the local shard") : ma;
   const int group = shards != nullptr ? schedule::shard_group(shards->rows / shards->groups, opt.cluster, opt.group_m) : opt.group_m;
   Args args{static_cast<__nv_bfloat16*>(c), ldc, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), group,
-            HopperRowShards{}, has_local, opt.count_at};
+            HopperRowShards{}, has_local, opt.count_at, opt.defer_halves};
   if (shards != nullptr) args.shards = *shards;
   const CUtensorMap mc = tensor_map(c, m, n, ldc, 64, 64, "C");
   const bool sum = shards != nullptr && shards->sum_shard >= 0;

@@ -19,6 +19,9 @@ struct HopperGemmOptions {
   // With HopperRowShards::done: the k-block of a warpgroup's next tile after which its last tile's
   // stores are counted (their completion is waited for then; at or past the k-loop's end, after it).
   int count_at = 3;
+  // Of each tile's two 128-column halves, how many go out under the next tile's first k-blocks
+  // (one a k-block, while its wgmma run) instead of before it: 0, 1 or 2.
+  int defer_halves = 2;
 };
 
 /// A itself is `count` shards of `rows` rows. The tiles run shard `first` first, then first - 1,
@@ -29,8 +32,12 @@ struct HopperGemmOptions {
 /// consumer warpgroup adds 1 to done[p] for each of its half tiles of shard p once that half's
 /// stores to C are complete (the add has release semantics at GPU scope): shard p's rows of C
 /// are final when done[p] reaches hopper_shard_halves(rows, n). The add comes a few
-/// k-blocks (HopperGemmOptions::count_at) into the warpgroup's next tile (the stores are then long
-/// done, so nothing stalls), or after its last.
+/// k-blocks (HopperGemmOptions::count_at, and after both halves' stores were issued: with
+/// defer_halves 2, under the next tile's k-blocks 0 and 1) into the warpgroup's next tile (the
+/// stores are then long done, so nothing stalls), or after its k-loop if that is shorter, or after
+/// the warpgroup's last tile. Without shard waits (`wait` 0, as the fused sum has) the next tile's
+/// k-loop waits for nothing but the producer's loads, so a tile's stores and count come whatever
+/// the other ranks do.
 ///
 /// Row groups (`groups` > 1): each shard is `groups` runs of rows / groups rows (a multiple of 128
 /// x the cluster), and a shard's tiles run group by group; done then has count x groups words,

@@ -75,6 +75,14 @@ struct TensorParallel::Impl {
   // forces it on / off, unset lets detail::gather_own_gemm decide. A rank-local choice: both forms
   // move the rows and signal them alike.
   int own_gemm = -1;
+  // The fused form's HopperGemmOptions::count_at (SYMMEM_OVERLAP_COUNT_AT=kb; -1 unset: its
+  // default). A rank-local setting: it moves when a rank's counts come, not what they count.
+  // (Session 49, 1 x H200, the fused form's GEMM looped back at 8B M 8192 with the deferred
+  // epilogue: k-block 3 1.056-1.059x cuBLASLt, 5 1.049, 8 1.043; not measured in the operation.)
+  int count_at = -1;
+  // HopperGemmOptions::defer_halves for both forms (SYMMEM_OVERLAP_DEFER=0|1|2; -1 unset: its
+  // default). Rank-local: it moves when a tile's stores go out, not what any rank waits for.
+  int defer = -1;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
   bool own_shared = false;   // SYMMEM_OVERLAP_OWN_SHARED=1: also where ranks share a GPU (tests)
   // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
@@ -123,6 +131,8 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.force_rs = force_knob(why, "SYMMEM_OVERLAP_RS", "sum", "ring");
   d.force_groups = force_knob(why, "SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.own_gemm = force_knob(why, "SYMMEM_OVERLAP_GEMM", "cublas", "own");
+  d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
+  d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
@@ -372,7 +382,9 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.handle = d.gathered.handle();
       sh.local = a_shard;
       sh.local_ld = k;
-      hopper_gemm(m, n, k, gathered, k, b, n, c, n, HopperGemmOptions{}, s, &sh);
+      HopperGemmOptions opt;
+      if (d.defer >= 0) opt.defer_halves = d.defer;
+      hopper_gemm(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
     } else {
       trace_form("all_gather_matmul", m, k, n, "cuBLASLt GEMMs a shard group at a time");
       gather_gemms(a_shard, m, k, b, n, c, s, dtype);
@@ -545,7 +557,8 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // Why nothing waits forever, for any N and any interleaving: only own tiles wait, for the peers'
 // pushes of the same row group, and only after their own k-loop (hopper_gemm.cu's producer loads a
 // tile's k-blocks first, then waits for its partials); peer tiles wait for nothing, and a CTA
-// counts a peer tile during or right after the next tile's k-loop, which never waits. In every
+// stores and counts a peer tile during or right after the next tile's k-loop (its first k-blocks
+// carry the deferred stores), which never waits. In every
 // rank's order every own tile comes after every peer tile (schedule::tile_rows runs the own block
 // last), so every CTA reaches and counts all its peer tiles, every rank's pushes (each waiting only
 // for its own rank's counts) land, and every own tile's wait ends. The host model
@@ -585,6 +598,8 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.handle = d.recv.handle();
   HopperGemmOptions opt;
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
+  if (d.count_at >= 0) opt.count_at = d.count_at;
+  if (d.defer >= 0) opt.defer_halves = d.defer;
   hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order

@@ -66,6 +66,10 @@ const std::vector<EnvVar>& env_vars() {
                                          "their protocol on one GPU: each rank's persistent GEMM waits until the driver swaps its "
                                          "context for the rank it waits for (correct, many times slower; reliable at 2 ranks a GPU, at 4 its "
                                          "waits time out now and then). Set it alike on every rank"},
+      {"SYMMEM_OVERLAP_COUNT_AT", nullptr, "the k-block of a tile's next tile at which matmul_reduce_scatter's fused form counts the "
+                                           "tile's stores (default 3; for measurements; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_DEFER", nullptr, "0, 1 or 2: of each own-GEMM tile's two halves, how many are stored under the next tile's "
+                                        "first k-blocks (default 2; for measurements and tests; a rank-local choice)"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[;VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "
@@ -97,6 +101,17 @@ const std::vector<EnvVar>& env_vars() {
 }
 
 namespace detail {
+long knob_number(std::string& why, const char* name, long lo, long hi, long unset) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == 0) return unset;
+  try {
+    return parse_int(v, name, lo, hi);
+  } catch (const InvalidArgument& e) {
+    why += (why.empty() ? "" : "; ") + std::string(e.what());
+    return unset;
+  }
+}
+
 long parse_int(const char* text, const char* what, long lo, long hi) {
   if (text == nullptr || *text == '\0') fail("" + std::string(what) + " is empty; set it to an integer");
   errno = 0;

@@ -3,6 +3,7 @@
 // reduce-scatter (sum and avg), in overlap and sequential modes, replayed in a CUDA graph with new
 // data; an M that is not a multiple of the ranks is refused on every rank.
 #include "reference.hpp"
+#include "../../src/overlap/hopper_gemm.hpp"
 #include <cstdio>
 #include <cstdlib>
 
@@ -34,6 +35,19 @@ std::string compare(DataType dt, const std::vector<uint8_t>& got, const std::vec
       return "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(ref[i]);
   }
   return "";
+}
+
+// The one-GPU tests of the own GEMM's row shards: `count` shards of `rows` rows in `groups` row
+// groups, K x Nc, the scale of the summed shard.
+struct ShardCase {
+  int rows, count, groups;
+  int64_t k, n;
+  float scale;
+};
+int this_device() {
+  int dev = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  return dev;
 }
 
 // SYMMEM_TEST_CASES=1: the cases and operations are named on stderr as they start and end (which
@@ -285,6 +299,127 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 768 * n, 192, 640, "sum", nullptr, "own");
   // Four row groups of 512 rows, in a graph.
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 2048 * n, 64, 512, "sum", nullptr, "own");
+  ASSERT_ALL(why.empty(), why);
+}
+
+// symmem's own Hopper GEMM over row shards on one GPU (every rank alone on its own), each way it
+// can hold a tile's epilogue (HopperGemmOptions::defer_halves 0, 1, 2: the halves stored before
+// the next tile, one of them or both under its first k-blocks), both cluster sizes:
+// - all_gather_matmul's form: shards run from `first` down, shard `first` read from a separate
+//   copy (its rows in A poisoned), every shard's half tiles counted in done;
+// - matmul_reduce_scatter's fused form: the last shard's tiles add the other shards' partials
+//   (random, in a symmetric buffer, their signals set beforehand) and store scale x the sum into
+//   out; the other shards go to C and are counted.
+// Partial last k-block and column block, a one-k-block loop, one to three row groups, more tiles
+// than CTAs. C, out and done are checked, poisoned first. (Hopper only; skipped elsewhere.)
+TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
+  const int dev = this_device();
+  const bool hopper = overlap::hopper_gemm_supported(dev);
+  const ShardCase cases[] = {{256, 2, 1, 320, 384, 1.0f}, {768, 3, 3, 64, 640, 0.5f}, {1024, 3, 2, 192, 512, 1.0f}, {512, 4, 1, 128, 4096, 0.25f}};
+  std::string why;
+  SymmetricBuffer land = comm().alloc(size_t(4) * 512 * 4096 * 2);  // (collective: every rank, Hopper or not)
+  for (const ShardCase& c : cases) {
+    if (!hopper || !why.empty()) break;
+    why = attempt([&] {
+      const int64_t m = static_cast<int64_t>(c.rows) * c.count;
+      std::vector<uint8_t> abytes, bbytes, pbytes;
+      const std::vector<float> a = rand_half(DataType::kBFloat16, m * c.k, 17 + c.rows, &abytes), b = rand_half(DataType::kBFloat16, c.k * c.n, 19 + c.count, &bbytes);
+      const std::vector<float> part = rand_half(DataType::kBFloat16, m * c.n, 23 + c.groups, &pbytes);  // slot p: the partial "from rank p"
+      std::vector<double> prod(m * c.n, 0.0), mag(m * c.n, 0.0);
+      parallel_rows(m, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t kk = 0; kk < c.k; ++kk) {
+            const double av = a[i * c.k + kk];
+            for (int64_t j = 0; j < c.n; ++j) {
+              prod[i * c.n + j] += av * b[kk * c.n + j];
+              mag[i * c.n + j] += std::fabs(av * b[kk * c.n + j]);
+            }
+          }
+      });
+      DeviceBuffer da(abytes.size()), db(bbytes.size()), dc(m * c.n * 2), dout(static_cast<size_t>(c.rows) * c.n * 2),
+          dlocal(static_cast<size_t>(c.rows) * c.k * 2), ddone(sizeof(unsigned long long) * c.count * c.groups);
+      upload(db.p, bbytes);
+      upload(land.ptr(), pbytes);
+      const uint64_t halves = overlap::hopper_shard_halves(c.rows / c.groups, c.n);
+      for (int cluster : {2, 1})
+        for (int defer = 0; defer <= 2; ++defer)
+          for (bool sum : {false, true}) {
+            const std::string name = std::string(sum ? "fused sum" : "gather shards") + ", cluster " + std::to_string(cluster) + ", defer_halves " +
+                                     std::to_string(defer) + ", " + std::to_string(c.count) + " shards of " + std::to_string(c.rows) + " rows, " +
+                                     std::to_string(c.groups) + " row groups, K " + std::to_string(c.k) + ", Nc " + std::to_string(c.n) + ": ";
+            upload(da.p, abytes);
+            poison(dc.p, dc.n);
+            poison(dout.p, dout.n);
+            SYMMEM_CUDA_CHECK(cudaMemset(ddone.p, 0, ddone.n));
+            overlap::HopperRowShards sh;
+            sh.rows = c.rows;
+            sh.count = c.count;
+            sh.groups = c.groups;
+            sh.done = static_cast<unsigned long long*>(ddone.p);
+            if (sum) {
+              sh.first = c.count - 1;
+              sh.sum_shard = 0;
+              sh.partials = land.ptr();
+              sh.out = dout.p;
+              sh.scale = c.scale;
+              sh.handle = land.handle();
+              const std::vector<uint64_t> landed(c.count, static_cast<uint64_t>(c.groups));  // every group of every peer
+              SYMMEM_CUDA_CHECK(cudaMemcpy(land.signal_pad(), landed.data(), landed.size() * 8, cudaMemcpyHostToDevice));
+            } else {
+              sh.first = 1 % c.count;
+              SYMMEM_CUDA_CHECK(cudaMemcpy(dlocal.p, static_cast<uint8_t*>(da.p) + static_cast<size_t>(sh.first) * c.rows * c.k * 2,
+                                           dlocal.n, cudaMemcpyDeviceToDevice));
+              poison(static_cast<uint8_t*>(da.p) + static_cast<size_t>(sh.first) * c.rows * c.k * 2, dlocal.n);
+              sh.local = dlocal.p;
+              sh.local_ld = c.k;
+            }
+            overlap::HopperGemmOptions opt;
+            opt.cluster = cluster;
+            opt.group_m = 2;
+            opt.defer_halves = defer;
+            overlap::hopper_gemm(m, c.n, c.k, da.p, c.k, db.p, c.n, dc.p, c.n, opt, nullptr, &sh);
+            ctx()->synchronize(nullptr, "the own GEMM over row shards");
+            const std::vector<uint8_t> got = download(dc.p, dc.n);
+            const std::vector<uint64_t> done = [&] {
+              std::vector<uint64_t> d(c.count * c.groups);
+              SYMMEM_CUDA_CHECK(cudaMemcpy(d.data(), ddone.p, ddone.n, cudaMemcpyDeviceToHost));
+              return d;
+            }();
+            for (int p = 0; p < c.count; ++p) {
+              if (sum && p == 0) continue;  // (its rows go to out)
+              const size_t at = static_cast<size_t>(p) * c.rows * c.n;
+              const std::vector<uint8_t> rows(got.begin() + 2 * at, got.begin() + 2 * (at + static_cast<size_t>(c.rows) * c.n));
+              const std::string w = compare(DataType::kBFloat16, rows, std::vector<double>(prod.begin() + at, prod.begin() + at + c.rows * c.n),
+                                            std::vector<double>(mag.begin() + at, mag.begin() + at + c.rows * c.n));
+              if (!w.empty()) throw std::runtime_error(name + "C's shard " + std::to_string(p) + ": " + w);
+              for (int g = 0; g < c.groups; ++g)
+                if (done[p * c.groups + g] != halves)
+                  throw std::runtime_error(name + "done[" + std::to_string(p * c.groups + g) + "] = " + std::to_string(done[p * c.groups + g]) +
+                                           ", want " + std::to_string(halves));
+            }
+            if (sum) {
+              std::vector<double> ref(static_cast<size_t>(c.rows) * c.n), rmag(ref.size());
+              for (size_t i = 0; i < ref.size(); ++i) {
+                double v = prod[i], mg = mag[i];
+                for (int p = 1; p < c.count; ++p) {
+                  v += part[p * ref.size() + i];
+                  mg += std::fabs(part[p * ref.size() + i]);
+                }
+                ref[i] = v * c.scale;
+                rmag[i] = mg * c.scale;
+              }
+              const std::string w = compare(DataType::kBFloat16, download(dout.p, dout.n), ref, rmag);
+              if (!w.empty()) throw std::runtime_error(name + "out: " + w);
+              for (int g = 0; g < c.groups; ++g)
+                if (done[g] != 0) throw std::runtime_error(name + "the summed shard was counted in done");
+            }
+          }
+    });
+  }
+  const std::string reset = attempt([&] { SYMMEM_CUDA_CHECK(cudaMemset(land.signal_pad(), 0, sizeof(uint64_t) * 4)); });  // (the signals set above)
+  if (why.empty()) why = reset;
+  comm().free(land);
+  if (!hopper) GTEST_SKIP() << "not a Hopper GPU: symmem's own GEMM does not run here";
   ASSERT_ALL(why.empty(), why);
 }
 
