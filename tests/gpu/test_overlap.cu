@@ -449,6 +449,14 @@ TEST(Overlap, KnobsMisspeltOrUnlikeAcrossRanksAreRefused) {
   std::string why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
   restore();
   ASSERT_ALL(why.find("rank 0 refused: SYMMEM_OVERLAP_OWN_SHARED=yes is neither 0 nor 1") != std::string::npos, "got '" << why << "'");
+  // A numeric knob out of range on rank 0 alone, likewise.
+  const char* defer = std::getenv("SYMMEM_OVERLAP_DEFER");
+  const std::string defer_saved = defer != nullptr ? defer : "";
+  if (me == 0) setenv("SYMMEM_OVERLAP_DEFER", "3", 1);
+  why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
+  if (defer != nullptr) setenv("SYMMEM_OVERLAP_DEFER", defer_saved.c_str(), 1);
+  else unsetenv("SYMMEM_OVERLAP_DEFER");
+  ASSERT_ALL(why.find("rank 0 refused: SYMMEM_OVERLAP_DEFER=3 is out of range [0, 2]") != std::string::npos, "got '" << why << "'");
   if (n < 2) return;
   setenv("SYMMEM_OVERLAP_OWN_SHARED", me == 0 ? "1" : "0", 1);
   why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
