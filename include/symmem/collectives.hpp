@@ -209,6 +209,10 @@ SYMMEM_API std::string algo_unfit(CollOp op, Algo a, bool in_symmetric, bool out
 /// (given the buffer contract in Communicator's comment); Communicator::select calls it.
 SYMMEM_API Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks, size_t bytes, bool in_symmetric,
                             bool out_symmetric, bool in_place, bool have_nccl, size_t ll_capacity);
+/// Whether ranks sharing a GPU (`shares`) look like a mistake: this process sees a GPU for each of
+/// the `ranks` and SYMMEM_RANKS_PER_GPU (`ranks_per_gpu`, null where unset) does not ask for
+/// sharing. The Communicator then says so once (a warning whatever SYMMEM_DEBUG is). Host-tested.
+SYMMEM_API bool sharing_unmeant(bool shares, int visible, int ranks, const char* ranks_per_gpu);
 /// LL all-reduce of `bytes` over n ranks whose LL slots hold `slot_lines` 16-byte lines: the chunk
 /// it runs two-shot over (every rank owns one; a multiple of 8 bytes), or 0 for one-shot. Two-shot
 /// from just past 256 KiB at 3 ranks or more (4 x H100: 512 KiB 10.8 us against 14.8 one-shot;

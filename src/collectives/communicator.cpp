@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -226,6 +227,23 @@ void Communicator::init(Team team) {
   // algorithms run and asking for NCCL fails with that reason.
   std::sort(buses.begin(), buses.end());
   shares_gpu_ = std::adjacent_find(buses.begin(), buses.end()) != buses.end();
+  // Ranks sharing a GPU where this process sees a GPU for each of them is almost always a device
+  // left at its default (every rank on GPU 0: torch.cuda.set_device not called before
+  // symmem.init), which runs without NCCL and many times slower: said once a process, on the
+  // team's rank 0, whatever SYMMEM_DEBUG is, unless SYMMEM_RANKS_PER_GPU asks for sharing.
+  static bool told = false;
+  int visible = 0;
+  if (shares_gpu_ && !told && rank() == 0 && cudaGetDeviceCount(&visible) == cudaSuccess &&
+      detail::sharing_unmeant(true, visible, size(), std::getenv("SYMMEM_RANKS_PER_GPU"))) {
+    told = true;
+    const auto gpus = std::unique(buses.begin(), buses.end()) - buses.begin();
+    detail::log_line(detail::LogLevel::kWarn,
+                     "the " + std::to_string(size()) + " ranks of team '" + heap_->team().name() + "' run on " + std::to_string(gpus) +
+                         " GPU(s) though this process sees " + std::to_string(visible) +
+                         ": give each rank its own (torch.cuda.set_device(LOCAL_RANK) before symmem.init(), or "
+                         "Context::init's LOCAL_RANK); ranks that share a GPU run without NCCL and many times slower "
+                         "(SYMMEM_RANKS_PER_GPU=K says the sharing is meant)");
+  }
   if (!shares_gpu_) {
     ncclUniqueId id;
     if (rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -322,6 +340,12 @@ void Communicator::usable(const char* op) const {
     throw Timeout(std::string(e.what()) + "; this communicator is failed from now on: destroy it (or call abort()) and make a new one");
   }
 }
+
+namespace detail {
+bool sharing_unmeant(bool shares, int visible, int ranks, const char* ranks_per_gpu) {
+  return shares && visible >= ranks && (ranks_per_gpu == nullptr || *ranks_per_gpu == 0 || std::strcmp(ranks_per_gpu, "1") == 0);
+}
+}  // namespace detail
 
 // ---- algorithm choice -------------------------------------------------------------------------
 Algo Communicator::select(CollOp op, DataType dtype, size_t bytes, bool in_sym, bool out_sym, bool in_place) const {

@@ -65,6 +65,9 @@ TEST(Types, NamesParse) {
   EXPECT_THROW(parse_dtype("float128"), InvalidArgument);
   EXPECT_EQ(dtype_size(DataType::kFp8E4M3), 1u);
   EXPECT_EQ(std::string(algo_name(Algo::kTwoShot)), "two_shot");
+  // A value cast from an integer outside the enum is named, not read past the table.
+  EXPECT_EQ(std::string(dtype_name(static_cast<DataType>(99))), "invalid");
+  EXPECT_EQ(std::string(redop_name(static_cast<ReduceOp>(-1))), "invalid");
 }
 
 // kAuto's choice, as every rank computes it: the table first, then the fallbacks.
@@ -112,4 +115,17 @@ TEST(Tuning, LLTwoShotChunk) {
   EXPECT_GE(3 * c, odd);
   EXPECT_LT(2 * c, odd);
   EXPECT_EQ(ll_two_shot_chunk(512 * 1024, 4, 8), 0u);  // a slot too small: one-shot
+}
+
+// A Communicator warns where ranks share a GPU though each could have its own (the device left at
+// its default), unless SYMMEM_RANKS_PER_GPU asks for sharing.
+TEST(Communicator, SharingAGpuIsCalledOutWhereItLooksUnmeant) {
+  using symmem::detail::sharing_unmeant;
+  EXPECT_TRUE(sharing_unmeant(true, 8, 8, nullptr));    // 8 ranks on GPU 0 of 8
+  EXPECT_TRUE(sharing_unmeant(true, 4, 2, "1"));
+  EXPECT_TRUE(sharing_unmeant(true, 4, 2, ""));
+  EXPECT_FALSE(sharing_unmeant(false, 8, 8, nullptr));  // a GPU each
+  EXPECT_FALSE(sharing_unmeant(true, 1, 2, nullptr));   // too few GPUs: sharing is the only way
+  EXPECT_FALSE(sharing_unmeant(true, 4, 8, nullptr));   // 8 ranks on 4 GPUs
+  EXPECT_FALSE(sharing_unmeant(true, 4, 2, "2"));       // asked for (symmem-run --ranks-per-gpu 2)
 }

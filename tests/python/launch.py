@@ -37,7 +37,7 @@ def main():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
-               SYMMEM_TEST_RANKS_PER_GPU=str(per_gpu))
+               SYMMEM_TEST_RANKS_PER_GPU=str(per_gpu), SYMMEM_RANKS_PER_GPU=str(per_gpu))
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, script)
     run = [os.path.join(here, "runner.py"), path] if os.path.basename(script).startswith("test_") else [path, *extra]
