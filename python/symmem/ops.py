@@ -15,7 +15,7 @@ the profiler): the operator's own implementation runs and the mutated tensors' v
 are bumped as the dispatcher would: 17.5 us a call against 43.8 through the operator and 44.1 for
 NCCL's dist.all_reduce in one run (2 x H100, tools/py_host_cost.py). Everywhere else the
 registered operator runs."""
-from . import _current_stream, _group, _torch, InvalidArgument, Unsupported
+from . import _current_stream, _group, _torch, world, InvalidArgument, Unsupported
 
 try:  # at import, so that torch.compile traces these wrappers without meeting an import
     import torch as _torch_module
@@ -57,6 +57,14 @@ def _as_tensor(t, what):
     return t  # _check names what it is
 
 
+def _on_rank_gpu(t, what):
+    """Raises unless CUDA tensor t is on this rank's GPU (kernels on it would reach another GPU's memory)."""
+    dev = world()._ctx.device
+    if t.get_device() != dev:
+        raise InvalidArgument(f"{what}: the tensor is on {t.device} but this rank's GPU is cuda:{dev}; make it there "
+                              f"(torch.cuda.set_device({dev}) before symmem.init() makes that the default)")
+
+
 def _check(t, what):
     torch = _torch_module or _torch()
     if not isinstance(t, torch.Tensor):
@@ -64,6 +72,7 @@ def _check(t, what):
                               f"got {type(t).__name__}")
     if not t.is_cuda:
         raise InvalidArgument(f"{what}: the tensor is on {t.device}; symmem works on CUDA tensors")
+    _on_rank_gpu(t, what)
     if not t.is_contiguous():
         raise InvalidArgument(f"{what}: the tensor must be contiguous")
     return _dtype_code(torch, t.dtype)

@@ -7,6 +7,7 @@ bf16 or fp16 (both operands alike), row-major, fp32 accumulation; on the current
 row count) must be a multiple of the group size. Each group keeps one TensorParallel, remade
 (collectively: every rank makes the same calls) when a call needs larger buffers."""
 from . import _current_stream, _group, _lib, _torch, InvalidArgument
+from .ops import _on_rank_gpu
 
 _tp = {}  # group name -> (TensorParallel, max_m, max_k, max_n)
 
@@ -30,6 +31,7 @@ def _operands(op, a, b, a_name):
         if not isinstance(t, torch.Tensor) or not t.is_cuda or t.dtype not in (torch.bfloat16, torch.float16) or t.dim() != 2 \
                 or not t.is_contiguous():
             raise InvalidArgument(f"{op}: {name} must be a contiguous 2-D bfloat16 or float16 CUDA tensor")
+        _on_rank_gpu(t, f"{op}: {name}")
     if a.dtype != b.dtype:
         raise InvalidArgument(f"{op}: {a_name} is {a.dtype} but b is {b.dtype}; pass both alike")
     rows, k = a.shape

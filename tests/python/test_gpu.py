@@ -595,6 +595,17 @@ def test_bad_arguments_raise_on_every_rank():
                 errs.append("accepted a bad call")
             except kind:
                 pass
+        if torch.cuda.device_count() > 1:  # a tensor on another rank's GPU (its kernels would reach across)
+            other = torch.device("cuda", (DEV.index + 1) % torch.cuda.device_count())
+            for name, call in (("all_reduce", lambda: symmem.all_reduce(torch.zeros(4, device=other))),
+                               ("all_gather_matmul", lambda: symmem.all_gather_matmul(
+                                   torch.zeros(8, 8, dtype=torch.bfloat16, device=other), torch.zeros(8, 8, dtype=torch.bfloat16, device=DEV)))):
+                try:
+                    call()
+                    errs.append(f"{name}: accepted a tensor on {other}")
+                except symmem.InvalidArgument as e:
+                    if "this rank's GPU" not in str(e):
+                        errs.append(f"{name}: '{e}'")
         return "\n".join(errs)
     agreed(body)
 
