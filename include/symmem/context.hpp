@@ -20,7 +20,9 @@ class SYMMEM_API Context {
   /// Joins the job from the environment (torchrun, mpirun, symmem-run), selects this rank's GPU.
   static std::shared_ptr<Context> init();
   /// Selects this rank's GPU (config.device, or local_rank / ranks_per_gpu). Throws Unsupported
-  /// when no GPU is visible, InvalidArgument when the rank maps past the visible GPUs.
+  /// when no GPU is visible, InvalidArgument when the rank maps past the visible GPUs; collective:
+  /// where any rank cannot take its GPU, every rank throws (InvalidArgument naming that rank and
+  /// why on the others).
   explicit Context(std::shared_ptr<Bootstrap> boot, Settings settings = settings_from_env());
   ~Context();
   Context(const Context&) = delete;
@@ -51,6 +53,7 @@ class SYMMEM_API Context {
   void synchronize(cudaStream_t stream, const std::string& op = "") const;
 
  private:
+  void take_device();
   std::shared_ptr<Bootstrap> boot_;
   Team world_;
   Settings settings_;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <exception>
 
 #include "symmem/error.hpp"
 
@@ -13,6 +14,30 @@ Context::Context(std::shared_ptr<Bootstrap> boot, Settings settings)
     : boot_(std::move(boot)), settings_(std::move(settings)) {
   require(boot_ != nullptr, "Context: bootstrap is null");
   world_ = Team::world(boot_);
+  // A rank that cannot take its GPU says so to every rank (one exchange at start-up), instead of
+  // throwing alone while the others wait for it in their first exchange until the bound. It raises
+  // its own error; the others raise "symmem::Context: rank R refused: ...".
+  std::exception_ptr own;
+  std::string refusal;
+  try {
+    take_device();
+  } catch (const std::exception& e) {
+    own = std::current_exception();
+    refusal = *e.what() ? e.what() : "failed";
+    if (error_host_) cudaFreeHost(error_host_);
+    error_host_ = nullptr;
+  }
+  try {
+    world_.require_same("", "symmem::Context", refusal);
+  } catch (...) {
+    if (own) std::rethrow_exception(own);
+    throw;
+  }
+}
+
+// The GPU this rank runs on (the bootstrap's device, else LOCAL_RANK / ranks_per_gpu), made
+// current, and the mapped record device-side waits report their failures in.
+void Context::take_device() {
   const BootstrapConfig& c = boot_->config();
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);

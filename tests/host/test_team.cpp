@@ -2,6 +2,7 @@
 
 #include "fork_ranks.hpp"
 #include "symmem/error.hpp"
+#include "symmem/context.hpp"
 #include "symmem/team.hpp"
 
 using namespace symmem;
@@ -73,4 +74,27 @@ TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
     return std::string("ok");
   });
   for (int r = 0; r < 3; ++r) EXPECT_EQ(res[r].message, "ok") << "rank " << r;
+}
+
+// A rank that cannot take its GPU (here rank 2, told to use GPU 1000) fails every rank's Context at
+// once, the others naming it, instead of leaving them to wait for it in their first exchange. Where
+// no GPU is visible (CI) every rank refuses alike, each with its own Unsupported.
+TEST(Context, ARankThatCannotTakeItsGpuFailsEveryRank) {
+  int port = test::free_port();
+  auto res = test::run_ranks(3, [&](int r) {
+    BootstrapConfig cfg = test::config(r, 3, port);
+    cfg.device = r == 2 ? 1000 : 0;
+    try {
+      Context c(std::make_shared<Bootstrap>(cfg));
+      return std::string("constructed");
+    } catch (const Unsupported&) {
+      return std::string("unsupported");
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      if (m.find("maps to GPU 1000") == std::string::npos) return "unexpected: " + m;
+      if (r != 2 && m.find("symmem::Context: rank 2 refused: ") == std::string::npos) return "does not name rank 2: " + m;
+      return std::string("refused");
+    }
+  });
+  for (int r = 0; r < 3; ++r) EXPECT_TRUE(res[r].message == "unsupported" || res[r].message == "refused") << "rank " << r << ": " << res[r].message;
 }
