@@ -19,11 +19,14 @@ class SYMMEM_API Context {
  public:
   /// Joins the job from the environment (torchrun, mpirun, symmem-run), selects this rank's GPU.
   static std::shared_ptr<Context> init();
-  /// Selects this rank's GPU (config.device, or local_rank / ranks_per_gpu). Throws Unsupported
-  /// when no GPU is visible, InvalidArgument when the rank maps past the visible GPUs; collective:
-  /// where any rank cannot take its GPU, every rank throws (InvalidArgument naming that rank and
-  /// why on the others).
-  explicit Context(std::shared_ptr<Bootstrap> boot, Settings settings = settings_from_env());
+  /// Selects this rank's GPU (config.device, or local_rank / ranks_per_gpu), with the settings of
+  /// the environment (settings_from_env) or those given. Throws Unsupported when no GPU is
+  /// visible, InvalidArgument when the rank maps past the visible GPUs or a setting is malformed.
+  /// Collective: where any rank refuses, every rank throws (InvalidArgument naming that rank and
+  /// why on the others), and so where SYMMEM_DEBUG_CHECKS differs across ranks (the checked calls
+  /// exchange what the others would not).
+  explicit Context(std::shared_ptr<Bootstrap> boot);
+  Context(std::shared_ptr<Bootstrap> boot, Settings settings);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -53,6 +56,7 @@ class SYMMEM_API Context {
   void synchronize(cudaStream_t stream, const std::string& op = "") const;
 
  private:
+  Context(std::shared_ptr<Bootstrap> boot, const Settings* given);
   void take_device();
   std::shared_ptr<Bootstrap> boot_;
   Team world_;

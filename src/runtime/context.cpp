@@ -10,16 +10,20 @@ namespace symmem {
 
 std::shared_ptr<Context> Context::init() { return std::make_shared<Context>(Bootstrap::from_env()); }
 
-Context::Context(std::shared_ptr<Bootstrap> boot, Settings settings)
-    : boot_(std::move(boot)), settings_(std::move(settings)) {
+Context::Context(std::shared_ptr<Bootstrap> boot) : Context(std::move(boot), nullptr) {}
+Context::Context(std::shared_ptr<Bootstrap> boot, Settings settings) : Context(std::move(boot), &settings) {}
+
+Context::Context(std::shared_ptr<Bootstrap> boot, const Settings* given) : boot_(std::move(boot)) {
   require(boot_ != nullptr, "Context: bootstrap is null");
   world_ = Team::world(boot_);
-  // A rank that cannot take its GPU says so to every rank (one exchange at start-up), instead of
-  // throwing alone while the others wait for it in their first exchange until the bound. It raises
-  // its own error; the others raise "symmem::Context: rank R refused: ...".
+  // A rank that cannot read its settings or take its GPU says so to every rank (one exchange at
+  // start-up), instead of throwing alone while the others wait for it in their first exchange until
+  // the bound. It raises its own error; the others raise "symmem::Context: rank R refused: ...".
+  // SYMMEM_DEBUG_CHECKS must be alike (a checked call exchanges what an unchecked one does not).
   std::exception_ptr own;
   std::string refusal;
   try {
+    settings_ = given != nullptr ? *given : settings_from_env();
     take_device();
   } catch (const std::exception& e) {
     own = std::current_exception();
@@ -28,7 +32,8 @@ Context::Context(std::shared_ptr<Bootstrap> boot, Settings settings)
     error_host_ = nullptr;
   }
   try {
-    world_.require_same("", "symmem::Context", refusal);
+    world_.require_same(std::string("SYMMEM_DEBUG_CHECKS=") + (settings_.debug_checks ? "1" : "0"), "symmem::Context", refusal, "",
+                        "; set SYMMEM_DEBUG_CHECKS alike on every rank (or on none)");
   } catch (...) {
     if (own) std::rethrow_exception(own);
     throw;

@@ -1,3 +1,8 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 
 #include "gpu_env.hpp"
@@ -141,4 +146,34 @@ TEST(Heap, ABufferLargerThanAnArenaIsUnmappedOnceEveryRankFreedIt) {
   if (with < before + (size_t(600) << 20)) msg = "the big buffer did not get its own arena";
   else if (after > before + (size_t(256) << 20)) msg = "the big buffer's arena is still mapped: " + std::to_string(after) + " bytes";
   ASSERT_ALL(msg.empty(), msg);
+}
+
+// A second job of the same ranks (a store on a port rank 0 picked) whose contexts are made with
+// SYMMEM_DEBUG_CHECKS on the last rank only: refused on every rank at start-up, naming the setting
+// (a checked call exchanges what an unchecked one does not: the first call would hang until the
+// bound).
+TEST(ContextSetup, DebugChecksUnlikeAcrossRanksAreRefusedOnEveryRank) {
+  const int n = ctx()->size(), me = ctx()->rank();
+  if (n < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::string port;
+  if (me == 0) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 && getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port = std::to_string(ntohs(a.sin_port));
+    if (fd >= 0) close(fd);
+  }
+  port = ctx()->world().all_gather(port, "the second job's port")[0];
+  ASSERT_ALL(!port.empty(), "no free port on rank 0");
+  BootstrapConfig cfg = bootstrap_config_from_env();
+  cfg.master_addr = "127.0.0.1";
+  cfg.master_port = std::stoi(port);
+  cfg.timeout_ms = 20000;
+  Settings settings = ctx()->settings();
+  settings.debug_checks = me == n - 1;
+  const std::string why = attempt([&] { Context c(std::make_shared<Bootstrap>(cfg), settings); });
+  ASSERT_ALL(why.find("symmem::Context: arguments differ across ranks (SYMMEM_DEBUG_CHECKS)") != std::string::npos, "got '" << why << "'");
 }

@@ -98,3 +98,28 @@ TEST(Context, ARankThatCannotTakeItsGpuFailsEveryRank) {
   });
   for (int r = 0; r < 3; ++r) EXPECT_TRUE(res[r].message == "unsupported" || res[r].message == "refused") << "rank " << r << ": " << res[r].message;
 }
+
+// A setting one rank cannot read (SYMMEM_TIMEOUT_MS=soon on rank 1) is refused inside the same
+// start-up agreement: that rank raises its own error naming the setting, the others either name
+// rank 1 (where they could take their GPU) or refuse with their own Unsupported (no GPU: CI).
+TEST(Context, ASettingOneRankCannotReadFailsEveryRank) {
+  int port = test::free_port();
+  auto res = test::run_ranks(3, [&](int r) {
+    if (r == 1) setenv("SYMMEM_TIMEOUT_MS", "soon", 1);
+    BootstrapConfig cfg = test::config(r, 3, port);
+    cfg.device = 0;
+    try {
+      Context c(std::make_shared<Bootstrap>(cfg));
+      return std::string("constructed");
+    } catch (const Unsupported&) {
+      return std::string(r == 1 ? "rank 1 missed its setting" : "unsupported");
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      if (m.find("SYMMEM_TIMEOUT_MS='soon' is not an integer") == std::string::npos) return "unexpected: " + m;
+      if (r != 1 && m.find("symmem::Context: rank 1 refused: ") == std::string::npos) return "does not name rank 1: " + m;
+      return std::string("refused");
+    }
+  });
+  for (int r = 0; r < 3; ++r)
+    EXPECT_TRUE(res[r].message == "refused" || (r != 1 && res[r].message == "unsupported")) << "rank " << r << ": " << res[r].message;
+}
