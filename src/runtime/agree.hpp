@@ -10,8 +10,9 @@ namespace symmem::detail {
 
 /// Runs `local_checks` (which throw InvalidArgument). With SYMMEM_DEBUG_CHECKS=1 their refusal on
 /// any rank, or `mine()` (space-separated name=value fields) differing across ranks, is raised on
-/// every rank, naming the rank and its reason or the fields that differ (Team::require_same); without it they raise where they fail,
-/// and nothing else is done (`mine` is called only under the checks: no strings on the hot path).
+/// every rank, naming the rank and its reason or the fields that differ (Team::require_same);
+/// without it they raise where they fail, and nothing else is done (`mine` is called only under
+/// the checks: no strings on the hot path).
 template <class Mine, class F>
 void checked_alike(Communicator& comm, const char* what, Mine&& mine, F&& local_checks) {
   if (!comm.context().settings().debug_checks) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "fork_ranks.hpp"
 #include "symmem/error.hpp"
 #include "symmem/context.hpp"
@@ -76,14 +78,17 @@ TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
   for (int r = 0; r < 3; ++r) EXPECT_EQ(res[r].message, "ok") << "rank " << r;
 }
 
-// A rank that cannot take its GPU (here rank 2, told to use GPU 1000) fails every rank's Context at
-// once, the others naming it, instead of leaving them to wait for it in their first exchange. Where
-// no GPU is visible (CI) every rank refuses alike, each with its own Unsupported.
-TEST(Context, ARankThatCannotTakeItsGpuFailsEveryRank) {
+// Makes a Context on each of 3 forked ranks (each GPU 0 after `setup` changed its config or
+// environment) and returns each rank's verdict: "refused" where its error holds `want` and, on the
+// ranks other than `bad`, names `bad` as the rank that refused; "unsupported" where it saw no GPU
+// (CI); else what went wrong.
+static std::vector<std::string> context_verdicts(int bad, const std::string& want,
+                                                 const std::function<void(int, BootstrapConfig&)>& setup) {
   int port = test::free_port();
   auto res = test::run_ranks(3, [&](int r) {
     BootstrapConfig cfg = test::config(r, 3, port);
-    cfg.device = r == 2 ? 1000 : 0;
+    cfg.device = 0;
+    setup(r, cfg);
     try {
       Context c(std::make_shared<Bootstrap>(cfg));
       return std::string("constructed");
@@ -91,35 +96,34 @@ TEST(Context, ARankThatCannotTakeItsGpuFailsEveryRank) {
       return std::string("unsupported");
     } catch (const Error& e) {
       const std::string m = e.what();
-      if (m.find("maps to GPU 1000") == std::string::npos) return "unexpected: " + m;
-      if (r != 2 && m.find("symmem::Context: rank 2 refused: ") == std::string::npos) return "does not name rank 2: " + m;
+      if (m.find(want) == std::string::npos) return "unexpected: " + m;
+      const std::string named = "symmem::Context: rank " + std::to_string(bad) + " refused: ";
+      if (r != bad && m.find(named) == std::string::npos) return "does not name rank " + std::to_string(bad) + ": " + m;
       return std::string("refused");
     }
   });
-  for (int r = 0; r < 3; ++r) EXPECT_TRUE(res[r].message == "unsupported" || res[r].message == "refused") << "rank " << r << ": " << res[r].message;
+  std::vector<std::string> out;
+  for (const auto& x : res) out.push_back(x.message);
+  return out;
+}
+
+// A rank that cannot take its GPU (here rank 2, told to use GPU 1000) fails every rank's Context at
+// once, the others naming it, instead of leaving them to wait for it in their first exchange. Where
+// no GPU is visible (CI) every rank refuses alike, each with its own Unsupported.
+TEST(Context, ARankThatCannotTakeItsGpuFailsEveryRank) {
+  const auto v = context_verdicts(2, "maps to GPU 1000", [](int r, BootstrapConfig& cfg) {
+    if (r == 2) cfg.device = 1000;
+  });
+  for (int r = 0; r < 3; ++r) EXPECT_TRUE(v[r] == "unsupported" || v[r] == "refused") << "rank " << r << ": " << v[r];
 }
 
 // A setting one rank cannot read (SYMMEM_TIMEOUT_MS=soon on rank 1) is refused inside the same
-// start-up agreement: that rank raises its own error naming the setting, the others either name
-// rank 1 (where they could take their GPU) or refuse with their own Unsupported (no GPU: CI).
+// start-up agreement: that rank raises its own error naming the setting (before it looks for a
+// GPU), the others either name rank 1 (where they could take their GPU) or refuse with their own
+// Unsupported (no GPU: CI).
 TEST(Context, ASettingOneRankCannotReadFailsEveryRank) {
-  int port = test::free_port();
-  auto res = test::run_ranks(3, [&](int r) {
+  const auto v = context_verdicts(1, "SYMMEM_TIMEOUT_MS='soon' is not an integer", [](int r, BootstrapConfig&) {
     if (r == 1) setenv("SYMMEM_TIMEOUT_MS", "soon", 1);
-    BootstrapConfig cfg = test::config(r, 3, port);
-    cfg.device = 0;
-    try {
-      Context c(std::make_shared<Bootstrap>(cfg));
-      return std::string("constructed");
-    } catch (const Unsupported&) {
-      return std::string(r == 1 ? "rank 1 missed its setting" : "unsupported");
-    } catch (const Error& e) {
-      const std::string m = e.what();
-      if (m.find("SYMMEM_TIMEOUT_MS='soon' is not an integer") == std::string::npos) return "unexpected: " + m;
-      if (r != 1 && m.find("symmem::Context: rank 1 refused: ") == std::string::npos) return "does not name rank 1: " + m;
-      return std::string("refused");
-    }
   });
-  for (int r = 0; r < 3; ++r)
-    EXPECT_TRUE(res[r].message == "refused" || (r != 1 && res[r].message == "unsupported")) << "rank " << r << ": " << res[r].message;
+  for (int r = 0; r < 3; ++r) EXPECT_TRUE(v[r] == "refused" || (r != 1 && v[r] == "unsupported")) << "rank " << r << ": " << v[r];
 }
