@@ -202,19 +202,23 @@ void Communicator::init(Team team) {
   } catch (const std::exception& e) {
     why += (why.empty() ? "" : "; ") + std::string(e.what());
   }
+  // Facts every rank must share, carried by the same exchange: the smallest SM count (grids), and
+  // which GPUs the ranks are on.
+  int sms = 0;
+  char bus[32] = {0};
+  try {
+    SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx_->device()));
+    SYMMEM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), ctx_->device()));
+  } catch (const std::exception& e) {
+    why += (why.empty() ? "" : "; ") + std::string(e.what());
+  }
   const std::string mine = "ll_max_bytes=" + std::to_string(opt_.ll_max_bytes) +
                            " table=" + std::to_string(std::hash<std::string>{}(table_.to_text()));
-  team.require_same(mine, "Communicator's options and tuning table", why, "",
-                    "; this rank's table is " + (table.empty() ? std::string("the built-in one") : table) +
-                        ": give every rank the same CommOptions and SYMMEM_TUNING_FILE");
+  const auto facts = team.require_same(mine, "Communicator's options and tuning table", why, std::to_string(sms) + " " + bus,
+                                       "; this rank's table is " + (table.empty() ? std::string("the built-in one") : table) +
+                                           ": give every rank the same CommOptions and SYMMEM_TUNING_FILE");
   heap_ = std::make_unique<Heap>(ctx_, std::move(team));
   ws_ = heap_->alloc(workspace_layout(size(), opt_).bytes());
-  // Facts every rank must share: the smallest SM count (grids), and which GPUs the ranks are on.
-  int sms = 0;
-  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx_->device()));
-  char bus[32] = {0};
-  SYMMEM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), ctx_->device()));
-  auto facts = heap_->team().all_gather(std::to_string(sms) + " " + bus, "Communicator: device facts");
   std::vector<std::string> buses;
   sms_ = sms;
   for (auto& f : facts) {
@@ -356,6 +360,7 @@ struct Communicator::Prepared {
   Algo algo = Algo::kNccl;
   bool skip = false;      // count 0
   bool in_place = false;
+  bool needs_in = true;   // `in` is read on this rank (false only for a non-root's pull-free broadcast)
 };
 
 // The call's checks and the algorithm choice. Under SYMMEM_DEBUG_CHECKS=1 a refusal on any rank,
@@ -388,13 +393,12 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
     // Not compared: what may differ by rank. A broadcast's input outside direct (only the root
     // passes one), and in place the buffer at this rank's slot (all_gather's in, reduce_scatter's out).
     const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
-    const bool needs_in = op != CollOp::kBroadcast || rank() == root || asked == Algo::kDirect;
     const bool same_in = op == CollOp::kBroadcast ? asked == Algo::kDirect : !(p.in_place && op == CollOp::kAllGather);
     const bool same_out = !(p.in_place && op == CollOp::kReduceScatter);
     mine += " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) + (reducing ? std::string(" op=") + redop_name(redop) : "") +
             (op == CollOp::kBroadcast ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) +
             " algo=" + algo_name(p.algo) + " in_place=" + (p.in_place ? "1" : "0") +
-            (same_out ? " out=" + where(out, out_bytes) : "") + (same_in && needs_in ? " in=" + where(in, in_bytes) : "");
+            (same_out ? " out=" + where(out, out_bytes) : "") + (same_in && p.needs_in ? " in=" + where(in, in_bytes) : "");
   }
   heap_->team().require_same(mine, n, refusal);
   return p;
@@ -430,6 +434,7 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
   const bool root_in = op != CollOp::kBroadcast || rank() == root;
   const bool needs_in = root_in || asked == Algo::kDirect;
   Prepared p;
+  p.needs_in = needs_in;
   p.skip = count == 0;
   bool in_sym = false, out_sym = false, in_place = false;
   if (!p.skip) {
