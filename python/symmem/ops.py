@@ -303,12 +303,17 @@ def all_to_all_v(output, input, send_counts, recv_counts=None, group=None, *, al
     _check(input, "all_to_all_v input")
     _check(output, "all_to_all_v output")
     g = _group(group)
-    if send_counts.dtype != torch.int64 or send_counts.numel() != g.size or not send_counts.is_cuda:
-        raise InvalidArgument(f"all_to_all_v: send_counts must be a CUDA int64 tensor of {g.size} elements")
+
+    def counts(t, what):  # read or written by the kernels: device memory of this rank's GPU
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.int64 or t.numel() != g.size:
+            raise InvalidArgument(f"all_to_all_v: {what} must be an int64 CUDA tensor of {g.size} elements (one a rank)")
+        _check(t, f"all_to_all_v {what}")
+
+    counts(send_counts, "send_counts")
     if recv_counts is None:
         recv_counts = torch.empty(g.size, dtype=torch.int64, device=output.device)
-    elif recv_counts.dtype != torch.int64 or recv_counts.numel() != g.size:
-        raise InvalidArgument(f"all_to_all_v: recv_counts must be an int64 tensor of {g.size} elements")
+    else:
+        counts(recv_counts, "recv_counts")
     if input.dtype != output.dtype:
         raise InvalidArgument(f"all_to_all_v: input is {input.dtype}, output {output.dtype}")
     _run("all_to_all_v_out", input, send_counts, output, recv_counts, g.name, algo)

@@ -147,23 +147,43 @@ def _offset(o, t):
     return t.data_ptr() - o.base
 
 
+def _pair(op, sym, sym_name, plain, plain_name):
+    """The owner of symmetric tensor `sym` and the byte count of a transfer between it and `plain`
+    (any CUDA tensor of this rank's GPU): both contiguous (bytes move in memory order) and of one
+    byte size."""
+    from .ops import _on_rank_gpu
+    torch = _torch()
+    o = _require_owner(sym, f"symmem.{op}: {sym_name}")
+    if not isinstance(plain, torch.Tensor) or not plain.is_cuda:
+        raise InvalidArgument(f"symmem.{op}: {plain_name} must be a CUDA tensor, got "
+                              f"{plain.device if isinstance(plain, torch.Tensor) else type(plain).__name__}")
+    _on_rank_gpu(plain, f"symmem.{op}: {plain_name}")
+    for t, name in ((sym, sym_name), (plain, plain_name)):
+        if not t.is_contiguous():
+            raise InvalidArgument(f"symmem.{op}: {name} must be contiguous (bytes move in memory order)")
+    nbytes = sym.numel() * sym.element_size()
+    if plain.numel() * plain.element_size() != nbytes:
+        raise InvalidArgument(f"symmem.{op}: {plain_name} holds {plain.numel() * plain.element_size()} bytes but {sym_name} "
+                              f"{nbytes}; pass tensors of one byte size")
+    return o, nbytes
+
+
 def put(dst, peer, src, *, stream=None, engine="sm"):
     """Writes src (any CUDA tensor) into `peer`'s copy of symmetric tensor dst (same byte size)."""
-    o = _require_owner(dst, "symmem.put")
-    _lib().put(o.buf, peer, _offset(o, dst), src.data_ptr(), src.numel() * src.element_size(), _stream(stream), engine)
+    o, nbytes = _pair("put", dst, "dst", src, "src")
+    _lib().put(o.buf, peer, _offset(o, dst), src.data_ptr(), nbytes, _stream(stream), engine)
 
 
 def get(dst, src, peer, *, stream=None, engine="sm"):
-    """Reads `peer`'s copy of symmetric tensor src into dst (any CUDA tensor)."""
-    o = _require_owner(src, "symmem.get")
-    _lib().get(dst.data_ptr(), o.buf, peer, _offset(o, src), dst.numel() * dst.element_size(), _stream(stream), engine)
+    """Reads `peer`'s copy of symmetric tensor src into dst (any CUDA tensor, same byte size)."""
+    o, nbytes = _pair("get", src, "src", dst, "dst")
+    _lib().get(dst.data_ptr(), o.buf, peer, _offset(o, src), nbytes, _stream(stream), engine)
 
 
 def put_signal(dst, peer, src, slot, value=1, *, op="set", stream=None, engine="sm"):
     """put, then sets (or adds to) signal `slot` of `peer` once the data is visible there."""
-    o = _require_owner(dst, "symmem.put_signal")
-    _lib().put_signal(o.buf, peer, _offset(o, dst), src.data_ptr(), src.numel() * src.element_size(), slot, value, op,
-                      _stream(stream), engine)
+    o, nbytes = _pair("put_signal", dst, "dst", src, "src")
+    _lib().put_signal(o.buf, peer, _offset(o, dst), src.data_ptr(), nbytes, slot, value, op, _stream(stream), engine)
 
 
 def signal(t, peer, slot, value=1, *, op="set", stream=None):

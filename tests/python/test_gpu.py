@@ -589,7 +589,19 @@ def test_bad_arguments_raise_on_every_rank():
                            (lambda: symmem.all_reduce(torch.zeros(8, 2, device=DEV).t()), symmem.InvalidArgument),
                            (lambda: symmem.all_gather(torch.empty(3, device=DEV), x), symmem.InvalidArgument),
                            (lambda: symmem.broadcast(x, src=WORLD), symmem.InvalidArgument),
-                           (lambda: symmem.peer_tensor(torch.zeros(4, device=DEV), 0), symmem.InvalidArgument)):
+                           (lambda: symmem.peer_tensor(torch.zeros(4, device=DEV), 0), symmem.InvalidArgument),
+                           # counts the kernels would read or write in host memory, or of another type
+                           (lambda: symmem.all_to_all_v(torch.empty(16, device=DEV), x, torch.zeros(WORLD, dtype=torch.int64, device=DEV),
+                                                        torch.zeros(WORLD, dtype=torch.int64)), symmem.InvalidArgument),
+                           (lambda: symmem.all_to_all_v(torch.empty(16, device=DEV), x, torch.zeros(WORLD, dtype=torch.int64)),
+                            symmem.InvalidArgument),
+                           (lambda: symmem.all_to_all_v(torch.empty(16, device=DEV), x, torch.zeros(WORLD, device=DEV)),
+                            symmem.InvalidArgument),
+                           # one-sided transfers: bytes of another size, out of memory order, or in host memory
+                           (lambda: symmem.put(x, 0, torch.zeros(17, device=DEV)), symmem.InvalidArgument),
+                           (lambda: symmem.put(x, 0, torch.zeros(8, 2, device=DEV).t()), symmem.InvalidArgument),
+                           (lambda: symmem.get(torch.zeros(16), x, 0), symmem.InvalidArgument),
+                           (lambda: symmem.put_signal(x[:8], 0, torch.zeros(16, device=DEV), slot=0), symmem.InvalidArgument)):
             try:
                 call()
                 errs.append("accepted a bad call")
