@@ -65,7 +65,9 @@ def _on_rank_gpu(t, what):
                               f"(torch.cuda.set_device({dev}) before symmem.init() makes that the default)")
 
 
-def _check(t, what):
+def _placed(t, what):
+    """Raises unless t is a contiguous CUDA tensor on this rank's GPU (kernels read and write its
+    memory in order)."""
     torch = _torch_module or _torch()
     if not isinstance(t, torch.Tensor):
         raise InvalidArgument(f"{what}: expected a torch.Tensor or a CUDA array with __dlpack__ or __cuda_array_interface__, "
@@ -75,7 +77,12 @@ def _check(t, what):
     _on_rank_gpu(t, what)
     if not t.is_contiguous():
         raise InvalidArgument(f"{what}: the tensor must be contiguous")
-    return _dtype_code(torch, t.dtype)
+
+
+def _check(t, what):
+    """_placed, and t's dtype code (a type symmem's collectives take)."""
+    _placed(t, what)
+    return _dtype_code(_torch_module or _torch(), t.dtype)
 
 
 def _comm(name):
@@ -307,7 +314,7 @@ def all_to_all_v(output, input, send_counts, recv_counts=None, group=None, *, al
     def counts(t, what):  # read or written by the kernels: device memory of this rank's GPU
         if not isinstance(t, torch.Tensor) or t.dtype != torch.int64 or t.numel() != g.size:
             raise InvalidArgument(f"all_to_all_v: {what} must be an int64 CUDA tensor of {g.size} elements (one a rank)")
-        _check(t, f"all_to_all_v {what}")
+        _placed(t, f"all_to_all_v {what}")
 
     counts(send_counts, "send_counts")
     if recv_counts is None:

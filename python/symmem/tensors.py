@@ -151,16 +151,11 @@ def _pair(op, sym, sym_name, plain, plain_name):
     """The owner of symmetric tensor `sym` and the byte count of a transfer between it and `plain`
     (any CUDA tensor of this rank's GPU): both contiguous (bytes move in memory order) and of one
     byte size."""
-    from .ops import _on_rank_gpu
-    torch = _torch()
+    from .ops import _placed
+    _placed(plain, f"symmem.{op}: {plain_name}")
     o = _require_owner(sym, f"symmem.{op}: {sym_name}")
-    if not isinstance(plain, torch.Tensor) or not plain.is_cuda:
-        raise InvalidArgument(f"symmem.{op}: {plain_name} must be a CUDA tensor, got "
-                              f"{plain.device if isinstance(plain, torch.Tensor) else type(plain).__name__}")
-    _on_rank_gpu(plain, f"symmem.{op}: {plain_name}")
-    for t, name in ((sym, sym_name), (plain, plain_name)):
-        if not t.is_contiguous():
-            raise InvalidArgument(f"symmem.{op}: {name} must be contiguous (bytes move in memory order)")
+    if not sym.is_contiguous():
+        raise InvalidArgument(f"symmem.{op}: {sym_name} must be contiguous (bytes move in memory order)")
     nbytes = sym.numel() * sym.element_size()
     if plain.numel() * plain.element_size() != nbytes:
         raise InvalidArgument(f"symmem.{op}: {plain_name} holds {plain.numel() * plain.element_size()} bytes but {sym_name} "
