@@ -255,6 +255,7 @@ def _release_all():
     try:
         from . import overlap
         overlap._tp.clear()  # (their buffers go with the heaps below)
+        overlap._retired.clear()
     except Exception:
         pass
     for g in reversed(list(_groups.values())):

@@ -5,20 +5,42 @@
 
 bf16 or fp16 (both operands alike), row-major, fp32 accumulation; on the current stream, capturable in CUDA graphs. M (the full
 row count) must be a multiple of the group size. Each group keeps one TensorParallel, remade
-(collectively: every rank makes the same calls) when a call needs larger buffers."""
+(collectively: every rank makes the same calls) when a call needs larger buffers. A remake cannot
+happen while a CUDA graph is captured (it is refused with InvalidArgument): call each operation
+once, eagerly, at the largest sizes before capturing. A TensorParallel that a captured graph uses
+is kept until symmem.finalize(), so the graph stays valid after a remake."""
 from . import _current_stream, _group, _lib, _torch, InvalidArgument
 from .ops import _on_rank_gpu
 
-_tp = {}  # group name -> (TensorParallel, max_m, max_k, max_n)
+
+class _Entry:
+    __slots__ = ("tp", "m", "k", "n", "captured")
+
+    def __init__(self, tp, m, k, n):
+        self.tp, self.m, self.k, self.n, self.captured = tp, m, k, n, False
 
 
-def _get(g, m, k, n):
+_tp = {}       # group name -> _Entry
+_retired = []  # TensorParallels replaced after a graph captured them: their buffers stay mapped
+
+
+def _get(op, g, m, k, n):
+    torch = _torch()
+    capturing = torch.cuda.is_current_stream_capturing()
     have = _tp.get(g.name)
-    if have is None or m > have[1] or k > have[2] or n > have[3]:
-        mm, kk, nn = (m, k, n) if have is None else (max(m, have[1]), max(k, have[2]), max(n, have[3]))
+    if have is None or m > have.m or k > have.k or n > have.n:
+        if capturing:
+            raise InvalidArgument(f"{op}: M={m}, K={k}, Nc={n} need larger buffers than this group holds, and making them is "
+                                  "collective work that cannot run inside a CUDA graph capture: call it once eagerly at these "
+                                  "(or the largest) sizes before capturing")
+        mm, kk, nn = (m, k, n) if have is None else (max(m, have.m), max(k, have.k), max(n, have.n))
+        if have is not None and have.captured:
+            _retired.append(have.tp)  # a captured graph still points into its buffers
         _tp.pop(g.name, None)
-        _tp[g.name] = (_lib().TensorParallel(g._comm, mm, kk, nn), mm, kk, nn)
-    return _tp[g.name][0]
+        have = _tp[g.name] = _Entry(_lib().TensorParallel(g._comm, mm, kk, nn), mm, kk, nn)
+    if capturing:
+        have.captured = True
+    return have.tp
 
 
 _CODES = {"bfloat16": 2, "float16": 1}  # symmem DataType codes
@@ -48,7 +70,7 @@ def all_gather_matmul(a_shard, b, group=None, *, return_a=False, mode="auto"):
     m = rows * g.size
     c = torch.empty(m, n, dtype=a_shard.dtype, device=a_shard.device)
     a = torch.empty(m, k, dtype=a_shard.dtype, device=a_shard.device) if return_a else None
-    _get(g, m, k, n).all_gather_matmul(a_shard.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), a.data_ptr() if a is not None else 0,
+    _get("all_gather_matmul", g, m, k, n).all_gather_matmul(a_shard.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), a.data_ptr() if a is not None else 0,
                                        _current_stream(), mode, code)
     return (c, a) if return_a else c
 
@@ -61,6 +83,6 @@ def matmul_reduce_scatter(a, b, op="sum", group=None, *, mode="auto"):
     if m % g.size:
         raise InvalidArgument(f"matmul_reduce_scatter: M={m} is not a multiple of the group's {g.size} ranks")
     c = torch.empty(m // g.size, n, dtype=a.dtype, device=a.device)
-    _get(g, m, k, n).matmul_reduce_scatter(a.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), op,
+    _get("matmul_reduce_scatter", g, m, k, n).matmul_reduce_scatter(a.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), op,
                                            _current_stream(), mode, code)
     return c

@@ -771,3 +771,52 @@ def test_overlapped_gemms_against_torch():
                 errs.append(f"operands of two dtypes: '{e}'")
         return "\n".join(errs)
     agreed(body)
+
+
+def test_overlapped_gemm_graph_outlives_a_remake():
+    # The group's TensorParallel is made at the first call and remade when a call needs larger
+    # buffers. Inside a capture that would be collective work: refused, on every rank alike. A
+    # graph captured on it must keep working after a later eager call has remade it.
+    def body():
+        errs = []
+        symmem.overlap._tp.pop(symmem.world().name, None)  # no buffers yet
+        rows, K, N = 64, 128, 256
+        g = torch.Generator(device=DEV).manual_seed(720 + RANK)
+        a_shard = torch.randn(rows, K, generator=g, device=DEV).to(torch.bfloat16)
+        b = torch.randn(K, N, generator=g, device=DEV).to(torch.bfloat16)
+
+        def check(c, what):
+            a_ref = all_gathered(a_shard)
+            ref, mag = a_ref.float() @ b.float(), a_ref.float().abs() @ b.float().abs()
+            if bool(((c.float() - ref).abs() > mag / 64 + 1e-2).any()):
+                errs.append(f"{what}: off by up to {(c.float() - ref).abs().max().item()}")
+
+        try:
+            with torch.cuda.graph(torch.cuda.CUDAGraph()):
+                symmem.all_gather_matmul(a_shard, b)
+            errs.append("a capture that needed new buffers was accepted")
+        except symmem.InvalidArgument as e:
+            if "before capturing" not in str(e):
+                errs.append(f"capture before any eager call: '{e}'")
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            symmem.all_gather_matmul(a_shard, b)  # eager: makes the buffers
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            c_graph = symmem.all_gather_matmul(a_shard, b)
+        graph.replay()
+        torch.cuda.synchronize()
+        check(c_graph, "replay")
+        big = torch.randn(2 * rows, K, generator=g, device=DEV).to(torch.bfloat16)
+        symmem.all_gather_matmul(big, b)  # larger: the TensorParallel is remade
+        if not symmem.overlap._retired:
+            errs.append("the captured TensorParallel was not kept after the remake")
+        a_shard.copy_(torch.randn(rows, K, generator=g, device=DEV).to(torch.bfloat16))
+        poison(c_graph)
+        graph.replay()
+        torch.cuda.synchronize()
+        check(c_graph, "replay after the remake")
+        return "\n".join(errs)
+    agreed(body)
