@@ -232,6 +232,11 @@ PYBIND11_MODULE(_C, m) {
       .def("set_timeout_ms", &Communicator::set_timeout_ms)
       .def("mapped_bytes", [](Communicator& c) { return c.heap().mapped_bytes(); })
       .def("barrier_host", [](Communicator& c, const std::string& what) { c.team().barrier(what); }, py::arg("what") = "barrier")
+      // Raises InvalidArgument on every member unless every member passed the same `mine` (host
+      // exchange; for arguments of the package's own collective calls, such as new_group's ranks).
+      .def("require_same", [](Communicator& c, const std::string& mine, const std::string& what, const std::string& hint) {
+        c.team().require_same(mine, what, "", "", hint);
+      }, py::arg("mine"), py::arg("what"), py::arg("hint") = "")
       .def(
           "alloc",
           [](Communicator& c, size_t bytes) {

@@ -225,6 +225,9 @@ def new_group(ranks=None, *, torch_group=None, mesh=None, mesh_dim=None):
         ranks = [int(r) for r in ranks]
         if len(set(ranks)) != len(ranks) or any(r < 0 or r >= w.size for r in ranks):
             raise InvalidArgument(f"new_group(ranks={ranks}): ranks must be distinct, in [0, {w.size})")
+        # Every rank must pass the same list (else ranks would form groups they do not expect).
+        w._comm.require_same("ranks=" + ",".join(map(str, ranks)), "symmem.new_group",
+                             "; pass the same ranks on every rank (the group's members, in rank order of the new group)")
         color, key = (0, ranks.index(me)) if me in ranks else (-1, 0)
     comm = w._comm.split(color, key)
     names = sorted(_groups)

@@ -607,6 +607,13 @@ def test_bad_arguments_raise_on_every_rank():
                 errs.append("accepted a bad call")
             except kind:
                 pass
+        if WORLD >= 2:  # new_group with ranks that differ across ranks: refused on every rank, naming both
+            try:
+                symmem.new_group([0, 1] if RANK == 0 else [0])
+                errs.append("new_group: ranks unlike across ranks were accepted")
+            except symmem.InvalidArgument as e:
+                if "differ across ranks" not in str(e) or "ranks=0,1" not in str(e):
+                    errs.append(f"new_group: '{e}'")
         if torch.cuda.device_count() > 1:  # a tensor on another rank's GPU (its kernels would reach across)
             other = torch.device("cuda", (DEV.index + 1) % torch.cuda.device_count())
             for name, call in (("all_reduce", lambda: symmem.all_reduce(torch.zeros(4, device=other))),
