@@ -70,8 +70,9 @@ def all_gather_matmul(a_shard, b, group=None, *, return_a=False, mode="auto"):
     m = rows * g.size
     c = torch.empty(m, n, dtype=a_shard.dtype, device=a_shard.device)
     a = torch.empty(m, k, dtype=a_shard.dtype, device=a_shard.device) if return_a else None
-    _get("all_gather_matmul", g, m, k, n).all_gather_matmul(a_shard.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), a.data_ptr() if a is not None else 0,
-                                       _current_stream(), mode, code)
+    tp = _get("all_gather_matmul", g, m, k, n)
+    tp.all_gather_matmul(a_shard.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), a.data_ptr() if a is not None else 0,
+                         _current_stream(), mode, code)
     return (c, a) if return_a else c
 
 
@@ -83,6 +84,6 @@ def matmul_reduce_scatter(a, b, op="sum", group=None, *, mode="auto"):
     if m % g.size:
         raise InvalidArgument(f"matmul_reduce_scatter: M={m} is not a multiple of the group's {g.size} ranks")
     c = torch.empty(m // g.size, n, dtype=a.dtype, device=a.device)
-    _get("matmul_reduce_scatter", g, m, k, n).matmul_reduce_scatter(a.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), op,
-                                           _current_stream(), mode, code)
+    tp = _get("matmul_reduce_scatter", g, m, k, n)
+    tp.matmul_reduce_scatter(a.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), op, _current_stream(), mode, code)
     return c
