@@ -88,3 +88,12 @@ def test_operators_register_and_trace_on_fake_tensors():
         x = torch.empty(16, dtype=torch.bfloat16, device="cuda" if torch.cuda.is_available() else "cpu")
         y = torch.ops.symmem.all_reduce(x, "sum", "symmem_world", "auto")
         assert y.shape == x.shape and y.dtype == x.dtype
+
+
+def test_argument_checks_on_a_stand_in_torch():
+    # The package's checks of tensors (placement, layout, sizes, dtypes, graph capture) run on
+    # torch-like stand-ins in a fresh interpreter: no GPU or PyTorch needed (check_arguments.py).
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run([sys.executable, os.path.join(here, "check_arguments.py")], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr

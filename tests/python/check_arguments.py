@@ -1,0 +1,134 @@
+"""The package's argument checks on a stand-in torch (stand_in_torch.py), with no GPU and no
+PyTorch: each call below must be accepted (and reach the library with what it passes) or refused
+with InvalidArgument naming the problem. A world of 2 ranks on GPU 0 is faked; the library's calls
+are recorded, not made. Run by test_host.py in a fresh interpreter (it replaces `torch`); prints
+one line a failed case and exits 1 if any failed."""
+import os
+import sys
+import types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stand_in_torch as torch  # noqa: E402
+
+sys.modules["torch"] = torch
+import symmem  # noqa: E402
+from symmem import ops, overlap, tensors  # noqa: E402
+
+T = torch.Tensor
+calls = []  # (name, args) the library was asked for
+
+
+class Recorder:
+    """Stands for the extension and its objects: every method call is recorded."""
+
+    def __init__(self, prefix=""):
+        self.prefix = prefix
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            calls.append((self.prefix + name, args))
+            return Recorder(name + ".")
+        return call
+
+
+symmem._world = types.SimpleNamespace(_ctx=types.SimpleNamespace(device=0), _comm=Recorder("comm."), size=2, rank=0,
+                                      name="symmem_world", global_ranks=[0, 1])
+ops._run = lambda name, *args: calls.append((name, args))
+tensors._lib = overlap._lib = lambda: Recorder()
+
+
+class Buf:  # a symmetric buffer of 64 bytes
+    ptr, nbytes, device = 1 << 40, 64, 0
+
+    def free(self, stream=0):
+        pass
+
+
+owner = tensors._Owner(Buf(), symmem._world)
+sym = T((16,), torch.float32, address=Buf.ptr)  # a symmetric float32 [16]
+x = T((16,))
+failures = []
+
+
+def case(what, fn, refused=None, reaches=None):
+    """refused: a text the InvalidArgument must hold (else the call must pass); reaches: the name
+    of the library call the accepted call must make."""
+    del calls[:]
+    try:
+        fn()
+    except symmem.InvalidArgument as e:
+        if refused is None:
+            failures.append(f"{what}: refused ({e})")
+        elif refused not in str(e):
+            failures.append(f"{what}: refused without '{refused}': {e}")
+        return
+    except Exception as e:  # noqa: BLE001
+        failures.append(f"{what}: {type(e).__name__}: {e}")
+        return
+    if refused is not None:
+        failures.append(f"{what}: accepted (expected a refusal with '{refused}')")
+    elif reaches is not None and reaches not in [c[0] for c in calls]:
+        failures.append(f"{what}: accepted but never called {reaches} ({[c[0] for c in calls]})")
+
+
+# The collectives
+case("all_reduce", lambda: symmem.all_reduce(x), reaches="all_reduce_")
+case("all_reduce float64", lambda: symmem.all_reduce(T((4,), torch.float64)), refused="float64")
+case("all_reduce op", lambda: symmem.all_reduce(x, "median"), refused="median")
+case("all_reduce transposed", lambda: symmem.all_reduce(T((8, 2)).t()), refused="contiguous")
+case("all_reduce on the host", lambda: symmem.all_reduce(T((4,), device_="cpu")), refused="CUDA")
+case("all_reduce on another GPU", lambda: symmem.all_reduce(T((4,), device_="cuda:1")), refused="this rank's GPU")
+case("all_reduce out", lambda: symmem.all_reduce(x, out=T((16,))), reaches="all_reduce_out")
+case("all_reduce out of another size", lambda: symmem.all_reduce(x, out=T((8,))), refused="out is")
+case("reduce_scatter", lambda: symmem.reduce_scatter(T((8,)), x), reaches="reduce_scatter_out")
+case("reduce_scatter sizes", lambda: symmem.reduce_scatter(T((8,)), T((15,))), refused="x 2")
+case("all_gather", lambda: symmem.all_gather(x, T((8,))), reaches="all_gather_out")
+case("all_gather sizes", lambda: symmem.all_gather(T((15,)), T((8,))), refused="x 2")
+case("broadcast src", lambda: symmem.broadcast(x, src=2), refused="src=2")
+case("all_to_all", lambda: symmem.all_to_all(T((16,)), x), reaches="all_to_all_out")
+case("all_to_all sizes", lambda: symmem.all_to_all(T((15,)), T((15,))), refused="multiple of 2")
+counts = T((2,), torch.int64)
+case("all_to_all_v", lambda: symmem.all_to_all_v(T((16,)), sym, counts, T((2,), torch.int64)), reaches="all_to_all_v_out")
+case("all_to_all_v, recv_counts made", lambda: symmem.all_to_all_v(T((16,)), sym, counts), reaches="all_to_all_v_out")
+case("all_to_all_v recv_counts on the host",
+     lambda: symmem.all_to_all_v(T((16,)), sym, counts, T((2,), torch.int64, "cpu")), refused="CUDA")
+case("all_to_all_v send_counts float", lambda: symmem.all_to_all_v(T((16,)), sym, T((2,))), refused="int64")
+case("all_to_all_v send_counts of 3", lambda: symmem.all_to_all_v(T((16,)), sym, T((3,), torch.int64)), refused="2 elements")
+case("all_to_all_v send_counts on another GPU",
+     lambda: symmem.all_to_all_v(T((16,)), sym, T((2,), torch.int64, "cuda:1")), refused="this rank's GPU")
+
+# One-sided transfers
+case("put", lambda: symmem.put(sym, 1, T((16,))), reaches="put")
+case("put of another byte size", lambda: symmem.put(sym, 1, T((17,))), refused="byte size")
+case("put of bytes alike, dtypes not", lambda: symmem.put(sym, 1, T((32,), torch.bfloat16)), reaches="put")
+case("put transposed", lambda: symmem.put(sym, 1, T((8, 2)).t()), refused="contiguous")
+case("put into plain memory", lambda: symmem.put(T((16,)), 1, T((16,))), refused="not symmetric")
+case("get into host memory", lambda: symmem.get(T((16,), device_="cpu"), sym, 1), refused="CUDA")
+case("get", lambda: symmem.get(T((16,)), sym, 1), reaches="get")
+case("put_signal past a slice", lambda: symmem.put_signal(sym[:8], 1, T((16,)), slot=0), refused="byte size")
+case("put_signal", lambda: symmem.put_signal(sym[8:], 1, T((8,)), slot=0), reaches="put_signal")
+
+# The overlapped GEMMs, and their buffers under CUDA graph capture
+bf = torch.bfloat16
+case("all_gather_matmul", lambda: symmem.all_gather_matmul(T((64, 128), bf), T((128, 256), bf)), reaches="TensorParallel")
+case("all_gather_matmul dtypes", lambda: symmem.all_gather_matmul(T((64, 128), torch.float16), T((128, 256), bf)),
+     refused="alike")
+case("all_gather_matmul float32", lambda: symmem.all_gather_matmul(T((64, 128)), T((128, 256))), refused="bfloat16")
+case("all_gather_matmul K", lambda: symmem.all_gather_matmul(T((64, 128), bf), T((64, 256), bf)), refused="b is")
+case("matmul_reduce_scatter M", lambda: symmem.matmul_reduce_scatter(T((63, 128), bf), T((128, 256), bf)),
+     refused="multiple")
+torch.cuda.capturing = True
+case("capture at the sizes made", lambda: symmem.all_gather_matmul(T((64, 128), bf), T((128, 256), bf)),
+     reaches="TensorParallel.all_gather_matmul")
+case("capture at larger sizes", lambda: symmem.all_gather_matmul(T((128, 128), bf), T((128, 256), bf)),
+     refused="before capturing")
+torch.cuda.capturing = False
+case("a remake after a capture", lambda: symmem.all_gather_matmul(T((128, 128), bf), T((128, 256), bf)),
+     reaches="TensorParallel")
+if len(getattr(overlap, "_retired", ())) != 1:
+    failures.append("the captured TensorParallel was not kept")
+
+for f in failures:
+    print("FAILED:", f)
+print(f"{len(failures)} of the cases failed")
+sys.exit(1 if failures else 0)
