@@ -25,6 +25,9 @@ class Recorder:
         self.prefix = prefix
 
     def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+
         def call(*args, **kwargs):
             calls.append((self.prefix + name, args))
             return Recorder(name + ".")
@@ -127,6 +130,30 @@ case("a remake after a capture", lambda: symmem.all_gather_matmul(T((128, 128), 
      reaches="TensorParallel")
 if len(getattr(overlap, "_retired", ())) != 1:
     failures.append("the captured TensorParallel was not kept")
+
+# MoE dispatch and combine (an ExpertParallel of 4 local experts of capacity 64 a rank, faked)
+class FakeExpertParallel(Recorder):
+    local_experts, capacity = 4, 64
+    one_kernel_per_round = dispatch_one_kernel_per_round = dispatch_streamed = combine_streamed = dispatch_lines = False
+
+    def __init__(self, *args):
+        Recorder.__init__(self, "ep.")
+
+
+symmem.moe._lib = lambda: types.SimpleNamespace(ExpertParallel=FakeExpertParallel)
+ep = symmem.moe.ExpertParallel(256, 4, 8, 32)
+i32 = torch.int32
+case("moe dispatch", lambda: ep.dispatch(T((16, 256), bf), T((16, 4), i32)), reaches="ep.dispatch")
+case("moe dispatch, weights", lambda: ep.dispatch(T((16, 256), bf), T((16, 4), torch.int64), T((16, 4))), reaches="ep.dispatch")
+case("moe dispatch H", lambda: ep.dispatch(T((16, 128), bf), T((16, 4), i32)), refused="[T, 256]")
+case("moe dispatch x fp16", lambda: ep.dispatch(T((16, 256), torch.float16), T((16, 4), i32)), refused="made for")
+case("moe dispatch topk_idx float", lambda: ep.dispatch(T((16, 256), bf), T((16, 4))), refused="int32/int64")
+case("moe dispatch topk_idx K", lambda: ep.dispatch(T((16, 256), bf), T((16, 3), i32)), refused="[16, 4]")
+case("moe dispatch weights bf16", lambda: ep.dispatch(T((16, 256), bf), T((16, 4), i32), T((16, 4), bf)), refused="fp32")
+case("moe dispatch x on another GPU", lambda: ep.dispatch(T((16, 256), bf, "cuda:1"), T((16, 4), i32)), refused="this rank's GPU")
+case("moe combine", lambda: ep.combine(T((4, 64, 256), bf)), reaches="ep.combine")
+case("moe combine shape", lambda: ep.combine(T((4, 32, 256), bf)), refused="[4, 64, 256]")
+case("moe combine on the host", lambda: ep.combine(T((4, 64, 256), bf, "cpu")), refused="this rank's GPU")
 
 for f in failures:
     print("FAILED:", f)
