@@ -131,6 +131,14 @@ case("a remake after a capture", lambda: symmem.all_gather_matmul(T((128, 128), 
 if len(getattr(overlap, "_retired", ())) != 1:
     failures.append("the captured TensorParallel was not kept")
 
+# Sub-groups: the ranks are checked, then agreed across the world, then the world is split
+case("new_group", lambda: symmem.new_group([0, 1]), reaches="comm.require_same")
+if not any(c[0] == "comm.require_same" and c[1][0] == "ranks=0,1" for c in calls):
+    failures.append(f"new_group: the ranks were not agreed as 'ranks=0,1' ({calls})")
+case("new_group repeated ranks", lambda: symmem.new_group([0, 0]), refused="distinct")
+case("new_group rank past the world", lambda: symmem.new_group([0, 2]), refused="distinct")
+case("new_group of nothing", lambda: symmem.new_group(), refused="needs ranks")
+
 # MoE dispatch and combine (an ExpertParallel of 4 local experts of capacity 64 a rank, faked)
 class FakeExpertParallel(Recorder):
     local_experts, capacity = 4, 64
