@@ -42,7 +42,9 @@ class SYMMEM_API TensorParallel {
   /// Collective over comm's team. Buffers are sized for M <= max_m (the full row count), K <=
   /// max_k and Nc <= max_n: a gathered A [max_m, max_k] and reduce-scatter landing slots
   /// [max_m, max_n], both bf16 and symmetric, a local staging area [max_m, max_n] bf16, and a
-  /// 32 MiB cuBLASLt workspace.
+  /// 32 MiB cuBLASLt workspace. A CUDA graph that captured one of its calls uses those buffers:
+  /// keep the object alive as long as the graph may replay (and make it outside any capture: the
+  /// constructor is collective host work).
   TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n);
   ~TensorParallel();
   TensorParallel(const TensorParallel&) = delete;
