@@ -38,6 +38,7 @@ struct Row {
   double symmem_gbps = -1, nccl_gbps = -1;  // bus bandwidth (p2p: bytes / time each way)
   long wrong = 0;
   std::map<std::string, double> extra;
+  std::map<std::string, std::string> text;  // named words (e.g. the form an overlap call took)
 };
 
 class Harness {

@@ -112,8 +112,8 @@ void run_overlap(Harness& h) {
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&probe_sms, cudaDevAttrMultiProcessorCount, h.ctx().device()));
   if (me == 0) {
     std::printf("# symmem-bench overlap: TP=%d, %s; us (median of graph replays, max over ranks)\n", n, h.gpu_name().c_str());
-    std::printf("%5s %6s %8s | %9s %9s %9s %9s %4s | %6s %6s\n", "model", "op", "M", "gemm", "gemm+nccl", "overlap", "sequential",
-                "auto", "vs_flr", "hidden");
+    std::printf("%5s %6s %8s | %9s %9s %9s %9s %4s | %6s %6s | %s\n", "model", "op", "M", "gemm", "gemm+nccl", "overlap", "sequential",
+                "auto", "vs_flr", "hidden", "overlap's form");
   }
   const char* only = std::getenv("SYMMEM_OVERLAP_MODELS");  // e.g. "8B": those models only
   const bool probe = std::getenv("SYMMEM_OVERLAP_PROBE") != nullptr;
@@ -180,6 +180,11 @@ void run_overlap(Harness& h) {
                                   overlap::Mode::kOverlap;
         r.symmem_us = auto_overlap ? ov : sq;
         r.extra["auto_overlap"] = auto_overlap ? 1 : 0;
+        // Which form each instance's overlap took (the alt column's knobs may change it), so that
+        // an A/B can tell the rows a knob touched from those it did not.
+        const overlap::Op the_op = op == 0 ? overlap::Op::kAllGatherMatmul : overlap::Op::kMatmulReduceScatter;
+        r.text["form"] = overlap::form_name(tp.form(the_op, m, k, nn, overlap::Mode::kOverlap));
+        if (tp_alt) r.text["alt_form"] = overlap::form_name(tp_alt->form(the_op, m, k, nn, overlap::Mode::kOverlap));
         r.nccl_us = seq_nccl;
         r.extra["gemm_alone_us"] = floor_us;
         r.extra["overlap_us"] = ov;
@@ -419,12 +424,14 @@ void run_overlap(Harness& h) {
                         static_cast<long long>(part), t_chain);
         }
         h.add(r);
-        char alt_text[64] = "";
-        if (tp_alt) std::snprintf(alt_text, sizeof alt_text, " | alt %9.1f %6.3f", alt, alt / floor_us);
+        char alt_text[160] = "";
+        if (tp_alt)
+          std::snprintf(alt_text, sizeof alt_text, " | alt %9.1f %6.3f%s%s", alt, alt / floor_us,
+                        r.text["alt_form"] != r.text["form"] ? " as " : "", r.text["alt_form"] != r.text["form"] ? r.text["alt_form"].c_str() : "");
         if (me == 0)
-          std::printf("%5s %6s %8lld | %9.1f %9.1f %9.1f %9.1f %4s | %6.3f %6.2f%s\n", md.name, op == 0 ? "ag+mm" : "mm+rs",
+          std::printf("%5s %6s %8lld | %9.1f %9.1f %9.1f %9.1f %4s | %6.3f %6.2f | %s%s\n", md.name, op == 0 ? "ag+mm" : "mm+rs",
                       static_cast<long long>(m), floor_us, seq_nccl, ov, sq, auto_overlap ? "ov" : "seq", r.extra["vs_floor"],
-                      r.extra["hidden_fraction"], alt_text);
+                      r.extra["hidden_fraction"], r.text["form"].c_str(), alt_text);
       }
     }
   }

@@ -92,6 +92,7 @@ void write_json(const Harness& h, const std::string& suite, const std::string& p
       << ", \"nccl_symm_us\": " << num(r.nccl_symm_us) << ", \"symmem_busbw\": " << num(r.symmem_gbps)
       << ", \"nccl_busbw\": " << num(r.nccl_gbps) << ", \"wrong\": " << r.wrong;
     for (auto& kv : r.extra) f << ", " << quote(kv.first) << ": " << num(kv.second);
+    for (auto& kv : r.text) f << ", " << quote(kv.first) << ": " << quote(kv.second);
     f << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
   }
   f << "  ]\n}\n";

@@ -36,6 +36,12 @@ namespace symmem::overlap {
 
 enum class Mode : int { kAuto = 0, kOverlap, kSequential };
 enum class Op : int { kAllGatherMatmul = 0, kMatmulReduceScatter };
+/// How an operation runs (TensorParallel::form; the header's first comment describes each):
+/// all_gather_matmul by the own GEMM over row shards or cuBLASLt's GEMMs a shard group at a time;
+/// matmul_reduce_scatter fused into the own GEMM, as a ring of cuBLASLt GEMMs, or as cuBLASLt GEMMs
+/// and a sum kernel; either one sequentially (the collective, then or after one GEMM).
+enum class Form : int { kSequential = 0, kOwnGather, kCublasGather, kFused, kRing, kSum };
+SYMMEM_API const char* form_name(Form f);
 
 class SYMMEM_API TensorParallel {
  public:
@@ -62,6 +68,11 @@ class SYMMEM_API TensorParallel {
 
   /// What auto runs for this operation and these sizes (the same on every rank).
   Mode choose(Op op, int64_t m, int64_t k, int64_t n) const;
+  /// How a call with these arguments runs on this rank: the mode, the shape, the dtype, the GPUs
+  /// and the SYMMEM_OVERLAP_* knobs decide (detail::choose_form). The same on every rank, except
+  /// that all_gather_matmul's own GEMM is rank-local (a rank whose GPU cannot run it takes
+  /// cuBLASLt's GEMMs: both forms move and signal the rows alike).
+  Form form(Op op, int64_t m, int64_t k, int64_t n, Mode mode = Mode::kAuto, DataType dtype = DataType::kBFloat16) const;
 
  private:
   struct Impl;
@@ -122,6 +133,21 @@ SYMMEM_API bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k);
 /// waits go by row group, 512 rows each (256 where a block is an odd number of 256-row units).
 /// A function of the shape only (every rank must cut the same groups). Host-tested.
 SYMMEM_API int rs_groups(int64_t rows);
+/// What decides an operation's form besides its arguments, fixed when the TensorParallel is made
+/// (alike on every rank: its constructor agrees on them). own_ok: every rank can run symmem's own
+/// GEMM for this operation (all_gather_matmul: this GPU and team allow it; matmul_reduce_scatter:
+/// every rank's do, with the driver's stream memory operations). own_gemm: SYMMEM_OVERLAP_GEMM
+/// (1 own, 0 cublas, -1 unset); force_rs: SYMMEM_OVERLAP_RS (1 ring, 0 sum, -1 unset).
+struct FormFacts {
+  int nranks = 1;
+  bool own_ok = false;
+  int own_gemm = -1;
+  int force_rs = -1;
+};
+/// The form a call takes (TensorParallel::form, and what the operations run): `mode` as asked
+/// (kAuto: choose_mode). The own GEMM multiplies bf16 only, whole 256-row units, up to 64 ranks.
+/// Host-tested.
+SYMMEM_API Form choose_form(Op op, Mode mode, int64_t m, int64_t k, int64_t n, DataType dtype, const FormFacts& f);
 }  // namespace detail
 
 }  // namespace symmem::overlap

@@ -294,9 +294,47 @@ bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
   const int64_t part = rows / rs_chunks(rows, k) * n;
   return part >= (int64_t{1} << 23) && part < (int64_t{1} << 24);
 }
+Form choose_form(Op op, Mode mode, int64_t m, int64_t k, int64_t n, DataType dtype, const FormFacts& f) {
+  const int N = f.nranks;
+  if (mode == Mode::kAuto) mode = choose_mode(op, m, k, n, N);
+  if (mode == Mode::kSequential || N <= 1) return Form::kSequential;
+  const int64_t rows = m / N;
+  // The own GEMM multiplies bf16 only (fp16 takes cuBLASLt's forms, whatever SYMMEM_OVERLAP_GEMM
+  // says), whole 256-row units, up to 64 ranks; SYMMEM_OVERLAP_GEMM forces it on or off where it fits.
+  const bool own_fits = f.own_ok && dtype == DataType::kBFloat16 && rows % 256 == 0 && N <= 64;
+  if (op == Op::kAllGatherMatmul)
+    return own_fits && (f.own_gemm == 1 || (f.own_gemm < 0 && gather_own_gemm(N, rows, n))) ? Form::kOwnGather : Form::kCublasGather;
+  if (own_fits && (f.own_gemm == 1 || (f.own_gemm < 0 && reduce_own_gemm(N, rows, n, k)))) return Form::kFused;
+  // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests).
+  return N == 2 || (f.force_rs >= 0 ? f.force_rs == 1 : rs_ring(N, rows, n, k)) ? Form::kRing : Form::kSum;
+}
 }  // namespace detail
 
+const char* form_name(Form f) {
+  switch (f) {
+    case Form::kSequential: return "sequential";
+    case Form::kOwnGather: return "the own GEMM over row shards";
+    case Form::kCublasGather: return "cuBLASLt GEMMs a shard group at a time";
+    case Form::kFused: return "fused (the own GEMM)";
+    case Form::kRing: return "ring of cuBLASLt GEMMs";
+    case Form::kSum: return "cuBLASLt GEMMs and a sum kernel";
+  }
+  return "invalid";
+}
+
 Mode TensorParallel::choose(Op op, int64_t m, int64_t k, int64_t n) const { return detail::choose_mode(op, m, k, n, comm_.size()); }
+
+Form TensorParallel::form(Op op, int64_t m, int64_t k, int64_t n, Mode mode, DataType dtype) const {
+  const Impl& d = *impl_;
+  // The constructor agreed on the knobs and on own_rs_all across ranks; own_gemm_ok is this rank's
+  // (all_gather_matmul's own form is rank-local: both forms move and signal the rows alike).
+  detail::FormFacts f;
+  f.nranks = comm_.size();
+  f.own_ok = op == Op::kAllGatherMatmul ? d.own_gemm_ok : d.own_rs_all;
+  f.own_gemm = d.own_gemm;
+  f.force_rs = d.force_rs;
+  return detail::choose_form(op, mode, m, k, n, dtype, f);
+}
 
 static void check_shapes(const char* op, int64_t m, int64_t k, int64_t n, int nranks, int64_t max_m, int64_t max_k, int64_t max_n) {
   require(m > 0 && k > 0 && n > 0, "overlap::", op, ": M, K and Nc must be positive");
@@ -347,9 +385,9 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
   const int64_t rows = m / N;
   const size_t shard_bytes = static_cast<size_t>(rows) * k * 2;
   char* gathered = d.gathered.as<char>();
-  if (mode == Mode::kAuto) mode = choose(Op::kAllGatherMatmul, m, k, n);
-  if (mode == Mode::kSequential || N == 1) {
-    trace_form("all_gather_matmul", m, k, n, "sequential");
+  const Form form = this->form(Op::kAllGatherMatmul, m, k, n, mode, dtype);
+  trace_form("all_gather_matmul", m, k, n, form_name(form));
+  if (form == Form::kSequential) {
     comm_.all_gather(a_shard, gathered, static_cast<size_t>(rows) * k, dtype, s);
     d.gemm.run(m, n, k, gathered, k, b, n, c, n, s, dtype);
   } else {
@@ -367,12 +405,9 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     if (a_out)
       SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
-    // (The own GEMM multiplies bf16 only: fp16 takes cuBLASLt's form, whatever SYMMEM_OVERLAP_GEMM says.)
-    if (d.own_gemm_ok && dtype == DataType::kBFloat16 && rows % 256 == 0 && N <= 64 &&
-        (d.own_gemm == 1 || (d.own_gemm < 0 && detail::gather_own_gemm(N, rows, n)))) {
+    if (form == Form::kOwnGather) {
       // One GEMM over all rows, local shard first, then the peers' in the order they land; each
       // tile's producer waits for its shard's signal (bounded) before loading its rows.
-      trace_form("all_gather_matmul", m, k, n, "the own GEMM over row shards");
       HopperRowShards sh;
       sh.rows = static_cast<int>(rows);
       sh.count = N;
@@ -386,7 +421,6 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       if (d.defer >= 0) opt.defer_halves = d.defer;
       hopper_gemm(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
     } else {
-      trace_form("all_gather_matmul", m, k, n, "cuBLASLt GEMMs a shard group at a time");
       gather_gemms(a_shard, m, k, b, n, c, s, dtype);
     }
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));
@@ -448,9 +482,9 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   const size_t slot = static_cast<size_t>(rows) * n;  // elements
   const char* aa = static_cast<const char*>(a);
   char* recv = d.recv.as<char>();
-  if (mode == Mode::kAuto) mode = choose(Op::kMatmulReduceScatter, m, k, n);
-  if (mode == Mode::kSequential || N == 1) {
-    trace_form("matmul_reduce_scatter", m, k, n, "sequential");
+  const Form form = this->form(Op::kMatmulReduceScatter, m, k, n, mode, dtype);
+  trace_form("matmul_reduce_scatter", m, k, n, form_name(form));
+  if (form == Form::kSequential) {
     d.gemm.run(m, n, k, a, k, b, n, recv, n, s, dtype);
     comm_.reduce_scatter(recv, c_shard, slot, dtype, op, s);
     return;
@@ -459,17 +493,12 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
   // The fused form where every rank can run it and detail::reduce_own_gemm (or SYMMEM_OVERLAP_GEMM,
   // which the constructor checked is alike on every rank) says so; bf16 only (the dtype is alike on
-  // every rank too: a call's arguments are).
-  if (d.own_rs_all && dtype == DataType::kBFloat16 && rows % 256 == 0 && N <= 64 && (d.own_gemm == 1 || (d.own_gemm < 0 && detail::reduce_own_gemm(N, rows, n, k)))) {
-    trace_form("matmul_reduce_scatter", m, k, n, "fused (the own GEMM)");
+  // every rank too: a call's arguments are). Else the ring (detail::rs_ring) or the sum form.
+  if (form == Form::kFused) {
     rs_fused(a, m, k, b, n, c_shard, scale, s);
     return;
   }
-  // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests; every rank
-  // must set the same). Otherwise detail::rs_ring, a function of the shape and N.
-  const bool ring = N == 2 || (d.force_rs >= 0 ? d.force_rs == 1 : detail::rs_ring(N, rows, n, k));
-  trace_form("matmul_reduce_scatter", m, k, n, ring ? "ring of cuBLASLt GEMMs" : "cuBLASLt GEMMs and a sum kernel");
-  if (!ring) {
+  if (form == Form::kSum) {
     // Peers' rows first (ring order), each GEMM into local staging; the copy engine carries it to
     // that peer's slot `me` and signals (on the side stream) while the next GEMM runs. The local
     // rows last, then the N slots are summed by one kernel (fp32).

@@ -164,3 +164,51 @@ TEST(OverlapChoice, OwnGemmReduceScatterWhereKIsLong) {
   EXPECT_TRUE(reduce_own_gemm(3, 2048, 8192, 6144));     // the threshold
   EXPECT_FALSE(reduce_own_gemm(8, 2048, 8192, 3584));    // 70B at TP = 8
 }
+
+// The form a call takes (TensorParallel::form, which the operations run): the mode, the shape,
+// the dtype and the facts fixed at construction (the GPUs, SYMMEM_OVERLAP_GEMM / _RS).
+TEST(OverlapChoice, TheFormOfACall) {
+  using symmem::DataType;
+  using symmem::overlap::Form;
+  using symmem::overlap::form_name;
+  using symmem::overlap::detail::choose_form;
+  using symmem::overlap::detail::FormFacts;
+  const auto bf = DataType::kBFloat16, fp16 = DataType::kFloat16;
+  const auto facts = [](int n, bool own_ok, int own_gemm = -1, int force_rs = -1) {
+    FormFacts f;
+    f.nranks = n;
+    f.own_ok = own_ok;
+    f.own_gemm = own_gemm;
+    f.force_rs = force_rs;
+    return f;
+  };
+  const Op ag = Op::kAllGatherMatmul, rs = Op::kMatmulReduceScatter;
+  // One rank, or sequential asked (or chosen: 127 rows a rank): the sequential path.
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 16384, 4096, 7168, bf, facts(1, true)), Form::kSequential);
+  EXPECT_EQ(choose_form(rs, Mode::kSequential, 16384, 7168, 4096, bf, facts(4, true)), Form::kSequential);
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 254, 7168, 4096, bf, facts(2, true)), Form::kSequential);
+  // all_gather_matmul: the own GEMM where it can run and fits (bf16, whole 256-row units, 1024-row
+  // shards at 4 ranks); cuBLASLt's GEMMs otherwise; SYMMEM_OVERLAP_GEMM forces either where it fits.
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 3584, bf, facts(4, true)), Form::kOwnGather);
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 3584, bf, facts(4, false)), Form::kCublasGather);
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 3584, fp16, facts(4, true, 1)), Form::kCublasGather);
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 3584, bf, facts(4, true, 0)), Form::kCublasGather);
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 2048, 4096, 3584, bf, facts(4, true)), Form::kCublasGather);    // 512-row shards
+  EXPECT_EQ(choose_form(ag, Mode::kOverlap, 2048, 4096, 3584, bf, facts(4, true, 1)), Form::kOwnGather);  // forced
+  EXPECT_EQ(choose_form(ag, Mode::kOverlap, 4 * 1100, 4096, 3584, bf, facts(4, true, 1)), Form::kCublasGather);  // not 256-row units
+  // matmul_reduce_scatter: fused where every rank can run it and K is long (3+ ranks); else the
+  // ring at 2 ranks and where a part has 2^23 to 2^24 outputs, the sum form elsewhere.
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, bf, facts(4, true)), Form::kFused);      // 70B, TP = 4
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, bf, facts(4, false)), Form::kRing);      // its part: 2^23
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, fp16, facts(4, true)), Form::kRing);
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true)), Form::kSum);        // 8B M 8192
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 3584, 4096, bf, facts(4, true)), Form::kRing);      // 8B M 16384
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 3584, 4096, bf, facts(4, true, -1, 0)), Form::kSum);  // SYMMEM_OVERLAP_RS=sum
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true, -1, 1)), Form::kRing);  // SYMMEM_OVERLAP_RS=ring
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(2, true, -1, 0)), Form::kRing);  // 2 ranks: the ring
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, true)), Form::kRing);      // 70B, TP = 2
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, true, 1)), Form::kFused);  // SYMMEM_OVERLAP_GEMM=own
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, bf, facts(4, true, 0)), Form::kRing);    // SYMMEM_OVERLAP_GEMM=cublas
+  EXPECT_STREQ(form_name(Form::kFused), "fused (the own GEMM)");
+  EXPECT_STREQ(form_name(static_cast<Form>(99)), "invalid");
+}
