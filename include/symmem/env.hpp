@@ -52,6 +52,9 @@ SYMMEM_API Settings settings_from_env(const EnvGetter& get = nullptr);
 namespace detail {
 /// Parses a decimal integer in [lo, hi]; throws InvalidArgument naming `what` otherwise.
 SYMMEM_API long parse_int(const char* text, const char* what, long lo, long hi);
+/// Adds `reason` to a refusal being built ("; "-separated), the `why` a constructor then raises on
+/// every rank (Team::require_same).
+SYMMEM_API void add_reason(std::string& why, const std::string& reason);
 /// A numeric knob: the environment variable `name` in [lo, hi], or `unset` where it is unset or
 /// empty. A malformed or out-of-range value is added to `why` ("; "-separated: the refusal a
 /// constructor then raises on every rank) and reads as unset.

@@ -200,7 +200,7 @@ void Communicator::init(Team team) {
   try {
     table_ = table.empty() ? TuningTable::defaults() : TuningTable::load(table);
   } catch (const std::exception& e) {
-    why += (why.empty() ? "" : "; ") + std::string(e.what());
+    detail::add_reason(why, e.what());
   }
   // Facts every rank must share, carried by the same exchange: the smallest SM count (grids), and
   // which GPUs the ranks are on.
@@ -210,7 +210,7 @@ void Communicator::init(Team team) {
     SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx_->device()));
     SYMMEM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), ctx_->device()));
   } catch (const std::exception& e) {
-    why += (why.empty() ? "" : "; ") + std::string(e.what());
+    detail::add_reason(why, e.what());
   }
   const std::string mine = "ll_max_bytes=" + std::to_string(opt_.ll_max_bytes) +
                            " table=" + std::to_string(std::hash<std::string>{}(table_.to_text()));

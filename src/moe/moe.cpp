@@ -202,7 +202,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
     const char* env = std::getenv(name);
     const std::string v = env != nullptr ? env : "";
     if (v != "" && v != "0" && v != "1")
-      why += (why.empty() ? "" : "; ") + std::string(name) + "=" + v + " is neither 0 nor 1 (unset it for the default)";
+      symmem::detail::add_reason(why, std::string(name) + "=" + v + " is neither 0 nor 1 (unset it for the default)");
     return v != "0";
   };
   const bool want_ring = wanted("SYMMEM_MOE_RING"), want_cring = wanted("SYMMEM_MOE_COMBINE_RING");

@@ -110,7 +110,7 @@ static int force_knob(std::string& why, const char* name, const char* off, const
   if (v == nullptr || *v == 0) return -1;
   if (std::strcmp(v, off) == 0) return 0;
   if (std::strcmp(v, on) == 0) return 1;
-  why += std::string(why.empty() ? "" : "; ") + name + "=" + v + " is neither " + off + " nor " + on + "; unset it for " + unset;
+  symmem::detail::add_reason(why, std::string(name) + "=" + v + " is neither " + off + " nor " + on + "; unset it for " + unset);
   return -1;
 }
 
@@ -122,8 +122,8 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   if (max_m <= 0 || max_k <= 0 || max_n <= 0)
     why = "max_m, max_k and max_n must be positive (got " + std::to_string(max_m) + ", " + std::to_string(max_k) + ", " + std::to_string(max_n) + ")";
   if (comm.size() * detail::kMaxRsChunks > pad::kUserSlots)
-    why += (why.empty() ? "" : "; ") + std::string("too many ranks (") + std::to_string(comm.size()) + ") for the signal slots; at most " +
-           std::to_string(pad::kUserSlots / detail::kMaxRsChunks);
+    symmem::detail::add_reason(why, "too many ranks (" + std::to_string(comm.size()) + ") for the signal slots; at most " +
+                                        std::to_string(pad::kUserSlots / detail::kMaxRsChunks));
   Impl& d = *impl_;
   d.max_m = max_m;
   d.max_k = max_k;

@@ -101,13 +101,15 @@ const std::vector<EnvVar>& env_vars() {
 }
 
 namespace detail {
+void add_reason(std::string& why, const std::string& reason) { why += (why.empty() ? "" : "; ") + reason; }
+
 long knob_number(std::string& why, const char* name, long lo, long hi, long unset) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == 0) return unset;
   try {
     return parse_int(v, name, lo, hi);
   } catch (const InvalidArgument& e) {
-    why += (why.empty() ? "" : "; ") + std::string(e.what());
+    add_reason(why, e.what());
     return unset;
   }
 }

@@ -15,6 +15,7 @@
 #include "fd_exchange.hpp"
 #include "heap_book.hpp"
 #include "log.hpp"
+#include "symmem/env.hpp"
 #include "symmem/error.hpp"
 
 namespace symmem {
@@ -122,7 +123,7 @@ static CUmemAllocationProp alloc_prop(int device) {
 static std::string join_problems(const std::vector<std::string>& all, const Team& team) {
   std::string msg;
   for (size_t i = 0; i < all.size(); ++i)
-    if (!all[i].empty()) msg += (msg.empty() ? "" : "; ") + std::string("rank ") + std::to_string(team.global_rank(static_cast<int>(i))) + ": " + all[i];
+    if (!all[i].empty()) detail::add_reason(msg, "rank " + std::to_string(team.global_rank(static_cast<int>(i))) + ": " + all[i]);
   return msg;
 }
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "symmem/env.hpp"
@@ -82,4 +83,23 @@ TEST(Env, DifferingFieldsNameTheSettings) {
   EXPECT_EQ(detail::differing_fields("a=1 b=2 c=3", "a=1 b=5 c=4"), "b, c");
   EXPECT_EQ(detail::differing_fields("a=1", "a=1 b=2"), "b");  // (a field one side lacks)
   EXPECT_EQ(detail::differing_fields("x=1 flag", "x=2 other"), "x, flag");
+}
+
+// A constructor's refusal gathers every reason, "; "-separated; a malformed numeric knob adds its
+// own and reads as unset.
+TEST(Env, RefusalsGatherTheirReasons) {
+  std::string why;
+  detail::add_reason(why, "first");
+  EXPECT_EQ(why, "first");
+  detail::add_reason(why, "second");
+  EXPECT_EQ(why, "first; second");
+  setenv("SYMMEM_TEST_KNOB", "99", 1);
+  EXPECT_EQ(detail::knob_number(why, "SYMMEM_TEST_KNOB", 0, 8, -1), -1);
+  EXPECT_NE(why.find("first; second; "), std::string::npos) << why;
+  EXPECT_NE(why.find("SYMMEM_TEST_KNOB"), std::string::npos) << why;
+  setenv("SYMMEM_TEST_KNOB", "5", 1);
+  std::string none;
+  EXPECT_EQ(detail::knob_number(none, "SYMMEM_TEST_KNOB", 0, 8, -1), 5);
+  EXPECT_EQ(none, "");
+  unsetenv("SYMMEM_TEST_KNOB");
 }
