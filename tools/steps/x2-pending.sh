@@ -5,7 +5,7 @@
 #    the table's last column names each instance's form (mm+rs at TP = 2: the cuBLASLt ring, the
 #    control). 2. The counted combine at 2 GPUs, where its ~1 ms stall showed (session 46): tune
 #    323 (kSumAfterSends), the counted combine without it and the one-kernel combine, alternated.
-#    3. The Python examples at 2 GPUs (not run since session 47). ~6 minutes with the start.
+#    (The Python examples at 2 GPUs, its third step until then, passed in session 54's call 1.)
 #   COMMIT=<sha> bash tools/call.sh tools/steps/x2-pending.sh   (timeout 560; carry [".deps"])
 O defer SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_DEFER=0"
 O defer-rev SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_DEFER=0" SYMMEM_OVERLAP_ALT_FIRST=1
@@ -16,5 +16,3 @@ for i in 1 2; do
   BIN=c80934b B one-$i $S SYMMEM_MOE_COUNTED=0
 done
 BIN=c80934b B cnt323-trace decode SYMMEM_MOE_TUNE=323 SYMMEM_MOE_TRACE=1
-COMMIT=$C SYMMEM_CTEST_STOP_S=200 tools/gpu_run.sh --no-bench --ctest-args "-R python_example_.*_2gpus" > $OUT/suite.log 2>&1
-echo "== examples rc $? at $(el) s"; grep -E "tests passed|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -5
