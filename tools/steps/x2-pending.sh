@@ -14,5 +14,6 @@ for i in 1 2; do
   BIN=c80934b B cnt323-$i $S SYMMEM_MOE_TUNE=323
   BIN=c80934b B cnt-$i $S
   BIN=c80934b B one-$i $S SYMMEM_MOE_COUNTED=0
+  B main-$i $S
 done
 BIN=c80934b B cnt323-trace decode SYMMEM_MOE_TUNE=323 SYMMEM_MOE_TRACE=1
