@@ -108,7 +108,8 @@ TEST(DeviceApi, PutAndGetEveryScopeSizeAndAlignment) {
         auto expect = std::vector<uint8_t>(cap, kPoison);
         auto from_prev = random_bytes(len, seed * 131 + prev);
         std::copy(from_prev.begin(), from_prev.end(), expect.begin() + dofs);
-        ASSERT_EQ(first_diff(got, expect), -1) << "put, scope " << scope_name(scope) << " len " << len << " src+" << so << " dst+" << dofs;
+        ASSERT_ALL(first_diff(got, expect) == -1, "put, scope " << scope_name(scope) << " len " << len << " src+" << so << " dst+" << dofs
+                                                                << ": first wrong byte at " << first_diff(got, expect));
 
         // get: read the next rank's buffer (it holds my data at dofs) into poisoned local memory.
         SYMMEM_CUDA_CHECK(cudaMemset(out.p, kPoison, cap));
@@ -117,8 +118,10 @@ TEST(DeviceApi, PutAndGetEveryScopeSizeAndAlignment) {
         auto got2 = download(out.as<char>() + so, len);
         // prev's buffer holds what prev-1 put; regenerate it.
         auto expect2 = random_bytes(len, seed * 131 + (prev + n - 1) % n);
-        ASSERT_EQ(first_diff(got2, expect2), -1) << "get, scope " << scope_name(scope) << " len " << len;
-        ASSERT_EQ(download(out.as<char>() + so + len, 1)[0], kPoison) << "get wrote past the end";
+        ASSERT_ALL(first_diff(got2, expect2) == -1, "get, scope " << scope_name(scope) << " len " << len << ": first wrong byte at "
+                                                                  << first_diff(got2, expect2));
+        ASSERT_ALL(download(out.as<char>() + so + len, 1)[0] == kPoison, "get, scope " << scope_name(scope) << " len " << len
+                                                                                        << " wrote past the end");
         stream::barrier(b, nullptr);
         ctx()->synchronize(nullptr);
       }
@@ -138,12 +141,13 @@ TEST(DeviceApi, PutSignalNeverOvertakesItsData) {
   SYMMEM_CUDA_CHECK(cudaMemset(out.p, kPoison, len * (rounds + 1)));
   ring_put_signal_kernel<<<1, 512>>>(b.handle(), src.as<char>(), len, rounds, out.as<char>(), ok.as<bool>());
   ctx()->synchronize(nullptr, "ring put_signal");
-  EXPECT_TRUE(download(ok.p, 1)[0]);
+  std::string msg = download(ok.p, 1)[0] ? "" : "a wait timed out; ";
   const int prev = (me + heap().team().size() - 1) % heap().team().size();
   auto expect = random_bytes(len * (rounds + 1), 7000 + prev);
   auto got = download(out.p, len * (rounds + 1));
-  for (int r = 1; r <= rounds; ++r)
-    ASSERT_TRUE(std::equal(got.begin() + r * len, got.begin() + (r + 1) * len, expect.begin() + r * len)) << "round " << r;
+  for (int r = 1; r <= rounds && msg.empty(); ++r)
+    if (!std::equal(got.begin() + r * len, got.begin() + (r + 1) * len, expect.begin() + r * len)) msg += "round " + std::to_string(r) + "'s data";
+  ASSERT_ALL(msg.empty(), msg);
   stream::barrier(b, nullptr);
   ctx()->synchronize(nullptr);
   heap().free(b);
@@ -154,11 +158,12 @@ TEST(DeviceApi, SignalAddCountsEveryPeer) {
   DeviceBuffer ok(sizeof(bool));
   signal_add_kernel<<<1, 64>>>(b.handle(), 10, ok.as<bool>());
   ctx()->synchronize(nullptr, "signal add");
-  EXPECT_TRUE(download(ok.p, 1)[0]);
+  const bool waited = download(ok.p, 1)[0];
   auto pad_words = download(b.signal_pad() + 5, 8);
   uint64_t v;
   std::memcpy(&v, pad_words.data(), 8);
-  EXPECT_EQ(v, 10u * heap().team().size());
+  ASSERT_ALL(waited && v == 10u * heap().team().size(), (waited ? "" : "a wait timed out; ") << "slot 5 holds " << v << ", expected "
+                                                                                              << 10u * heap().team().size());
   stream::barrier(b, nullptr);
   ctx()->synchronize(nullptr);
   heap().free(b);
@@ -176,6 +181,6 @@ TEST(DeviceApi, BarriersOnManyChannels) {
   ctx()->synchronize(nullptr, "multi-channel barrier");
   int e;
   SYMMEM_CUDA_CHECK(cudaMemcpy(&e, errors.p, sizeof(int), cudaMemcpyDeviceToHost));
-  EXPECT_EQ(e, 0);
+  ASSERT_ALL(e == 0, e << " words missed or barriers that timed out (x1000)");
   heap().free(b);
 }

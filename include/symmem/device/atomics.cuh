@@ -2,6 +2,8 @@
 // All of symmem's memory ordering in one place. Every cross-GPU flag goes through these; each says
 // what it orders. System scope: peers are other GPUs (and other processes) over NVLink.
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "symmem/export.hpp"
 
@@ -54,6 +56,152 @@ __device__ __forceinline__ uint32_t atom_add_release_gpu(uint32_t* p, uint32_t v
   asm volatile("atom.release.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
+/// Relaxed atomics at system scope on one naturally aligned 4- or 8-byte word anywhere this thread
+/// can address (its GPU's memory or a peer's, mapped): each is atomic against every other atomic
+/// on that word from any GPU, and orders nothing else (p2p.cuh's remote atomics; a fence before or
+/// after one orders it). T: 4- or 8-byte integers; float and double for add, swap, compare-swap,
+/// load and store. The sum of a float add is rounded as the GPU's own atomicAdd rounds it.
+namespace amo {
+template <class T>
+inline constexpr bool kInt = std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) == 8);
+template <class T>
+inline constexpr bool kWord = kInt<T> || std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <class T>
+using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, unsigned long long>;
+/// T, not deduced from an argument: the word's type decides (a uint64_t value for an unsigned long
+/// long word converts).
+template <class T>
+struct Same {
+  using type = T;
+};
+template <class T>
+using Of = typename Same<T>::type;
+template <class T>
+__device__ __forceinline__ Bits<T> bits(T v) {
+  Bits<T> b;
+  memcpy(&b, &v, sizeof(T));
+  return b;
+}
+template <class T>
+__device__ __forceinline__ T value(Bits<T> b) {
+  T v;
+  memcpy(&v, &b, sizeof(T));
+  return v;
+}
+}  // namespace amo
+
+/// Adds v and returns the old value.
+template <class T>
+__device__ __forceinline__ T amo_fetch_add(T* p, T v) {
+  static_assert(amo::kWord<T>, "symmem atomics take 4- or 8-byte integers, float or double");
+  if constexpr (std::is_same_v<T, float>) {
+    float old;
+    asm volatile("atom.relaxed.sys.global.add.f32 %0, [%1], %2;" : "=f"(old) : "l"(p), "f"(v) : "memory");
+    return old;
+  } else if constexpr (std::is_same_v<T, double>) {
+    double old;
+    asm volatile("atom.relaxed.sys.global.add.f64 %0, [%1], %2;" : "=d"(old) : "l"(p), "d"(v) : "memory");
+    return old;
+  } else if constexpr (sizeof(T) == 4) {
+    uint32_t old;
+    asm volatile("atom.relaxed.sys.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(amo::bits(v)) : "memory");
+    return amo::value<T>(old);
+  } else {
+    unsigned long long old;
+    asm volatile("atom.relaxed.sys.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(amo::bits(v)) : "memory");
+    return amo::value<T>(old);
+  }
+}
+/// Adds v (no return value: the cheaper reduction).
+template <class T>
+__device__ __forceinline__ void amo_add(T* p, T v) {
+  static_assert(amo::kWord<T>, "symmem atomics take 4- or 8-byte integers, float or double");
+  if constexpr (std::is_same_v<T, float>) {
+    asm volatile("red.relaxed.sys.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+  } else if constexpr (std::is_same_v<T, double>) {
+    asm volatile("red.relaxed.sys.global.add.f64 [%0], %1;" ::"l"(p), "d"(v) : "memory");
+  } else if constexpr (sizeof(T) == 4) {
+    asm volatile("red.relaxed.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(amo::bits(v)) : "memory");
+  } else {
+    asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(amo::bits(v)) : "memory");
+  }
+}
+/// Bitwise and, or, xor (integers): apply v, return the old value.
+enum class AmoBits { kAnd, kOr, kXor };
+template <AmoBits Op, class T>
+__device__ __forceinline__ T amo_fetch_bits(T* p, T v) {
+  static_assert(amo::kInt<T>, "symmem's bitwise atomics take 4- or 8-byte integers");
+  if constexpr (sizeof(T) == 4) {
+    uint32_t old;
+    if constexpr (Op == AmoBits::kAnd) asm volatile("atom.relaxed.sys.global.and.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(amo::bits(v)) : "memory");
+    else if constexpr (Op == AmoBits::kOr) asm volatile("atom.relaxed.sys.global.or.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(amo::bits(v)) : "memory");
+    else asm volatile("atom.relaxed.sys.global.xor.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(amo::bits(v)) : "memory");
+    return amo::value<T>(old);
+  } else {
+    unsigned long long old;
+    if constexpr (Op == AmoBits::kAnd) asm volatile("atom.relaxed.sys.global.and.b64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(amo::bits(v)) : "memory");
+    else if constexpr (Op == AmoBits::kOr) asm volatile("atom.relaxed.sys.global.or.b64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(amo::bits(v)) : "memory");
+    else asm volatile("atom.relaxed.sys.global.xor.b64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(amo::bits(v)) : "memory");
+    return amo::value<T>(old);
+  }
+}
+/// Minimum or maximum (integers, compared as T: signed or unsigned): returns the old value.
+template <bool Max, class T>
+__device__ __forceinline__ T amo_fetch_minmax(T* p, T v) {
+  static_assert(amo::kInt<T>, "symmem's min/max atomics take 4- or 8-byte integers");
+  T old;
+  if constexpr (sizeof(T) == 4 && std::is_signed_v<T>) {
+    if constexpr (Max) asm volatile("atom.relaxed.sys.global.max.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    else asm volatile("atom.relaxed.sys.global.min.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  } else if constexpr (sizeof(T) == 4) {
+    if constexpr (Max) asm volatile("atom.relaxed.sys.global.max.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    else asm volatile("atom.relaxed.sys.global.min.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  } else if constexpr (std::is_signed_v<T>) {
+    if constexpr (Max) asm volatile("atom.relaxed.sys.global.max.s64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+    else asm volatile("atom.relaxed.sys.global.min.s64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  } else {
+    if constexpr (Max) asm volatile("atom.relaxed.sys.global.max.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+    else asm volatile("atom.relaxed.sys.global.min.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  }
+  return old;
+}
+/// Stores v and returns the old value.
+template <class T>
+__device__ __forceinline__ T amo_swap(T* p, T v) {
+  static_assert(amo::kWord<T>, "symmem atomics take 4- or 8-byte integers, float or double");
+  amo::Bits<T> old;
+  if constexpr (sizeof(T) == 4) asm volatile("atom.relaxed.sys.global.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(amo::bits(v)) : "memory");
+  else asm volatile("atom.relaxed.sys.global.exch.b64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(amo::bits(v)) : "memory");
+  return amo::value<T>(old);
+}
+/// Stores `desired` where the word holds `expected` (bit for bit, also for float and double);
+/// returns the old value either way (the swap happened where it equals `expected`).
+template <class T>
+__device__ __forceinline__ T amo_compare_swap(T* p, T expected, T desired) {
+  static_assert(amo::kWord<T>, "symmem atomics take 4- or 8-byte integers, float or double");
+  amo::Bits<T> old;
+  if constexpr (sizeof(T) == 4)
+    asm volatile("atom.relaxed.sys.global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(amo::bits(expected)), "r"(amo::bits(desired)) : "memory");
+  else
+    asm volatile("atom.relaxed.sys.global.cas.b64 %0, [%1], %2, %3;" : "=l"(old) : "l"(p), "l"(amo::bits(expected)), "l"(amo::bits(desired)) : "memory");
+  return amo::value<T>(old);
+}
+/// Atomic (untorn) load and store of the word.
+template <class T>
+__device__ __forceinline__ T amo_load(const T* p) {
+  static_assert(amo::kWord<T>, "symmem atomics take 4- or 8-byte integers, float or double");
+  amo::Bits<T> v;
+  if constexpr (sizeof(T) == 4) asm volatile("ld.relaxed.sys.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  else asm volatile("ld.relaxed.sys.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return amo::value<T>(v);
+}
+template <class T>
+__device__ __forceinline__ void amo_store(T* p, T v) {
+  static_assert(amo::kWord<T>, "symmem atomics take 4- or 8-byte integers, float or double");
+  if constexpr (sizeof(T) == 4) asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(p), "r"(amo::bits(v)) : "memory");
+  else asm volatile("st.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(amo::bits(v)) : "memory");
+}
+
 /// Full fence at system scope: this thread's earlier writes (to any GPU) are ordered before its
 /// later ones as every peer observes them.
 __device__ __forceinline__ void fence_system() { asm volatile("fence.sc.sys;" ::: "memory"); }

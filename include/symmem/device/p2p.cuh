@@ -57,6 +57,57 @@ __device__ __forceinline__ bool wait_signal(const DeviceHandle& h, int slot, Cmp
   return wait_until(h, h.local_signals + slot, cmp, value, WaitKind::kSignal, peer);
 }
 
+/// Remote atomics, NVSHMEM-style, on `peer`'s copy of the word at symmetric address `local` (a
+/// pointer into h.local, naturally aligned; `peer` may be this rank). Each is one atomic operation
+/// at system scope: atomic against every other atomic on that word from any rank and GPU. They are
+/// relaxed: they order nothing else. To publish data with one, put it, fence(), then the atomic: a
+/// rank that reads the atomic's result and then fences (or reads it with an acquire) sees the data.
+/// A signal (above) is the release-ordered form for the pad's slots. T: int32_t, uint32_t, int64_t,
+/// uint64_t (and the other 4- and 8-byte integer types); add, swap, compare_swap, fetch and set also
+/// take float and double (a float add rounds as atomicAdd does). Latency: one round trip to
+/// `peer` for the fetching forms; atomic_add, atomic_set and the other forms without a result need
+/// none before the thread goes on.
+template <class T>
+__device__ __forceinline__ T atomic_fetch_add(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) { return amo_fetch_add(peer_ptr(h, peer, local), v); }
+template <class T>
+__device__ __forceinline__ void atomic_add(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) { amo_add(peer_ptr(h, peer, local), v); }
+template <class T>
+__device__ __forceinline__ T atomic_fetch_inc(const DeviceHandle& h, int peer, T* local) { return amo_fetch_add(peer_ptr(h, peer, local), T(1)); }
+template <class T>
+__device__ __forceinline__ T atomic_fetch_and(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) {
+  return amo_fetch_bits<AmoBits::kAnd>(peer_ptr(h, peer, local), v);
+}
+template <class T>
+__device__ __forceinline__ T atomic_fetch_or(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) {
+  return amo_fetch_bits<AmoBits::kOr>(peer_ptr(h, peer, local), v);
+}
+template <class T>
+__device__ __forceinline__ T atomic_fetch_xor(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) {
+  return amo_fetch_bits<AmoBits::kXor>(peer_ptr(h, peer, local), v);
+}
+/// Minimum and maximum, compared as T (signed or unsigned integers).
+template <class T>
+__device__ __forceinline__ T atomic_fetch_min(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) {
+  return amo_fetch_minmax<false>(peer_ptr(h, peer, local), v);
+}
+template <class T>
+__device__ __forceinline__ T atomic_fetch_max(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) {
+  return amo_fetch_minmax<true>(peer_ptr(h, peer, local), v);
+}
+/// Stores v, returns the old value.
+template <class T>
+__device__ __forceinline__ T atomic_swap(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) { return amo_swap(peer_ptr(h, peer, local), v); }
+/// Stores `desired` where the word equals `expected` (bit for bit); returns the old value either way.
+template <class T>
+__device__ __forceinline__ T atomic_compare_swap(const DeviceHandle& h, int peer, T* local, amo::Of<T> expected, amo::Of<T> desired) {
+  return amo_compare_swap(peer_ptr(h, peer, local), expected, desired);
+}
+/// The word's value (never torn), and a store of one.
+template <class T>
+__device__ __forceinline__ T atomic_fetch(const DeviceHandle& h, int peer, const T* local) { return amo_load(peer_ptr(h, peer, local)); }
+template <class T>
+__device__ __forceinline__ void atomic_set(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) { amo_store(peer_ptr(h, peer, local), v); }
+
 /// Orders this thread's earlier puts before its later puts and signals, as all peers observe them.
 __device__ __forceinline__ void fence() { fence_acq_rel(); }
 /// Waits until this thread's earlier puts are complete and visible system-wide.
