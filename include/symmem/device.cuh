@@ -1,6 +1,6 @@
 #pragma once
-// symmem's device API (header-only): put/get at thread, warp and block scope, signals, bounded
-// waits, team barriers and fences. Include from .cu files.
+// symmem's device API (header-only): put/get at thread, warp and block scope, signals, remote
+// atomics, bounded waits, team barriers and fences. Include from .cu files.
 #include "symmem/device/atomics.cuh"
 #include "symmem/device/barrier.cuh"
 #include "symmem/device/copy.cuh"
