@@ -75,6 +75,19 @@ std::string attempt(F&& f) {
   }
 }
 
+/// "" where call() raises InvalidArgument; else what it did instead, naming `what`.
+template <class F>
+std::string refusal(const char* what, F&& call) {
+  try {
+    call();
+    return std::string(what) + " accepted; ";
+  } catch (const InvalidArgument&) {
+    return "";
+  } catch (const std::exception& e) {
+    return std::string(what) + " raised another error: " + e.what() + "; ";
+  }
+}
+
 /// Asserts on every rank at once: fails (and returns) on all ranks when cond is false on any.
 #define ASSERT_ALL(cond, what)                                                                       \
   do {                                                                                               \

@@ -85,24 +85,11 @@ Sums initial_sums(int rank) {
   return s;
 }
 
-// What thread t of `rank` applies to `peer`'s words (one value per form).
-struct Ops {
-  uint32_t u32;
-  int32_t s32;
-  unsigned long long u64;
-  long long s64;
-  float f32;
-  double f64;
-  uint32_t cas32;
-  unsigned long long cas64;
-  long long xor64;
-  int32_t max_s32;
-  uint32_t max_u32;
-  unsigned long long min_u64;
-  long long min_s64;
-};
+// What thread t of `rank` applies to `peer`'s words: one value per form (or64 and and32 unused:
+// those are a rank's bit).
+using Ops = Sums;
 __host__ __device__ inline Ops ops_of(int rank, int t, int peer) {
-  Ops o;
+  Ops o{};
   o.u32 = static_cast<uint32_t>(key(rank, t, peer, 1));  // wraps: sums are mod 2^32
   o.s32 = static_cast<int32_t>(key(rank, t, peer, 2) & 0xffff) - 0x8000;
   o.u64 = key(rank, t, peer, 3) >> 12;  // carries across 32 bits
