@@ -120,12 +120,14 @@ std::string describe_device_error(const DeviceErrorRecord& r) {
            ". The peer may have exited, hung, or skipped this operation; raise SYMMEM_TIMEOUT_MS if it is only slow";
   }
   static const char* kinds[] = {"?", "a signal", "a barrier arrival", "a collective's flag"};
-  const std::string what = ring ? "a word of the MoE streamed dispatch or combine (a peer's announce, a ring slot's ready or "
-                                  "release word, or the dispatch's send blocks' barrier)"
-                                : kinds[r.kind >= 0 && r.kind <= 3 ? r.kind : 0];
+  const bool word = r.kind == static_cast<int>(WaitKind::kWord);
+  const std::string what = ring   ? "a word of the MoE streamed dispatch or combine (a peer's announce, a ring slot's ready or "
+                                    "release word, or the dispatch's send blocks' barrier)"
+                           : word ? "a word of a symmetric buffer (device::wait_word)"
+                                  : kinds[r.kind >= 0 && r.kind <= 3 ? r.kind : 0];
   return "device wait timed out: rank " + std::to_string(r.global_rank) + " (team rank " + std::to_string(r.rank) +
          ", block " + std::to_string(r.block) + ", thread " + std::to_string(r.thread) + ") waited " +
-         std::to_string(r.waited_ns / 1000000ull) + " ms for " + what + " from " + peer + ": " + (ring ? "word " : "signal slot ") +
+         std::to_string(r.waited_ns / 1000000ull) + " ms for " + what + " from " + peer + ": " + (ring ? "word " : word ? "the word at byte " : "signal slot ") +
          std::to_string(static_cast<int64_t>(r.slot)) + " " + cmps[r.cmp >= 0 && r.cmp <= 5 ? r.cmp : 0] +
          " " + std::to_string(r.expected) + ", last value seen " + std::to_string(r.seen) +
          ". The peer may have exited, hung, or skipped this operation; raise SYMMEM_TIMEOUT_MS if it is only slow";

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "gpu_env.hpp"
+#include "symmem/device.cuh"
 
 using namespace symmem;
 using namespace symmem::test;
@@ -32,6 +33,30 @@ TEST(Fault, UnmetSignalWaitTimesOutWithFacts) {
   EXPECT_LT(seconds_since(t0), 8.0);
   ctx()->reset_error();
   heap().team().barrier("after unmet wait");
+  heap().free(b);
+}
+
+__global__ void wait_word_kernel(DeviceHandle h, const uint64_t* word) { device::wait_word(h, word, Cmp::kGe, 1, (h.rank + 1) % h.nranks); }
+
+TEST(Fault, UnmetWordWaitTimesOutNamingTheWord) {
+  SymmetricBuffer b = heap().alloc(4096);
+  SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), 0, 4096));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  ctx()->set_device_timeout_ms(1500);
+  auto t0 = std::chrono::steady_clock::now();
+  wait_word_kernel<<<1, 1>>>(b.handle(), b.as<uint64_t>() + 300);  // nobody adds to it
+  try {
+    ctx()->synchronize(nullptr, "waiting on a word");
+    FAIL() << "expected Timeout";
+  } catch (const Timeout& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("a word of a symmetric buffer (device::wait_word) from team rank " + std::to_string((ctx()->rank() + 1) % ctx()->size())),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("the word at byte 2400 >= 1, last value seen 0"), std::string::npos) << m;
+  }
+  EXPECT_LT(seconds_since(t0), 8.0);
+  ctx()->reset_error();
+  heap().team().barrier("after unmet word wait");
   heap().free(b);
 }
 

@@ -14,7 +14,7 @@ enum class SignalOp : int { kSet = 0, kAdd };
 /// What a device-side error report is about: a wait that timed out (signal, barrier, collective
 /// flag, a word of the MoE streamed dispatch or combine), an abort, or a bad argument found on the
 /// GPU (all_to_all_v counts; MoE routing: an expert id out of range, an expert over its capacity).
-enum class WaitKind : int { kNone = 0, kSignal, kBarrier, kCollective, kAborted, kBadCount, kMoe, kMoeRing, kMoeLines, kMoeCombineLines };
+enum class WaitKind : int { kNone = 0, kSignal, kBarrier, kCollective, kAborted, kBadCount, kMoe, kMoeRing, kMoeLines, kMoeCombineLines, kWord };
 
 /// Where device code reports errors (pinned host memory, one per context). flag: 0 none, 1 being
 /// written, 2 complete. `timeout_ns` and `abort_waits` are written by the host: the first is the

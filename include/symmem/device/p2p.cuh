@@ -108,6 +108,14 @@ __device__ __forceinline__ T atomic_fetch(const DeviceHandle& h, int peer, const
 template <class T>
 __device__ __forceinline__ void atomic_set(const DeviceHandle& h, int peer, T* local, amo::Of<T> v) { amo_store(peer_ptr(h, peer, local), v); }
 
+/// Waits until this rank's 8-byte word at symmetric address `local` (in h.local: a counter or flag
+/// that peers update with the atomics above) satisfies `cmp value`, with acquire semantics. Bounded
+/// as wait_signal: on expiry returns false and the host's error names the word's byte offset in the
+/// buffer and `peer` as who was expected.
+__device__ __forceinline__ bool wait_word(const DeviceHandle& h, const uint64_t* local, Cmp cmp, uint64_t value, int peer = -1) {
+  return wait_until(h, local, cmp, value, WaitKind::kWord, peer);
+}
+
 /// Orders this thread's earlier puts before its later puts and signals, as all peers observe them.
 __device__ __forceinline__ void fence() { fence_acq_rel(); }
 /// Waits until this thread's earlier puts are complete and visible system-wide.

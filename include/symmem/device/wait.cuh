@@ -86,7 +86,10 @@ __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Don
       if (bound == 0) bound = wait_bound_ns(h);
       uint64_t waited = global_timer_ns() - start;
       if (waited > bound || aborted(h)) {
-        record_timeout(h, kind, peer, static_cast<uint64_t>(addr - h.local_signals), cmp, value, v, waited);
+        // (Where: a signal slot, or for a word of a symmetric buffer its byte offset in it.)
+        const uint64_t where = kind == WaitKind::kWord ? static_cast<uint64_t>(reinterpret_cast<const char*>(addr) - static_cast<const char*>(h.local))
+                                                       : static_cast<uint64_t>(addr - h.local_signals);
+        record_timeout(h, kind, peer, where, cmp, value, v, waited);
         return false;
       }
     }
