@@ -1,6 +1,6 @@
-// symmem-bench p2p: one-way latency of device-initiated put-with-signal (ping-pong / 2) and put/get
-// bandwidth (SM-driven and copy engine, one direction and both) between ranks 0 and 1, beside NCCL
-// send/recv measured in the same run.
+// symmem-bench p2p: one-way latency of device-initiated put-with-signal (ping-pong / 2), a remote
+// atomic's round trip, and put/get bandwidth (SM-driven and copy engine, one direction and both)
+// between ranks 0 and 1, beside NCCL send/recv measured in the same run.
 #include <cstdio>
 #include <cstdlib>
 
@@ -65,6 +65,15 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
     if (initiator && !recv(v)) return;
   }
   if (threadIdx.x == 0) h.local_signals[kPingEpochSlot] = base + iters;
+}
+
+// A remote atomic's round trip: rank 0's thread 0 adds to rank 1's word `iters` times, each add
+// waiting for the previous one's old value (device::atomic_fetch_add: one round trip each).
+__global__ void fetch_add_kernel(DeviceHandle h, int peer, int iters, unsigned long long* sink) {
+  unsigned long long* word = static_cast<unsigned long long*>(h.local);
+  unsigned long long v = 1;
+  for (int i = 0; i < iters; ++i) v = device::atomic_fetch_add(h, peer, word, (v & 1ull) + 1ull);
+  *sink = v;
 }
 
 // Bulk-copy put with an explicit grid and stage size (for the sweep).
@@ -146,12 +155,17 @@ void run_p2p(Harness& h) {
       if (n == o.min_bytes) {
         lat.extra["signal_only_us"] = pp(pingpong_kernel<2>);
         lat.extra["ll_put_8B_us"] = pp(pingpong_kernel<3>);
+        // A remote atomic's round trip (rank 0 -> 1; rank 1 idle), on the dst buffer's first word.
+        lat.extra["atomic_fetch_add_us"] = h.time_once([&](cudaStream_t s) {
+          if (me == 0) fetch_add_kernel<<<1, 1, 0, s>>>(b.dst.handle(), peer, pp_iters, static_cast<unsigned long long*>(b.out));
+        }) / pp_iters;
         // Back-to-back launches of an empty kernel, timed as the collectives are.
         lat.extra["empty_kernel_us"] = h.time_graph([](cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); }, o.iters);
         if (me == 0)
           std::printf("# latency variants at %zu B: put_signal %.2f us, put+release %.2f us, signal only %.2f us, LL put 8 B %.2f us;"
-                      " an empty kernel in a graph %.2f us\n", n, lat.symmem_us, lat.extra["put_then_release_us"],
-                      lat.extra["signal_only_us"], lat.extra["ll_put_8B_us"], lat.extra["empty_kernel_us"]);
+                      " an empty kernel in a graph %.2f us; a remote atomic_fetch_add's round trip %.2f us\n", n, lat.symmem_us,
+                      lat.extra["put_then_release_us"], lat.extra["signal_only_us"], lat.extra["ll_put_8B_us"], lat.extra["empty_kernel_us"],
+                      lat.extra["atomic_fetch_add_us"]);
       }
       lat.nccl_us = h.time_once([&](cudaStream_t s) {
         for (int i = 0; active && i < pp_iters; ++i) {
