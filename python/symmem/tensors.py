@@ -128,7 +128,9 @@ def signal_pad(t, peer=None):
 
 def pointer_tables(t):
     """(peer_ptrs, signal_pad_ptrs): two device int64 tensors [group size] of every member's buffer
-    and signal pad addresses, for Triton or CUDA kernels of your own (see examples/python)."""
+    and signal pad addresses, for Triton or CUDA kernels of your own (see examples/python). In
+    Triton, tl.atomic_add(ptr, v, sem="relaxed", scope="sys") on a peer's address is the remote
+    atomic that symmem's device API calls device::atomic_add (the other forms alike)."""
     torch = _torch()
     o = _require_owner(t, "symmem.pointer_tables")
     n = o.group.size
