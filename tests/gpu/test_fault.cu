@@ -33,17 +33,25 @@ std::string timeout_naming(F&& call, const std::vector<std::string>& words) {
 }
 }  // namespace
 
-TEST(Fault, UnmetSignalWaitTimesOutWithFacts) {
-  SymmetricBuffer b = heap().alloc(64);  // made before the bound is set: the bound is a run-time setting
+// A wait nobody meets, under a 1.5 s bound: the Timeout names `words` and comes within 8 s, and
+// the context is usable after (every rank alike). `what` names the synchronize.
+template <class F>
+std::string unmet_wait(const char* what, F&& enqueue, const std::vector<std::string>& words) {
   ctx()->set_device_timeout_ms(1500);
-  auto t0 = std::chrono::steady_clock::now();
-  stream::wait(b, 9, Cmp::kGe, 1, nullptr);  // nobody signals slot 9
-  std::string msg = timeout_naming([&] { ctx()->synchronize(nullptr, "waiting on slot 9"); },
-                                   {"waiting on slot 9: device wait timed out: rank " + std::to_string(ctx()->rank()),
-                                    "signal slot 9 >= 1, last value seen 0"});
+  const auto t0 = std::chrono::steady_clock::now();
+  enqueue();
+  std::string msg = timeout_naming([&] { ctx()->synchronize(nullptr, what); }, words);
   if (seconds_since(t0) >= 8.0) msg += "the timeout took " + std::to_string(seconds_since(t0)) + " s; ";
   ctx()->reset_error();
-  heap().team().barrier("after unmet wait");
+  heap().team().barrier(std::string("after ") + what);
+  return msg;
+}
+
+TEST(Fault, UnmetSignalWaitTimesOutWithFacts) {
+  SymmetricBuffer b = heap().alloc(64);  // made before the bound is set: the bound is a run-time setting
+  const std::string msg = unmet_wait("waiting on slot 9", [&] { stream::wait(b, 9, Cmp::kGe, 1, nullptr); },  // nobody signals slot 9
+                                     {"waiting on slot 9: device wait timed out: rank " + std::to_string(ctx()->rank()),
+                                      "signal slot 9 >= 1, last value seen 0"});
   heap().free(b);
   ASSERT_ALL(msg.empty(), msg);
 }
@@ -54,16 +62,10 @@ TEST(Fault, UnmetWordWaitTimesOutNamingTheWord) {
   SymmetricBuffer b = heap().alloc(4096);
   SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), 0, 4096));
   SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
-  ctx()->set_device_timeout_ms(1500);
-  auto t0 = std::chrono::steady_clock::now();
-  wait_word_kernel<<<1, 1>>>(b.handle(), b.as<uint64_t>() + 300);  // nobody adds to it
-  std::string msg = timeout_naming([&] { ctx()->synchronize(nullptr, "waiting on a word"); },
-                                   {"a word of a symmetric buffer (device::wait_word) from team rank " +
-                                        std::to_string((ctx()->rank() + 1) % ctx()->size()),
-                                    "the word at byte 2400 >= 1, last value seen 0"});
-  if (seconds_since(t0) >= 8.0) msg += "the timeout took " + std::to_string(seconds_since(t0)) + " s; ";
-  ctx()->reset_error();
-  heap().team().barrier("after unmet word wait");
+  const std::string msg = unmet_wait("waiting on a word", [&] { wait_word_kernel<<<1, 1>>>(b.handle(), b.as<uint64_t>() + 300); },  // nobody adds to it
+                                     {"a word of a symmetric buffer (device::wait_word) from team rank " +
+                                          std::to_string((ctx()->rank() + 1) % ctx()->size()),
+                                      "the word at byte 2400 >= 1, last value seen 0"});
   heap().free(b);
   ASSERT_ALL(msg.empty(), msg);
 }

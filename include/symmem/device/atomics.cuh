@@ -10,57 +10,13 @@
 #if defined(SYMMEM_DEVICE_COMPILE)
 namespace symmem::device {
 
-/// Acquire load: reads after it (in this thread) see everything the releasing writer wrote before
-/// its release. Use to poll a flag that guards data.
-__device__ __forceinline__ uint64_t ld_acquire(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-/// Relaxed load: no ordering; for reads of a value nothing else depends on.
-__device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-/// Release store: every write this thread made (and, through a preceding barrier, its block's)
-/// is visible to a peer before the peer can observe this value.
-__device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-/// Relaxed store of a flag that orders nothing.
-__device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-/// Release add (no return value): like st_release, for counters several writers bump.
-__device__ __forceinline__ void red_add_release(uint64_t* p, uint64_t v) {
-  asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-/// Relaxed add (no return value): a counter whose ordering a preceding fence provides.
-__device__ __forceinline__ void red_add_relaxed(uint64_t* p, uint64_t v) {
-  asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-/// Relaxed add at system scope that returns the old value: a counter that ranks on several GPUs
-/// bump (its atomicity across GPUs needs the system scope; on H200 it measured no slower than the
-/// GPU scope's atomicAdd, session 28).
-__device__ __forceinline__ uint32_t atom_add_relaxed_sys(uint32_t* p, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.relaxed.sys.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
-/// Release add at GPU scope that returns the old value: this thread's earlier accesses (and,
-/// through a preceding block barrier, its block's) happen before any thread that reads the result
-/// of this add, or of a later one on the counter, and then fences (acquire), goes on.
-__device__ __forceinline__ uint32_t atom_add_release_gpu(uint32_t* p, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.release.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
 /// Relaxed atomics at system scope on one naturally aligned 4- or 8-byte word anywhere this thread
 /// can address (its GPU's memory or a peer's, mapped): each is atomic against every other atomic
 /// on that word from any GPU, and orders nothing else (p2p.cuh's remote atomics; a fence before or
 /// after one orders it). T: 4- or 8-byte integers; float and double for add, swap, compare-swap,
-/// load and store. The sum of a float add is rounded as the GPU's own atomicAdd rounds it.
+/// load and store. The sum of a float add is rounded as the GPU's own atomicAdd rounds it. (The
+/// relaxed flag helpers below, ld_relaxed, st_relaxed, red_add_relaxed and atom_add_relaxed_sys,
+/// are their cases that symmem's own kernels use.)
 namespace amo {
 template <class T>
 inline constexpr bool kInt = std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) == 8);
@@ -202,6 +158,40 @@ __device__ __forceinline__ void amo_store(T* p, T v) {
   else asm volatile("st.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(amo::bits(v)) : "memory");
 }
 
+/// Acquire load: reads after it (in this thread) see everything the releasing writer wrote before
+/// its release. Use to poll a flag that guards data.
+__device__ __forceinline__ uint64_t ld_acquire(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+/// Relaxed load: no ordering; for reads of a value nothing else depends on.
+__device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p) { return amo_load(p); }
+/// Release store: every write this thread made (and, through a preceding barrier, its block's)
+/// is visible to a peer before the peer can observe this value.
+__device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+/// Relaxed store of a flag that orders nothing.
+__device__ __forceinline__ void st_relaxed(uint64_t* p, uint64_t v) { amo_store(p, v); }
+/// Release add (no return value): like st_release, for counters several writers bump.
+__device__ __forceinline__ void red_add_release(uint64_t* p, uint64_t v) {
+  asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+/// Relaxed add (no return value): a counter whose ordering a preceding fence provides.
+__device__ __forceinline__ void red_add_relaxed(uint64_t* p, uint64_t v) { amo_add(p, v); }
+/// Relaxed add at system scope that returns the old value: a counter that ranks on several GPUs
+/// bump (its atomicity across GPUs needs the system scope; on H200 it measured no slower than the
+/// GPU scope's atomicAdd, session 28).
+__device__ __forceinline__ uint32_t atom_add_relaxed_sys(uint32_t* p, uint32_t v) { return amo_fetch_add(p, v); }
+/// Release add at GPU scope that returns the old value: this thread's earlier accesses (and,
+/// through a preceding block barrier, its block's) happen before any thread that reads the result
+/// of this add, or of a later one on the counter, and then fences (acquire), goes on.
+__device__ __forceinline__ uint32_t atom_add_release_gpu(uint32_t* p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.release.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
 /// Full fence at system scope: this thread's earlier writes (to any GPU) are ordered before its
 /// later ones as every peer observes them.
 __device__ __forceinline__ void fence_system() { asm volatile("fence.sc.sys;" ::: "memory"); }
