@@ -9,6 +9,11 @@
 // benchmark). HGEMM_CONSTANT=1: A and B all 0x3c3c instead of random (constant operands draw less
 // power: session 31 found a GEMM 15-25% faster on them at the cap). HGEMM_WHICH=cublas|own: with
 // HGEMM_SUSTAIN, only that GEMM's graph is replayed.
+// HGEMM_RS=1 (with shards and HGEMM_SUSTAIN): matmul_reduce_scatter's own-GEMM forms looped back
+// on one GPU, their partials landed beforehand (signals preset, nothing waits): cuBLASLt's whole
+// GEMM, the fused form (the last shard adds count - 1 partials) and the epilogue ring (every shard
+// but the first adds one), replayed in turn; their ceilings without communication (time only: the
+// sums are checked by the GPU tests). HGEMM_GROUPS=g: row groups a shard (default 1).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -111,6 +116,59 @@ int main(int argc, char** argv) {
     sh.local = local;
     sh.local_ld = k;
     shp = &sh;
+  }
+  if (std::getenv("HGEMM_RS") != nullptr && std::atoi(std::getenv("HGEMM_RS")) != 0) {
+    if (shp == nullptr || sustain <= 0) {
+      std::fprintf(stderr, "HGEMM_RS needs shards > 0 and HGEMM_SUSTAIN\n");
+      return 2;
+    }
+    CK(cudaMemcpy(a + sh.first * sh.rows * k, local, sh.rows * k * 2, cudaMemcpyDeviceToDevice));  // (A whole again: no NaN rows)
+    // A handle whose signal pad reads "every group landed" (no error record: the default bound).
+    uint64_t* pad = nullptr;
+    CK(cudaMalloc(&pad, 64 * sizeof(uint64_t)));
+    const std::vector<uint64_t> landed(64, uint64_t(1) << 40);
+    CK(cudaMemcpy(pad, landed.data(), landed.size() * 8, cudaMemcpyHostToDevice));
+    __nv_bfloat16 *part = nullptr, *out = nullptr;
+    unsigned long long* done = nullptr;
+    CK(cudaMalloc(&part, m * n * 2));
+    CK(cudaMalloc(&out, sh.rows * n * 2));
+    CK(cudaMalloc(&done, 64 * 64 * sizeof(unsigned long long)));
+    symmem::bench::fill_bf16_kernel<<<1024, 256>>>(reinterpret_cast<uint16_t*>(part), m * n, 3);
+    symmem::overlap::HopperRowShards fused;
+    fused.rows = sh.rows;
+    fused.count = sh.count;
+    fused.first = sh.count - 1;
+    fused.sum_shard = 0;
+    fused.groups = std::getenv("HGEMM_GROUPS") != nullptr ? std::atoi(std::getenv("HGEMM_GROUPS")) : 1;
+    fused.done = done;
+    fused.partials = part;
+    fused.out = out;
+    fused.handle.local_signals = pad;
+    fused.handle.error = nullptr;
+    symmem::overlap::HopperRowShards ring = fused;
+    ring.ring = true;
+    const std::vector<float> med = replay_medians(
+        {[&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, r, n, st); },
+         [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &fused); },
+         [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &ring); }},
+        sustain, reps);
+    std::printf("rs forms %lld x %lld x %lld, %d shards, %d groups, defer_halves %d: cublasLt %.1f us | fused %.1f us (%.3f x) | ring %.1f us (%.3f x) | ring/fused %.4f\n",
+                (long long)m, (long long)n, (long long)k, fused.count, fused.groups, opt.defer_halves, med[0], med[1], med[1] / med[0], med[2],
+                med[2] / med[0], med[2] / med[1]);
+    if (json != nullptr) {
+      cudaDeviceProp prop{};
+      CK(cudaGetDeviceProperties(&prop, 0));
+      const char* commit = std::getenv("COMMIT");
+      if (FILE* f = std::fopen(json, "a")) {
+        std::fprintf(f,
+                     "{\"gpu\": \"%s\", \"commit\": \"%s\", \"probe\": \"rs_forms_loopback\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"shards\": %d, "
+                     "\"groups\": %d, \"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f}\n",
+                     prop.name, commit ? commit : "", (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves,
+                     med[0], med[1], med[2]);
+        std::fclose(f);
+      }
+    }
+    return 0;
   }
   std::vector<__nv_bfloat16> hc(m * n), hr(m * n);
   CK(cudaMemcpy(hr.data(), r, m * n * 2, cudaMemcpyDeviceToHost));

@@ -19,7 +19,10 @@
 // Fused (Hopper, detail::reduce_own_gemm: long K at 3+ ranks; or SYMMEM_OVERLAP_GEMM=own): one
 // persistent GEMM of symmem's own, the peers' blocks first, each row group's copy started when the
 // GEMM has counted its tiles stored, and the own block last, its tiles adding the landed partials
-// in fp32 before their one rounding (no sum kernel).
+// in fp32 before their one rounding (no sum kernel). Its epilogue ring (SYMMEM_OVERLAP_OWN_RS=ring,
+// opt-in, not yet timed at 3+ ranks): the same GEMM in the cuBLASLt ring's order, where every block
+// but the first adds the partial that the previous rank computed for it, and goes on to the next
+// rank, so the adds are spread over N - 1 blocks instead of N - 1 of them falling on the own block.
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.
@@ -39,8 +42,8 @@ enum class Op : int { kAllGatherMatmul = 0, kMatmulReduceScatter };
 /// How an operation runs (TensorParallel::form; the header's first comment describes each):
 /// all_gather_matmul by the own GEMM over row shards or cuBLASLt's GEMMs a shard group at a time;
 /// matmul_reduce_scatter fused into the own GEMM, as a ring of cuBLASLt GEMMs, or as cuBLASLt GEMMs
-/// and a sum kernel; either one sequentially (the collective, then or after one GEMM).
-enum class Form : int { kSequential = 0, kOwnGather, kCublasGather, kFused, kRing, kSum };
+/// and a sum kernel, or as a ring inside the own GEMM (kOwnRing, the epilogue ring); either one sequentially (the collective, then or after one GEMM).
+enum class Form : int { kSequential = 0, kOwnGather, kCublasGather, kFused, kRing, kSum, kOwnRing };
 SYMMEM_API const char* form_name(Form f);
 
 class SYMMEM_API TensorParallel {
@@ -78,7 +81,7 @@ class SYMMEM_API TensorParallel {
   struct Impl;
   // all_gather_matmul's cuBLASLt GEMMs (the lane and the caller's stream), after its copies.
   void gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s, DataType dtype);
-  void rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s);
+  void rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s, bool ring);
   // Frees what the constructor made: from the destructor, and from the constructor where it throws.
   static void release(Impl& d, Communicator& comm);
   Communicator& comm_;
@@ -137,12 +140,15 @@ SYMMEM_API int rs_groups(int64_t rows);
 /// (alike on every rank: its constructor agrees on them). own_ok: every rank can run symmem's own
 /// GEMM for this operation (all_gather_matmul: this GPU and team allow it; matmul_reduce_scatter:
 /// every rank's do, with the driver's stream memory operations). own_gemm: SYMMEM_OVERLAP_GEMM
-/// (1 own, 0 cublas, -1 unset); force_rs: SYMMEM_OVERLAP_RS (1 ring, 0 sum, -1 unset).
+/// (1 own, 0 cublas, -1 unset); force_rs: SYMMEM_OVERLAP_RS (1 ring, 0 sum, -1 unset); own_rs:
+/// SYMMEM_OVERLAP_OWN_RS (1 ring, 0 fused, -1 unset), which takes that own-GEMM form wherever the
+/// own GEMM fits and SYMMEM_OVERLAP_GEMM is not cublas.
 struct FormFacts {
   int nranks = 1;
   bool own_ok = false;
   int own_gemm = -1;
   int force_rs = -1;
+  int own_rs = -1;
 };
 /// The form a call takes (TensorParallel::form, and what the operations run): `mode` as asked
 /// (kAuto: choose_mode). The own GEMM multiplies bf16 only, whole 256-row units, up to 64 ranks.

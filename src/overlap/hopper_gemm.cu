@@ -29,6 +29,14 @@
 // wait, so the consumers always reach the counts of their previous (peer) tile, which the other
 // ranks' partials depend on (overlap.cpp: rs_fused).
 //
+// The ring (HopperRowShards::ring, matmul_reduce_scatter's epilogue ring): every shard but the
+// first adds one partial, the one the previous rank computed for the same rows (landed in the
+// partials' slot of that shard), the same way after its k-loop, and goes to C and is counted like
+// the fused form's peer shards (from where it travels on to the next rank), but the last (this
+// rank's own), which stores scale x the sum into `out`. So at N ranks N - 1 of N shards add one
+// partial each, against one shard adding N - 1, and each rank's sum is rounded to bf16 once a
+// step (overlap.cpp: rs_fused says why it completes).
+//
 // Time over cuBLASLt's (the plan symmem tunes; tools/hgemm_probe.cu, one GPU, CUDA graphs of 10
 // replayed in turn; H200, session 49, bench/results/*-h200x1-ccaaf47-s49c1-*.json): 8192 x 4096 x
 // 3584 0.99, 16384 x 3584 x 4096 0.99, 8192 x 8192 x 7168 0.98, 16384 x 8192 x 7168 0.99,
@@ -303,6 +311,17 @@ __device__ __forceinline__ void add_partial(float (&acc)[128], const uint8_t* st
   }
 }
 
+// Whether a tile of `shard` adds landed partials after its k-loop (HopperRowShards: the fused
+// sum's last shard, every other rank's; the ring's every shard but the first, its predecessor's
+// one), and which slot (partials' rows, signal) the j-th of them (1-based) is in. (A timeout names
+// its sender: rank p for the fused sum's slot p; for the ring's, the predecessor, whose index is
+// `first`. The producer's waits take the ring's one slot in a branch of their own: a select of the
+// sender there spilled registers of the producer's 40.)
+__device__ __forceinline__ bool adds_partials(const HopperRowShards& s, int shard) {
+  return shard >= 0 && s.sum_shard >= 0 && (s.ring ? shard != s.first : shard == s.sum_shard);
+}
+__device__ __forceinline__ int partial_slot(const HopperRowShards& s, int shard, int j) { return s.ring ? shard : (shard + j) % s.count; }
+
 // A consumer's finished tile, rounded to bf16 (held[i] packs its accumulators 2i and 2i + 1), on
 // its way out: where it goes and which half goes next.
 struct Held {
@@ -360,7 +379,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int first_unit = kCluster > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
   const int unit_step = kCluster > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
   const int group_rows = args.shards.rows / args.shards.groups;  // (0 without shards)
-  const int peers = args.shards.count - 1;                       // the fused sum's partials a tile
+  const int peers = args.shards.ring ? 1 : args.shards.count - 1;  // the partials an adding tile adds
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -377,7 +396,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       int stage = 0;
       uint32_t phase = 0;
       uint64_t landed = 0;  // shards whose signal this thread has seen
-      int summable = 0;     // the fused sum: row groups whose partials have all landed
+      int summable = -1;  // the partials' waits: shard << 16 | the row groups of it whose partials have all landed
       for (int u = first_unit; u < units; u += unit_step) {
         int shard, m0, row_in_shard, n0;
         unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
@@ -411,21 +430,28 @@ __global__ void __launch_bounds__(kThreads, 1)
             phase ^= 1;
           }
         }
-        if (shard >= 0 && shard == args.shards.sum_shard) {
-          // The fused sum: once every other rank's partial of this row group has landed (bounded;
-          // a timeout is recorded and the tile then adds what is there), each partial's rows of
-          // the tile go through the ring, 64 rows (one consumer's) a stage, consumer 0's first.
-          // Not multicast: the cluster's CTAs hold different rows (both take the same stages).
+        if (adds_partials(args.shards, shard)) {
+          // The fused sum or the ring: once the tile's partials of this row group have landed
+          // (bounded; a timeout is recorded and the tile then adds what is there), each partial's
+          // rows of the tile go through the ring of stages, 64 rows (one consumer's) a stage,
+          // consumer 0's first. Not multicast: the cluster's CTAs hold different rows (both take
+          // the same stages). A CTA's tiles run shard by shard and, within a shard, row group by
+          // row group, so one (shard, group) mark covers the waits already made.
           const int g = row_in_shard / group_rows;
-          if (g >= summable) {
-            for (int j = 1; j <= peers; ++j)
-              device::wait_signal(args.shards.handle, (shard + j) % args.shards.count, Cmp::kGe, static_cast<uint64_t>(g) + 1,
-                                  (shard + j) % args.shards.count);
+          if ((summable >> 16) != shard || g >= (summable & 0xFFFF)) {
+            if (args.shards.ring) {  // slot `shard`, from the predecessor (whose index is `first`)
+              device::wait_signal(args.shards.handle, shard, Cmp::kGe, static_cast<uint64_t>(g) + 1, args.shards.first);
+            } else {
+              for (int j = 1; j <= peers; ++j) {
+                const int p = partial_slot(args.shards, shard, j);
+                device::wait_signal(args.shards.handle, p, Cmp::kGe, static_cast<uint64_t>(g) + 1, p);
+              }
+            }
             device::fence_proxy_async_global();
-            summable = g + 1;
+            summable = shard << 16 | (g + 1);
           }
           for (int j = 1; j <= peers; ++j) {
-            const int p = (shard + j) % args.shards.count;
+            const int p = partial_slot(args.shards, shard, j);
             for (int cw = 0; cw < 2; ++cw) {
               mbar_wait(&empty[stage], phase ^ 1);
               mbar_expect_tx(&full[stage], kBBytes);
@@ -490,7 +516,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         pending = -1;
       }
       const bool summed = shard >= 0 && shard == args.shards.sum_shard;
-      if (summed) {  // the fused sum: the producer's 2 x peers stages, this consumer's every other one
+      if (adds_partials(args.shards, shard)) {  // the producer's 2 x peers stages, this consumer's every other one
         for (int e = 0; e < 2 * peers; ++e) {
           mbar_wait(&full[ring.stage], ring.phase);
           if ((e & 1) == cw) {
@@ -503,7 +529,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             ring.phase ^= 1;
           }
         }
-        if (args.shards.scale != 1.0f) {
+        if (summed && args.shards.scale != 1.0f) {  // (a summed tile adds partials: count >= 2)
 #pragma unroll
           for (int i = 0; i < 128; ++i) acc[i] *= args.shards.scale;
         }
@@ -638,6 +664,8 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
                   reinterpret_cast<uintptr_t>(shards->out) % 16 == 0,
               "hopper_gemm: the fused sum needs 16-byte aligned partials and out");
     }
+    require(!shards->ring || (shards->sum_shard >= 0 && shards->count >= 2),
+            "hopper_gemm: the ring needs sum_shard (the shard whose sum goes to out) and at least 2 shards");
   }
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));

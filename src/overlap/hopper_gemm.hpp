@@ -52,6 +52,12 @@ struct HopperGemmOptions {
 /// by TMA into the stage ring after the tile's k-blocks (and waits for the signals only then).
 /// Those tiles store `scale` x the sum into `out` (rows x n, ld n) instead of C, and are not counted
 /// in done.
+///
+/// The ring (`ring`, with `sum_shard` as above): every shard but `first` adds one partial after its
+/// k-loop, the one in `partials`' slot of that shard (rows shard x rows ..), once this rank's
+/// signal slot of that shard (through `handle`; bounded) has reached g + 1 for the tile's row group
+/// g; every shard but sum_shard goes to C and is counted in done, sum_shard's tiles store scale x
+/// the sum into `out`.
 struct HopperRowShards {
   int rows = 0, count = 0, first = 0;
   int wait = 0;
@@ -65,6 +71,7 @@ struct HopperRowShards {
   const void* partials = nullptr;
   void* out = nullptr;
   float scale = 1.0f;
+  bool ring = false;
 };
 
 /// What done[p] of HopperRowShards reaches once shard p (`rows` rows, n columns) is in C (with row

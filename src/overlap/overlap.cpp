@@ -75,6 +75,10 @@ struct TensorParallel::Impl {
   // forces it on / off, unset lets detail::gather_own_gemm decide. A rank-local choice: both forms
   // move the rows and signal them alike.
   int own_gemm = -1;
+  // SYMMEM_OVERLAP_OWN_RS=fused / ring: that own-GEMM form of matmul_reduce_scatter wherever the own
+  // GEMM fits (-1 unset: detail::reduce_own_gemm decides, and only the fused form). Compared across
+  // ranks: the two forms push to different ranks and slots.
+  int own_rs = -1;
   // The fused form's HopperGemmOptions::count_at (SYMMEM_OVERLAP_COUNT_AT=kb; -1 unset: its
   // default). A rank-local setting: it moves when a rank's counts come, not what they count.
   // (Session 49, 1 x H200, the fused form's GEMM looped back at 8B M 8192 with the deferred
@@ -131,6 +135,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.force_rs = force_knob(why, "SYMMEM_OVERLAP_RS", "sum", "ring");
   d.force_groups = force_knob(why, "SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.own_gemm = force_knob(why, "SYMMEM_OVERLAP_GEMM", "cublas", "own");
+  d.own_rs = force_knob(why, "SYMMEM_OVERLAP_OWN_RS", "fused", "ring");
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
   int dev = 0;
@@ -151,7 +156,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   // set differently across ranks (SYMMEM_OVERLAP_GROUPS is rank-local), are refused on all of them.
   const bool own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
   const std::string mine = "max_m=" + std::to_string(max_m) + " max_k=" + std::to_string(max_k) + " max_n=" + std::to_string(max_n) +
-                           " SYMMEM_OVERLAP_RS=" + std::to_string(d.force_rs) + " SYMMEM_OVERLAP_GEMM=" + std::to_string(d.own_gemm) +
+                           " SYMMEM_OVERLAP_RS=" + std::to_string(d.force_rs) + " SYMMEM_OVERLAP_GEMM=" + std::to_string(d.own_gemm) + " SYMMEM_OVERLAP_OWN_RS=" + std::to_string(d.own_rs) +
                            " SYMMEM_OVERLAP_OWN_SHARED=" + std::to_string(d.own_shared);
   const auto can = comm.team().require_same(mine, "overlap::TensorParallel's arguments and knobs", why, own_rs_ok ? "1" : "0",
                                             "; set each alike on every rank or on none");
@@ -304,6 +309,9 @@ Form choose_form(Op op, Mode mode, int64_t m, int64_t k, int64_t n, DataType dty
   const bool own_fits = f.own_ok && dtype == DataType::kBFloat16 && rows % 256 == 0 && N <= 64;
   if (op == Op::kAllGatherMatmul)
     return own_fits && (f.own_gemm == 1 || (f.own_gemm < 0 && gather_own_gemm(N, rows, n))) ? Form::kOwnGather : Form::kCublasGather;
+  // SYMMEM_OVERLAP_OWN_RS=ring / fused: that own-GEMM form wherever the own GEMM fits and is not
+  // turned off (the ring is opt-in: not yet timed at 3+ ranks, where it differs from the fused form).
+  if (own_fits && f.own_gemm != 0 && f.own_rs >= 0) return f.own_rs == 1 ? Form::kOwnRing : Form::kFused;
   if (own_fits && (f.own_gemm == 1 || (f.own_gemm < 0 && reduce_own_gemm(N, rows, n, k)))) return Form::kFused;
   // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests).
   return N == 2 || (f.force_rs >= 0 ? f.force_rs == 1 : rs_ring(N, rows, n, k)) ? Form::kRing : Form::kSum;
@@ -318,6 +326,7 @@ const char* form_name(Form f) {
     case Form::kFused: return "fused (the own GEMM)";
     case Form::kRing: return "ring of cuBLASLt GEMMs";
     case Form::kSum: return "cuBLASLt GEMMs and a sum kernel";
+    case Form::kOwnRing: return "epilogue ring (the own GEMM)";
   }
   return "invalid";
 }
@@ -333,6 +342,7 @@ Form TensorParallel::form(Op op, int64_t m, int64_t k, int64_t n, Mode mode, Dat
   f.own_ok = op == Op::kAllGatherMatmul ? d.own_gemm_ok : d.own_rs_all;
   f.own_gemm = d.own_gemm;
   f.force_rs = d.force_rs;
+  f.own_rs = d.own_rs;
   return detail::choose_form(op, mode, m, k, n, dtype, f);
 }
 
@@ -494,8 +504,8 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   // The fused form where every rank can run it and detail::reduce_own_gemm (or SYMMEM_OVERLAP_GEMM,
   // which the constructor checked is alike on every rank) says so; bf16 only (the dtype is alike on
   // every rank too: a call's arguments are). Else the ring (detail::rs_ring) or the sum form.
-  if (form == Form::kFused) {
-    rs_fused(a, m, k, b, n, c_shard, scale, s);
+  if (form == Form::kFused || form == Form::kOwnRing) {
+    rs_fused(a, m, k, b, n, c_shard, scale, s, form == Form::kOwnRing);
     return;
   }
   if (form == Form::kSum) {
@@ -598,7 +608,26 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // wait timed out. Reuse across calls: the argument at the top of this file (the counts are local
 // and zeroed at the end of the call, after the pushers have joined). Every rank takes this form or
 // none (own_rs_all), since its signals count row groups.
-void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s) {
+//
+// The epilogue ring (`ring`, Form::kOwnRing) is the same GEMM, order, counts and streams with other
+// destinations: block p (run j-th, p = me - j) adds, after its tiles' k-loops, the partial of block
+// p that rank me - 1 computed at its step j - 1 (landed in this rank's slot p, signal slot p
+// reaching g + 1 for row group g), except the first block (me - 1, step 0), which adds nothing;
+// every block but the own one is counted, and its push goes to rank me + 1's slot p with its
+// signal slot p (where it is that rank's step j + 1: its block (me + 1) - (j + 1) = p). The own
+// block, last, stores scale x the sum into c_shard, which then holds every rank's rows of it.
+// Why nothing waits forever, for any N and any interleaving, by induction on the step t: a tile
+// of step t waits (after its k-loop) only for rank me - 1's push of step t - 1, same row group,
+// and that push waits only for rank me - 1's counts of those tiles. Step 0's tiles wait for
+// nothing. Suppose every rank completes (stores and counts) every tile of steps < t. A CTA's tiles
+// run in step order, and a tile is stored and counted during or right after its CTA's next
+// tile's k-loop, which never waits; so with step t - 1 complete everywhere, every push of step
+// t - 1 (on its own stream, waiting only for its own counts) lands, and every wait of a step-t
+// tile ends, so step t completes. The slots: slot p of rank me + 1 and its signal are written only
+// by this rank, once a call, as in the fused form. The host model runs this order too
+// (HopperSchedule.EpilogueRingCompletesForAnyClusterCounts).
+void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s,
+                              bool ring) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
   const int64_t rows = m / N;
@@ -624,6 +653,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.partials = recv;
   sh.out = c_shard;
   sh.scale = scale;
+  sh.ring = ring;
   sh.handle = d.recv.handle();
   HopperGemmOptions opt;
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
@@ -632,13 +662,15 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order
+    // Fused: block p to rank p's slot `me`; ring: block p (its sum so far) to rank me + 1's slot p.
+    const int to = ring ? (me + 1) % N : p, into = ring ? p : me;
     cudaStream_t ps = d.pushers[j - 1];
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(ps, d.start, 0));
     for (int g = 0; g < groups; ++g) {
       const size_t at = static_cast<size_t>(p) * slot * 2 + static_cast<size_t>(g) * gbytes;
       SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(ps), reinterpret_cast<CUdeviceptr>(d.stored + p * groups + g), per_group,
                                CU_STREAM_WAIT_VALUE_GEQ));
-      stream::put_signal(d.recv, p, static_cast<size_t>(me) * slot * 2 + static_cast<size_t>(g) * gbytes, staging + at, gbytes, me,
+      stream::put_signal(d.recv, to, static_cast<size_t>(into) * slot * 2 + static_cast<size_t>(g) * gbytes, staging + at, gbytes, into,
                          static_cast<uint64_t>(g) + 1, SignalOp::kSet, ps, Engine::kCopyEngine);
     }
   }

@@ -284,7 +284,8 @@ TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
 // eager and replayed in a graph. Then Nc 4096 over at least 2048 rows: more tiles than CTAs at any
 // number of ranks, so most are counted inside the CTA's next k-loop. Where it cannot run (ranks
 // sharing a GPU, not Hopper), the same calls take the sum form and must pass all the same.
-TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
+namespace {
+std::string own_reduce_scatter_cases() {
   const int n = comm().size();
   std::string why;
   for (int64_t k : {320, 64})
@@ -299,6 +300,29 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 768 * n, 192, 640, "sum", nullptr, "own");
   // Four row groups of 512 rows, in a graph.
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 2048 * n, 64, 512, "sum", nullptr, "own");
+  return why;
+}
+}  // namespace
+
+TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
+  const std::string why = own_reduce_scatter_cases();
+  ASSERT_ALL(why.empty(), why);
+}
+
+// The same calls in the own GEMM's epilogue ring (SYMMEM_OVERLAP_OWN_RS=ring): every block but
+// the first adds its predecessor's partial sum and travels on to the next rank. (At 2 ranks it
+// moves what the fused form moves; from 3 on, it differs.) Where the own GEMM cannot run, the
+// calls take the cuBLASLt forms and must pass all the same; the form that ran is printed.
+TEST(Overlap, OwnGemmEpilogueRingMatchesTheReference) {
+  setenv("SYMMEM_OVERLAP_OWN_RS", "ring", 1);
+  std::string form;
+  std::string why = attempt([&] {
+    overlap::TensorParallel tp(comm(), 1024, 512, 512);
+    form = overlap::form_name(tp.form(overlap::Op::kMatmulReduceScatter, 256 * comm().size(), 320, 384, overlap::Mode::kOverlap));
+  });
+  if (why.empty()) why = own_reduce_scatter_cases();
+  unsetenv("SYMMEM_OVERLAP_OWN_RS");
+  if (comm().rank() == 0) std::fprintf(stderr, "[ring] matmul_reduce_scatter ran as: %s\n", form.c_str());
   ASSERT_ALL(why.empty(), why);
 }
 
@@ -309,7 +333,9 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
 //   copy (its rows in A poisoned), every shard's half tiles counted in done;
 // - matmul_reduce_scatter's fused form: the last shard's tiles add the other shards' partials
 //   (random, in a symmetric buffer, their signals set beforehand) and store scale x the sum into
-//   out; the other shards go to C and are counted.
+//   out; the other shards go to C and are counted;
+// - its epilogue ring: every shard but the first adds the partial in its own slot (the last
+//   shard's sum to out, scaled), the others go to C with their partial added and are counted.
 // Partial last k-block and column block, a one-k-block loop, one to three row groups, more tiles
 // than CTAs. C, out and done are checked, poisoned first. (Hopper only; skipped elsewhere.)
 TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
@@ -343,8 +369,9 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
       const uint64_t halves = overlap::hopper_shard_halves(c.rows / c.groups, c.n);
       for (int cluster : {2, 1})
         for (int defer = 0; defer <= 2; ++defer)
-          for (bool sum : {false, true}) {
-            const std::string name = std::string(sum ? "fused sum" : "gather shards") + ", cluster " + std::to_string(cluster) + ", defer_halves " +
+          for (int form = 0; form < 3; ++form) {
+            const bool sum = form > 0, ring = form == 2;
+            const std::string name = std::string(ring ? "ring" : sum ? "fused sum" : "gather shards") + ", cluster " + std::to_string(cluster) + ", defer_halves " +
                                      std::to_string(defer) + ", " + std::to_string(c.count) + " shards of " + std::to_string(c.rows) + " rows, " +
                                      std::to_string(c.groups) + " row groups, K " + std::to_string(c.k) + ", Nc " + std::to_string(c.n) + ": ";
             upload(da.p, abytes);
@@ -362,6 +389,7 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
               sh.partials = land.ptr();
               sh.out = dout.p;
               sh.scale = c.scale;
+              sh.ring = ring;
               sh.handle = land.handle();
               const std::vector<uint64_t> landed(c.count, static_cast<uint64_t>(c.groups));  // every group of every peer
               SYMMEM_CUDA_CHECK(cudaMemcpy(land.signal_pad(), landed.data(), landed.size() * 8, cudaMemcpyHostToDevice));
@@ -389,8 +417,13 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
               if (sum && p == 0) continue;  // (its rows go to out)
               const size_t at = static_cast<size_t>(p) * c.rows * c.n;
               const std::vector<uint8_t> rows(got.begin() + 2 * at, got.begin() + 2 * (at + static_cast<size_t>(c.rows) * c.n));
-              const std::string w = compare(DataType::kBFloat16, rows, std::vector<double>(prod.begin() + at, prod.begin() + at + c.rows * c.n),
-                                            std::vector<double>(mag.begin() + at, mag.begin() + at + c.rows * c.n));
+              std::vector<double> want(prod.begin() + at, prod.begin() + at + c.rows * c.n), wmag(mag.begin() + at, mag.begin() + at + c.rows * c.n);
+              if (ring && p != sh.first)  // the ring: every shard but the first adds its slot's partial
+                for (size_t i = 0; i < want.size(); ++i) {
+                  want[i] += part[at + i];
+                  wmag[i] += std::fabs(part[at + i]);
+                }
+              const std::string w = compare(DataType::kBFloat16, rows, want, wmag);
               if (!w.empty()) throw std::runtime_error(name + "C's shard " + std::to_string(p) + ": " + w);
               for (int g = 0; g < c.groups; ++g)
                 if (done[p * c.groups + g] != halves)
@@ -401,7 +434,7 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
               std::vector<double> ref(static_cast<size_t>(c.rows) * c.n), rmag(ref.size());
               for (size_t i = 0; i < ref.size(); ++i) {
                 double v = prod[i], mg = mag[i];
-                for (int p = 1; p < c.count; ++p) {
+                for (int p = ring ? 0 : 1; p < (ring ? 1 : c.count); ++p) {  // the ring: slot 0's partial alone
                   v += part[p * ref.size() + i];
                   mg += std::fabs(part[p * ref.size() + i]);
                 }

@@ -111,8 +111,11 @@ namespace {
 // rank's block (a rank pushes a group of block b once all of that group's units are counted, in
 // increasing g on one stream a peer). Returns "" when every cluster of every rank ends, else what
 // is stuck, under a random interleaving (seed).
+// The epilogue ring (`ring`): every unit but those of the first block (r - 1) waits after its
+// k-loop until rank r - 1 has pushed groups 0..g of the unit's block (its sum so far); a rank
+// pushes its blocks but the own one to rank r + 1, each once counted, in increasing g.
 std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int clusters, unsigned seed,
-                            const std::function<std::vector<Visit>(int rank)>& order_of = nullptr) {
+                            const std::function<std::vector<Visit>(int rank)>& order_of = nullptr, bool ring = false) {
   const int cluster = 2, m = shard_rows * ranks, grows = shard_rows / groups;
   struct Unit {
     int shard, group;
@@ -160,9 +163,11 @@ std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int cl
         }
         all_done = false;
         const Unit& u = x.units[x.at];
-        bool can = !x.in_loop || u.shard != r;
-        if (!can) {
-          can = true;
+        bool can = true;
+        if (x.in_loop && ring) {
+          const int prev = (r + ranks - 1) % ranks;  // also the first block's index
+          can = u.shard == prev || pushed(prev, u.shard) >= u.group + 1;
+        } else if (x.in_loop && u.shard == r) {
           for (int p = 0; p < ranks && can; ++p)
             if (p != r && pushed(p, r) < u.group + 1) can = false;
         }
@@ -173,8 +178,8 @@ std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int cl
       for (int r = 0; r < ranks; ++r)
         for (int c = 0; c < clusters; ++c)
           if (cl[r][c].at < cl[r][c].units.size())
-            return "stuck: rank " + std::to_string(r) + " cluster " + std::to_string(c) + " at its own group " +
-                   std::to_string(cl[r][c].units[cl[r][c].at].group);
+            return "stuck: rank " + std::to_string(r) + " cluster " + std::to_string(c) + " at block " +
+                   std::to_string(cl[r][c].units[cl[r][c].at].shard) + " group " + std::to_string(cl[r][c].units[cl[r][c].at].group);
       return "stuck";
     }
     auto [r, c] = ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(rng)];
@@ -215,4 +220,27 @@ TEST(HopperSchedule, FusedFormCompletesForAnyClusterCounts) {
     return order;
   };
   EXPECT_NE(run_fused_model(ranks, shard_rows, groups, 512, 1, 7u, own_first), "");
+}
+
+// The epilogue ring's argument (next to rs_fused), run: every rank's GEMM in the same order as the
+// fused form's, every block but the first waiting for its predecessor's sum of the block. Any
+// ranks, cluster counts and row groups complete under random interleavings. Control: a rank that
+// runs its blocks the other way round (own block first) gets stuck at some interleaving, since
+// its first tiles wait for a step its predecessor takes last.
+TEST(HopperSchedule, EpilogueRingCompletesForAnyClusterCounts) {
+  int runs = 0;
+  for (int ranks : {2, 3, 4, 8})
+    for (auto [shard_rows, groups] : {std::pair{1024, 2}, {2048, 4}, {768, 3}})
+      for (int clusters : {1, 3, 7, 66})
+        for (int interleaving = 0; interleaving < 4; ++interleaving) {
+          const std::string why = run_fused_model(ranks, shard_rows, groups, 512, clusters, 4321u + runs++, nullptr, true);
+          EXPECT_EQ(why, "") << ranks << " ranks, " << groups << " groups, " << clusters << " clusters, interleaving " << interleaving;
+        }
+  const int ranks = 4, shard_rows = 1024, groups = 2;
+  auto reversed = [&](int r) {
+    std::vector<Visit> order = walk(shard_rows * ranks, 512, 2, 2, shard_rows, ranks, (r + ranks - 1) % ranks, groups);
+    std::reverse(order.begin(), order.end());
+    return order;
+  };
+  EXPECT_NE(run_fused_model(ranks, shard_rows, groups, 512, 1, 7u, reversed, true), "");
 }

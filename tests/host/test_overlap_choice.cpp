@@ -174,12 +174,13 @@ TEST(OverlapChoice, TheFormOfACall) {
   using symmem::overlap::detail::choose_form;
   using symmem::overlap::detail::FormFacts;
   const auto bf = DataType::kBFloat16, fp16 = DataType::kFloat16;
-  const auto facts = [](int n, bool own_ok, int own_gemm = -1, int force_rs = -1) {
+  const auto facts = [](int n, bool own_ok, int own_gemm = -1, int force_rs = -1, int own_rs = -1) {
     FormFacts f;
     f.nranks = n;
     f.own_ok = own_ok;
     f.own_gemm = own_gemm;
     f.force_rs = force_rs;
+    f.own_rs = own_rs;
     return f;
   };
   const Op ag = Op::kAllGatherMatmul, rs = Op::kMatmulReduceScatter;
@@ -209,6 +210,17 @@ TEST(OverlapChoice, TheFormOfACall) {
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, true)), Form::kRing);      // 70B, TP = 2
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, true, 1)), Form::kFused);  // SYMMEM_OVERLAP_GEMM=own
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, bf, facts(4, true, 0)), Form::kRing);    // SYMMEM_OVERLAP_GEMM=cublas
+  // SYMMEM_OVERLAP_OWN_RS=ring / fused: that own-GEMM form wherever the own GEMM fits (8B too),
+  // unless SYMMEM_OVERLAP_GEMM=cublas; nothing where it does not fit or for all_gather_matmul.
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true, -1, -1, 1)), Form::kOwnRing);   // 8B M 8192
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, bf, facts(4, true, 1, -1, 1)), Form::kOwnRing);    // 70B, GEMM=own
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, true, -1, -1, 0)), Form::kFused);    // TP = 2, fused asked
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true, 0, -1, 1)), Form::kSum);        // GEMM=cublas
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, false, -1, -1, 1)), Form::kSum);      // a rank cannot
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, fp16, facts(4, true, -1, -1, 1)), Form::kSum);     // fp16
+  EXPECT_EQ(choose_form(rs, Mode::kSequential, 8192, 3584, 4096, bf, facts(4, true, -1, -1, 1)), Form::kSequential);
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 3584, bf, facts(4, true, -1, -1, 1)), Form::kOwnGather);
+  EXPECT_STREQ(form_name(Form::kOwnRing), "epilogue ring (the own GEMM)");
   EXPECT_STREQ(form_name(Form::kFused), "fused (the own GEMM)");
   EXPECT_STREQ(form_name(static_cast<Form>(99)), "invalid");
 }
