@@ -6,6 +6,9 @@
 #include "../../src/overlap/hopper_gemm.hpp"
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+
+#include <cuda.h>
 
 using namespace symmem;
 using namespace symmem::test;
@@ -453,6 +456,135 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
   if (why.empty()) why = reset;
   comm().free(land);
   if (!hopper) GTEST_SKIP() << "not a Hopper GPU: symmem's own GEMM does not run here";
+  ASSERT_ALL(why.empty(), why);
+}
+
+// The epilogue ring's protocol with real waits, on one GPU in one process: V "virtual ranks", each
+// its own persistent own GEMM (a fraction of the SMs, so that all V are resident at once), staging,
+// landing slots, counts and signal pad, and its pushes as matmul_reduce_scatter makes them
+// (overlap.cpp: rs_fused): a stream a block, each row group's copy to the next virtual rank
+// waiting for its count, then its signal. Every rank's own block must come out as the scaled sum
+// over ranks of its rows' products: the waits, counts and pushes of 3 and 4 ranks, which ranks
+// that share a GPU test only through the driver's time slices. (Hopper only; skipped elsewhere.)
+TEST(Overlap, EpilogueRingOfVirtualRanksOnOneGpu) {
+  const int dev = this_device();
+  const bool hopper = overlap::hopper_gemm_supported(dev);
+  // The driver's stream memory operations, as the library loads them (runtime/driver.hpp keeps its
+  // loader inside the library).
+  using StreamValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+  auto entry = [](const char* name) -> StreamValue64 {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &q) != cudaSuccess || q != cudaDriverEntryPointSuccess) f = nullptr;
+    (void)cudaGetLastError();
+    return reinterpret_cast<StreamValue64>(f);
+  };
+  const StreamValue64 wait64 = entry("cuStreamWaitValue64"), write64 = entry("cuStreamWriteValue64");
+  if (!hopper || wait64 == nullptr || write64 == nullptr) GTEST_SKIP() << "needs a Hopper GPU and the driver's 64-bit stream memory operations";
+  auto cu_check = [](CUresult rc, const char* what) {
+    if (rc != CUDA_SUCCESS) throw std::runtime_error(std::string(what) + " failed (CUresult " + std::to_string(rc) + ")");
+  };
+  int sms = 0;
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  std::string why;
+  for (int V : {3, 4}) {
+    if (!why.empty() || 16 * V + 8 > sms) break;
+    why = attempt([&] {
+      const int rows = 512, groups = 2, grows = rows / groups;
+      const int64_t m = static_cast<int64_t>(rows) * V, k = 256, n = 768;
+      const float scale = 0.5f;
+      const size_t slot = static_cast<size_t>(rows) * n, gbytes = static_cast<size_t>(grows) * n * 2;
+      const uint64_t per_group = overlap::hopper_shard_halves(grows, n);
+      struct Rank {
+        std::vector<float> a, b;
+        std::unique_ptr<DeviceBuffer> da, db, staging, landing, out, done, pad;
+        std::vector<cudaStream_t> pushers;
+        cudaStream_t s = nullptr;
+      };
+      std::vector<Rank> r(V);
+      for (int v = 0; v < V; ++v) {
+        std::vector<uint8_t> ab, bb;
+        r[v].a = rand_half(DataType::kBFloat16, m * k, 300 + v, &ab);
+        r[v].b = rand_half(DataType::kBFloat16, k * n, 400 + v, &bb);
+        r[v].da = std::make_unique<DeviceBuffer>(ab.size());
+        r[v].db = std::make_unique<DeviceBuffer>(bb.size());
+        upload(r[v].da->p, ab);
+        upload(r[v].db->p, bb);
+        r[v].staging = std::make_unique<DeviceBuffer>(m * n * 2);
+        r[v].landing = std::make_unique<DeviceBuffer>(m * n * 2);
+        r[v].out = std::make_unique<DeviceBuffer>(slot * 2);
+        r[v].done = std::make_unique<DeviceBuffer>(sizeof(uint64_t) * V * groups);
+        r[v].pad = std::make_unique<DeviceBuffer>(sizeof(uint64_t) * 64);
+        poison(r[v].staging->p, r[v].staging->n);
+        poison(r[v].landing->p, r[v].landing->n);
+        poison(r[v].out->p, r[v].out->n);
+        SYMMEM_CUDA_CHECK(cudaMemset(r[v].done->p, 0, r[v].done->n));
+        SYMMEM_CUDA_CHECK(cudaMemset(r[v].pad->p, 0, r[v].pad->n));
+        SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&r[v].s, cudaStreamNonBlocking));
+        r[v].pushers.resize(V - 1);
+        for (cudaStream_t& ps : r[v].pushers) SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&ps, cudaStreamNonBlocking));
+      }
+      SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      for (int v = 0; v < V; ++v) {
+        overlap::HopperRowShards sh;
+        sh.rows = rows;
+        sh.count = V;
+        sh.first = (v + V - 1) % V;
+        sh.groups = groups;
+        sh.done = static_cast<unsigned long long*>(r[v].done->p);
+        sh.sum_shard = v;
+        sh.ring = true;
+        sh.partials = r[v].landing->p;
+        sh.out = r[v].out->p;
+        sh.scale = scale;
+        sh.handle.local_signals = static_cast<uint64_t*>(r[v].pad->p);  // (no error record: the default bound)
+        overlap::HopperGemmOptions opt;
+        opt.group_m = 2;
+        // 8 clusters: every virtual rank's GEMM resident at once with SMs to spare (require below),
+        // and 2-3 tiles a CTA, so that most are counted inside the next tile's k-loop (4 k-blocks).
+        opt.max_ctas = 16;
+        overlap::hopper_gemm(m, n, k, r[v].da->p, k, r[v].db->p, n, r[v].staging->p, n, opt, r[v].s, &sh);
+      }
+      for (int v = 0; v < V; ++v) {
+        const int to = (v + 1) % V;
+        for (int j = 1; j < V; ++j) {
+          const int p = (v - j + V) % V;
+          cudaStream_t ps = r[v].pushers[j - 1];
+          for (int g = 0; g < groups; ++g) {
+            const size_t at = static_cast<size_t>(p) * slot * 2 + static_cast<size_t>(g) * gbytes;
+            cu_check(wait64(reinterpret_cast<CUstream>(ps), reinterpret_cast<CUdeviceptr>(static_cast<uint64_t*>(r[v].done->p) + p * groups + g),
+                            per_group, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue64");
+            SYMMEM_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(r[to].landing->p) + at, static_cast<char*>(r[v].staging->p) + at, gbytes,
+                                              cudaMemcpyDeviceToDevice, ps));
+            cu_check(write64(reinterpret_cast<CUstream>(ps), reinterpret_cast<CUdeviceptr>(static_cast<uint64_t*>(r[to].pad->p) + p),
+                             static_cast<uint64_t>(g) + 1, 0), "cuStreamWriteValue64");
+          }
+        }
+      }
+      SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      std::string w;
+      for (int v = 0; v < V && w.empty(); ++v) {
+        std::vector<double> ref(slot, 0.0), mag(slot, 0.0);
+        for (int q = 0; q < V; ++q)  // rank q's product of block v's rows
+          for (int i = 0; i < rows; ++i)
+            for (int64_t kk = 0; kk < k; ++kk) {
+              const double av = r[q].a[(static_cast<int64_t>(v) * rows + i) * k + kk];
+              for (int64_t j = 0; j < n; ++j) {
+                const double t = av * r[q].b[kk * n + j];
+                ref[i * n + j] += t * scale;
+                mag[i * n + j] += std::fabs(t) * scale * V;  // (a rounding to bf16 a step: V - 1 of them)
+              }
+            }
+        w = compare(DataType::kBFloat16, download(r[v].out->p, r[v].out->n), ref, mag);
+        if (!w.empty()) w = std::to_string(V) + " virtual ranks, rank " + std::to_string(v) + "'s own block: " + w;
+      }
+      for (Rank& x : r) {
+        cudaStreamDestroy(x.s);
+        for (cudaStream_t ps : x.pushers) cudaStreamDestroy(ps);
+      }
+      if (!w.empty()) throw std::runtime_error(w);
+    });
+  }
   ASSERT_ALL(why.empty(), why);
 }
 
