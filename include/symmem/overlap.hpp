@@ -16,13 +16,14 @@
 // (detail::rs_chunks) so that the copies hide under the GEMMs. Otherwise: the GEMM of each peer's
 // rows (ring order) into local staging, carried by the copy engine to that peer's landing slot with
 // a signal while the next GEMM runs; the local rows last; then one kernel sums the N slots (fp32).
-// Fused (Hopper, detail::reduce_own_gemm: long K at 3+ ranks; or SYMMEM_OVERLAP_GEMM=own): one
-// persistent GEMM of symmem's own, the peers' blocks first, each row group's copy started when the
-// GEMM has counted its tiles stored, and the own block last, its tiles adding the landed partials
-// in fp32 before their one rounding (no sum kernel). Its epilogue ring (SYMMEM_OVERLAP_OWN_RS=ring,
-// opt-in, not yet timed at 3+ ranks): the same GEMM in the cuBLASLt ring's order, where every block
-// but the first adds the partial that the previous rank computed for it, and goes on to the next
-// rank, so the adds are spread over N - 1 blocks instead of N - 1 of them falling on the own block.
+// Fused (Hopper, detail::reduce_own_gemm: long K at 3+ ranks, longer K and large blocks at 2; or
+// SYMMEM_OVERLAP_GEMM=own): one persistent GEMM of symmem's own, the peers' blocks first, each row
+// group's copy started when the GEMM has counted its tiles stored, and the own block last, its
+// tiles adding the landed partials in fp32 before their one rounding (no sum kernel). Its epilogue
+// ring (SYMMEM_OVERLAP_OWN_RS=ring, opt-in, not yet timed at 3+ ranks): the same GEMM in the
+// cuBLASLt ring's order, where every block but the first adds the partial that the previous rank
+// computed for it, and goes on to the next rank, so the adds are spread over N - 1 blocks instead
+// of N - 1 of them falling on the own block.
 // Sequential (the fallback): symmem's all_gather then one GEMM; one GEMM then reduce_scatter.
 // Both are stream-ordered and capturable in a CUDA graph; the choice (auto) is a function of M, K,
 // Nc and the team size, which every rank shares.
@@ -130,7 +131,8 @@ SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 /// blocks are whole 256-row units; SYMMEM_OVERLAP_GEMM=own / cublas forces it on / off (alike on
 /// every rank: the constructor refuses a mix). A function of the shape and team size: at 3 ranks
 /// and more where K >= 6144 (at TP = 4 on H100 it won at K 7168, Llama-3 70B, by 1-2.5% and lost
-/// at K 3584, 8B); never at 2 ranks. Host-tested.
+/// at K 3584, 8B); at 2 ranks where K >= 10240 and a rank has 4096 rows or more (on 2 x H200 it won
+/// at 70B, K 14336, M 8192 and 16384, by 2-4%, and lost at 8B and at 70B M 4096). Host-tested.
 SYMMEM_API bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k);
 /// The fused form's row groups a block (rows a multiple of 256): its pushes and its own tiles'
 /// waits go by row group, 512 rows each (256 where a block is an odd number of 256-row units).

@@ -260,10 +260,15 @@ bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // won every 70B shape (K 7168): M 2048 / 4096 / 8192 / 16384 averaged 384 / 768 / 1549 / 3058 us
   // against the default's 393 / 788 / 1565 / 3085 (the sum form, and the ring at M 8192), and lost
   // every 8B one (K 3584) by 10-24 us (M 8192 406 against 396). The threshold between the two
-  // (6144) is not measured; 3 and 5-8 ranks follow it unmeasured. At 2 ranks the ring stays (the
-  // fused form was 3-4% slower at 8B on 4 x H200 in session 33, timed as the second instance).
-  (void)rows;
+  // (6144) is not measured; 3 and 5-8 ranks follow it unmeasured. At 2 ranks the fused form's one
+  // own block adds one partial, as the cuBLASLt ring's last step does, and it wins where K is long
+  // and a rank's block large: 2 x H200, session 55 (bench/results/*-h200x2-96a4347-s55c4-*), six
+  // runs, both orders: 70B (K 14336) M 16384 0.986-1.005 x the GEMM alone against the ring's
+  // 1.014-1.035, M 8192 0.996-1.040 against 0.994-1.087 (the ring's spread); M 4096 1.032-1.038
+  // against 1.021-1.032, and 8B (K 7168) M 8192 / 16384 1-2% behind (as at 8B in session 33). The
+  // K threshold between 7168 and 14336 (10240) is not measured.
   (void)n;
+  if (nranks == 2) return k >= 10240 && rows >= 4096;
   return nranks >= 3 && k >= 6144;
 }
 int rs_groups(int64_t rows) {

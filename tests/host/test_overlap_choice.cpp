@@ -152,15 +152,20 @@ TEST(OverlapChoice, FusedReduceScatterRowGroups) {
 
 // matmul_reduce_scatter's fused form (symmem's own GEMM, the sum in its own block's tiles): where K
 // is long, at 3 ranks and more (4 x H100, session 37: faster at every 70B shape at TP = 4, K 7168;
-// slower at every 8B one, K 3584); never at 2 ranks (the ring). SYMMEM_OVERLAP_GEMM forces it.
+// slower at every 8B one, K 3584); at 2 ranks where K is longer still and a rank has 4096 rows or
+// more (2 x H200, session 55: 70B M 8192 and 16384 ahead of the cuBLASLt ring in six runs, both
+// orders; M 4096 and 8B behind). SYMMEM_OVERLAP_GEMM forces it.
 TEST(OverlapChoice, OwnGemmReduceScatterWhereKIsLong) {
   using symmem::overlap::detail::reduce_own_gemm;
   for (int64_t rows : {512, 1024, 2048, 4096}) {
     EXPECT_TRUE(reduce_own_gemm(4, rows, 8192, 7168)) << rows;   // 70B at TP = 4: 384-3058 us against 393-3085
     EXPECT_FALSE(reduce_own_gemm(4, rows, 4096, 3584)) << rows;  // 8B at TP = 4: 8B M 8192 406 against 396
   }
-  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096, 7168));    // TP = 2 (8B): the ring
-  EXPECT_FALSE(reduce_own_gemm(2, 8192, 8192, 14336));   // TP = 2 (70B): the ring
+  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096, 7168));    // TP = 2, 8B M 8192: the ring (fused 1-2% slower)
+  EXPECT_FALSE(reduce_own_gemm(2, 8192, 4096, 7168));    // TP = 2, 8B M 16384
+  EXPECT_FALSE(reduce_own_gemm(2, 2048, 8192, 14336));   // TP = 2, 70B M 4096: the ring (fused ~1% slower)
+  EXPECT_TRUE(reduce_own_gemm(2, 4096, 8192, 14336));    // TP = 2, 70B M 8192: fused 0.996-1.040 x the GEMM, the ring 0.994-1.087
+  EXPECT_TRUE(reduce_own_gemm(2, 8192, 8192, 14336));    // TP = 2, 70B M 16384: fused 0.986-1.005, the ring 1.014-1.035
   EXPECT_TRUE(reduce_own_gemm(3, 2048, 8192, 6144));     // the threshold
   EXPECT_FALSE(reduce_own_gemm(8, 2048, 8192, 3584));    // 70B at TP = 8
 }
@@ -207,7 +212,9 @@ TEST(OverlapChoice, TheFormOfACall) {
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 3584, 4096, bf, facts(4, true, -1, 0)), Form::kSum);  // SYMMEM_OVERLAP_RS=sum
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true, -1, 1)), Form::kRing);  // SYMMEM_OVERLAP_RS=ring
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(2, true, -1, 0)), Form::kRing);  // 2 ranks: the ring
-  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, true)), Form::kRing);      // 70B, TP = 2
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, true)), Form::kFused);     // 70B, TP = 2, M 8192
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 4096, 14336, 8192, bf, facts(2, true)), Form::kRing);      // 70B, TP = 2, M 4096
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, false)), Form::kRing);     // a rank cannot
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, true, 1)), Form::kFused);  // SYMMEM_OVERLAP_GEMM=own
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, bf, facts(4, true, 0)), Form::kRing);    // SYMMEM_OVERLAP_GEMM=cublas
   // SYMMEM_OVERLAP_OWN_RS=ring / fused: that own-GEMM form wherever the own GEMM fits (8B too),
