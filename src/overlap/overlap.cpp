@@ -118,6 +118,21 @@ static int force_knob(std::string& why, const char* name, const char* off, const
   return -1;
 }
 
+// The own GEMM's options for the overlap's forms. Their copies need no SM between GPUs (copy-engine
+// copies to a peer, stream writes), but where ranks share a GPU (SYMMEM_OVERLAP_OWN_SHARED=1,
+// tests) a copy to a peer is a copy within one GPU, which the driver may run as a kernel: with
+// every SM held by a GEMM whose tiles wait for such copies it never ran (session 55, the epilogue
+// ring at 3 ranks on one H200: one rank's GEMM stuck over 200 s at 144 units on 66 clusters, while
+// small shapes, and 3 and 4 "ranks" of one process on a part of the SMs, passed). There the GEMM
+// leaves two clusters' SMs free.
+// (defer: SYMMEM_OVERLAP_DEFER, -1 unset; sms: the GPU's.)
+static HopperGemmOptions own_options(int defer, bool shares_gpu, int sms) {
+  HopperGemmOptions opt;
+  if (defer >= 0) opt.defer_halves = defer;
+  if (shares_gpu) opt.max_ctas = std::max(2, sms - 4);
+  return opt;
+}
+
 TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n)
     : comm_(comm), impl_(std::make_unique<Impl>()) {
   // What a rank refuses (its arguments, a misspelt knob) goes to every rank through the exchange
@@ -432,9 +447,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.handle = d.gathered.handle();
       sh.local = a_shard;
       sh.local_ld = k;
-      HopperGemmOptions opt;
-      if (d.defer >= 0) opt.defer_halves = d.defer;
-      hopper_gemm(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
+      hopper_gemm(m, n, k, gathered, k, b, n, c, n, own_options(d.defer, comm_.shares_gpu(), d.sms), s, &sh);
     } else {
       gather_gemms(a_shard, m, k, b, n, c, s, dtype);
     }
@@ -629,8 +642,9 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // tile's k-loop, which never waits; so with step t - 1 complete everywhere, every push of step
 // t - 1 (on its own stream, waiting only for its own counts) lands, and every wait of a step-t
 // tile ends, so step t completes. (The pushes must run while the GEMM holds the SMs: copy-engine
-// copies and stream writes need none; see max_ctas below where ranks share a GPU.) The slots: slot p of rank me + 1 and its signal are written only
-// by this rank, once a call, as in the fused form. The host model runs this order too
+// copies and stream writes need none; own_options says what happens where ranks share a GPU.)
+// The slots: slot p of rank me + 1 and its signal are written only by this rank, once a call, as
+// in the fused form. The host model runs this order too
 // (HopperSchedule.EpilogueRingCompletesForAnyClusterCounts).
 void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s,
                               bool ring) {
@@ -661,18 +675,9 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.scale = scale;
   sh.ring = ring;
   sh.handle = d.recv.handle();
-  HopperGemmOptions opt;
+  HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
   if (d.count_at >= 0) opt.count_at = d.count_at;
-  if (d.defer >= 0) opt.defer_halves = d.defer;
-  // The pushes need no SM between GPUs (copy-engine copies to a peer, stream writes), but where
-  // ranks share a GPU (SYMMEM_OVERLAP_OWN_SHARED=1, tests) a copy to a peer is a copy within one
-  // GPU, which the driver may run as a kernel: with every SM held by a GEMM whose tiles wait for
-  // such copies (the ring's, 3+ ranks: every step but the first waits), it never ran (session 55,
-  // 3 ranks on one H200: one rank's GEMM stuck over 200 s with 144 units on 66 clusters, while
-  // small shapes and 3-4 ranks in one process, on a part of the SMs, passed). There the GEMM
-  // leaves two clusters' SMs free.
-  if (comm_.shares_gpu()) opt.max_ctas = std::max(2, d.sms - 4);
   hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order
