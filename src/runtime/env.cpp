@@ -60,12 +60,18 @@ const std::vector<EnvVar>& env_vars() {
                                        "as cuBLASLt's GEMMs a shard group at a time (default: own from 1024-row shards, at 2 ranks "
                                        "of 2^23 outputs, detail::gather_own_gemm); and matmul_reduce_scatter's fused form, one such "
                                        "GEMM over all rows whose row groups' copies start on its counts and whose own block adds the "
-                                       "landed partials (default: at 3 ranks and more where K >= 6144, detail::reduce_own_gemm). Set it alike on every rank: "
+                                       "landed partials (default: at 3 ranks and more where K >= 6144, at 2 where K >= 10240 and a "
+                                       "rank has 4096+ rows; detail::reduce_own_gemm). Set it alike on every rank: "
                                        "TensorParallel's constructor refuses a mix"},
+      {"SYMMEM_OVERLAP_OWN_RS", nullptr, "fused or ring: matmul_reduce_scatter's own-GEMM form wherever the own GEMM fits and "
+                                         "SYMMEM_OVERLAP_GEMM is not cublas: the fused form (the own block adds every peer's "
+                                         "partial) or its epilogue ring (every block but the first adds its predecessor's partial "
+                                         "sum and travels on to the next rank; opt-in, not yet timed at 3+ ranks). Set it alike on "
+                                         "every rank: TensorParallel's constructor refuses a mix"},
       {"SYMMEM_OVERLAP_OWN_SHARED", "0", "1: the own GEMM's forms (SYMMEM_OVERLAP_GEMM) run also where ranks share a GPU, for tests of "
                                          "their protocol on one GPU: each rank's persistent GEMM waits until the driver swaps its "
                                          "context for the rank it waits for (correct, many times slower; reliable at 2 ranks a GPU, at 4 its "
-                                         "waits time out now and then). Set it alike on every rank"},
+                                         "waits time out now and then), and leaves 4 SMs free for the copies. Set it alike on every rank"},
       {"SYMMEM_OVERLAP_COUNT_AT", nullptr, "the k-block of a tile's next tile at which matmul_reduce_scatter's fused form counts the "
                                            "tile's stores (default 3; for measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_DEFER", nullptr, "0, 1 or 2: of each own-GEMM tile's two halves, how many are stored under the next tile's "
