@@ -10,8 +10,8 @@
 # BIN=<tree under .deps/ab> before B, O or A runs that tree's symmem-bench instead (a baseline
 # measured beside the change, in the same call); before T that tree's tests, which its build makes
 # where AB_TARGETS="symmem_gpu_tests symmem-run" (TLIMIT: T's time limit, default 150 s). Each
-# run's JSON is r/LABEL.json; the JSON, the build logs, summary.txt and suite.log (if a step
-# writes $OUT/suite.log) come back in one archive under $OUT. Carry [".deps"]; COMMIT=<sha> labels the work tree's runs (the device copy's git
+# run's JSON is r/LABEL.json; the JSON, the build logs, summary.txt, suite.log (if a step
+# writes $OUT/suite.log) and the whole log of every failed T come back in one archive under $OUT. Carry [".deps"]; COMMIT=<sha> labels the work tree's runs (the device copy's git
 # HEAD is stale). Multicast stays off in every child (lib.sh).
 #   COMMIT=<sha> bash tools/call.sh steps.sh
 # Session 27, 4 x H100: the build ~90 s (two trees ~100, three ~180); Moe* at 4, 3, 2 and 8 on 4
@@ -46,7 +46,9 @@ T() {
   local n=$1 rpg=$2 b=build tree=${COMMIT:-work}; shift 2
   if [ -n "${BIN:-}" ]; then b=.deps/ab/$BIN/build-ab; tree=$BIN; fi
   env "$@" timeout "${TLIMIT:-150}" $b/symmem-run -n "$n" --ranks-per-gpu "$rpg" $b/tests/symmem_gpu_tests --gtest_filter="${FILTER:-Moe*}" > "$OUT/t.log" 2>&1
-  echo "== tests ${FILTER:-Moe*} of $tree at $n ranks, $rpg a GPU ($*) rc $? at $(el) s:" | tee -a "$OUT/summary.txt"
+  local rc=$?
+  [ $rc -eq 0 ] || cp "$OUT/t.log" "$OUT/t-failed-$(el)s.log"  # (a failed run's whole log comes back)
+  echo "== tests ${FILTER:-Moe*} of $tree at $n ranks, $rpg a GPU ($*) rc $rc at $(el) s:" | tee -a "$OUT/summary.txt"
   grep -E "\[  PASSED  \]|\[  FAILED  \]|\[  SKIPPED \] [0-9]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
   grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
 }
@@ -65,5 +67,5 @@ A() {
 eval "${STEPS:?give the steps as a file argument or in STEPS}"
 rm -f "$OUT/m.log" "$OUT/t.log" "$OUT/o.log" "$OUT/a.log" "$OUT"/r/*.svg
 touch "$OUT/summary.txt" "$OUT/suite.log"  # (a name the archive lists but that is missing fails it)
-archive "$OUT" "call-$(date +%H%M%S)" "r/*.json" "build*.log" summary.txt suite.log
+archive "$OUT" "call-$(date +%H%M%S)" "r/*.json" "build*.log" summary.txt suite.log "t-failed-*.log"
 echo "== end at $(el) s"
