@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdarg>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +37,24 @@ static void sustained_us(F f, G g, int reps, int ops, int which, float& tf, floa
   const std::vector<float> med = replay_medians({f, g}, ops, reps, {which == 2, which == 1});
   tf = med[0];
   tg = med[1];
+}
+
+// Appends one JSON line to `path` (where not null): the GPU, $COMMIT, then `fields` (printf-style,
+// the object's remaining members without braces).
+__attribute__((format(printf, 2, 3))) static void append_json(const char* path, const char* fields, ...) {
+  if (path == nullptr) return;
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const char* commit = std::getenv("COMMIT");
+  FILE* f = std::fopen(path, "a");
+  if (f == nullptr) return;
+  std::fprintf(f, "{\"gpu\": \"%s\", \"commit\": \"%s\", ", prop.name, commit ? commit : "");
+  va_list ap;
+  va_start(ap, fields);
+  std::vfprintf(f, fields, ap);
+  va_end(ap);
+  std::fprintf(f, "}\n");
+  std::fclose(f);
 }
 
 template <class F>
@@ -155,19 +174,10 @@ int main(int argc, char** argv) {
     std::printf("rs forms %lld x %lld x %lld, %d shards, %d groups, defer_halves %d: cublasLt %.1f us | fused %.1f us (%.3f x) | ring %.1f us (%.3f x) | ring/fused %.4f\n",
                 (long long)m, (long long)n, (long long)k, fused.count, fused.groups, opt.defer_halves, med[0], med[1], med[1] / med[0], med[2],
                 med[2] / med[0], med[2] / med[1]);
-    if (json != nullptr) {
-      cudaDeviceProp prop{};
-      CK(cudaGetDeviceProperties(&prop, 0));
-      const char* commit = std::getenv("COMMIT");
-      if (FILE* f = std::fopen(json, "a")) {
-        std::fprintf(f,
-                     "{\"gpu\": \"%s\", \"commit\": \"%s\", \"probe\": \"rs_forms_loopback\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"shards\": %d, "
-                     "\"groups\": %d, \"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f}\n",
-                     prop.name, commit ? commit : "", (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves,
-                     med[0], med[1], med[2]);
-        std::fclose(f);
-      }
-    }
+    append_json(json,
+                "\"probe\": \"rs_forms_loopback\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"shards\": %d, \"groups\": %d, "
+                "\"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f",
+                (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves, med[0], med[1], med[2]);
     return 0;
   }
   std::vector<__nv_bfloat16> hc(m * n), hr(m * n);
@@ -220,20 +230,11 @@ int main(int argc, char** argv) {
                 opt.defer_halves, t_own, t_own / t_ref, vs.defer_halves, t_vs, t_vs / t_ref, opt.defer_halves, vs.defer_halves, t_own / t_vs);
   const std::string plan = ref.describe(m, n, k, k, n, n);
   std::printf("  cublasLt plan: %s\n", plan.c_str());
-  if (json != nullptr) {
-    cudaDeviceProp prop{};
-    CK(cudaGetDeviceProperties(&prop, 0));
-    const char* commit = std::getenv("COMMIT");
-    if (FILE* f = std::fopen(json, "a")) {
-      std::fprintf(f,
-                   "{\"gpu\": \"%s\", \"commit\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"cluster\": %d, \"group_m\": %d, "
-                   "\"shards\": %d, \"constant\": %d, \"sustain\": %d, \"defer_halves\": %d, \"vs_defer_halves\": %d, \"vs_us\": %.2f, \"own_us\": %.2f, \"cublaslt_us\": %.2f, \"own_over_cublaslt\": %.4f, \"max_rel_err\": %.5f, "
-                   "\"bad\": %lld, \"cublaslt_plan\": \"%s\"}\n",
-                   prop.name, commit ? commit : "", (long long)m, (long long)n, (long long)k, opt.cluster, opt.group_m, shp ? sh.count : 0, constant ? 1 : 0, sustain, opt.defer_halves,
-                   has_vs ? vs.defer_halves : -1, t_vs, t_own,
-                   t_ref, t_own / t_ref, worst, (long long)bad, plan.c_str());
-      std::fclose(f);
-    }
-  }
+  append_json(json,
+              "\"m\": %lld, \"n\": %lld, \"k\": %lld, \"cluster\": %d, \"group_m\": %d, \"shards\": %d, \"constant\": %d, "
+              "\"sustain\": %d, \"defer_halves\": %d, \"vs_defer_halves\": %d, \"vs_us\": %.2f, \"own_us\": %.2f, \"cublaslt_us\": %.2f, "
+              "\"own_over_cublaslt\": %.4f, \"max_rel_err\": %.5f, \"bad\": %lld, \"cublaslt_plan\": \"%s\"",
+              (long long)m, (long long)n, (long long)k, opt.cluster, opt.group_m, shp ? sh.count : 0, constant ? 1 : 0, sustain, opt.defer_halves,
+              has_vs ? vs.defer_halves : -1, t_vs, t_own, t_ref, t_own / t_ref, worst, (long long)bad, plan.c_str());
   return bad ? 1 : 0;
 }

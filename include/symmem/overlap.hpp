@@ -42,8 +42,9 @@ enum class Mode : int { kAuto = 0, kOverlap, kSequential };
 enum class Op : int { kAllGatherMatmul = 0, kMatmulReduceScatter };
 /// How an operation runs (TensorParallel::form; the header's first comment describes each):
 /// all_gather_matmul by the own GEMM over row shards or cuBLASLt's GEMMs a shard group at a time;
-/// matmul_reduce_scatter fused into the own GEMM, as a ring of cuBLASLt GEMMs, or as cuBLASLt GEMMs
-/// and a sum kernel, or as a ring inside the own GEMM (kOwnRing, the epilogue ring); either one sequentially (the collective, then or after one GEMM).
+/// matmul_reduce_scatter fused into the own GEMM, as a ring of cuBLASLt GEMMs, as cuBLASLt GEMMs and
+/// a sum kernel, or as a ring inside the own GEMM (kOwnRing, the epilogue ring); either one
+/// sequentially (the collective, then or after one GEMM).
 enum class Form : int { kSequential = 0, kOwnGather, kCublasGather, kFused, kRing, kSum, kOwnRing };
 SYMMEM_API const char* form_name(Form f);
 

@@ -171,8 +171,8 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   // set differently across ranks (SYMMEM_OVERLAP_GROUPS is rank-local), are refused on all of them.
   const bool own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
   const std::string mine = "max_m=" + std::to_string(max_m) + " max_k=" + std::to_string(max_k) + " max_n=" + std::to_string(max_n) +
-                           " SYMMEM_OVERLAP_RS=" + std::to_string(d.force_rs) + " SYMMEM_OVERLAP_GEMM=" + std::to_string(d.own_gemm) + " SYMMEM_OVERLAP_OWN_RS=" + std::to_string(d.own_rs) +
-                           " SYMMEM_OVERLAP_OWN_SHARED=" + std::to_string(d.own_shared);
+                           " SYMMEM_OVERLAP_RS=" + std::to_string(d.force_rs) + " SYMMEM_OVERLAP_GEMM=" + std::to_string(d.own_gemm) +
+                           " SYMMEM_OVERLAP_OWN_RS=" + std::to_string(d.own_rs) + " SYMMEM_OVERLAP_OWN_SHARED=" + std::to_string(d.own_shared);
   const auto can = comm.team().require_same(mine, "overlap::TensorParallel's arguments and knobs", why, own_rs_ok ? "1" : "0",
                                             "; set each alike on every rank or on none");
   d.own_rs_all = std::all_of(can.begin(), can.end(), [](const std::string& f) { return f == "1"; });

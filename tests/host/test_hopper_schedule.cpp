@@ -197,20 +197,25 @@ std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int cl
   }
 }
 
+// The fused form's (or the ring's) model at 2, 3, 4 and 8 ranks, three shard and row-group shapes,
+// 1-66 clusters, four random interleavings each: every run completes.
+void expect_every_case_completes(bool ring, unsigned seed) {
+  for (int ranks : {2, 3, 4, 8})
+    for (auto [shard_rows, groups] : {std::pair{1024, 2}, {2048, 4}, {768, 3}})
+      for (int clusters : {1, 3, 7, 66})
+        for (int interleaving = 0; interleaving < 4; ++interleaving) {
+          const std::string why = run_fused_model(ranks, shard_rows, groups, 512, clusters, seed++, nullptr, ring);
+          EXPECT_EQ(why, "") << ranks << " ranks, " << groups << " groups, " << clusters << " clusters, interleaving " << interleaving;
+        }
+}
+
 }  // namespace
 
 // The deadlock argument next to rs_fused, run: any ranks, cluster counts and row groups complete
 // under random interleavings; the own block placed before the last peer block does not
 // (the model can tell).
 TEST(HopperSchedule, FusedFormCompletesForAnyClusterCounts) {
-  int runs = 0;
-  for (int ranks : {2, 3, 4, 8})
-    for (auto [shard_rows, groups] : {std::pair{1024, 2}, {2048, 4}, {768, 3}})
-      for (int clusters : {1, 3, 7, 66})
-        for (int interleaving = 0; interleaving < 4; ++interleaving) {
-          const std::string why = run_fused_model(ranks, shard_rows, groups, 512, clusters, 1234u + runs++);
-          EXPECT_EQ(why, "") << ranks << " ranks, " << groups << " groups, " << clusters << " clusters, interleaving " << interleaving;
-        }
+  expect_every_case_completes(false, 1234u);
   // The own block first, then the last peer block: a cluster holding an own unit waits for a group
   // that a peer's same-placed cluster has yet to compute.
   const int ranks = 4, shard_rows = 1024, groups = 2;
@@ -228,14 +233,7 @@ TEST(HopperSchedule, FusedFormCompletesForAnyClusterCounts) {
 // runs its blocks the other way round (own block first) gets stuck at some interleaving, since
 // its first tiles wait for a step its predecessor takes last.
 TEST(HopperSchedule, EpilogueRingCompletesForAnyClusterCounts) {
-  int runs = 0;
-  for (int ranks : {2, 3, 4, 8})
-    for (auto [shard_rows, groups] : {std::pair{1024, 2}, {2048, 4}, {768, 3}})
-      for (int clusters : {1, 3, 7, 66})
-        for (int interleaving = 0; interleaving < 4; ++interleaving) {
-          const std::string why = run_fused_model(ranks, shard_rows, groups, 512, clusters, 4321u + runs++, nullptr, true);
-          EXPECT_EQ(why, "") << ranks << " ranks, " << groups << " groups, " << clusters << " clusters, interleaving " << interleaving;
-        }
+  expect_every_case_completes(true, 4321u);
   const int ranks = 4, shard_rows = 1024, groups = 2;
   auto reversed = [&](int r) {
     std::vector<Visit> order = walk(shard_rows * ranks, 512, 2, 2, shard_rows, ranks, (r + ranks - 1) % ranks, groups);
