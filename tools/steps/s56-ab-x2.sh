@@ -8,8 +8,8 @@
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s56-ab-x2.sh
 for i in 1 2 3 4; do
   for first in 0 1; do
-    O ag-cublas-f$first-$i SYMMEM_OVERLAP_ALT=cublas SYMMEM_OVERLAP_ALT_FIRST=$first SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 | grep -E "8B "
-    O rs-fused-f$first-$i SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_OWN_RS=fused SYMMEM_OVERLAP_ALT_FIRST=$first SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 | grep -E "8B "
+    O ag-cublas-f$first-$i SYMMEM_OVERLAP_ALT=cublas SYMMEM_OVERLAP_ALT_FIRST=$first SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|8B "
+    O rs-fused-f$first-$i SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_OWN_RS=fused SYMMEM_OVERLAP_ALT_FIRST=$first SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|8B "
   done
 done
 true
