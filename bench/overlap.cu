@@ -368,19 +368,45 @@ void run_overlap(Harness& h) {
             return h.time_graph(one, ops);
           };
           const double t_rows = gemm_us(rows, false), t_half = gemm_us(half, false), t_acc = gemm_us(half, true);
-          // The ring's GEMMs back to back with no communication: N steps of rs_chunks parts, every
-          // step after the first adding C.
-          const int parts = overlap::detail::rs_chunks(rows, k);
+          // The ring's GEMMs back to back (N steps of rs_chunks parts, every step after the first
+          // adding C), without communication and with the ring's pushes (every part but the last
+          // step's, by copy engine to rank me - 1 once its GEMM is done, nothing waiting for them),
+          // timed interleaved with the GEMM alone and the operation: what the chain, its pushes and
+          // its waits each cost.
+          const char* forced = std::getenv("SYMMEM_OVERLAP_RS_CHUNKS");
+          const int parts = overlap::detail::rs_chunks(rows, k, forced != nullptr ? std::atoi(forced) : 0);
           const int64_t part = rows / parts;
-          auto chain = [&](cudaStream_t s) {
-            for (int t = 0; t < n; ++t)
-              for (int p = 0; p < parts; ++p) {
-                if (t == 0) gemm.run(part, nn, k, a, k, b, nn, c, nn, s);
-                else gemm.run_acc(part, nn, k, a, k, b, nn, c, 1.0f, 1.0f, c, nn, s);
-              }
+          const size_t part_bytes = static_cast<size_t>(part) * nn * 2;
+          SymmetricBuffer landing = h.comm().alloc(part_bytes * parts);
+          auto chain = [&](bool push) {
+            return [&, push](cudaStream_t s) {
+              for (int t = 0; t < n; ++t)
+                for (int p = 0; p < parts; ++p) {
+                  char* cp = static_cast<char*>(c) + p * part_bytes;
+                  if (t == 0) gemm.run(part, nn, k, a, k, b, nn, cp, nn, s);
+                  else gemm.run_acc(part, nn, k, a, k, b, nn, cp, 1.0f, 1.0f, cp, nn, s);
+                  if (!push || t == n - 1) continue;
+                  SYMMEM_CUDA_CHECK(cudaEventRecord(probe_fork, s));
+                  SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(probe_side, probe_fork, 0));
+                  stream::put(landing, (me + n - 1) % n, p * part_bytes, cp, part_bytes, probe_side, Engine::kCopyEngine);
+                }
+              if (!push) return;
+              SYMMEM_CUDA_CHECK(cudaEventRecord(probe_join, probe_side));
+              SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, probe_join, 0));
+            };
           };
-          chain(h.stream());
-          const double t_chain = h.time_graph(chain, ops);
+          chain(false)(h.stream());
+          const std::vector<double> ct = h.time_graphs({floor_fn, chain(false), chain(true), symmem_fn(overlap::Mode::kOverlap)}, ops);
+          const double t_chain = ct[1];
+          h.comm().free(landing);
+          r.extra["probe_ring_gemm_alone_us"] = ct[0];
+          r.extra["probe_ring_chain_us"] = ct[1];
+          r.extra["probe_ring_chain_pushes_us"] = ct[2];
+          r.extra["probe_ring_operation_us"] = ct[3];
+          if (me == 0)
+            std::printf("# probe %s mm+rs M %lld: interleaved, the GEMM alone %.1f; the ring's chain (%d x %d parts) %.1f (%.3fx), with its "
+                        "pushes %.1f (%.3fx); the operation %.1f (%.3fx) [us]\n",
+                        md.name, static_cast<long long>(m), ct[0], n, parts, ct[1], ct[1] / ct[0], ct[2], ct[2] / ct[0], ct[3], ct[3] / ct[0]);
           // A reduce-scatter alone and right after the GEMM that wrote its input (the sequential
           // path's pair), by algorithm: symmem's direct on a symmetric input, NCCL through
           // symmem and on its own on ordinary memory. After the GEMM it costs the pair's time less

@@ -109,9 +109,10 @@ SYMMEM_API std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, b
 /// matmul_reduce_scatter's ring: into how many parts (a signal each) each step's rows go, so that
 /// a part's copy to the next rank hides under the parts after it (about 2000 / K of its GEMM's time
 /// on H100/H200): at least 2, at most kMaxRsChunks and `rows`. A function of the shape only (every
-/// rank must cut the same parts). Host-tested.
+/// rank must cut the same parts). `forced` > 0 (SYMMEM_OVERLAP_RS_CHUNKS, agreed across ranks):
+/// that many parts instead, within the same bounds. Host-tested.
 constexpr int kMaxRsChunks = 8;
-SYMMEM_API int rs_chunks(int64_t rows, int64_t k);
+SYMMEM_API int rs_chunks(int64_t rows, int64_t k, int forced = 0);
 /// Whether matmul_reduce_scatter runs the ring (true) or the GEMMs and a sum kernel: the ring at 2
 /// ranks, and where a part's GEMM has at least 2^23 outputs (~256 tiles of 128 x 256, two waves of
 /// an H100/H200; measured on 4 x H200) and fewer than 2^24 (larger parts: the sum form, measured on

@@ -87,6 +87,9 @@ struct TensorParallel::Impl {
   // HopperGemmOptions::defer_halves for both forms (SYMMEM_OVERLAP_DEFER=0|1|2; -1 unset: its
   // default). Rank-local: it moves when a tile's stores go out, not what any rank waits for.
   int defer = -1;
+  // The cuBLASLt ring's parts a step (SYMMEM_OVERLAP_RS_CHUNKS=1..8; 0 unset: detail::rs_chunks by
+  // the shape). Compared across ranks: the parts' signal slots must match.
+  int rs_chunks = 0;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
   bool own_shared = false;   // SYMMEM_OVERLAP_OWN_SHARED=1: also where ranks share a GPU (tests)
   // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
@@ -153,6 +156,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.own_rs = force_knob(why, "SYMMEM_OVERLAP_OWN_RS", "fused", "ring");
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
+  d.rs_chunks = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_CHUNKS", 1, detail::kMaxRsChunks, 0));
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
@@ -172,7 +176,8 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   const bool own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
   const std::string mine = "max_m=" + std::to_string(max_m) + " max_k=" + std::to_string(max_k) + " max_n=" + std::to_string(max_n) +
                            " SYMMEM_OVERLAP_RS=" + std::to_string(d.force_rs) + " SYMMEM_OVERLAP_GEMM=" + std::to_string(d.own_gemm) +
-                           " SYMMEM_OVERLAP_OWN_RS=" + std::to_string(d.own_rs) + " SYMMEM_OVERLAP_OWN_SHARED=" + std::to_string(d.own_shared);
+                           " SYMMEM_OVERLAP_OWN_RS=" + std::to_string(d.own_rs) + " SYMMEM_OVERLAP_OWN_SHARED=" + std::to_string(d.own_shared) +
+                           " SYMMEM_OVERLAP_RS_CHUNKS=" + std::to_string(d.rs_chunks);
   const auto can = comm.team().require_same(mine, "overlap::TensorParallel's arguments and knobs", why, own_rs_ok ? "1" : "0",
                                             "; set each alike on every rank or on none");
   d.own_rs_all = std::all_of(can.begin(), can.end(), [](const std::string& f) { return f == "1"; });
@@ -293,11 +298,11 @@ int rs_groups(int64_t rows) {
   const int64_t units = std::max<int64_t>(1, rows / 256);
   return static_cast<int>(units % 2 == 0 ? units / 2 : units);
 }
-int rs_chunks(int64_t rows, int64_t k) {
+int rs_chunks(int64_t rows, int64_t k, int forced) {
   // A part's copy over its GEMM's time is about 2000 / K (as in choose_mode); the ring hides it
   // under the chunks - 1 parts that run before the part that needs it.
   const double rho = 2000.0 / static_cast<double>(std::max<int64_t>(k, 1));
-  const int want = std::max(2, static_cast<int>(std::ceil(rho - 1e-9)) + 1);
+  const int want = forced > 0 ? forced : std::max(2, static_cast<int>(std::ceil(rho - 1e-9)) + 1);
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({static_cast<int64_t>(want), kMaxRsChunks, rows})));
 }
 bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k) {
@@ -570,7 +575,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   // whose copy waits only for that GEMM; step 0 waits for nothing, so by induction over t every
   // wait is met. Slots: landing slot t of rank me - 1 and signal t * chunks + c are written only by
   // this rank, once a call (the argument at the top of this file covers their reuse across calls).
-  const int chunks = detail::rs_chunks(rows, k);
+  const int chunks = detail::rs_chunks(rows, k, d.rs_chunks);
   const int prev = (me + N - 1) % N;
   char* staging = static_cast<char*>(d.staging);
   char* out = static_cast<char*>(c_shard);

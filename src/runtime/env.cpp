@@ -76,6 +76,9 @@ const std::vector<EnvVar>& env_vars() {
                                            "tile's stores (default 3; for measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_DEFER", nullptr, "0, 1 or 2: of each own-GEMM tile's two halves, how many are stored under the next tile's "
                                         "first k-blocks (default 2; for measurements and tests; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_RS_CHUNKS", nullptr, "1 to 8: into how many parts (a copy and a signal each) matmul_reduce_scatter's cuBLASLt "
+                                            "ring cuts each step's rows (default: detail::rs_chunks by K, 2 at the Llama-3 shapes; for "
+                                            "measurements). Set it alike on every rank: TensorParallel's constructor refuses a mix"},
       {"SYMMEM_OVERLAP_ALT", nullptr, "symmem-bench overlap: own or cublas, a second TensorParallel made under that "
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[;VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "

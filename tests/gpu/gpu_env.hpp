@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -19,6 +20,24 @@ std::shared_ptr<Context>& ctx();
 Heap& heap();
 /// One communicator over the world for the collective tests (made on first use).
 Communicator& comm();
+// An environment variable set for a scope (knobs are read when an object is made; a null value
+// unsets it), then restored as it was (a setting given to the whole run comes back after).
+struct ScopedEnv {
+  std::string name, before;
+  bool was;
+  ScopedEnv(const char* n, const char* v) : name(n) {
+    const char* b = std::getenv(n);
+    was = b != nullptr;
+    before = was ? b : "";
+    if (v != nullptr) setenv(n, v, 1);
+    else unsetenv(n);
+  }
+  ~ScopedEnv() {
+    if (was) setenv(name.c_str(), before.c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+};
+
 inline bool have_nccl() { return comm().has_nccl(); }
 /// Rounding steps the references allow for an algorithm: NCCL rounds at every ring step.
 inline int steps_of(Algo a, int n) { return a == Algo::kNccl ? n - 1 : 1; }

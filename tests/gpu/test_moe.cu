@@ -79,24 +79,6 @@ float scale_at(const moe::Config& c, const uint32_t* w, int h) {
 // The expert function: a per-expert scale of the (dequantised) row.
 float expert_scale(int global_expert) { return 1.0f + 0.0625f * static_cast<float>(global_expert % 7); }
 
-// An environment variable set for a scope (the MoE knobs are read when an object is made), then
-// restored as it was.
-struct ScopedEnv {
-  std::string name, before;
-  bool was;
-  ScopedEnv(const char* n, const char* v) : name(n) {
-    const char* b = std::getenv(n);
-    was = b != nullptr;
-    before = was ? b : "";
-    if (v != nullptr) setenv(n, v, 1);
-    else unsetenv(n);
-  }
-  ~ScopedEnv() {
-    if (was) setenv(name.c_str(), before.c_str(), 1);
-    else unsetenv(name.c_str());
-  }
-};
-
 // One dispatch + combine (optionally captured in a graph and replayed `replays` times with new
 // inputs), checked on every rank: returns "" or the report of every failing rank, the same on all
 // of them (agree), so callers may stop on it without splitting the ranks.

@@ -602,35 +602,27 @@ TEST(Overlap, RowsNotAMultipleOfTheRanksAreRefusedOnEveryRank) {
 }
 
 // The overlap's knobs that every rank must set alike: a value that is no spelling of the knob is
-// refused naming the variable, and SYMMEM_OVERLAP_OWN_SHARED set on one rank only is refused on
-// every rank by TensorParallel's constructor (not a hang in the first operation).
+// refused naming the variable, and a knob set on one rank only is refused on every rank by
+// TensorParallel's constructor (not a hang in the first operation).
 TEST(Overlap, KnobsMisspeltOrUnlikeAcrossRanksAreRefused) {
   const int n = comm().size(), me = comm().rank();
-  const char* was = std::getenv("SYMMEM_OVERLAP_OWN_SHARED");  // (a setting given to the whole run comes back after)
-  const std::string saved = was != nullptr ? was : "";
-  auto restore = [&] {
-    if (was != nullptr) setenv("SYMMEM_OVERLAP_OWN_SHARED", saved.c_str(), 1);
-    else unsetenv("SYMMEM_OVERLAP_OWN_SHARED");
+  auto made_under = [&](const char* name, const char* value) {
+    ScopedEnv set(name, value);
+    return attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
   };
   // Misspelt on rank 0 alone: refused on every rank, naming it (it used to throw on rank 0 alone,
   // leaving the others waiting in the exchange of the constructor until the store's bound).
-  if (me == 0) setenv("SYMMEM_OVERLAP_OWN_SHARED", "yes", 1);
-  std::string why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
-  restore();
+  std::string why = made_under("SYMMEM_OVERLAP_OWN_SHARED", me == 0 ? "yes" : nullptr);
   ASSERT_ALL(why.find("rank 0 refused: SYMMEM_OVERLAP_OWN_SHARED=yes is neither 0 nor 1") != std::string::npos, "got '" << why << "'");
   // A numeric knob out of range on rank 0 alone, likewise.
-  const char* defer = std::getenv("SYMMEM_OVERLAP_DEFER");
-  const std::string defer_saved = defer != nullptr ? defer : "";
-  if (me == 0) setenv("SYMMEM_OVERLAP_DEFER", "3", 1);
-  why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
-  if (defer != nullptr) setenv("SYMMEM_OVERLAP_DEFER", defer_saved.c_str(), 1);
-  else unsetenv("SYMMEM_OVERLAP_DEFER");
+  why = made_under("SYMMEM_OVERLAP_DEFER", me == 0 ? "3" : nullptr);
   ASSERT_ALL(why.find("rank 0 refused: SYMMEM_OVERLAP_DEFER=3 is out of range [0, 2]") != std::string::npos, "got '" << why << "'");
   if (n < 2) return;
-  setenv("SYMMEM_OVERLAP_OWN_SHARED", me == 0 ? "1" : "0", 1);
-  why = attempt([&] { overlap::TensorParallel tp(comm(), 1024, 256, 256); });
-  restore();
+  why = made_under("SYMMEM_OVERLAP_OWN_SHARED", me == 0 ? "1" : "0");
   ASSERT_ALL(why.find("arguments differ across ranks (SYMMEM_OVERLAP_OWN_SHARED)") != std::string::npos, "got '" << why << "'");
+  // The ring's parts a step (its signal slots) on rank 0 alone.
+  why = made_under("SYMMEM_OVERLAP_RS_CHUNKS", me == 0 ? "4" : nullptr);
+  ASSERT_ALL(why.find("arguments differ across ranks (SYMMEM_OVERLAP_RS_CHUNKS)") != std::string::npos, "got '" << why << "'");
   // An argument unlike on the last rank, likewise (it used to surface as the heap's size mismatch).
   why = attempt([&] { overlap::TensorParallel tp(comm(), me == n - 1 ? 2048 : 1024, 256, 256); });
   ASSERT_ALL(why.find("arguments differ across ranks (max_m)") != std::string::npos, "got '" << why << "'");

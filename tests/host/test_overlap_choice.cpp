@@ -93,6 +93,10 @@ TEST(OverlapChoice, RingPartsHideTheCopyUnderTheGemms) {
   EXPECT_EQ(rs_chunks(1024, 256), kMaxRsChunks);
   EXPECT_EQ(rs_chunks(3, 256), 3);
   EXPECT_EQ(rs_chunks(1, 4096), 1);
+  // SYMMEM_OVERLAP_RS_CHUNKS: that many parts, within the same bounds.
+  EXPECT_EQ(rs_chunks(4096, 7168, 4), 4);
+  EXPECT_EQ(rs_chunks(4096, 7168, 1), 1);
+  EXPECT_EQ(rs_chunks(3, 7168, 8), 3);
   for (int64_t rows : {1, 2, 5, 64, 4096})
     for (int64_t k : {8, 1000, 2000, 2001, 65536}) {
       const int c = rs_chunks(rows, k);
