@@ -14,6 +14,9 @@
 // GEMM, the fused form (the last shard adds count - 1 partials) and the epilogue ring (every shard
 // but the first adds one), replayed in turn; their ceilings without communication (time only: the
 // sums are checked by the GPU tests). HGEMM_GROUPS=g: row groups a shard (default 1).
+// HGEMM_CANDIDATES=1 (with HGEMM_SUSTAIN): every cuBLASLt candidate of the shape (its ranking), as
+// graphs replayed in turn with the own GEMM's: which plan is fastest at the power cap, against the
+// one symmem's Gemm keeps (its tuning times single launches back to back).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -22,6 +25,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -135,6 +141,54 @@ int main(int argc, char** argv) {
     sh.local = local;
     sh.local_ld = k;
     shp = &sh;
+  }
+  if (std::getenv("HGEMM_CANDIDATES") != nullptr && std::atoi(std::getenv("HGEMM_CANDIDATES")) != 0) {
+    if (sustain <= 0) {
+      std::fprintf(stderr, "HGEMM_CANDIDATES needs HGEMM_SUSTAIN\n");
+      return 2;
+    }
+    const std::vector<std::string> names = ref.candidates(m, n, k, k, n, n);
+    const std::string tuned = ref.describe(m, n, k, k, n, n);
+    std::vector<std::unique_ptr<symmem::overlap::Gemm>> gs;
+    std::vector<std::function<void(cudaStream_t)>> fns;
+    std::vector<std::string> ran;
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto g = std::make_unique<symmem::overlap::Gemm>(size_t(32) << 20);
+      try {
+        g->pick(i, m, n, k, k, n, n);
+        g->run(m, n, k, a, k, b, n, r, n, nullptr);
+        CK(cudaDeviceSynchronize());
+      } catch (const std::exception& e) {
+        (void)cudaGetLastError();
+        std::printf("  candidate %zu (%s) does not run: %s\n", i, names[i].c_str(), e.what());
+        continue;
+      }
+      symmem::overlap::Gemm* gp = g.get();
+      fns.push_back([=](cudaStream_t st) { gp->run(m, n, k, a, k, b, n, r, n, st); });
+      ran.push_back(names[i]);
+      gs.push_back(std::move(g));
+    }
+    fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); });
+    const std::vector<float> med = replay_medians(fns, sustain, reps);
+    size_t pick = 0;
+    while (pick + 1 < ran.size() && ran[pick] != tuned) ++pick;
+    std::printf("cublasLt candidates %lld x %lld x %lld (graphs of %d, in turn), tuned pick: %s\n", (long long)m, (long long)n, (long long)k, sustain,
+                tuned.c_str());
+    std::string list;
+    for (size_t i = 0; i < ran.size(); ++i) {
+      std::printf("  %s %-44s %8.1f us  %.3f x the first, %.3f x the tuned pick\n", i == pick ? "*" : " ", ran[i].c_str(), med[i], med[i] / med[0],
+                  med[i] / med[pick]);
+      char one[160];
+      std::snprintf(one, sizeof one, "%s{\"config\": \"%s\", \"us\": %.2f}", i ? ", " : "", ran[i].c_str(), med[i]);
+      list += one;
+    }
+    const float own = med.back();
+    std::printf("  own GEMM%s %8.1f us  %.3f x the tuned pick\n", shp ? " (shards)" : "", own, own / med[pick]);
+    append_json(json,
+                "\"probe\": \"cublaslt_candidates\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"sustain\": %d, \"shards\": %d, "
+                "\"tuned\": \"%s\", \"own_us\": %.2f, \"candidates\": [%s]",
+                (long long)m, (long long)n, (long long)k, sustain, shp ? sh.count : 0, tuned.c_str(), own, list.c_str());
+    return 0;
   }
   if (std::getenv("HGEMM_RS") != nullptr && std::atoi(std::getenv("HGEMM_RS")) != 0) {
     if (shp == nullptr || sustain <= 0) {

@@ -201,6 +201,19 @@ std::string Gemm::describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t
   return it == plans_.end() ? std::string() : config_of(it->second->algo.algo);
 }
 
+std::vector<std::string> Gemm::candidates(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, DataType dtype) {
+  std::vector<std::string> out;
+  for (const auto& c : plan(Key{m, n, k, lda, ldb, ldc, 0, 0, 1, dtype}).candidates) out.push_back(config_of(c.algo));
+  return out;
+}
+
+void Gemm::pick(size_t i, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, DataType dtype) {
+  Plan& p = plan(Key{m, n, k, lda, ldb, ldc, 0, 0, 1, dtype});
+  require(i < p.candidates.size(), "Gemm::pick: candidate ", i, " of ", p.candidates.size());
+  p.algo = p.candidates[i];
+  p.tuned = true;
+}
+
 void Gemm::run_batched(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, void* c,
                        int64_t ldc, int64_t stride_c, int batch, cudaStream_t stream, DataType dtype) {
   if (m == 0 || n == 0 || batch <= 0) return;

@@ -42,6 +42,11 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
   /// split-K, cluster ids), for benchmarks' probes; "" where no plan was made for it.
   std::string describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
                        DataType dtype = DataType::kBFloat16) const;
+  /// For probes: cuBLASLt's candidates for run's shape (its ranking, best first), each described
+  /// as describe() does; and pick(i, ...): that shape's plan runs candidate i from now on, untuned.
+  std::vector<std::string> candidates(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+                                      DataType dtype = DataType::kBFloat16);
+  void pick(size_t i, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, DataType dtype = DataType::kBFloat16);
 
  private:
   struct Plan;
