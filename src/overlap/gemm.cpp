@@ -1,10 +1,12 @@
 #include "gemm.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "symmem/error.hpp"
 
@@ -115,7 +117,14 @@ static std::string config_of(const cublasLtMatmulAlgo_t& algo) {
 // heuristic's first only where it is kTuneMargin faster: candidates within a percent of each other
 // alone differ under the overlap's copies (2 x H100, the 1024 x 4096 x 7168 halves of
 // matmul_reduce_scatter: tile 20 timed 70.4 us alone against the first's 71.1, yet the call took
-// 337 us with it and 297 with the first). Runs on a private stream into
+// 337 us with it and 297 with the first).
+// The candidates run in turn, kTuneRuns launches each, for kTuneRounds rounds with no gap on the
+// GPU within a round (an event between candidates, one synchronisation a round, each round
+// starting one candidate later), and each keeps its median round: a GPU at its power cap runs a GEMM at the clock that what ran before it left, so timing
+// one candidate's launches after another's (as this did until session 56) ranked them by when they
+// ran. On one H200 that kept tile 248 (1450 us, at the cap) for 16384 x 4096 x 7168 over tile 29
+// (1338), and the pick changed from process to process (symmem-bench overlap's floor moved by
+// 3-7% between runs; tools/hgemm_probe.cu, HGEMM_CANDIDATES). Runs on a private stream into
 // scratch output (the operands are only read), so it orders against nothing of the caller's; this
 // thread is put in relaxed capture mode meanwhile, so another thread's global-mode capture is not
 // disturbed. Skipped while `stream` is capturing (the plan is tuned at the next uncaptured call).
@@ -125,7 +134,6 @@ void Gemm::tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStr
   static const char* const setting = std::getenv("SYMMEM_GEMM_TUNE");  // "0": off; "verbose": each candidate's time on stderr
   static const bool enabled = setting == nullptr || std::strcmp(setting, "0") != 0;
   static const bool verbose = setting != nullptr && std::strcmp(setting, "verbose") == 0;
-  std::string report;
   if (!enabled) return;
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone) {
@@ -137,44 +145,60 @@ void Gemm::tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStr
   (void)cudaThreadExchangeStreamCaptureMode(&mode);
   void* scratch = nullptr;
   cudaStream_t s = nullptr;
-  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  const size_t n = p.candidates.size();
+  std::vector<cudaEvent_t> marks(n + 1, nullptr);  // marks[i] .. marks[i + 1]: candidate i's launches in a round
+  bool have_marks = true;
+  for (cudaEvent_t& e : marks) have_marks = cudaEventCreate(&e) == cudaSuccess && have_marks;
   // Scratch output, then a workspace of its own: the caller's GEMMs may still be using workspace_.
   out_bytes = (out_bytes + 255) & ~size_t(255);
   const size_t bytes = out_bytes + workspace_bytes_;
   // Stream-ordered allocation: cudaFree would synchronise the device, i.e. wait for the caller's
   // stream, which may be waiting for peers.
-  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess && cudaMallocAsync(&scratch, bytes, s) == cudaSuccess &&
-      cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess) {
+  if (have_marks && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess && cudaMallocAsync(&scratch, bytes, s) == cudaSuccess) {
     const float alpha = 1.0f, beta = 0.0f;
-    float best = -1;
-    for (const auto& cand : p.candidates) {
-      auto once = [&] {
-        return cublasLtMatmul(handle_, p.op, &alpha, b, p.a, a, p.b, &beta, scratch, p.c, scratch, p.c, &cand.algo,
-                              static_cast<char*>(scratch) + out_bytes, workspace_bytes_, s) == CUBLAS_STATUS_SUCCESS;
-      };
-      if (!once()) continue;
-      cudaEventRecord(e0, s);
-      bool ok = true;
-      for (int i = 0; i < kTuneRuns && ok; ++i) ok = once();
-      cudaEventRecord(e1, s);
-      float ms = 0;
-      if (!ok || cudaEventSynchronize(e1) != cudaSuccess || cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess) continue;
-      if (verbose) report += "  " + std::to_string(ms * 1000 / kTuneRuns) + " us: " + config_of(cand.algo) + "\n";
-      if (best < 0) {  // the heuristic's pick (the first that ran) stays unless another beats it by kTuneMargin
-        best = ms * (1.0f - kTuneMargin);
-        p.algo = cand;
-      } else if (ms < best) {
-        best = ms;
-        p.algo = cand;
+    auto once = [&](size_t i) {
+      return cublasLtMatmul(handle_, p.op, &alpha, b, p.a, a, p.b, &beta, scratch, p.c, scratch, p.c, &p.candidates[i].algo,
+                            static_cast<char*>(scratch) + out_bytes, workspace_bytes_, s) == CUBLAS_STATUS_SUCCESS;
+    };
+    std::vector<bool> runs(n);
+    for (size_t i = 0; i < n; ++i) runs[i] = once(i);  // (and a first warm-up pass)
+    std::vector<std::vector<float>> ms(n);
+    for (int r = 0; r < kTuneRounds; ++r) {  // (round r starts at candidate r: none always follows the round's gap)
+      for (size_t j = 0; j < n; ++j) {
+        const size_t i = (j + r) % n;
+        cudaEventRecord(marks[j], s);
+        for (int l = 0; l < kTuneRuns && runs[i]; ++l) runs[i] = once(i);
+      }
+      cudaEventRecord(marks[n], s);
+      if (cudaEventSynchronize(marks[n]) != cudaSuccess) break;
+      for (size_t j = 0; j < n; ++j) {
+        const size_t i = (j + r) % n;
+        float t = 0;
+        if (runs[i] && cudaEventElapsedTime(&t, marks[j], marks[j + 1]) == cudaSuccess) ms[i].push_back(t);
       }
     }
+    std::string report;
+    float best = -1;
+    for (size_t i = 0; i < n; ++i) {
+      if (!runs[i] || ms[i].size() != static_cast<size_t>(kTuneRounds)) continue;
+      std::sort(ms[i].begin(), ms[i].end());
+      const float t = ms[i][ms[i].size() / 2];
+      if (verbose) report += "  " + std::to_string(t * 1000 / kTuneRuns) + " us: " + config_of(p.candidates[i].algo) + "\n";
+      if (best < 0) {  // the heuristic's pick (the first that ran) stays unless another beats it by kTuneMargin
+        best = t * (1.0f - kTuneMargin);
+        p.algo = p.candidates[i];
+      } else if (t < best) {
+        best = t;
+        p.algo = p.candidates[i];
+      }
+    }
+    if (verbose) std::fprintf(stderr, "# gemm tune (output %zu bytes): chose %s\n%s", out_bytes, config_of(p.algo.algo).c_str(), report.c_str());
   }
   if (scratch) cudaFreeAsync(scratch, s);
   if (s) cudaStreamSynchronize(s);
   (void)cudaGetLastError();  // a candidate that failed to launch is skipped, not reported
-  if (verbose) std::fprintf(stderr, "# gemm tune (output %zu bytes): chose %s\n%s", out_bytes, config_of(p.algo.algo).c_str(), report.c_str());
-  if (e0) cudaEventDestroy(e0);
-  if (e1) cudaEventDestroy(e1);
+  for (cudaEvent_t e : marks)
+    if (e) cudaEventDestroy(e);
   if (s) cudaStreamDestroy(s);
   (void)cudaThreadExchangeStreamCaptureMode(&mode);
 }

@@ -50,7 +50,7 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
 
  private:
   struct Plan;
-  static constexpr int kCandidates = 16, kTuneRuns = 4;
+  static constexpr int kCandidates = 16, kTuneRuns = 2, kTuneRounds = 5;
   static constexpr float kTuneMargin = 0.03f;  // (tune)
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, DataType>;
   Plan& plan(const Key& key);
