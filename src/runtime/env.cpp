@@ -35,7 +35,8 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_PDL", "1", "0: launch collective kernels without programmatic dependent launch"},
       {"SYMMEM_MOE_TRACE", "0", "1: MoE kernels stamp their phases (ExpertParallel::trace_ns; symmem-bench moe prints them)"},
       {"SYMMEM_GEMM_TUNE", "1", "0: overlap GEMMs take cuBLASLt's first heuristic choice instead of timing its candidates "
-                                "at the first uncaptured call of each shape (another replaces the first only where 3% faster); "
+                                "at the first uncaptured call of each shape (in interleaved rounds; another replaces the first "
+                                "only where 3% faster); "
                                 "verbose: also print each tuned shape's candidates and times on stderr"},
       {"SYMMEM_BENCH_SWEEP", nullptr, "symmem-bench p2p: also sweep SM-put grid shapes at the largest size"},
       {"SYMMEM_MOE_SHAPES", nullptr, "symmem-bench moe: only these shapes (comma-separated names, e.g. decode,prefill)"},
