@@ -120,14 +120,15 @@ static std::string config_of(const cublasLtMatmulAlgo_t& algo) {
 // 337 us with it and 297 with the first).
 // The candidates run in turn, kTuneRuns launches each, for kTuneRounds rounds with no gap on the
 // GPU within a round (an event between candidates, one synchronisation a round, each round
-// starting one candidate later), and each keeps its median round: a GPU at its power cap runs a GEMM at the clock that what ran before it left, so timing
-// one candidate's launches after another's (as this did until session 56) ranked them by when they
-// ran. On one H200 that kept tile 248 (1450 us, at the cap) for 16384 x 4096 x 7168 over tile 29
-// (1338), and the pick changed from process to process (symmem-bench overlap's floor moved by
-// 3-7% between runs; tools/hgemm_probe.cu, HGEMM_CANDIDATES). Runs on a private stream into
-// scratch output (the operands are only read), so it orders against nothing of the caller's; this
-// thread is put in relaxed capture mode meanwhile, so another thread's global-mode capture is not
-// disturbed. Skipped while `stream` is capturing (the plan is tuned at the next uncaptured call).
+// starting one candidate later), and each keeps its median round: a GPU at its power cap runs a
+// GEMM at the clock that what ran before it left, so timing one candidate's launches after
+// another's (as this did until session 56) ranked them by when they ran. On one H200 that kept
+// tile 248 (1450 us, at the cap) for 16384 x 4096 x 7168 over tile 29 (1338), and the pick changed
+// from process to process (symmem-bench overlap's floor moved by 3-7% between runs;
+// tools/hgemm_probe.cu, HGEMM_CANDIDATES). Runs on a private stream into scratch output (the
+// operands are only read), so it orders against nothing of the caller's; this thread is put in
+// relaxed capture mode meanwhile, so another thread's global-mode capture is not disturbed.
+// Skipped while `stream` is capturing (the plan is tuned at the next uncaptured call).
 void Gemm::tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStream_t stream) {
   p.tuned = true;
   if (p.candidates.size() < 2) return;
