@@ -179,20 +179,15 @@ void Gemm::tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStr
       }
     }
     std::string report;
-    float best = -1;
+    std::vector<float> median(n, -1.0f);
     for (size_t i = 0; i < n; ++i) {
       if (!runs[i] || ms[i].size() != static_cast<size_t>(kTuneRounds)) continue;
       std::sort(ms[i].begin(), ms[i].end());
-      const float t = ms[i][ms[i].size() / 2];
-      if (verbose) report += "  " + std::to_string(t * 1000 / kTuneRuns) + " us: " + config_of(p.candidates[i].algo) + "\n";
-      if (best < 0) {  // the heuristic's pick (the first that ran) stays unless another beats it by kTuneMargin
-        best = t * (1.0f - kTuneMargin);
-        p.algo = p.candidates[i];
-      } else if (t < best) {
-        best = t;
-        p.algo = p.candidates[i];
-      }
+      median[i] = ms[i][ms[i].size() / 2];
+      if (verbose) report += "  " + std::to_string(median[i] * 1000 / kTuneRuns) + " us: " + config_of(p.candidates[i].algo) + "\n";
     }
+    const size_t pick = choose(median);
+    if (pick < n) p.algo = p.candidates[pick];
     if (verbose) std::fprintf(stderr, "# gemm tune (output %zu bytes): chose %s\n%s", out_bytes, config_of(p.algo.algo).c_str(), report.c_str());
   }
   if (scratch) cudaFreeAsync(scratch, s);
@@ -224,6 +219,22 @@ void Gemm::run_acc(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
 std::string Gemm::describe(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, DataType dtype) const {
   auto it = plans_.find(Key{m, n, k, lda, ldb, ldc, 0, 0, 1, dtype});
   return it == plans_.end() ? std::string() : config_of(it->second->algo.algo);
+}
+
+size_t Gemm::choose(const std::vector<float>& t) {
+  size_t pick = t.size();
+  float best = -1;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] < 0) continue;
+    if (pick == t.size()) {  // the heuristic's pick (the first that ran) stays unless another beats it by kTuneMargin
+      pick = i;
+      best = t[i] * (1.0f - kTuneMargin);
+    } else if (t[i] < best) {
+      pick = i;
+      best = t[i];
+    }
+  }
+  return pick;
 }
 
 std::vector<std::string> Gemm::candidates(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, DataType dtype) {

@@ -47,6 +47,10 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
   std::vector<std::string> candidates(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
                                       DataType dtype = DataType::kBFloat16);
   void pick(size_t i, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, DataType dtype = DataType::kBFloat16);
+  /// The tuner's choice from the candidates' times in cuBLASLt's order (negative: did not run):
+  /// the first that ran, unless others run more than kTuneMargin faster than it, then the fastest
+  /// of those; t.size() where none ran. Host-tested.
+  static size_t choose(const std::vector<float>& t);
 
  private:
   struct Plan;

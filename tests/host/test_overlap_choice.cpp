@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "symmem/overlap.hpp"
+#include "../../src/overlap/gemm.hpp"
 
 using symmem::overlap::Mode;
 using symmem::overlap::Op;
@@ -234,4 +235,17 @@ TEST(OverlapChoice, TheFormOfACall) {
   EXPECT_STREQ(form_name(Form::kOwnRing), "epilogue ring (the own GEMM)");
   EXPECT_STREQ(form_name(Form::kFused), "fused (the own GEMM)");
   EXPECT_STREQ(form_name(static_cast<Form>(99)), "invalid");
+}
+
+// The GEMM tuner's choice from the candidates' median times (cuBLASLt's order): the heuristic's
+// first that ran stays unless another runs more than 3% faster, then the fastest such one.
+TEST(OverlapChoice, GemmTunerKeepsTheFirstUnlessAnotherIsClearlyFaster) {
+  using symmem::overlap::Gemm;
+  EXPECT_EQ(Gemm::choose({}), 0u);
+  EXPECT_EQ(Gemm::choose({-1, -1}), 2u);                    // none ran
+  EXPECT_EQ(Gemm::choose({100, 98, 99}), 0u);               // within the margin
+  EXPECT_EQ(Gemm::choose({1450, 1406, 1338, 1401}), 2u);   // session 56's 16384 x 4096 x 7168
+  EXPECT_EQ(Gemm::choose({-1, 100, 95, 96}), 2u);           // the first that ran is the reference
+  EXPECT_EQ(Gemm::choose({100, 96, 97}), 1u);               // 4% faster
+  EXPECT_EQ(Gemm::choose({100, 96, -1, 90}), 3u);           // the fastest of those past the margin
 }
