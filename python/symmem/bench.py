@@ -321,9 +321,10 @@ OVERLAP_MODELS = (("8B", 4096, 14336), ("70B", 8192, 28672))
 
 def bench_overlap(args, g):
     """all_gather_matmul and matmul_reduce_scatter on the Llama-3 8B and 70B MLP shapes at TP = world,
-    beside the GEMM alone (torch.matmul on the full problem: the floor PyTorch's users get, cuBLASLt's
-    heuristic plan untuned; at 16384 rows on an H200 that plan can run up to ~8% slower than the
-    fastest one, which symmem-bench overlap's floor runs since session 56), torch's matmul + NCCL one
+    beside the GEMM alone (torch.matmul on the full problem: the floor PyTorch's users get, the plan
+    of its cuBLASLt heuristic, which need not be the fastest: symmem's heuristic first ran 8% slower
+    than the best plan at 16384 x 4096 x 7168 on an H200, and symmem-bench overlap's floor runs the
+    fastest since session 56), torch's matmul + NCCL one
     after the other, and PyTorch's fused ops (torch.ops.symm_mem.fused_all_gather_matmul /
     fused_matmul_reduce_scatter, eager: their anchor runs them so), all four timed interleaved
     (interleaved_us) on the same random operands. Columns *_us; symmem_rel_err is symmem's result
