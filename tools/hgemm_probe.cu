@@ -17,6 +17,7 @@
 // HGEMM_CANDIDATES=1 (with HGEMM_SUSTAIN): every cuBLASLt candidate of the shape (its ranking), as
 // graphs replayed in turn with the own GEMM's: which plan is fastest at the power cap, against the
 // one symmem's Gemm keeps (its tuning times single launches back to back).
+// HGEMM_T=1: the experimental hopper_gemm_t (transposed 160 x 128 tiles) checked and timed beside.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -80,6 +81,28 @@ static float median_us(F f, int reps) {
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// Downloads `c` (m x n bf16) and compares it with cuBLASLt's `hr`: the elements off by more than
+// 2% (relative to |want| + 1), the worst such error into `worst`, and the first bad one printed
+// under `label`.
+static int64_t compare(const __nv_bfloat16* c, const std::vector<__nv_bfloat16>& hr, int64_t m, int64_t n, double& worst, const char* label) {
+  std::vector<__nv_bfloat16> hc(m * n);
+  CK(cudaMemcpy(hc.data(), c, m * n * 2, cudaMemcpyDeviceToHost));
+  int64_t bad = 0, first_bad = -1;
+  for (int64_t i = 0; i < m * n; ++i) {
+    const double x = __bfloat162float(hc[i]), y = __bfloat162float(hr[i]);
+    const double err = std::fabs(x - y) / (std::fabs(y) + 1.0);
+    if (!(err <= 0.02)) {
+      if (first_bad < 0) first_bad = i;
+      ++bad;
+    }
+    if (!(err <= worst)) worst = err;
+  }
+  if (first_bad >= 0)
+    std::printf("%s: first bad at row %lld col %lld: got %g want %g\n", label, (long long)(first_bad / n), (long long)(first_bad % n),
+                __bfloat162float(hc[first_bad]), __bfloat162float(hr[first_bad]));
+  return bad;
 }
 
 int main(int argc, char** argv) {
@@ -234,7 +257,7 @@ int main(int argc, char** argv) {
                 (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves, med[0], med[1], med[2]);
     return 0;
   }
-  std::vector<__nv_bfloat16> hc(m * n), hr(m * n);
+  std::vector<__nv_bfloat16> hr(m * n);
   CK(cudaMemcpy(hr.data(), r, m * n * 2, cudaMemcpyDeviceToHost));
   double worst = 0;
   int64_t bad = 0;
@@ -242,20 +265,39 @@ int main(int argc, char** argv) {
     CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
     symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, w == 0 ? opt : vs, nullptr, shp);
     CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(hc.data(), c, m * n * 2, cudaMemcpyDeviceToHost));
-    int64_t first_bad = -1;
-    for (int64_t i = 0; i < m * n; ++i) {
-      const double x = __bfloat162float(hc[i]), y = __bfloat162float(hr[i]);
-      const double err = std::fabs(x - y) / (std::fabs(y) + 1.0);
-      if (!(err <= 0.02)) {
-        if (first_bad < 0) first_bad = i;
-        ++bad;
-      }
-      if (!(err <= worst)) worst = err;
+    const std::string label = "defer_halves " + std::to_string((w == 0 ? opt : vs).defer_halves);
+    bad += compare(c, hr, m, n, worst, label.c_str());
+  }
+  // HGEMM_T=1: hopper_gemm_t (EXPERIMENTAL: C^T = B^T A^T in 160 x 128 tiles, cuBLASLt's tile 29)
+  // checked against cuBLASLt's result as well, then (with HGEMM_SUSTAIN) timed in turn with
+  // cuBLASLt's plan and the own GEMM.
+  if (std::getenv("HGEMM_T") != nullptr && std::atoi(std::getenv("HGEMM_T")) != 0) {
+    double worst_t = 0;
+    CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
+    symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt.group_m, nullptr);
+    CK(cudaDeviceSynchronize());
+    const int64_t bad_t = shp ? 0 : compare(c, hr, m, n, worst_t, "hopper_gemm_t");  // (A is poisoned with shards: time only)
+    float tr = 0, to = 0, tt = 0;
+    if (sustain > 0) {
+      const std::vector<float> med = replay_medians(
+          {[&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, st); },
+           [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); },
+           [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt.group_m, st); }},
+          sustain, reps);
+      tr = med[0];
+      to = med[1];
+      tt = med[2];
     }
-    if (first_bad >= 0)
-      std::printf("defer_halves %d: first bad at row %lld col %lld: got %g want %g\n", (w == 0 ? opt : vs).defer_halves,
-                  (long long)(first_bad / n), (long long)(first_bad % n), __bfloat162float(hc[first_bad]), __bfloat162float(hr[first_bad]));
+    std::printf("gemm_t %lld x %lld x %lld group %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
+                "own_t %.1f us | own_t/cublasLt %.3f, own_t/own %.3f\n",
+                (long long)m, (long long)n, (long long)k, opt.group_m, bad_t ? "FAIL" : "ok", worst_t, (long long)bad_t, tr,
+                ref.describe(m, n, k, k, n, n).c_str(), to, tt, tr > 0 ? tt / tr : 0.0, to > 0 ? tt / to : 0.0);
+    append_json(json,
+                "\"probe\": \"gemm_t\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"sustain\": %d, "
+                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"max_rel_err\": %.5f, \"bad\": %lld, \"cublaslt_plan\": \"%s\"",
+                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, worst_t, (long long)bad_t,
+                ref.describe(m, n, k, k, n, n).c_str());
+    return bad || bad_t ? 1 : 0;
   }
   const double flop = 2.0 * m * n * k;
   float t_ref = 0, t_own = 0, t_vs = 0;

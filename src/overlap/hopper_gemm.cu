@@ -52,6 +52,7 @@
 //   Descriptor: LBO = 8 KiB (the next 64 columns), SBO = 1024 bytes (the next 8 k rows); a k16
 //   step adds 2 KiB.
 #include "hopper_gemm.hpp"
+#include "hopper_ptx.cuh"
 #include "hopper_schedule.hpp"
 #include "runtime/driver.hpp"
 
@@ -67,12 +68,9 @@
 #include "symmem/device/bulk.cuh"
 #include "symmem/error.hpp"
 
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define SYMMEM_HGEMM_DEVICE 1
-#endif
-
 namespace symmem::overlap {
 namespace {
+using namespace ptx;
 
 constexpr int kBM = schedule::kBlockRows, kBN = 256, kBK = 64, kStages = 4, kThreads = 384;
 constexpr uint32_t kABytes = kBM * kBK * 2;  // 16 KiB
@@ -94,79 +92,6 @@ struct Args {
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
-using device::mbar_expect_tx;
-using device::mbar_init;
-using device::mbar_wait;
-using device::smem_addr;
-
-// Arrives on the barrier at b's offset in CTA `cta` of this cluster (this CTA's own included).
-// Release at CTA scope, as the local arrive: what it orders is the wgmma's reads of the stage,
-// which wgmma.wait_group has already retired. (.release.cluster made the whole GEMM 2.1x slower
-// on H100: it waits for the epilogue's global stores.)
-__device__ __forceinline__ void bar_arrive_cluster(uint64_t* b, uint32_t cta) {
-  asm volatile(
-      "{\n .reg .b32 ra;\n mapa.shared::cluster.u32 ra, %0, %1;\n mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(
-          smem_addr(b)),
-      "r"(cta)
-      : "memory");
-}
-__device__ __forceinline__ void bar_arrive(uint64_t* b) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(b)) : "memory");
-}
-__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
-      "l"(map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
-      : "memory");
-}
-__device__ __forceinline__ void tma_load_multicast(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar, uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], "
-      "%5;" ::"r"(smem_addr(dst)),
-      "l"(map), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(mask)
-      : "memory");
-}
-__device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* src, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map), "r"(c0), "r"(c1),
-               "r"(smem_addr(src))
-               : "memory");
-}
-__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
-               : "memory");
-}
-__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr) : "memory");
-}
-__device__ __forceinline__ void named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
-__device__ __forceinline__ uint32_t pack_bf16(float a, float b) {
-  const __nv_bfloat162 p = __floats2bfloat162_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&p);
-}
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-__device__ __forceinline__ uint32_t cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ uint32_t cluster_id() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ uint32_t cluster_count() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
-  return r;
-}
-
-// A shared-memory matrix descriptor with the 128-byte swizzle (byte offsets, 16-byte units).
-__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
-}
-
 // D (64 x 256, fp32, the warpgroup's 128 registers a thread) += A (64 x 16, K-major) x B (16 x 256,
 // N-major), both bf16 in shared memory behind descriptors; scale_d = 0 overwrites D.
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
@@ -191,18 +116,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
       "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
       "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-}
-template <int N>
-__device__ __forceinline__ void wgmma_keep(float (&d)[N]) {  // the accumulators stay in registers across the fence
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 // This CTA's tile of unit u: its shard (-1 without shards), first row of C, row within the shard
@@ -557,42 +470,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// A row-major bf16 matrix [rows, cols] (ld elements a row) in boxes of box_rows x box_cols.
-CUtensorMap tensor_map(const void* base, int64_t rows, int64_t cols, int64_t ld, uint32_t box_rows, uint32_t box_cols, const char* name) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t elem[2] = {1, 1};
-  const CUresult rc = symmem::detail::driver().cuTensorMapEncodeTiled(
-      &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (rc != CUDA_SUCCESS)
-    fail<InvalidArgument>(std::string("hopper_gemm: cannot describe ") + name + " to the TMA (CUresult " + std::to_string(rc) +
-                          "): 16-byte aligned base and rows needed");
-  return map;
-}
-
-// The launch of kCluster-CTA clusters (grid of `ctas`), one CTA an SM.
-template <int kCluster>
-struct ClusterLaunch {
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[1];
-  ClusterLaunch(const ClusterLaunch&) = delete;  // (cfg.attrs points into this object)
-  ClusterLaunch(int ctas, cudaStream_t stream) {
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = kCluster;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3(ctas);
-    cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = kSmemBytes;
-    cfg.stream = stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = kCluster > 1 ? 1 : 0;
-  }
-};
-
 template <int kCluster>
 int max_clusters(int dev) {  // clusters of kCluster that fit at one CTA an SM (per device)
   static std::mutex mu;
@@ -605,7 +482,7 @@ int max_clusters(int dev) {  // clusters of kCluster that fit at one CTA an SM (
   SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_kernel<kCluster>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(kSmemBytes)));
   if (kCluster == 1) return cached = sms;
-  ClusterLaunch<kCluster> l(kCluster * sms, nullptr);
+  ClusterLaunch<kCluster> l(kCluster * sms, kThreads, kSmemBytes, nullptr);
   int n = 0;
   SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, hopper_gemm_kernel<kCluster>, &l.cfg));
   if (n <= 0) fail<Unsupported>("hopper_gemm: no cluster of " + std::to_string(kCluster) + " CTAs fits on this GPU");
@@ -619,7 +496,7 @@ void launch(int dev, const CUtensorMap& ma, const CUtensorMap& mb, const CUtenso
   int clusters = max_clusters<kCluster>(dev);
   if (max_ctas > 0) clusters = std::min(clusters, std::max(1, max_ctas / kCluster));
   clusters = std::min(clusters, units);
-  ClusterLaunch<kCluster> l(clusters * kCluster, stream);
+  ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
   SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_kernel<kCluster>, ma, mb, ml, mc, mp, mo, args));
 }
 

@@ -1,0 +1,244 @@
+// symmem's own GEMM in transposed tiles (hopper_gemm_t): EXPERIMENTAL, written in session 56 and
+// not yet run on a GPU; no operation uses it. symmem-hgemm-probe (HGEMM_T=1) checks it against
+// cuBLASLt and times it.
+//
+// Why: at 16384 rows cuBLASLt's fastest plan on an H200 ("tile 29") runs tiles of 160 of C's rows
+// x 128 of its columns, clusters of two along the columns, and is 5-9% faster there than every
+// other plan and than hopper_gemm.cu's 128 x 256 tiles (docs/NOTES.md, "What stands in the way",
+// the TP = 2 item). A 160-row tile cannot be wgmma's M (64 rows a warpgroup), so this kernel
+// computes C^T = B^T A^T: wgmma's M is 64 of C's columns (a consumer warpgroup's), its N the
+// tile's 160 rows (m64n160k16, 80 fp32 accumulators a thread).
+//
+// A CTA is three warpgroups, as hopper_gemm.cu's: warpgroup 0's first thread issues the TMA loads
+// into a ring of kStages stages (a `full` mbarrier each), warpgroups 1 and 2 multiply (each its 64
+// columns of the 128) and free a stage on every cluster CTA's `empty` barrier. The cluster's two
+// CTAs take column blocks 2v and 2v + 1 of the same 160 rows; each loads 80 of A's rows for both
+// (TMA multicast) and its own B box pair. Persistent over units of 160 rows x 256 columns in a
+// grouped raster (schedule::unit_coords).
+//
+// Shared memory (128-byte swizzle, as the TMA writes it):
+// - A stage: 160 rows x 64 k (128 bytes a row), K-major: wgmma's B operand (N = 160). Descriptor
+//   as hopper_gemm.cu's A: SBO 1024 bytes (8 rows); a k16 step adds 32 bytes.
+// - B stage: two 64-column boxes of 64 k rows x 64 n (128 bytes a k row), N-major: box w is
+//   consumer w's wgmma A operand (M = 64), transposed (MN-major). Descriptor as hopper_gemm.cu's B:
+//   LBO 8 KiB, SBO 1024 bytes (8 k rows); a k16 step adds 2 KiB.
+// - C: a 160 x 64 box a consumer (20 KiB), row-major, written by stmatrix .trans from the C^T
+//   fragments, then stored by the TMA (clipped at m and n).
+#include "hopper_gemm.hpp"
+#include "hopper_ptx.cuh"
+#include "hopper_schedule.hpp"
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "symmem/error.hpp"
+
+namespace symmem::overlap {
+namespace {
+using namespace ptx;
+
+constexpr int kTR = 160, kTC = 128, kBK = 64, kStages = 5, kThreads = 384, kCluster = 2;
+constexpr uint32_t kAHalf = (kTR / 2) * kBK * 2;  // 80 rows: one CTA's multicast, 10 KiB
+constexpr uint32_t kABytes = 2 * kAHalf;          // 20 KiB
+constexpr uint32_t kBBox = kBK * 64 * 2;          // 8 KiB
+constexpr uint32_t kBBytes = 2 * kBBox;           // 16 KiB
+constexpr uint32_t kCBox = kTR * 64 * 2;          // 20 KiB a consumer
+constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + 2 * kStages * sizeof(uint64_t) + 1024;
+static_assert(kSmemBytes <= 227 * 1024, "shared memory");
+
+struct TArgs {
+  int m, n, k, group_m;
+};
+
+#ifdef SYMMEM_HGEMM_DEVICE
+// D (64 x 160, fp32, 80 registers a thread) += A (64 x 16, MN-major) x B (16 x 160, K-major).
+__device__ __forceinline__ void wgmma_m64n160k16_ta(float (&d)[80], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n160k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "
+      "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, %80, %81, p, 1, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
+        "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),
+        "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),
+        "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),
+        "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]),
+        "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+#endif  // SYMMEM_HGEMM_DEVICE
+
+__global__ void __launch_bounds__(kThreads, 1)
+    hopper_gemm_t_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                         const __grid_constant__ CUtensorMap map_c, TArgs args) {
+#ifdef SYMMEM_HGEMM_DEVICE
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* sa = smem;                      // kStages x kABytes
+  uint8_t* sb = sa + kStages * kABytes;    // kStages x kBBytes
+  uint8_t* sc = sb + kStages * kBBytes;    // 2 x kCBox
+  uint64_t* full = reinterpret_cast<uint64_t*>(sc + 2 * kCBox);
+  uint64_t* empty = full + kStages;
+  const int wg = threadIdx.x / 128;
+  const uint32_t crank = cluster_rank();
+  const int units_m = (args.m + kTR - 1) / kTR;
+  const int units_n = (args.n + kTC * kCluster - 1) / (kTC * kCluster);
+  const int units = units_m * units_n;
+  const int kblocks = (args.k + kBK - 1) / kBK;
+  const int first_unit = static_cast<int>(cluster_id()), unit_step = static_cast<int>(cluster_count());
+  auto tile = [&](int u, int& m0, int& n0) {
+    int um, un;
+    schedule::unit_coords(u, units_m, units_n, args.group_m, um, un);
+    m0 = um * kTR;
+    n0 = (un * kCluster + static_cast<int>(crank)) * kTC;
+  };
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full[s], 1);
+      mbar_init(&empty[s], 2 * kCluster);  // one arrival per consumer warpgroup of every CTA of the cluster
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  cluster_sync();
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int u = first_unit; u < units; u += unit_step) {
+        int m0, n0;
+        tile(u, m0, n0);
+        for (int kb = 0; kb < kblocks; ++kb) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
+          tma_load_multicast(sa + stage * kABytes + crank * kAHalf, &map_a, kb * kBK, m0 + static_cast<int>(crank) * (kTR / 2), &full[stage],
+                             0x3);
+#pragma unroll
+          for (int i = 0; i < 2; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int cw = wg - 1;  // this consumer's 64 columns of the tile
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const bool leader = t == 0;
+    uint8_t* my_c = sc + cw * kCBox;
+    float acc[80];
+#pragma unroll
+    for (int i = 0; i < 80; ++i) acc[i] = 0.0f;
+    int stage = 0, prev = -1;
+    uint32_t phase = 0;
+    auto release = [&](int s) {
+      if (s < 0) return;
+#pragma unroll
+      for (uint32_t c = 0; c < kCluster; ++c) bar_arrive_cluster(&empty[s], c);
+    };
+    for (int u = first_unit; u < units; u += unit_step) {
+      int m0, n0;
+      tile(u, m0, n0);
+      prev = -1;
+      for (int kb = 0; kb < kblocks; ++kb) {
+        mbar_wait(&full[stage], phase);
+        const uint32_t a_addr = smem_addr(sb + stage * kBBytes + cw * kBBox);  // wgmma's A: B's box, transposed
+        const uint32_t b_addr = smem_addr(sa + stage * kABytes);               // wgmma's B: A's 160 rows
+        wgmma_fence();
+        wgmma_keep(acc);
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; ++kk)
+          wgmma_m64n160k16_ta(acc, sw128_desc(a_addr + kk * 2048, kBBox, 1024), sw128_desc(b_addr + kk * 32, 16, 1024), (kb | kk) != 0 ? 1 : 0);
+        wgmma_commit();
+        wgmma_keep(acc);
+        wgmma_wait<1>();
+        wgmma_keep(acc);
+        if (leader) release(prev);
+        prev = stage;
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      wgmma_keep(acc);
+      if (leader) release(prev);
+      // Epilogue. Thread (warp, lane) holds D[16 warp + lane / 4 (+ 8)][8 i + 2 (lane % 4) + {0, 1}]
+      // in acc[4 i + {0, 1}] (and acc[4 i + {2, 3}] for the + 8 row): D's rows are C's columns and
+      // its columns C's rows. Each 8 x 8 matrix goes out transposed (stmatrix .trans), so lane j of
+      // a matrix's eight names the shared-memory row of C's row 8 i + j, at C's column 16 warp (+ 8).
+      if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // the last tile's store has read my_c
+      named_sync(1 + cw, 128);
+#pragma unroll
+      for (int i = 0; i < kTR / 8; i += 2) {
+        const int q = lane / 8, row = 8 * (i + (q >> 1)) + lane % 8, col = 16 * warp + 8 * (q & 1);
+        const uint32_t addr = smem_addr(my_c + row * 128 + (((col / 8) ^ (row % 8)) * 16));
+        stmatrix_x4_trans(addr, pack_bf16(acc[4 * i], acc[4 * i + 1]), pack_bf16(acc[4 * i + 2], acc[4 * i + 3]),
+                          pack_bf16(acc[4 * i + 4], acc[4 * i + 5]), pack_bf16(acc[4 * i + 6], acc[4 * i + 7]));
+      }
+      device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
+      named_sync(1 + cw, 128);
+      if (leader) {
+        tma_store(&map_c, my_c, n0 + cw * 64, m0);
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      }
+    }
+    if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
+  }
+  // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
+  // barriers. (Not .aligned: the producer's thread 0 arrives here after the rest of its warp.)
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+#endif
+}
+
+}  // namespace
+
+void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
+                   int group_m, cudaStream_t stream) {
+  if (m == 0 || n == 0) return;
+  require(m > 0 && n > 0 && k > 0 && m < (int64_t(1) << 31) && n < (int64_t(1) << 31) && k < (int64_t(1) << 31),
+          "hopper_gemm_t: m, n, k must be positive and below 2^31 (got ", m, ", ", n, ", ", k, ")");
+  require(n % 8 == 0 && lda % 8 == 0 && ldb % 8 == 0 && ldc % 8 == 0 && lda >= k && ldb >= n && ldc >= n,
+          "hopper_gemm_t: n and the leading dimensions must be multiples of 8 elements, lda >= k, ldb >= n, ldc >= n");
+  for (const void* p : {a, b, static_cast<const void*>(c)})
+    require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm_t: A, B and C must be 16-byte aligned");
+  require(group_m > 0, "hopper_gemm_t: group_m must be positive");
+  int dev = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  if (!hopper_gemm_supported(dev)) fail<Unsupported>("hopper_gemm_t: needs a Hopper GPU (compute capability 9.0)");
+  const CUtensorMap ma = tensor_map(a, m, k, lda, kTR / 2, kBK, "A");
+  const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
+  const CUtensorMap mc = tensor_map(c, m, n, ldc, kTR, 64, "C");
+  SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_t_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
+  int sms = 0, clusters = 0;
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  {
+    ClusterLaunch<kCluster> probe(kCluster * sms, kThreads, kSmemBytes, nullptr);
+    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, hopper_gemm_t_kernel, &probe.cfg));
+  }
+  if (clusters <= 0) fail<Unsupported>("hopper_gemm_t: no cluster of 2 CTAs fits on this GPU");
+  const int64_t units = ((m + kTR - 1) / kTR) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
+  clusters = static_cast<int>(std::min<int64_t>(clusters, units));
+  ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
+  const TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), group_m};
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_t_kernel, ma, mb, mc, args));
+}
+
+}  // namespace symmem::overlap
