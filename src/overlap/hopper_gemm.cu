@@ -145,18 +145,6 @@ struct Stages {
   bool leader;
 };
 
-// Frees a stage for the producer(s): one arrival per consumer warpgroup on every CTA's barrier.
-template <int kCluster>
-__device__ __forceinline__ void release(uint64_t* empty, int s) {
-  if (s < 0) return;
-  if (kCluster == 1) {
-    bar_arrive(&empty[s]);
-  } else {
-#pragma unroll
-    for (uint32_t c = 0; c < kCluster; ++c) bar_arrive_cluster(&empty[s], c);
-  }
-}
-
 // One k-block: wait for its stage, issue its four wgmma, then free the previous stage once its
 // wgmma have retired (one group stays in flight).
 template <int kCluster>

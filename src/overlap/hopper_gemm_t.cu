@@ -148,11 +148,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < 80; ++i) acc[i] = 0.0f;
     int stage = 0, prev = -1;
     uint32_t phase = 0;
-    auto release = [&](int s) {
-      if (s < 0) return;
-#pragma unroll
-      for (uint32_t c = 0; c < kCluster; ++c) bar_arrive_cluster(&empty[s], c);
-    };
     for (int u = first_unit; u < units; u += unit_step) {
       int m0, n0;
       tile(u, m0, n0);
@@ -170,7 +165,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma_keep(acc);
         wgmma_wait<1>();
         wgmma_keep(acc);
-        if (leader) release(prev);
+        if (leader) release<kCluster>(empty, prev);
         prev = stage;
         if (++stage == kStages) {
           stage = 0;
@@ -179,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       wgmma_wait<0>();
       wgmma_keep(acc);
-      if (leader) release(prev);
+      if (leader) release<kCluster>(empty, prev);
       // Epilogue. Thread (warp, lane) holds D[16 warp + lane / 4 (+ 8)][8 i + 2 (lane % 4) + {0, 1}]
       // in acc[4 i + {0, 1}] (and acc[4 i + {2, 3}] for the + 8 row): D's rows are C's columns and
       // its columns C's rows. Each 8 x 8 matrix goes out transposed (stmatrix .trans), so lane j of

@@ -107,6 +107,18 @@ __device__ __forceinline__ void wgmma_keep(float (&d)[N]) {  // the accumulators
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// Frees a stage for the producer(s): one arrival per consumer warpgroup on every CTA's barrier.
+template <int kCluster>
+__device__ __forceinline__ void release(uint64_t* empty, int s) {
+  if (s < 0) return;
+  if (kCluster == 1) {
+    bar_arrive(&empty[s]);
+  } else {
+#pragma unroll
+    for (uint32_t c = 0; c < kCluster; ++c) bar_arrive_cluster(&empty[s], c);
+  }
+}
+
 #endif  // SYMMEM_HGEMM_DEVICE
 
 // A row-major bf16 matrix [rows, cols] (ld elements a row) in boxes of box_rows x box_cols.
