@@ -17,7 +17,9 @@
 // HGEMM_CANDIDATES=1 (with HGEMM_SUSTAIN): every cuBLASLt candidate of the shape (its ranking), as
 // graphs replayed in turn with the own GEMM's: which plan is fastest at the power cap, against the
 // one symmem's Gemm keeps (its tuning times single launches back to back).
-// HGEMM_T=1: the experimental hopper_gemm_t (transposed 160 x 128 tiles) checked and timed beside.
+// HGEMM_T=1: the experimental hopper_gemm_t (transposed 160 x 128 tiles) checked and timed beside
+// (HGEMM_DEFER sets both GEMMs' defer_halves; HGEMM_VS=d adds hopper_gemm_t with d, checked and timed;
+// HGEMM_TILE=t times cuBLASLt's first candidate of tile t instead of the tuned plan).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -272,31 +274,50 @@ int main(int argc, char** argv) {
   // checked against cuBLASLt's result as well, then (with HGEMM_SUSTAIN) timed in turn with
   // cuBLASLt's plan and the own GEMM.
   if (std::getenv("HGEMM_T") != nullptr && std::atoi(std::getenv("HGEMM_T")) != 0) {
+    if (const char* tile = std::getenv("HGEMM_TILE")) {  // cuBLASLt's first candidate of that tile, not the tuned plan
+      const std::vector<std::string> names = ref.candidates(m, n, k, k, n, n);
+      const std::string want = std::string("tile ") + tile + " ";
+      size_t i = 0;
+      while (i < names.size() && names[i].find(want) == std::string::npos) ++i;
+      if (i == names.size()) {
+        std::fprintf(stderr, "HGEMM_TILE=%s: no cuBLASLt candidate of that tile for this shape\n", tile);
+        return 2;
+      }
+      ref.pick(i, m, n, k, k, n, n);
+    }
     double worst_t = 0;
-    CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
-    symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt.group_m, nullptr);
-    CK(cudaDeviceSynchronize());
-    const int64_t bad_t = shp ? 0 : compare(c, hr, m, n, worst_t, "hopper_gemm_t");  // (A is poisoned with shards: time only)
-    float tr = 0, to = 0, tt = 0;
+    int64_t bad_t = 0;
+    for (int w = 0; w < (has_vs ? 2 : 1); ++w) {  // (HGEMM_VS: its defer_halves checked too)
+      CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
+      symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, w == 0 ? opt : vs, nullptr);
+      CK(cudaDeviceSynchronize());
+      if (shp == nullptr) bad_t += compare(c, hr, m, n, worst_t, "hopper_gemm_t");  // (A is poisoned with shards: time only)
+    }
+    float tr = 0, to = 0, tt = 0, tv = 0;
     if (sustain > 0) {
-      const std::vector<float> med = replay_medians(
-          {[&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, st); },
-           [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); },
-           [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt.group_m, st); }},
-          sustain, reps);
+      std::vector<std::function<void(cudaStream_t)>> fns{
+          [&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, st); },
+          [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); },
+          [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st); }};
+      if (has_vs) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, vs, st); });
+      const std::vector<float> med = replay_medians(fns, sustain, reps);
       tr = med[0];
       to = med[1];
       tt = med[2];
+      tv = has_vs ? med[3] : 0;
     }
-    std::printf("gemm_t %lld x %lld x %lld group %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
-                "own_t %.1f us | own_t/cublasLt %.3f, own_t/own %.3f\n",
-                (long long)m, (long long)n, (long long)k, opt.group_m, bad_t ? "FAIL" : "ok", worst_t, (long long)bad_t, tr,
+    std::printf("gemm_t %lld x %lld x %lld group %d defer %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
+                "own_t %.1f us | own_t/cublasLt %.3f, own_t/own %.3f",
+                (long long)m, (long long)n, (long long)k, opt.group_m, opt.defer_halves, bad_t ? "FAIL" : "ok", worst_t, (long long)bad_t, tr,
                 ref.describe(m, n, k, k, n, n).c_str(), to, tt, tr > 0 ? tt / tr : 0.0, to > 0 ? tt / to : 0.0);
+    if (has_vs) std::printf(" | own_t defer %d %.1f us (%.3f x own_t)", vs.defer_halves, tv, tt > 0 ? tv / tt : 0.0);
+    std::printf("\n");
     append_json(json,
-                "\"probe\": \"gemm_t\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"sustain\": %d, "
-                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"max_rel_err\": %.5f, \"bad\": %lld, \"cublaslt_plan\": \"%s\"",
-                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, worst_t, (long long)bad_t,
-                ref.describe(m, n, k, k, n, n).c_str());
+                "\"probe\": \"gemm_t\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"defer_halves\": %d, \"sustain\": %d, "
+                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"vs_defer_halves\": %d, \"own_t_vs_us\": %.2f, "
+                "\"max_rel_err\": %.5f, \"bad\": %lld, \"cublaslt_plan\": \"%s\"",
+                (long long)m, (long long)n, (long long)k, opt.group_m, opt.defer_halves, sustain, tr, to, tt, has_vs ? vs.defer_halves : -1, tv,
+                worst_t, (long long)bad_t, ref.describe(m, n, k, k, n, n).c_str());
     return bad || bad_t ? 1 : 0;
   }
   const double flop = 2.0 * m * n * k;

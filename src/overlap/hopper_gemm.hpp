@@ -86,11 +86,11 @@ SYMMEM_API bool hopper_gemm_supported(int device);
 SYMMEM_API void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
                             int64_t ldc, const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards = nullptr);
 
-/// EXPERIMENTAL, written in session 56 and not yet run on a GPU (hopper_gemm_t.cu): the same
-/// product without shards, computed as C^T = B^T A^T in tiles of 160 rows x 128 columns (cuBLASLt's
-/// fastest plan at 16384 rows on an H200), clusters of two along the columns. No operation uses it;
-/// symmem-hgemm-probe checks and times it (HGEMM_T=1).
+/// EXPERIMENTAL (hopper_gemm_t.cu; checked against cuBLASLt by symmem-hgemm-probe HGEMM_T=1 since
+/// session 57, no operation uses it yet): the same product without shards, computed as
+/// C^T = B^T A^T in tiles of 160 rows x 128 columns (cuBLASLt's fastest plan at 16384 rows on an
+/// H200), clusters of two along the columns. Of opt, group_m and defer_halves apply.
 SYMMEM_API void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
-                              int64_t ldc, int group_m, cudaStream_t stream);
+                              int64_t ldc, const HopperGemmOptions& opt, cudaStream_t stream);
 
 }  // namespace symmem::overlap

@@ -1,6 +1,7 @@
-// symmem's own GEMM in transposed tiles (hopper_gemm_t): EXPERIMENTAL, written in session 56 and
-// not yet run on a GPU; no operation uses it. symmem-hgemm-probe (HGEMM_T=1) checks it against
-// cuBLASLt and times it.
+// symmem's own GEMM in transposed tiles (hopper_gemm_t): EXPERIMENTAL, no operation uses it yet.
+// symmem-hgemm-probe (HGEMM_T=1) checks it against cuBLASLt and times it: correct at every shape
+// tried in session 57 (1 x H200; first run as written in session 56, without the deferred
+// epilogue: 0.95-0.98x hopper_gemm.cu's time at 16384 rows, 1.02-1.04x cuBLASLt's tile 29).
 //
 // Why: at 16384 rows cuBLASLt's fastest plan on an H200 ("tile 29") runs tiles of 160 of C's rows
 // x 128 of its columns, clusters of two along the columns, and is 5-9% faster there than every
@@ -23,7 +24,8 @@
 //   consumer w's wgmma A operand (M = 64), transposed (MN-major). Descriptor as hopper_gemm.cu's B:
 //   LBO 8 KiB, SBO 1024 bytes (8 k rows); a k16 step adds 2 KiB.
 // - C: a 160 x 64 box a consumer (20 KiB), row-major, written by stmatrix .trans from the C^T
-//   fragments, then stored by the TMA (clipped at m and n).
+//   fragments, then stored by the TMA in two 80-row halves (clipped at m and n). As in
+//   hopper_gemm.cu, the last defer_halves of them go out under the next tile's first k-blocks.
 #include "hopper_gemm.hpp"
 #include "hopper_ptx.cuh"
 #include "hopper_schedule.hpp"
@@ -47,11 +49,13 @@ constexpr uint32_t kABytes = 2 * kAHalf;          // 20 KiB
 constexpr uint32_t kBBox = kBK * 64 * 2;          // 8 KiB
 constexpr uint32_t kBBytes = 2 * kBBox;           // 16 KiB
 constexpr uint32_t kCBox = kTR * 64 * 2;          // 20 KiB a consumer
+constexpr uint32_t kCHalf = kCBox / 2;            // 80 rows of it
 constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + 2 * kStages * sizeof(uint64_t) + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
 struct TArgs {
   int m, n, k, group_m;
+  int defer;  // HopperGemmOptions::defer_halves
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -78,6 +82,33 @@ __device__ __forceinline__ void wgmma_m64n160k16_ta(float (&d)[80], uint64_t des
 __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                : "memory");
+}
+
+// Half H (C's rows 80 H .. 80 H + 79 of the tile) of a consumer's 160 x 64 piece of C, from the
+// rounded accumulators `held`, through its half of the consumer's shared-memory box (stmatrix
+// .trans) into a TMA store. Thread (warp, lane) holds D[16 warp + lane / 4 (+ 8)][8 i + 2 (lane %
+// 4) + {0, 1}] in held[2 i] (held[2 i + 1] for the + 8 row): D's rows are C's columns and its
+// columns C's rows. Each 8 x 8 matrix goes out transposed, so lane j of a matrix's eight names
+// the shared-memory row of C's row 8 i + j, at C's column 16 warp (+ 8). The half's region was
+// last read by the store of the same half a tile ago, which is not the newest bulk group (the
+// other half's, or none, came after it): wait_group.read 1.
+template <int H>
+__device__ __forceinline__ void store_half(const uint32_t (&held)[40], const CUtensorMap* map, uint8_t* my_c, int warp, int lane, bool leader,
+                                           int col0, int row0, int cw) {
+  if (leader) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+  named_sync(1 + cw, 128);
+#pragma unroll
+  for (int i = 10 * H; i < 10 * H + 10; i += 2) {
+    const int q = lane / 8, row = 8 * (i + (q >> 1)) + lane % 8, col = 16 * warp + 8 * (q & 1);
+    const uint32_t addr = smem_addr(my_c + row * 128 + (((col / 8) ^ (row % 8)) * 16));
+    stmatrix_x4_trans(addr, held[2 * i], held[2 * i + 1], held[2 * i + 2], held[2 * i + 3]);
+  }
+  device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
+  named_sync(1 + cw, 128);
+  if (leader) {
+    tma_store(map, my_c + H * kCHalf, col0, row0 + H * (kTR / 2));
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+  }
 }
 #endif  // SYMMEM_HGEMM_DEVICE
 
@@ -146,6 +177,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     float acc[80];
 #pragma unroll
     for (int i = 0; i < 80; ++i) acc[i] = 0.0f;
+    uint32_t held[40];  // the last tile, rounded to bf16 pairs (acc's order)
+    int held_m0 = 0, held_n0 = 0, held_next = 2;  // held_next: its next half to store (2: none)
+    auto store_next = [&]() {
+      if (held_next == 0)
+        store_half<0>(held, &map_c, my_c, warp, lane, leader, held_n0 + cw * 64, held_m0, cw);
+      else
+        store_half<1>(held, &map_c, my_c, warp, lane, leader, held_n0 + cw * 64, held_m0, cw);
+      ++held_next;
+    };
     int stage = 0, prev = -1;
     uint32_t phase = 0;
     for (int u = first_unit; u < units; u += unit_step) {
@@ -171,30 +211,23 @@ __global__ void __launch_bounds__(kThreads, 1)
           stage = 0;
           phase ^= 1;
         }
+        // The last tile's deferred halves, one a k-block while this k-block's wgmma run.
+        if (held_next < 2) store_next();
       }
       wgmma_wait<0>();
       wgmma_keep(acc);
       if (leader) release<kCluster>(empty, prev);
-      // Epilogue. Thread (warp, lane) holds D[16 warp + lane / 4 (+ 8)][8 i + 2 (lane % 4) + {0, 1}]
-      // in acc[4 i + {0, 1}] (and acc[4 i + {2, 3}] for the + 8 row): D's rows are C's columns and
-      // its columns C's rows. Each 8 x 8 matrix goes out transposed (stmatrix .trans), so lane j of
-      // a matrix's eight names the shared-memory row of C's row 8 i + j, at C's column 16 warp (+ 8).
-      if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");  // the last tile's store has read my_c
-      named_sync(1 + cw, 128);
+      while (held_next < 2) store_next();  // (a k-loop too short to have stored them)
+      // Epilogue: the tile rounded into held; of its two 80-row halves the last args.defer go out
+      // under the next tile's first k-blocks (or after the last tile), the rest now.
 #pragma unroll
-      for (int i = 0; i < kTR / 8; i += 2) {
-        const int q = lane / 8, row = 8 * (i + (q >> 1)) + lane % 8, col = 16 * warp + 8 * (q & 1);
-        const uint32_t addr = smem_addr(my_c + row * 128 + (((col / 8) ^ (row % 8)) * 16));
-        stmatrix_x4_trans(addr, pack_bf16(acc[4 * i], acc[4 * i + 1]), pack_bf16(acc[4 * i + 2], acc[4 * i + 3]),
-                          pack_bf16(acc[4 * i + 4], acc[4 * i + 5]), pack_bf16(acc[4 * i + 6], acc[4 * i + 7]));
-      }
-      device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
-      named_sync(1 + cw, 128);
-      if (leader) {
-        tma_store(&map_c, my_c, n0 + cw * 64, m0);
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-      }
+      for (int i = 0; i < 40; ++i) held[i] = pack_bf16(acc[2 * i], acc[2 * i + 1]);
+      held_m0 = m0;
+      held_n0 = n0;
+      held_next = 0;
+      for (int h = args.defer; h < 2; ++h) store_next();
     }
+    while (held_next < 2) store_next();
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
   }
   // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
@@ -206,7 +239,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 }  // namespace
 
 void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
-                   int group_m, cudaStream_t stream) {
+                   const HopperGemmOptions& opt, cudaStream_t stream) {
   if (m == 0 || n == 0) return;
   require(m > 0 && n > 0 && k > 0 && m < (int64_t(1) << 31) && n < (int64_t(1) << 31) && k < (int64_t(1) << 31),
           "hopper_gemm_t: m, n, k must be positive and below 2^31 (got ", m, ", ", n, ", ", k, ")");
@@ -214,13 +247,14 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
           "hopper_gemm_t: n and the leading dimensions must be multiples of 8 elements, lda >= k, ldb >= n, ldc >= n");
   for (const void* p : {a, b, static_cast<const void*>(c)})
     require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm_t: A, B and C must be 16-byte aligned");
-  require(group_m > 0, "hopper_gemm_t: group_m must be positive");
+  require(opt.group_m > 0, "hopper_gemm_t: group_m must be positive (got ", opt.group_m, ")");
+  require(opt.defer_halves >= 0 && opt.defer_halves <= 2, "hopper_gemm_t: defer_halves must be 0, 1 or 2 (got ", opt.defer_halves, ")");
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   if (!hopper_gemm_supported(dev)) fail<Unsupported>("hopper_gemm_t: needs a Hopper GPU (compute capability 9.0)");
   const CUtensorMap ma = tensor_map(a, m, k, lda, kTR / 2, kBK, "A");
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
-  const CUtensorMap mc = tensor_map(c, m, n, ldc, kTR, 64, "C");
+  const CUtensorMap mc = tensor_map(c, m, n, ldc, kTR / 2, 64, "C");
   SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_t_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
   int sms = 0, clusters = 0;
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -232,7 +266,7 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const int64_t units = ((m + kTR - 1) / kTR) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
-  const TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), group_m};
+  const TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, opt.defer_halves};
   SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_t_kernel, ma, mb, mc, args));
 }
 
