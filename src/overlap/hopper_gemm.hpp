@@ -89,7 +89,7 @@ SYMMEM_API void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int6
 /// EXPERIMENTAL (hopper_gemm_t.cu; checked against cuBLASLt by symmem-hgemm-probe HGEMM_T=1 since
 /// session 57, no operation uses it yet): the same product without shards, computed as
 /// C^T = B^T A^T in tiles of 160 rows x 128 columns (cuBLASLt's fastest plan at 16384 rows on an
-/// H200), clusters of two along the columns. Of opt, group_m and defer_halves apply.
+/// H200), clusters of two along the columns. Of opt, only group_m applies.
 SYMMEM_API void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
                               int64_t ldc, const HopperGemmOptions& opt, cudaStream_t stream);
 

@@ -1,31 +1,32 @@
 // symmem's own GEMM in transposed tiles (hopper_gemm_t): EXPERIMENTAL, no operation uses it yet.
-// symmem-hgemm-probe (HGEMM_T=1) checks it against cuBLASLt and times it: correct at every shape
-// tried in session 57 (1 x H200; first run as written in session 56, without the deferred
-// epilogue: 0.95-0.98x hopper_gemm.cu's time at 16384 rows, 1.02-1.04x cuBLASLt's tile 29).
+// symmem-hgemm-probe (HGEMM_T=1) checks it against cuBLASLt and times it.
 //
 // Why: at 16384 rows cuBLASLt's fastest plan on an H200 ("tile 29") runs tiles of 160 of C's rows
 // x 128 of its columns, clusters of two along the columns, and is 5-9% faster there than every
 // other plan and than hopper_gemm.cu's 128 x 256 tiles (docs/NOTES.md, "What stands in the way",
 // the TP = 2 item). A 160-row tile cannot be wgmma's M (64 rows a warpgroup), so this kernel
-// computes C^T = B^T A^T: wgmma's M is 64 of C's columns (a consumer warpgroup's), its N the
-// tile's 160 rows (m64n160k16, 80 fp32 accumulators a thread).
+// computes C^T = B^T A^T: wgmma's M is 64 of C's columns, its N the tile's 160 rows (m64n160k16,
+// 80 fp32 accumulators a thread a set).
 //
-// A CTA is three warpgroups, as hopper_gemm.cu's: warpgroup 0's first thread issues the TMA loads
-// into a ring of kStages stages (a `full` mbarrier each), warpgroups 1 and 2 multiply (each its 64
-// columns of the 128) and free a stage on every cluster CTA's `empty` barrier. The cluster's two
-// CTAs take column blocks 2v and 2v + 1 of the same 160 rows; each loads 80 of A's rows for both
-// (TMA multicast) and its own B box pair. Persistent over units of 160 rows x 256 columns in a
-// grouped raster (schedule::unit_coords).
+// A CTA is three warpgroups: warpgroup 0's first thread issues the TMA loads into a ring of
+// kStages stages (a `full` mbarrier each); warpgroups 1 and 2 multiply, ping-pong: each takes
+// every other tile of the CTA whole (two m64n160 accumulator sets, C's columns 0-63 and 64-127),
+// so that one's drain and epilogue run under the other's k-loop, and frees a stage on every
+// cluster CTA's `empty` barrier. (Session 57, 1 x H200, 16384 x 4096 x 7168: the first form, both
+// consumers on one tile, 64 columns each, kept the tensor cores busy 97.1% of the time against
+// cuBLASLt's 99.4%, which runs tiles this way; deferring its epilogue changed nothing.) The
+// cluster's two CTAs take column blocks 2v and 2v + 1 of the same 160 rows; each loads 80 of A's
+// rows for both (TMA multicast) and its own B box pair. Persistent over units of 160 rows x 256
+// columns in a grouped raster (schedule::unit_coords).
 //
 // Shared memory (128-byte swizzle, as the TMA writes it):
 // - A stage: 160 rows x 64 k (128 bytes a row), K-major: wgmma's B operand (N = 160). Descriptor
 //   as hopper_gemm.cu's A: SBO 1024 bytes (8 rows); a k16 step adds 32 bytes.
-// - B stage: two 64-column boxes of 64 k rows x 64 n (128 bytes a k row), N-major: box w is
-//   consumer w's wgmma A operand (M = 64), transposed (MN-major). Descriptor as hopper_gemm.cu's B:
-//   LBO 8 KiB, SBO 1024 bytes (8 k rows); a k16 step adds 2 KiB.
-// - C: a 160 x 64 box a consumer (20 KiB), row-major, written by stmatrix .trans from the C^T
-//   fragments, then stored by the TMA in two 80-row halves (clipped at m and n). As in
-//   hopper_gemm.cu, the last defer_halves of them go out under the next tile's first k-blocks.
+// - B stage: two 64-column boxes of 64 k rows x 64 n (128 bytes a k row), N-major: box h is the
+//   wgmma A operand (M = 64) of accumulator set h, transposed (MN-major). Descriptor as
+//   hopper_gemm.cu's B: LBO 8 KiB, SBO 1024 bytes (8 k rows); a k16 step adds 2 KiB.
+// - C: two 80 x 64 slots a consumer (20 KiB), row-major, each written by stmatrix .trans from
+//   the C^T fragments and stored by the TMA (clipped at m and n), four a tile.
 #include "hopper_gemm.hpp"
 #include "hopper_ptx.cuh"
 #include "hopper_schedule.hpp"
@@ -48,14 +49,13 @@ constexpr uint32_t kAHalf = (kTR / 2) * kBK * 2;  // 80 rows: one CTA's multicas
 constexpr uint32_t kABytes = 2 * kAHalf;          // 20 KiB
 constexpr uint32_t kBBox = kBK * 64 * 2;          // 8 KiB
 constexpr uint32_t kBBytes = 2 * kBBox;           // 16 KiB
-constexpr uint32_t kCBox = kTR * 64 * 2;          // 20 KiB a consumer
-constexpr uint32_t kCHalf = kCBox / 2;            // 80 rows of it
+constexpr uint32_t kCBox = kTR * 64 * 2;          // a consumer's two slots, 20 KiB
+constexpr uint32_t kCHalf = kCBox / 2;            // one slot: 80 rows x 64 columns
 constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + 2 * kStages * sizeof(uint64_t) + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
 struct TArgs {
   int m, n, k, group_m;
-  int defer;  // HopperGemmOptions::defer_halves
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -84,27 +84,28 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
                : "memory");
 }
 
-// Half H (C's rows 80 H .. 80 H + 79 of the tile) of a consumer's 160 x 64 piece of C, from the
-// rounded accumulators `held`, through its half of the consumer's shared-memory box (stmatrix
-// .trans) into a TMA store. Thread (warp, lane) holds D[16 warp + lane / 4 (+ 8)][8 i + 2 (lane %
-// 4) + {0, 1}] in held[2 i] (held[2 i + 1] for the + 8 row): D's rows are C's columns and its
-// columns C's rows. Each 8 x 8 matrix goes out transposed, so lane j of a matrix's eight names
-// the shared-memory row of C's row 8 i + j, at C's column 16 warp (+ 8). The half's region was
-// last read by the store of the same half a tile ago, which is not the newest bulk group (the
-// other half's, or none, came after it): wait_group.read 1.
+// Half H (C's rows 80 H .. 80 H + 79 of the tile) of 64 of C's columns, rounded from the
+// accumulators of one m64n160 set, through slot H of the warpgroup's two shared-memory slots
+// (stmatrix .trans) into a TMA store. Thread (warp, lane) holds D[16 warp + lane / 4 (+ 8)][8 i +
+// 2 (lane % 4) + {0, 1}] in acc[4 i + {0, 1}] (acc[4 i + {2, 3}] for the + 8 row): D's rows are
+// C's columns and its columns C's rows. Each 8 x 8 matrix goes out transposed, so lane j of a
+// matrix's eight names the shared-memory row of C's row 8 i + j, at column 16 warp (+ 8). The slot
+// was last read by the store before the newest bulk group (the other slot's, or none, came
+// after it): wait_group.read 1.
 template <int H>
-__device__ __forceinline__ void store_half(const uint32_t (&held)[40], const CUtensorMap* map, uint8_t* my_c, int warp, int lane, bool leader,
-                                           int col0, int row0, int cw) {
+__device__ __forceinline__ void store_half(const float (&acc)[80], const CUtensorMap* map, uint8_t* my_c, int warp, int lane, bool leader,
+                                           int col0, int row0, int bar) {
   if (leader) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
-  named_sync(1 + cw, 128);
+  named_sync(bar, 128);
 #pragma unroll
   for (int i = 10 * H; i < 10 * H + 10; i += 2) {
     const int q = lane / 8, row = 8 * (i + (q >> 1)) + lane % 8, col = 16 * warp + 8 * (q & 1);
     const uint32_t addr = smem_addr(my_c + row * 128 + (((col / 8) ^ (row % 8)) * 16));
-    stmatrix_x4_trans(addr, held[2 * i], held[2 * i + 1], held[2 * i + 2], held[2 * i + 3]);
+    stmatrix_x4_trans(addr, pack_bf16(acc[4 * i], acc[4 * i + 1]), pack_bf16(acc[4 * i + 2], acc[4 * i + 3]),
+                      pack_bf16(acc[4 * i + 4], acc[4 * i + 5]), pack_bf16(acc[4 * i + 6], acc[4 * i + 7]));
   }
   device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
-  named_sync(1 + cw, 128);
+  named_sync(bar, 128);
   if (leader) {
     tma_store(map, my_c + H * kCHalf, col0, row0 + H * (kTR / 2));
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
@@ -140,7 +141,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 2 * kCluster);  // one arrival per consumer warpgroup of every CTA of the cluster
+      mbar_init(&empty[s], kCluster);  // one arrival per CTA of the cluster (its consumer of the stage's tile)
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -170,64 +171,64 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-    const int cw = wg - 1;  // this consumer's 64 columns of the tile
+    // Ping-pong: consumer cw runs this CTA's tiles j = cw, cw + 2, ... whole (160 rows x 128
+    // columns: two m64n160 sets, 160 accumulators), so one consumer's drain and epilogue run while
+    // the other's k-loop keeps the tensor cores busy. Tile j's k-block kb is ring position
+    // j x kblocks + kb: stage (j x kblocks + kb) % kStages, fill (j x kblocks + kb) / kStages of
+    // that stage. A consumer starts tile j's k-loop only once the other has been through tile
+    // j - 1's (named barriers 3 and 4: a turn), so every earlier position's `full` wait is done when
+    // it waits on one: a stage's barrier is then at most one fill behind the one waited for, and
+    // the parity wait cannot take an older fill of the same parity for it.
+    const int cw = wg - 1;
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const bool leader = t == 0;
-    uint8_t* my_c = sc + cw * kCBox;
-    float acc[80];
-#pragma unroll
-    for (int i = 0; i < 80; ++i) acc[i] = 0.0f;
-    uint32_t held[40];  // the last tile, rounded to bf16 pairs (acc's order)
-    int held_m0 = 0, held_n0 = 0, held_next = 2;  // held_next: its next half to store (2: none)
-    auto store_next = [&]() {
-      if (held_next == 0)
-        store_half<0>(held, &map_c, my_c, warp, lane, leader, held_n0 + cw * 64, held_m0, cw);
-      else
-        store_half<1>(held, &map_c, my_c, warp, lane, leader, held_n0 + cw * 64, held_m0, cw);
-      ++held_next;
-    };
-    int stage = 0, prev = -1;
-    uint32_t phase = 0;
-    for (int u = first_unit; u < units; u += unit_step) {
+    uint8_t* my_c = sc + cw * kCBox;  // two 80 x 64 slots
+    // Descriptors of stage 0 (wgmma's A: B's box, transposed; wgmma's B: A's 160 rows); a stage
+    // adds its offset, the second box 8 KiB, a k16 step 2 KiB (A) or 32 bytes (B), all in the
+    // 16-byte units of the address field (shared addresses stay below 2^18: no carry out of it).
+    const uint64_t da0 = sw128_desc(smem_addr(sb), kBBox, 1024), db0 = sw128_desc(smem_addr(sa), 16, 1024);
+    float acc0[80], acc1[80];  // C's columns 0-63 and 64-127 of the tile
+    for (int j = cw, u = first_unit + cw * unit_step; u < units; j += 2, u += 2 * unit_step) {
       int m0, n0;
       tile(u, m0, n0);
-      prev = -1;
+      const long pos0 = static_cast<long>(j) * kblocks;
+      int stage = static_cast<int>(pos0 % kStages), prev = -1;
+      uint32_t phase = static_cast<uint32_t>((pos0 / kStages) & 1);
+      if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);  // my turn: the other consumer is through tile j - 1's k-loop
       for (int kb = 0; kb < kblocks; ++kb) {
         mbar_wait(&full[stage], phase);
-        const uint32_t a_addr = smem_addr(sb + stage * kBBytes + cw * kBBox);  // wgmma's A: B's box, transposed
-        const uint32_t b_addr = smem_addr(sa + stage * kABytes);               // wgmma's B: A's 160 rows
+        const uint64_t da = da0 + static_cast<uint64_t>(stage * (kBBytes >> 4)), db = db0 + static_cast<uint64_t>(stage * (kABytes >> 4));
         wgmma_fence();
-        wgmma_keep(acc);
+        wgmma_keep(acc0);
+        wgmma_keep(acc1);
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; ++kk) wgmma_m64n160k16_ta(acc0, da + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk)
-          wgmma_m64n160k16_ta(acc, sw128_desc(a_addr + kk * 2048, kBBox, 1024), sw128_desc(b_addr + kk * 32, 16, 1024), (kb | kk) != 0 ? 1 : 0);
+          wgmma_m64n160k16_ta(acc1, da + (kBBox >> 4) + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
         wgmma_commit();
-        wgmma_keep(acc);
+        wgmma_keep(acc0);
+        wgmma_keep(acc1);
         wgmma_wait<1>();
-        wgmma_keep(acc);
+        wgmma_keep(acc0);
+        wgmma_keep(acc1);
         if (leader) release<kCluster>(empty, prev);
         prev = stage;
         if (++stage == kStages) {
           stage = 0;
           phase ^= 1;
         }
-        // The last tile's deferred halves, one a k-block while this k-block's wgmma run.
-        if (held_next < 2) store_next();
       }
+      if (u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);  // the other's turn (tile j + 1)
       wgmma_wait<0>();
-      wgmma_keep(acc);
+      wgmma_keep(acc0);
+      wgmma_keep(acc1);
       if (leader) release<kCluster>(empty, prev);
-      while (held_next < 2) store_next();  // (a k-loop too short to have stored them)
-      // Epilogue: the tile rounded into held; of its two 80-row halves the last args.defer go out
-      // under the next tile's first k-blocks (or after the last tile), the rest now.
-#pragma unroll
-      for (int i = 0; i < 40; ++i) held[i] = pack_bf16(acc[2 * i], acc[2 * i + 1]);
-      held_m0 = m0;
-      held_n0 = n0;
-      held_next = 0;
-      for (int h = args.defer; h < 2; ++h) store_next();
+      store_half<0>(acc0, &map_c, my_c, warp, lane, leader, n0, m0, 1 + cw);
+      store_half<1>(acc0, &map_c, my_c, warp, lane, leader, n0, m0, 1 + cw);
+      store_half<0>(acc1, &map_c, my_c, warp, lane, leader, n0 + 64, m0, 1 + cw);
+      store_half<1>(acc1, &map_c, my_c, warp, lane, leader, n0 + 64, m0, 1 + cw);
     }
-    while (held_next < 2) store_next();
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
   }
   // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
@@ -248,7 +249,6 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   for (const void* p : {a, b, static_cast<const void*>(c)})
     require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm_t: A, B and C must be 16-byte aligned");
   require(opt.group_m > 0, "hopper_gemm_t: group_m must be positive (got ", opt.group_m, ")");
-  require(opt.defer_halves >= 0 && opt.defer_halves <= 2, "hopper_gemm_t: defer_halves must be 0, 1 or 2 (got ", opt.defer_halves, ")");
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   if (!hopper_gemm_supported(dev)) fail<Unsupported>("hopper_gemm_t: needs a Hopper GPU (compute capability 9.0)");
@@ -266,7 +266,7 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const int64_t units = ((m + kTR - 1) / kTR) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
-  const TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, opt.defer_halves};
+  const TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m};
   SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_t_kernel, ma, mb, mc, args));
 }
 
