@@ -18,8 +18,8 @@
 // graphs replayed in turn with the own GEMM's: which plan is fastest at the power cap, against the
 // one symmem's Gemm keeps (its tuning times single launches back to back).
 // HGEMM_T=1: the experimental hopper_gemm_t (transposed 160 x 128 tiles) checked and timed beside
-// (HGEMM_DEFER sets both GEMMs' defer_halves; HGEMM_VS=d adds hopper_gemm_t with d, checked and timed;
-// HGEMM_TILE=t times cuBLASLt's first candidate of tile t instead of the tuned plan).
+// (with shards too, checked against cuBLASLt's result; HGEMM_TILE=t times cuBLASLt's first candidate of
+// tile t instead of the tuned plan).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -263,7 +263,9 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(hr.data(), r, m * n * 2, cudaMemcpyDeviceToHost));
   double worst = 0;
   int64_t bad = 0;
-  for (int w = 0; w < (has_vs ? 2 : 1); ++w) {  // each own variant's result against cuBLASLt's
+  // (hopper_gemm takes shards of whole 128 x cluster-row units only; hopper_gemm_t any.)
+  const bool own_runs = shp == nullptr || sh.rows % (128 * opt.cluster) == 0;
+  for (int w = 0; own_runs && w < (has_vs ? 2 : 1); ++w) {  // each own variant's result against cuBLASLt's
     CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
     symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, w == 0 ? opt : vs, nullptr, shp);
     CK(cudaDeviceSynchronize());
@@ -287,36 +289,33 @@ int main(int argc, char** argv) {
     }
     double worst_t = 0;
     int64_t bad_t = 0;
-    for (int w = 0; w < (has_vs ? 2 : 1); ++w) {  // (HGEMM_VS: its defer_halves checked too)
-      CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
-      symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, w == 0 ? opt : vs, nullptr);
-      CK(cudaDeviceSynchronize());
-      if (shp == nullptr) bad_t += compare(c, hr, m, n, worst_t, "hopper_gemm_t");  // (A is poisoned with shards: time only)
-    }
-    float tr = 0, to = 0, tt = 0, tv = 0;
+    // (With shards, shard `first`'s rows come from the local copy, A's being poisoned: the result
+    // is still cuBLASLt's, computed before the poison.)
+    CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
+    symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, nullptr, shp);
+    CK(cudaDeviceSynchronize());
+    bad_t += compare(c, hr, m, n, worst_t, "hopper_gemm_t");
+    float tr = 0, to = 0, tt = 0;
     if (sustain > 0) {
       std::vector<std::function<void(cudaStream_t)>> fns{
           [&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, st); },
-          [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); },
-          [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st); }};
-      if (has_vs) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, vs, st); });
+          [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, shp); }};
+      if (own_runs) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); });
       const std::vector<float> med = replay_medians(fns, sustain, reps);
       tr = med[0];
-      to = med[1];
-      tt = med[2];
-      tv = has_vs ? med[3] : 0;
+      tt = med[1];
+      to = own_runs ? med[2] : 0;
     }
-    std::printf("gemm_t %lld x %lld x %lld group %d defer %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
+    std::printf("gemm_t %lld x %lld x %lld group %d shards %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
                 "own_t %.1f us | own_t/cublasLt %.3f, own_t/own %.3f",
-                (long long)m, (long long)n, (long long)k, opt.group_m, opt.defer_halves, bad_t ? "FAIL" : "ok", worst_t, (long long)bad_t, tr,
+                (long long)m, (long long)n, (long long)k, opt.group_m, shp ? sh.count : 0, bad_t ? "FAIL" : "ok", worst_t, (long long)bad_t, tr,
                 ref.describe(m, n, k, k, n, n).c_str(), to, tt, tr > 0 ? tt / tr : 0.0, to > 0 ? tt / to : 0.0);
-    if (has_vs) std::printf(" | own_t defer %d %.1f us (%.3f x own_t)", vs.defer_halves, tv, tt > 0 ? tv / tt : 0.0);
     std::printf("\n");
     append_json(json,
-                "\"probe\": \"gemm_t\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"defer_halves\": %d, \"sustain\": %d, "
-                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"vs_defer_halves\": %d, \"own_t_vs_us\": %.2f, "
+                "\"probe\": \"gemm_t\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"sustain\": %d, "
+                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"shards\": %d, "
                 "\"max_rel_err\": %.5f, \"bad\": %lld, \"cublaslt_plan\": \"%s\"",
-                (long long)m, (long long)n, (long long)k, opt.group_m, opt.defer_halves, sustain, tr, to, tt, has_vs ? vs.defer_halves : -1, tv,
+                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, shp ? sh.count : 0,
                 worst_t, (long long)bad_t, ref.describe(m, n, k, k, n, n).c_str());
     return bad || bad_t ? 1 : 0;
   }

@@ -126,6 +126,14 @@ SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
 /// 1024 rows; at 512 rows 8B lost 6%, 70B won 2%); 3 and 5-8 ranks follow the same rule
 /// unmeasured. Rank-local: both forms move and signal the rows alike. Host-tested.
 SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
+/// all_gather_matmul's own form: whether its GEMM runs in transposed tiles of 160 rows x 128
+/// columns (hopper_gemm_t: ping-pong, cuBLASLt's fastest plan at 16384 rows on an H200) rather than
+/// 128 x 256 (hopper_gemm), on a GPU of `sms` SMs: where a wave model of the two, clusters of two
+/// CTAs over whole waves, a 160-row tile's shard clipped, and 2% for the ping-pong's consumers
+/// (1 x H200, session 57: 0.95-0.96x hopper_gemm's time at 16384 rows, 1.005x at 8192), gives
+/// the transposed tiles less time. SYMMEM_OVERLAP_GEMM_T=1 / 0 forces it. Rank-local (the GEMM
+/// reads the rows the same way either way). Host-tested.
+SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// Whether matmul_reduce_scatter runs its fused form: one persistent GEMM of symmem's own over all
 /// rows, the peers' blocks first, each row group's push started by the GEMM's count of its stored
 /// tiles, and the own block last, its tiles adding the peers' landed partials before their

@@ -86,11 +86,12 @@ SYMMEM_API bool hopper_gemm_supported(int device);
 SYMMEM_API void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
                             int64_t ldc, const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards = nullptr);
 
-/// EXPERIMENTAL (hopper_gemm_t.cu; checked against cuBLASLt by symmem-hgemm-probe HGEMM_T=1 since
-/// session 57, no operation uses it yet): the same product without shards, computed as
-/// C^T = B^T A^T in tiles of 160 rows x 128 columns (cuBLASLt's fastest plan at 16384 rows on an
-/// H200), clusters of two along the columns. Of opt, only group_m applies.
+/// The same product computed as C^T = B^T A^T in tiles of 160 rows x 128 columns (cuBLASLt's
+/// fastest plan at 16384 rows on an H200), ping-pong consumers, clusters of two along the columns
+/// (hopper_gemm_t.cu). With `shards`, all_gather_matmul's kind only (waits, a local shard; no
+/// counts, row groups, sums or ring): rows need not be a multiple of anything, a shard's last tile
+/// is clipped at its last row. Of opt, group_m and max_ctas apply.
 SYMMEM_API void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
-                              int64_t ldc, const HopperGemmOptions& opt, cudaStream_t stream);
+                              int64_t ldc, const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards = nullptr);
 
 }  // namespace symmem::overlap

@@ -56,6 +56,8 @@ static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
 struct TArgs {
   int m, n, k, group_m;
+  HopperRowShards shards;  // without shards: one shard of m rows, no waits
+  bool has_local;          // shards.first's rows come from map_local
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -94,7 +96,7 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
 // after it): wait_group.read 1.
 template <int H>
 __device__ __forceinline__ void store_half(const float (&acc)[80], const CUtensorMap* map, uint8_t* my_c, int warp, int lane, bool leader,
-                                           int col0, int row0, int bar) {
+                                           int col0, int row0, int shard, int bar) {
   if (leader) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
   named_sync(bar, 128);
 #pragma unroll
@@ -107,7 +109,7 @@ __device__ __forceinline__ void store_half(const float (&acc)[80], const CUtenso
   device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
   named_sync(bar, 128);
   if (leader) {
-    tma_store(map, my_c + H * kCHalf, col0, row0 + H * (kTR / 2));
+    tma_store_3d(map, my_c + H * kCHalf, col0, row0 + H * (kTR / 2), shard);
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
   }
 }
@@ -115,7 +117,7 @@ __device__ __forceinline__ void store_half(const float (&acc)[80], const CUtenso
 
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_t_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                         const __grid_constant__ CUtensorMap map_c, TArgs args) {
+                         const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c, TArgs args) {
 #ifdef SYMMEM_HGEMM_DEVICE
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -126,15 +128,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* empty = full + kStages;
   const int wg = threadIdx.x / 128;
   const uint32_t crank = cluster_rank();
-  const int units_m = (args.m + kTR - 1) / kTR;
+  const int per = (args.shards.rows + kTR - 1) / kTR;  // row tiles a shard
   const int units_n = (args.n + kTC * kCluster - 1) / (kTC * kCluster);
-  const int units = units_m * units_n;
+  const int units = args.shards.count * per * units_n;
   const int kblocks = (args.k + kBK - 1) / kBK;
   const int first_unit = static_cast<int>(cluster_id()), unit_step = static_cast<int>(cluster_count());
-  auto tile = [&](int u, int& m0, int& n0) {
-    int um, un;
-    schedule::unit_coords(u, units_m, units_n, args.group_m, um, un);
-    m0 = um * kTR;
+  auto tile = [&](int u, int& shard, int& row, int& n0) {  // row: within the shard
+    int block, un;
+    schedule::shard_unit(u, per, units_n, args.shards.count, args.shards.first, args.group_m, shard, block, un);
+    row = block * kTR;
     n0 = (un * kCluster + static_cast<int>(crank)) * kTC;
   };
 
@@ -152,14 +154,26 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
+      uint64_t landed = 0;  // shards whose signal this thread has seen
       for (int u = first_unit; u < units; u += unit_step) {
-        int m0, n0;
-        tile(u, m0, n0);
+        int shard, row, n0;
+        tile(u, shard, row, n0);
+        const bool local = shard == args.shards.first;
+        if (!local && args.shards.wait && !(landed >> shard & 1)) {
+          // As hopper_gemm's: bounded (a timeout is recorded for the host to raise; the tile then
+          // computes on what is there); the acquire orders the landed rows for this thread, the
+          // proxy fence for its TMA loads. Each CTA of the cluster waits before loading its half.
+          device::wait_signal(args.shards.handle, shard, Cmp::kGe, args.shards.target, shard);
+          device::fence_proxy_async_global();
+          landed |= uint64_t(1) << shard;
+        }
+        const CUtensorMap* ma = local && args.has_local ? &map_local : &map_a;
+        const int az = local && args.has_local ? 0 : shard;
         for (int kb = 0; kb < kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
           mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
-          tma_load_multicast(sa + stage * kABytes + crank * kAHalf, &map_a, kb * kBK, m0 + static_cast<int>(crank) * (kTR / 2), &full[stage],
-                             0x3);
+          tma_load_multicast_3d(sa + stage * kABytes + crank * kAHalf, ma, kb * kBK, row + static_cast<int>(crank) * (kTR / 2), az, &full[stage],
+                                0x3);
 #pragma unroll
           for (int i = 0; i < 2; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
           if (++stage == kStages) {
@@ -189,8 +203,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint64_t da0 = sw128_desc(smem_addr(sb), kBBox, 1024), db0 = sw128_desc(smem_addr(sa), 16, 1024);
     float acc0[80], acc1[80];  // C's columns 0-63 and 64-127 of the tile
     for (int j = cw, u = first_unit + cw * unit_step; u < units; j += 2, u += 2 * unit_step) {
-      int m0, n0;
-      tile(u, m0, n0);
+      int shard, m0, n0;
+      tile(u, shard, m0, n0);
       const long pos0 = static_cast<long>(j) * kblocks;
       int stage = static_cast<int>(pos0 % kStages), prev = -1;
       uint32_t phase = static_cast<uint32_t>((pos0 / kStages) & 1);
@@ -224,10 +238,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_keep(acc0);
       wgmma_keep(acc1);
       if (leader) release<kCluster>(empty, prev);
-      store_half<0>(acc0, &map_c, my_c, warp, lane, leader, n0, m0, 1 + cw);
-      store_half<1>(acc0, &map_c, my_c, warp, lane, leader, n0, m0, 1 + cw);
-      store_half<0>(acc1, &map_c, my_c, warp, lane, leader, n0 + 64, m0, 1 + cw);
-      store_half<1>(acc1, &map_c, my_c, warp, lane, leader, n0 + 64, m0, 1 + cw);
+      store_half<0>(acc0, &map_c, my_c, warp, lane, leader, n0, m0, shard, 1 + cw);
+      store_half<1>(acc0, &map_c, my_c, warp, lane, leader, n0, m0, shard, 1 + cw);
+      store_half<0>(acc1, &map_c, my_c, warp, lane, leader, n0 + 64, m0, shard, 1 + cw);
+      store_half<1>(acc1, &map_c, my_c, warp, lane, leader, n0 + 64, m0, shard, 1 + cw);
     }
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
   }
@@ -240,7 +254,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 }  // namespace
 
 void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
-                   const HopperGemmOptions& opt, cudaStream_t stream) {
+                   const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards) {
   if (m == 0 || n == 0) return;
   require(m > 0 && n > 0 && k > 0 && m < (int64_t(1) << 31) && n < (int64_t(1) << 31) && k < (int64_t(1) << 31),
           "hopper_gemm_t: m, n, k must be positive and below 2^31 (got ", m, ", ", n, ", ", k, ")");
@@ -249,12 +263,29 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   for (const void* p : {a, b, static_cast<const void*>(c)})
     require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm_t: A, B and C must be 16-byte aligned");
   require(opt.group_m > 0, "hopper_gemm_t: group_m must be positive (got ", opt.group_m, ")");
+  TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, HopperRowShards{}, false};
+  args.shards.rows = static_cast<int>(m);
+  args.shards.count = 1;
+  if (shards != nullptr) {
+    require(shards->count >= 1 && shards->count <= 64 && shards->rows > 0 && static_cast<int64_t>(shards->rows) * shards->count == m &&
+                shards->first >= 0 && shards->first < shards->count,
+            "hopper_gemm_t: row shards must be 1-64 blocks of rows covering m (got ", shards->count, " x ", shards->rows, " for m ", m,
+            ", first ", shards->first, ")");
+    require(shards->local == nullptr || (reinterpret_cast<uintptr_t>(shards->local) % 16 == 0 && shards->local_ld % 8 == 0 && shards->local_ld >= k),
+            "hopper_gemm_t: the local shard must be 16-byte aligned, its leading dimension a multiple of 8 and at least k");
+    require(shards->done == nullptr && shards->groups == 1 && shards->sum_shard < 0 && !shards->ring,
+            "hopper_gemm_t: only all_gather_matmul's row shards (waits and a local shard), not counts, row groups, sums or the ring");
+    args.shards = *shards;
+    args.has_local = shards->local != nullptr;
+  }
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   if (!hopper_gemm_supported(dev)) fail<Unsupported>("hopper_gemm_t: needs a Hopper GPU (compute capability 9.0)");
-  const CUtensorMap ma = tensor_map(a, m, k, lda, kTR / 2, kBK, "A");
+  const int count = args.shards.count, rows = args.shards.rows;
+  const CUtensorMap ma = tensor_map_3d(a, count, rows, k, lda, kTR / 2, kBK, "A");
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
-  const CUtensorMap mc = tensor_map(c, m, n, ldc, kTR / 2, 64, "C");
+  const CUtensorMap ml = args.has_local ? tensor_map_3d(args.shards.local, 1, rows, k, args.shards.local_ld, kTR / 2, kBK, "the local shard") : ma;
+  const CUtensorMap mc = tensor_map_3d(c, count, rows, n, ldc, kTR / 2, 64, "C");
   SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_t_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
   int sms = 0, clusters = 0;
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -263,11 +294,11 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
     SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, hopper_gemm_t_kernel, &probe.cfg));
   }
   if (clusters <= 0) fail<Unsupported>("hopper_gemm_t: no cluster of 2 CTAs fits on this GPU");
-  const int64_t units = ((m + kTR - 1) / kTR) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
+  if (opt.max_ctas > 0) clusters = std::max(1, std::min(clusters, opt.max_ctas / kCluster));
+  const int64_t units = static_cast<int64_t>(count) * ((rows + kTR - 1) / kTR) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
-  const TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m};
-  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_t_kernel, ma, mb, mc, args));
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_t_kernel, ma, mb, ml, mc, args));
 }
 
 }  // namespace symmem::overlap

@@ -59,6 +59,26 @@ __device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* sr
                "r"(smem_addr(src))
                : "memory");
 }
+// The same for a tensor of rank 3 (tensor_map_3d; c2: the matrix).
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(
+          smem_addr(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar))
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_multicast_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3, %4}], "
+      "[%5], %6;" ::"r"(smem_addr(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar)), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(map), "r"(c0), "r"(c1), "r"(c2),
+               "r"(smem_addr(src))
+               : "memory");
+}
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                : "memory");
@@ -122,20 +142,36 @@ __device__ __forceinline__ void release(uint64_t* empty, int s) {
 
 #endif  // SYMMEM_HGEMM_DEVICE
 
-// A row-major bf16 matrix [rows, cols] (ld elements a row) in boxes of box_rows x box_cols.
-inline CUtensorMap tensor_map(const void* base, int64_t rows, int64_t cols, int64_t ld, uint32_t box_rows, uint32_t box_cols, const char* name) {
+// A bf16 tensor of rank 2 or 3 (dims and strides in elements and bytes, innermost first) in boxes of
+// `box`, with the 128-byte swizzle.
+inline CUtensorMap bf16_tensor_map(const void* base, unsigned rank, const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                   const char* name) {
   CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t elem[2] = {1, 1};
+  const cuuint32_t elem[3] = {1, 1, 1};
   const CUresult rc = symmem::detail::driver().cuTensorMapEncodeTiled(
-      &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (rc != CUDA_SUCCESS)
     fail<InvalidArgument>(std::string("the own GEMM: cannot describe ") + name + " to the TMA (CUresult " + std::to_string(rc) +
                           "): 16-byte aligned base and rows needed");
   return map;
+}
+// A row-major bf16 matrix [rows, cols] (ld elements a row) in boxes of box_rows x box_cols.
+inline CUtensorMap tensor_map(const void* base, int64_t rows, int64_t cols, int64_t ld, uint32_t box_rows, uint32_t box_cols, const char* name) {
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  return bf16_tensor_map(base, 2, dims, strides, box, name);
+}
+// `shards` such matrices one after another (rows x ld elements each) as a tensor of rank 3
+// (coordinates: column, row within the matrix, matrix) in boxes of box_rows x box_cols x 1: the
+// TMA clips a box at its own matrix's last row.
+inline CUtensorMap tensor_map_3d(const void* base, int64_t shards, int64_t rows, int64_t cols, int64_t ld, uint32_t box_rows, uint32_t box_cols,
+                                 const char* name) {
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(shards)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld) * 2, static_cast<cuuint64_t>(ld) * 2 * static_cast<cuuint64_t>(rows)};
+  const cuuint32_t box[3] = {box_cols, box_rows, 1};
+  return bf16_tensor_map(base, 3, dims, strides, box, name);
 }
 
 // The launch of kCluster-CTA clusters (grid of `ctas` CTAs of `threads`, `smem` bytes of dynamic

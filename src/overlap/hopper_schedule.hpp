@@ -37,6 +37,17 @@ SYMMEM_HOST_DEVICE inline void tile_rows(int shard_rows, int count, int first, i
   m0 = shard * shard_rows + row_in_shard;
 }
 
+/// hopper_gemm_t's units: each of `count` shards is `per` row tiles (its last one partial where
+/// the tile's rows do not divide the shard's) x units_n column units. Unit u -> its shard, row tile
+/// within the shard and column unit: the shards run whole, in landing order (first, first - 1,
+/// ...; as tile_rows), and unit_coords' raster groups run inside each.
+SYMMEM_HOST_DEVICE inline void shard_unit(int u, int per, int units_n, int count, int first, int group, int& shard, int& block, int& un) {
+  const int per_shard = per * units_n;
+  const int j = u / per_shard;
+  unit_coords(u - j * per_shard, per, units_n, group, block, un);
+  shard = ((first - j) % count + count) % count;
+}
+
 /// The raster group with row shards: the largest divisor of a shard's units (of a row group's, with
 /// row groups: pass rows / groups) up to group_m, so that no group spans two shards (a group
 /// reaching into a later shard sets part of a wave waiting for rows still in flight: 2 x H200, 8B

@@ -75,6 +75,9 @@ struct TensorParallel::Impl {
   // forces it on / off, unset lets detail::gather_own_gemm decide. A rank-local choice: both forms
   // move the rows and signal them alike.
   int own_gemm = -1;
+  // SYMMEM_OVERLAP_GEMM_T=1 / 0: all_gather_matmul's own form in hopper_gemm_t's transposed tiles or
+  // hopper_gemm's (-1 unset: detail::gather_transposed decides). Rank-local.
+  int own_t = -1;
   // SYMMEM_OVERLAP_OWN_RS=fused / ring: that own-GEMM form of matmul_reduce_scatter wherever the own
   // GEMM fits (-1 unset: detail::reduce_own_gemm decides, and only the fused form). Compared across
   // ranks: the two forms push to different ranks and slots.
@@ -154,6 +157,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.force_groups = force_knob(why, "SYMMEM_OVERLAP_GROUPS", "0", "1");
   d.own_gemm = force_knob(why, "SYMMEM_OVERLAP_GEMM", "cublas", "own");
   d.own_rs = force_knob(why, "SYMMEM_OVERLAP_OWN_RS", "fused", "ring");
+  d.own_t = force_knob(why, "SYMMEM_OVERLAP_GEMM_T", "0", "1");
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
   d.rs_chunks = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_CHUNKS", 1, detail::kMaxRsChunks, 0));
@@ -270,6 +274,19 @@ std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_siz
     next = last + 1;
   }
   return groups;
+}
+bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) {
+  // Time ~ whole waves of cluster units x a unit's outputs: hopper_gemm's units are 256 x 256
+  // (shards of whole units), hopper_gemm_t's 160 x 256 (a shard's last partial). Its ping-pong
+  // consumers keep the tensor cores busier (99% against 97%, Nsight Compute at 16384 x 4096 x
+  // 7168): 2% off. Measured on 1 x H200 (session 57, whole GEMMs, bench/results/
+  // *-h200x1-*-s57c5-gemm-t.json): 16384 x 4096 x 7168 0.95x (16 waves against 25 of 2/3 the
+  // outputs: 0.98 by the model), 16384 x 7168 x 4096 0.95-0.96x (0.96), 8192 x 4096 x 7168 1.005x
+  // (1.00: the model keeps hopper_gemm).
+  const int64_t clusters = std::max(1, sms / 2), units_n = (n + 255) / 256;
+  const int64_t own_waves = (nranks * (rows / 256) * units_n + clusters - 1) / clusters;
+  const int64_t t_waves = (nranks * ((rows + 159) / 160) * units_n + clusters - 1) / clusters;
+  return 0.98 * static_cast<double>(t_waves * 160) < static_cast<double>(own_waves * 256);
 }
 bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // Where K is long enough that the form's costs, which scale with the outputs (the counts, the
@@ -452,7 +469,13 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.handle = d.gathered.handle();
       sh.local = a_shard;
       sh.local_ld = k;
-      hopper_gemm(m, n, k, gathered, k, b, n, c, n, own_options(d.defer, comm_.shares_gpu(), d.sms), s, &sh);
+      const HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
+      if (d.own_t == 1 || (d.own_t < 0 && detail::gather_transposed(N, rows, n, opt.max_ctas > 0 ? opt.max_ctas : d.sms))) {
+        trace_form("all_gather_matmul", m, k, n, "its GEMM in transposed 160 x 128 tiles (hopper_gemm_t)");
+        hopper_gemm_t(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
+      } else {
+        hopper_gemm(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
+      }
     } else {
       gather_gemms(a_shard, m, k, b, n, c, s, dtype);
     }

@@ -64,6 +64,10 @@ const std::vector<EnvVar>& env_vars() {
                                        "landed partials (default: at 3 ranks and more where K >= 6144, at 2 where K >= 10240 and a "
                                        "rank has 4096+ rows; detail::reduce_own_gemm). Set it alike on every rank: "
                                        "TensorParallel's constructor refuses a mix"},
+      {"SYMMEM_OVERLAP_GEMM_T", nullptr, "1 or 0: all_gather_matmul's own-GEMM form in transposed 160 x 128 tiles (hopper_gemm_t, "
+                                         "ping-pong) or in 128 x 256 tiles (hopper_gemm) (default: by a wave model of the two, "
+                                         "detail::gather_transposed: the transposed tiles at 16384 rows on an H200; a rank-local "
+                                         "choice)"},
       {"SYMMEM_OVERLAP_OWN_RS", nullptr, "fused or ring: matmul_reduce_scatter's own-GEMM form wherever the own GEMM fits and "
                                          "SYMMEM_OVERLAP_GEMM is not cublas: the fused form (the own block adds every peer's "
                                          "partial) or its epilogue ring (every block but the first adds its predecessor's partial "

@@ -9,6 +9,7 @@
 #include <functional>
 #include <random>
 #include <set>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -241,4 +242,30 @@ TEST(HopperSchedule, EpilogueRingCompletesForAnyClusterCounts) {
     return order;
   };
   EXPECT_NE(run_fused_model(ranks, shard_rows, groups, 512, 1, 7u, reversed, true), "");
+}
+
+// hopper_gemm_t's walk (shard_unit): every (shard, row tile, column unit) once, the shards whole and
+// in landing order, for shards whose rows are and are not a multiple of its 160-row tiles.
+TEST(HopperSchedule, TransposedTilesCoverEveryShardOnceInLandingOrder) {
+  for (int count : {1, 2, 3, 4, 8})
+    for (int rows : {160, 1000, 4096, 8192})
+      for (int units_n : {1, 5, 16})
+        for (int group : {1, 2, 8})
+          for (int first = 0; first < count; ++first) {
+            const int per = (rows + 159) / 160;
+            const std::string what = std::to_string(count) + " shards of " + std::to_string(rows) + " rows, " + std::to_string(units_n) +
+                                     " column units, group " + std::to_string(group) + ", first " + std::to_string(first);
+            std::set<std::tuple<int, int, int>> seen;
+            int step = 0;
+            for (int u = 0; u < count * per * units_n; ++u) {
+              int shard, block, un;
+              shard_unit(u, per, units_n, count, first, group, shard, block, un);
+              ASSERT_TRUE(shard >= 0 && shard < count && block >= 0 && block < per && un >= 0 && un < units_n) << what << ": unit " << u;
+              const int pos = ((first - shard) % count + count) % count;
+              ASSERT_GE(pos, step) << what << ": shard " << shard << " after a later one";
+              step = pos;
+              ASSERT_TRUE(seen.insert({shard, block, un}).second) << what << ": unit " << u << " twice";
+            }
+            EXPECT_EQ(seen.size(), static_cast<size_t>(count) * per * units_n) << what;
+          }
 }
