@@ -280,6 +280,24 @@ TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
   ASSERT_ALL(why.empty(), why);
 }
 
+// The same calls with the own form's GEMM in transposed 160 x 128 tiles (SYMMEM_OVERLAP_GEMM_T=1:
+// hopper_gemm_t, ping-pong consumers): a shard's 256 rows end in a partial tile (96 of 160 rows),
+// clipped at the shard's last row while the next shard's rows may still be in flight; then more
+// tiles than CTAs, and 1280 rows a rank (eight whole tiles).
+TEST(Overlap, OwnGemmTransposedAllGatherMatchesTheReference) {
+  const int n = comm().size();
+  ScopedEnv t("SYMMEM_OVERLAP_GEMM_T", "1");
+  std::string why;
+  for (bool graph : {false, true}) {
+    why = overlap_case(overlap::Mode::kOverlap, graph, 256 * n, 320, 384, nullptr, nullptr, "own");
+    if (!why.empty()) { why = std::string(graph ? "(graph) " : "") + why; break; }
+  }
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, many_tiles_rows(n) * n, 256, 4096, nullptr, nullptr, "own");
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 1280 * n, 136, 1024, nullptr, nullptr, "own");
+  if (!why.empty()) why = "(SYMMEM_OVERLAP_GEMM_T=1) " + why;
+  ASSERT_ALL(why.empty(), why);
+}
+
 // matmul_reduce_scatter's fused form on symmem's own GEMM (SYMMEM_OVERLAP_GEMM=own): one persistent
 // GEMM over all rows whose per-row-group counts start the copies, and whose own block's tiles add
 // the landed partials (sum and avg). 256 rows a rank, K with a partial last k-block (320) and a
@@ -617,6 +635,9 @@ TEST(Overlap, KnobsMisspeltOrUnlikeAcrossRanksAreRefused) {
   // A numeric knob out of range on rank 0 alone, likewise.
   why = made_under("SYMMEM_OVERLAP_DEFER", me == 0 ? "3" : nullptr);
   ASSERT_ALL(why.find("rank 0 refused: SYMMEM_OVERLAP_DEFER=3 is out of range [0, 2]") != std::string::npos, "got '" << why << "'");
+  // A rank-local knob misspelt on rank 0 alone, likewise.
+  why = made_under("SYMMEM_OVERLAP_GEMM_T", me == 0 ? "yes" : nullptr);
+  ASSERT_ALL(why.find("rank 0 refused: SYMMEM_OVERLAP_GEMM_T=yes is neither 0 nor 1") != std::string::npos, "got '" << why << "'");
   if (n < 2) return;
   why = made_under("SYMMEM_OVERLAP_OWN_SHARED", me == 0 ? "1" : "0");
   ASSERT_ALL(why.find("arguments differ across ranks (SYMMEM_OVERLAP_OWN_SHARED)") != std::string::npos, "got '" << why << "'");
