@@ -128,15 +128,14 @@ SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
 SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 /// all_gather_matmul's own form: whether its GEMM runs in transposed tiles of 160 rows x 128
 /// columns (hopper_gemm_t: ping-pong consumers; cuBLASLt's fastest plan at 16384 rows on an H200)
-/// rather than 128 x 256 (hopper_gemm), on a GPU of `sms` SMs: where B is 64 MiB or more (K x Nc
-/// x 2 bytes) and a wave model of the two (clusters of two CTAs over whole waves, a shard's last
-/// 160-row tile partial, 2% off for the ping-pong) gives the transposed tiles less time. Measured
-/// on 1 x H200 at all_gather_matmul's Llama-3 shapes with row shards (session 57): hopper_gemm_t
-/// took 0.959-0.966x hopper_gemm's time at 70B TP = 2 (M 8192, 16384), 0.987x at 70B TP = 4 M
-/// 16384, and 1.012-1.071x at 8B (B 56 MiB at TP = 2, 28 at TP = 4) and 70B TP = 4 M 8192, where
-/// the model keeps hopper_gemm (at 8B TP = 2 M 16384 the model alone would not). SYMMEM_OVERLAP_GEMM_T
-/// = 1 / 0 forces it. Rank-local (the GEMM reads the rows the same way either way). Host-tested.
-SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms);
+/// rather than 128 x 256 (hopper_gemm), on a GPU of `sms` SMs: where the transposed tiles' whole
+/// waves (clusters of two CTAs; a shard's last 160-row tile partial) carry less than 0.8% more
+/// outputs than hopper_gemm's, which is about what its ping-pong consumers gain. Measured in the
+/// operation at TP = 2 on 2 x H200 (session 57): 8B M 16384 0.9-1.5% faster with them (chosen),
+/// 70B M 8192 level (chosen), 70B M 16384 0.3-0.9% slower and 8B M 8192 0.5-1.6% slower (not
+/// chosen); 3+ ranks follow the model unmeasured. SYMMEM_OVERLAP_GEMM_T = 1 / 0 forces it.
+/// Rank-local (the GEMM reads the rows the same way either way). Host-tested.
+SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// Whether matmul_reduce_scatter runs its fused form: one persistent GEMM of symmem's own over all
 /// rows, the peers' blocks first, each row group's push started by the GEMM's count of its stored
 /// tiles, and the own block last, its tiles adding the peers' landed partials before their

@@ -255,7 +255,6 @@ Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   // sequential (sessions 29-31, constant operands, *-h200x2-*-s29c10-*, -s30c1-*, -s31c1-*; random
   // ones 725-727 against 770-820, -s31c5-*), and the cuBLASLt form that
   // runs off Hopper was level with sequential there since session 20 (596-627 against 602-630).
-  (void)k;
   const int64_t rows = N > 0 ? m / N : 0;
   if (N <= 1 || rows < 128) return Mode::kSequential;
   if (op == Op::kMatmulReduceScatter) return Mode::kOverlap;
@@ -275,21 +274,22 @@ std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_siz
   }
   return groups;
 }
-bool gather_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms) {
+bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) {
   // Time ~ whole waves of cluster units x a unit's outputs: hopper_gemm's units are 256 x 256
-  // (shards of whole units), hopper_gemm_t's 160 x 256 (a shard's last one partial); its ping-pong
-  // consumers keep the tensor cores busier (99% against 97%, Nsight Compute at 16384 x 4096 x
-  // 7168): 2% off. The model's ratio against the measured one (1 x H200, session 57, shards as
-  // the form has them, bench/results/*-h200x1-e5ebaff-s57c6-gemm-t-shards.json): 8B TP = 2 M
-  // 16384 0.984 / 1.012, M 8192 1.006 / 1.015; 70B TP = 2 0.991 / 0.966, 0.984 / 0.959; 8B TP = 4
-  // 1.006 / 1.017, 1.050 / 1.071; 70B TP = 4 0.984 / 0.987, 1.006 / 1.028. Where B is 64 MiB or
-  // more the transposed tiles did better than the model by 3-5% (70B at TP = 2); below, the model
-  // misjudged one shape (8B TP = 2 M 16384), so B's size is a condition too. (Whether that is L2,
-  // the own GEMM's 256-row units with a raster group of 8 holding more of it, is not measured.)
+  // (shards of whole units), hopper_gemm_t's 160 x 256 (a shard's last one partial). The
+  // transposed tiles where their waves carry less than 0.8% more outputs than hopper_gemm's: its
+  // ping-pong consumers keep the tensor cores busier (99% against 97%, Nsight Compute at 16384 x
+  // 4096 x 7168), which is worth about that. Their ratio against the operation's (symmem-bench
+  // overlap at TP = 2 on 2 x H200, SYMMEM_OVERLAP_GEMM_T in the alt column, both ways round, six
+  // runs at 70B, four at 8B; session 57, bench/results/*-h200x2-*-s57c7-*, *-s57c8-*): 8B M 16384
+  // 1.0045 / t 0.9-1.5% faster; 70B M 8192 1.0045 / level (-0.8 to +0.9%); 70B M 16384 1.011 /
+  // t 0.3-0.9% slower; 8B M 8192 1.027 / t 0.5-1.6% slower. The whole GEMMs alone (1 x H200):
+  // 0.977 / 0.95x, 0.982 / 0.95x, 1.016 / 1.005x. (The GEMMs alone over row shards ranked 8B and
+  // 70B M 16384 the other way round, by 1-3%: the operation decides.)
   const int64_t clusters = std::max(1, sms / 2), units_n = (n + 255) / 256;
   const int64_t own_waves = (nranks * (rows / 256) * units_n + clusters - 1) / clusters;
   const int64_t t_waves = (nranks * ((rows + 159) / 160) * units_n + clusters - 1) / clusters;
-  return k * n * 2 >= (int64_t{64} << 20) && 0.98 * static_cast<double>(t_waves * 160) < static_cast<double>(own_waves * 256);
+  return static_cast<double>(t_waves * 160) < 1.008 * static_cast<double>(own_waves * 256);
 }
 bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // Where K is long enough that the form's costs, which scale with the outputs (the counts, the
@@ -473,7 +473,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.local = a_shard;
       sh.local_ld = k;
       const HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
-      if (d.own_t == 1 || (d.own_t < 0 && detail::gather_transposed(N, rows, n, k, opt.max_ctas > 0 ? opt.max_ctas : d.sms))) {
+      if (d.own_t == 1 || (d.own_t < 0 && detail::gather_transposed(N, rows, n, opt.max_ctas > 0 ? opt.max_ctas : d.sms))) {
         trace_form("all_gather_matmul", m, k, n, "its GEMM in transposed 160 x 128 tiles (hopper_gemm_t)");
         hopper_gemm_t(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
       } else {
