@@ -22,6 +22,12 @@ struct HopperGemmOptions {
   // Of each tile's two 128-column halves, how many go out under the next tile's first k-blocks
   // (one a k-block, while its wgmma run) instead of before it: 0, 1 or 2.
   int defer_halves = 2;
+  // hopper_gemm_t only, EXPERIMENTAL (session 57, never run): the warpgroup index broadcast from
+  // lane 0 (so the compiler can prove the k-loop's stage and descriptors uniform across a warp and
+  // keep them in uniform registers) and the descriptors' address added in 32 bits: its consumer
+  // k-loop executed 131 instructions a warp a k-block against cuBLASLt's tile 29's ~34, the
+  // descriptors computed in vector registers and moved (R2UR) for each wgmma.
+  bool t_lean = false;
 };
 
 /// A itself is `count` shards of `rows` rows. The tiles run shard `first` first, then first - 1,

@@ -115,6 +115,7 @@ __device__ __forceinline__ void store_half(const float (&acc)[80], const CUtenso
 }
 #endif  // SYMMEM_HGEMM_DEVICE
 
+template <bool kLean>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_t_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c, TArgs args) {
@@ -126,7 +127,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint8_t* sc = sb + kStages * kBBytes;    // 2 x kCBox
   uint64_t* full = reinterpret_cast<uint64_t*>(sc + 2 * kCBox);
   uint64_t* empty = full + kStages;
-  const int wg = threadIdx.x / 128;
+  // (kLean: from lane 0, so that the compiler knows it, and what it derives, alike across a warp.)
+  const int wg = kLean ? __shfl_sync(0xffffffff, static_cast<int>(threadIdx.x / 128), 0) : static_cast<int>(threadIdx.x / 128);
   const uint32_t crank = cluster_rank();
   const int per = (args.shards.rows + kTR - 1) / kTR;  // row tiles a shard
   const int units_n = (args.n + kTC * kCluster - 1) / (kTC * kCluster);
@@ -215,11 +217,21 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma_fence();
         wgmma_keep(acc0);
         wgmma_keep(acc1);
+        if (kLean) {  // the address field's sums in 32 bits (they never carry out of it)
+          const uint64_t ha = da & ~uint64_t(0xFFFFFFFF), hb = db & ~uint64_t(0xFFFFFFFF);
+          const uint32_t la = static_cast<uint32_t>(da), lb = static_cast<uint32_t>(db);
 #pragma unroll
-        for (int kk = 0; kk < kBK / 16; ++kk) wgmma_m64n160k16_ta(acc0, da + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+          for (int kk = 0; kk < kBK / 16; ++kk) wgmma_m64n160k16_ta(acc0, ha | (la + kk * (2048 >> 4)), hb | (lb + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
 #pragma unroll
-        for (int kk = 0; kk < kBK / 16; ++kk)
-          wgmma_m64n160k16_ta(acc1, da + (kBBox >> 4) + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+          for (int kk = 0; kk < kBK / 16; ++kk)
+            wgmma_m64n160k16_ta(acc1, ha | (la + (kBBox >> 4) + kk * (2048 >> 4)), hb | (lb + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
+        } else {
+#pragma unroll
+          for (int kk = 0; kk < kBK / 16; ++kk) wgmma_m64n160k16_ta(acc0, da + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+#pragma unroll
+          for (int kk = 0; kk < kBK / 16; ++kk)
+            wgmma_m64n160k16_ta(acc1, da + (kBBox >> 4) + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+        }
         wgmma_commit();
         wgmma_keep(acc0);
         wgmma_keep(acc1);
@@ -286,19 +298,20 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
   const CUtensorMap ml = args.has_local ? tensor_map_3d(args.shards.local, 1, rows, k, args.shards.local_ld, kTR / 2, kBK, "the local shard") : ma;
   const CUtensorMap mc = tensor_map_3d(c, count, rows, n, ldc, kTR / 2, 64, "C");
-  SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_t_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
+  auto* kernel = opt.t_lean ? hopper_gemm_t_kernel<true> : hopper_gemm_t_kernel<false>;
+  SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
   int sms = 0, clusters = 0;
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   {
     ClusterLaunch<kCluster> probe(kCluster * sms, kThreads, kSmemBytes, nullptr);
-    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, hopper_gemm_t_kernel, &probe.cfg));
+    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &probe.cfg));
   }
   if (clusters <= 0) fail<Unsupported>("hopper_gemm_t: no cluster of 2 CTAs fits on this GPU");
   if (opt.max_ctas > 0) clusters = std::max(1, std::min(clusters, opt.max_ctas / kCluster));
   const int64_t units = static_cast<int64_t>(count) * ((rows + kTR - 1) / kTR) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
-  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, hopper_gemm_t_kernel, ma, mb, ml, mc, args));
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, ma, mb, ml, mc, args));
 }
 
 }  // namespace symmem::overlap

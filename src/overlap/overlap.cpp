@@ -255,6 +255,7 @@ Mode choose_mode(Op op, int64_t m, int64_t k, int64_t n, int N) {
   // sequential (sessions 29-31, constant operands, *-h200x2-*-s29c10-*, -s30c1-*, -s31c1-*; random
   // ones 725-727 against 770-820, -s31c5-*), and the cuBLASLt form that
   // runs off Hopper was level with sequential there since session 20 (596-627 against 602-630).
+  (void)k;
   const int64_t rows = N > 0 ? m / N : 0;
   if (N <= 1 || rows < 128) return Mode::kSequential;
   if (op == Op::kMatmulReduceScatter) return Mode::kOverlap;
