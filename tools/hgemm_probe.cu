@@ -13,7 +13,8 @@
 // on one GPU, their partials landed beforehand (signals preset, nothing waits): cuBLASLt's whole
 // GEMM, the fused form (the last shard adds count - 1 partials) and the epilogue ring (every shard
 // but the first adds one), replayed in turn; their ceilings without communication (time only: the
-// sums are checked by the GPU tests). HGEMM_GROUPS=g: row groups a shard (default 1).
+// sums are checked by the GPU tests), and the fused form on hopper_gemm_t (EXPERIMENTAL).
+// HGEMM_GROUPS=g: row groups a shard (default 1).
 // HGEMM_CANDIDATES=1 (with HGEMM_SUSTAIN): every cuBLASLt candidate of the shape (its ranking), as
 // graphs replayed in turn with the own GEMM's: which plan is fastest at the power cap, against the
 // one symmem's Gemm keeps (its tuning times single launches back to back).
@@ -248,15 +249,17 @@ int main(int argc, char** argv) {
     const std::vector<float> med = replay_medians(
         {[&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, r, n, st); },
          [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &fused); },
-         [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &ring); }},
+         [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &ring); },
+         [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &fused); }},
         sustain, reps);
-    std::printf("rs forms %lld x %lld x %lld, %d shards, %d groups, defer_halves %d: cublasLt %.1f us | fused %.1f us (%.3f x) | ring %.1f us (%.3f x) | ring/fused %.4f\n",
+    std::printf("rs forms %lld x %lld x %lld, %d shards, %d groups, defer_halves %d: cublasLt %.1f us | fused %.1f us (%.3f x) | ring %.1f us (%.3f x) | ring/fused %.4f"
+                " | fused on hopper_gemm_t %.1f us (%.3f x)\n",
                 (long long)m, (long long)n, (long long)k, fused.count, fused.groups, opt.defer_halves, med[0], med[1], med[1] / med[0], med[2],
-                med[2] / med[0], med[2] / med[1]);
+                med[2] / med[0], med[2] / med[1], med[3], med[3] / med[0]);
     append_json(json,
                 "\"probe\": \"rs_forms_loopback\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"shards\": %d, \"groups\": %d, "
-                "\"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f",
-                (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves, med[0], med[1], med[2]);
+                "\"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f, \"fused_t_us\": %.2f",
+                (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves, med[0], med[1], med[2], med[3]);
     return 0;
   }
   std::vector<__nv_bfloat16> hr(m * n);

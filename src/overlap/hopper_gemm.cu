@@ -170,21 +170,6 @@ __device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&ac
 }
 
 
-// HopperRowShards::done: this warpgroup's stores of its last tile are complete (the wait covers
-// this thread's bulk groups, i.e. that tile's), then word `at` is added to with release semantics
-// at GPU scope, which orders those writes before it for whoever sees the count on this GPU: a
-// stream wait, then the copy engine, both of which read this GPU's memory through its L2, where
-// a GPU-scope release has made the writes visible. (A release at system scope made every copy
-// that waited on the counts end 20-25 us later at 8B M 8192, TP = 4 (the probe: GEMM + pushes 399
-// us against 372 at GPU scope, the GEMM alone counting 370-376 either way; 4 x H200, session 33);
-// a full __threadfence_system() before a plain add stalled the warpgroup for every tile, session
-// 32.)
-__device__ __forceinline__ void count_stored(unsigned long long* done, int at) {
-  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-  device::fence_proxy_async_global();
-  asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(done + at) : "memory");
-}
-
 // The shared-memory address of thread (warp, lane)'s 8 x 8 matrix of x4 group j (j even) in a
 // consumer's 64-row half tile laid out as 64-column boxes of 64 rows (8 KiB, 128-byte swizzle): the
 // layout the epilogue's stmatrix writes and the TMA reads. The x4's four matrices hold rows
@@ -221,7 +206,6 @@ __device__ __forceinline__ void add_partial(float (&acc)[128], const uint8_t* st
 __device__ __forceinline__ bool adds_partials(const HopperRowShards& s, int shard) {
   return shard >= 0 && s.sum_shard >= 0 && (s.ring ? shard != s.first : shard == s.sum_shard);
 }
-__device__ __forceinline__ int partial_slot(const HopperRowShards& s, int shard, int j) { return s.ring ? shard : (shard + j) % s.count; }
 
 // A consumer's finished tile, rounded to bf16 (held[i] packs its accumulators 2i and 2i + 1), on
 // its way out: where it goes and which half goes next.
@@ -344,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               device::wait_signal(args.shards.handle, shard, Cmp::kGe, static_cast<uint64_t>(g) + 1, args.shards.first);
             } else {
               for (int j = 1; j <= peers; ++j) {
-                const int p = partial_slot(args.shards, shard, j);
+                const int p = hopper_partial_slot(args.shards, shard, j);
                 device::wait_signal(args.shards.handle, p, Cmp::kGe, static_cast<uint64_t>(g) + 1, p);
               }
             }
@@ -352,7 +336,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             summable = shard << 16 | (g + 1);
           }
           for (int j = 1; j <= peers; ++j) {
-            const int p = partial_slot(args.shards, shard, j);
+            const int p = hopper_partial_slot(args.shards, shard, j);
             for (int cw = 0; cw < 2; ++cw) {
               mbar_wait(&empty[stage], phase ^ 1);
               mbar_expect_tx(&full[stage], kBBytes);

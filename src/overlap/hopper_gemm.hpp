@@ -80,6 +80,10 @@ struct HopperRowShards {
   bool ring = false;
 };
 
+/// The signal and partials' slot of the j-th partial (j = 1 .. count - 1, or 1 in the ring) that a
+/// tile of `shard` adds: the fused sum's peer shard + j, the ring's `shard` itself.
+SYMMEM_HOST_DEVICE inline int hopper_partial_slot(const HopperRowShards& s, int shard, int j) { return s.ring ? shard : (shard + j) % s.count; }
+
 /// What done[p] of HopperRowShards reaches once shard p (`rows` rows, n columns) is in C (with row
 /// groups: once a group of `rows` rows is).
 constexpr uint64_t hopper_shard_halves(int64_t rows, int64_t n) { return static_cast<uint64_t>(rows / 128) * ((n + 255) / 256) * 2; }
@@ -94,10 +98,16 @@ SYMMEM_API void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int6
 
 /// The same product computed as C^T = B^T A^T in tiles of 160 rows x 128 columns (cuBLASLt's
 /// fastest plan at 16384 rows on an H200), ping-pong consumers, clusters of two along the columns
-/// (hopper_gemm_t.cu). With `shards`, all_gather_matmul's kind only (waits, a local shard; no
-/// counts, row groups, sums or ring): rows need not be a multiple of anything, a shard's last tile
-/// is clipped at its last row. Of opt, group_m and max_ctas apply.
+/// (hopper_gemm_t.cu). With `shards`: all_gather_matmul's (waits, a local shard), rows need not be
+/// a multiple of anything, a shard's last tile is clipped at its last row; and, EXPERIMENTAL
+/// (session 57, never run), the fused sum with `done` counts but not the ring: each CTA's tile
+/// (160 rows x 128 columns) adds 1 to done[p x groups + g] for every row group g of shard p that it
+/// overlaps, once its stores are complete, so group g is in C when its word reaches
+/// hopper_t_group_count(rows, rows / groups, g, n). Of opt, group_m, max_ctas and t_lean apply.
 SYMMEM_API void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
                               int64_t ldc, const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards = nullptr);
+/// What hopper_gemm_t's done word of row group g (group_rows rows of a `rows`-row shard) reaches
+/// once the group is in C (n columns): its overlapping 160-row tiles x the CTAs a row of tiles.
+SYMMEM_API uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n);
 
 }  // namespace symmem::overlap

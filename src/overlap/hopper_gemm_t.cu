@@ -51,6 +51,7 @@ constexpr uint32_t kBBox = kBK * 64 * 2;          // 8 KiB
 constexpr uint32_t kBBytes = 2 * kBBox;           // 16 KiB
 constexpr uint32_t kCBox = kTR * 64 * 2;          // a consumer's two slots, 20 KiB
 constexpr uint32_t kCHalf = kCBox / 2;            // one slot: 80 rows x 64 columns
+constexpr uint32_t kPartBox = (kTR / 2) * 64 * 2;  // the fused sum: a partial's 80 x 64 box, 10 KiB
 constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + 2 * kStages * sizeof(uint64_t) + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
@@ -113,12 +114,38 @@ __device__ __forceinline__ void store_half(const float (&acc)[80], const CUtenso
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
   }
 }
+
+// The fused sum: adds half H (rows 80 H .. 80 H + 79 of the tile) of a peer's 160 x 128 bf16
+// partial, which the producer loaded into a stage's A area as two 64-column boxes of 80 rows
+// (128-byte swizzle: the layout store_half writes), to the two accumulator sets. ldmatrix .trans
+// hands each thread the elements its accumulators hold (the inverse of store_half's stmatrix
+// .trans, same addresses).
+template <int H>
+__device__ __forceinline__ void add_partial_half(float (&acc0)[80], float (&acc1)[80], const uint8_t* stage_a, int warp, int lane) {
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    float(&acc)[80] = c == 0 ? acc0 : acc1;
+#pragma unroll
+    for (int i = 10 * H; i < 10 * H + 10; i += 2) {
+      const int q = lane / 8, row = 8 * (i - 10 * H + (q >> 1)) + lane % 8, col = 16 * warp + 8 * (q & 1);
+      uint32_t r[4];
+      ldmatrix_x4_trans(smem_addr(stage_a + c * kPartBox + row * 128 + (((col / 8) ^ (row % 8)) * 16)), r[0], r[1], r[2], r[3]);
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&r[x]));
+        acc[4 * i + 2 * x] += f.x;
+        acc[4 * i + 2 * x + 1] += f.y;
+      }
+    }
+  }
+}
 #endif  // SYMMEM_HGEMM_DEVICE
 
-template <bool kLean>
+template <bool kLean, bool kSum>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_t_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                         const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c, TArgs args) {
+                         const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c,
+                         const __grid_constant__ CUtensorMap map_part, const __grid_constant__ CUtensorMap map_out, TArgs args) {
 #ifdef SYMMEM_HGEMM_DEVICE
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -135,6 +162,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int units = args.shards.count * per * units_n;
   const int kblocks = (args.k + kBK - 1) / kBK;
   const int first_unit = static_cast<int>(cluster_id()), unit_step = static_cast<int>(cluster_count());
+  // The fused sum (EXPERIMENTAL): shard sum_shard's tiles, after their k-loop, add the count - 1
+  // partials of their rows, two stages a partial (80 rows each); group_rows: HopperRowShards::done's
+  // row groups.
+  const int peers = args.shards.count - 1;
+  const int group_rows = args.shards.rows / args.shards.groups;
+  auto summed = [&](int shard) { return kSum && shard == args.shards.sum_shard; };
+  auto tile_stages = [&](int shard) { return kblocks + (summed(shard) ? 2 * peers : 0); };  // its ring positions
   auto tile = [&](int u, int& shard, int& row, int& n0) {  // row: within the shard
     int block, un;
     schedule::shard_unit(u, per, units_n, args.shards.count, args.shards.first, args.group_m, shard, block, un);
@@ -152,11 +186,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   cluster_sync();
 
   if (wg == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    // (The fused sum's producer, with its partials' waits and loads, spilled at 40 registers.)
+    if (kSum)
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n" ::: "memory");
+    else
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
       uint64_t landed = 0;  // shards whose signal this thread has seen
+      int summable = 0;     // the fused sum: the row groups 0 .. summable - 1 have landed from every peer
       for (int u = first_unit; u < units; u += unit_step) {
         int shard, row, n0;
         tile(u, shard, row, n0);
@@ -183,10 +222,42 @@ __global__ void __launch_bounds__(kThreads, 1)
             phase ^= 1;
           }
         }
+        if (kSum && summed(shard)) {
+          // After the tile's k-loop loads (which never wait): every peer's partial of the row groups
+          // the tile overlaps must have landed (signal slot p >= the last one's g + 1, bounded, as
+          // hopper_gemm's fused form), then each partial's 160 x 128 goes through two stages, 80
+          // rows each, as two 64-column boxes in A's area. Not multicast (the cluster's CTAs hold
+          // other columns; both take the same stages).
+          const int g_last = (min(row + kTR, args.shards.rows) - 1) / group_rows;
+          if (g_last >= summable) {
+            for (int j = 1; j <= peers; ++j) {
+              const int p = hopper_partial_slot(args.shards, shard, j);
+              device::wait_signal(args.shards.handle, p, Cmp::kGe, static_cast<uint64_t>(g_last) + 1, p);
+            }
+            device::fence_proxy_async_global();
+            summable = g_last + 1;
+          }
+          for (int j = 1; j <= peers; ++j) {
+            const int p = hopper_partial_slot(args.shards, shard, j);
+            for (int h = 0; h < 2; ++h) {
+              mbar_wait(&empty[stage], phase ^ 1);
+              mbar_expect_tx(&full[stage], 2 * kPartBox);
+#pragma unroll
+              for (int i = 0; i < 2; ++i) tma_load_3d(sa + stage * kABytes + i * kPartBox, &map_part, n0 + i * 64, row + h * (kTR / 2), p, &full[stage]);
+              if (++stage == kStages) {
+                stage = 0;
+                phase ^= 1;
+              }
+            }
+          }
+        }
       }
     }
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    if (kSum)  // (56 x 128 + 224 x 256 = 64512 of the SM's 65536)
+      asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n" ::: "memory");
+    else
+      asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     // Ping-pong: consumer cw runs this CTA's tiles j = cw, cw + 2, ... whole (160 rows x 128
     // columns: two m64n160 sets, 160 accumulators), so one consumer's drain and epilogue run while
     // the other's k-loop keeps the tensor cores busy. Tile j's k-block kb is ring position
@@ -204,10 +275,20 @@ __global__ void __launch_bounds__(kThreads, 1)
     // 16-byte units of the address field (shared addresses stay below 2^18: no carry out of it).
     const uint64_t da0 = sw128_desc(smem_addr(sb), kBBox, 1024), db0 = sw128_desc(smem_addr(sa), 16, 1024);
     float acc0[80], acc1[80];  // C's columns 0-63 and 64-127 of the tile
-    for (int j = cw, u = first_unit + cw * unit_step; u < units; j += 2, u += 2 * unit_step) {
+    // (kSum: a tile's positions are its k-blocks and, summed, its partials' stages: both consumers
+    // walk every tile to count them.)
+    long pos = 0;
+    constexpr int kWalk = kSum ? 1 : 2;
+    for (int j = kSum ? 0 : cw, u = first_unit + (kSum ? 0 : cw * unit_step); u < units; j += kWalk, u += kWalk * unit_step) {
       int shard, m0, n0;
       tile(u, shard, m0, n0);
-      const long pos0 = static_cast<long>(j) * kblocks;
+      long pos0 = static_cast<long>(j) * kblocks;
+      if (kSum) {
+        pos0 = pos;
+        pos += tile_stages(shard);
+        if ((j & 1) != cw) continue;  // the other consumer's tile
+      }
+      const bool sum = summed(shard);
       int stage = static_cast<int>(pos0 % kStages), prev = -1;
       uint32_t phase = static_cast<uint32_t>((pos0 / kStages) & 1);
       if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);  // my turn: the other consumer is through tile j - 1's k-loop
@@ -245,15 +326,49 @@ __global__ void __launch_bounds__(kThreads, 1)
           phase ^= 1;
         }
       }
-      if (u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);  // the other's turn (tile j + 1)
+      if (!sum && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);  // the other's turn (tile j + 1)
       wgmma_wait<0>();
       wgmma_keep(acc0);
       wgmma_keep(acc1);
       if (leader) release<kCluster>(empty, prev);
-      store_half<0>(acc0, &map_c, my_c, warp, lane, leader, n0, m0, shard, 1 + cw);
-      store_half<1>(acc0, &map_c, my_c, warp, lane, leader, n0, m0, shard, 1 + cw);
-      store_half<0>(acc1, &map_c, my_c, warp, lane, leader, n0 + 64, m0, shard, 1 + cw);
-      store_half<1>(acc1, &map_c, my_c, warp, lane, leader, n0 + 64, m0, shard, 1 + cw);
+      if (kSum && sum) {
+        // The peers' partials, 80 rows a stage, added in fp32; the other consumer's turn comes only
+        // after these stages' waits too (the parity argument above counts every position).
+        for (int e = 0; e < 2 * peers; ++e) {
+          mbar_wait(&full[stage], phase);
+          if (e & 1)
+            add_partial_half<1>(acc0, acc1, sa + stage * kABytes, warp, lane);
+          else
+            add_partial_half<0>(acc0, acc1, sa + stage * kABytes, warp, lane);
+          named_sync(1 + cw, 128);  // every thread's reads of the stage, before the leader frees it
+          if (leader) release<kCluster>(empty, stage);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+        if (u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
+        if (args.shards.scale != 1.0f) {
+#pragma unroll
+          for (int i = 0; i < 80; ++i) {
+            acc0[i] *= args.shards.scale;
+            acc1[i] *= args.shards.scale;
+          }
+        }
+      }
+      const CUtensorMap* mo = sum ? &map_out : &map_c;
+      const int oz = sum ? 0 : shard;
+      store_half<0>(acc0, mo, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
+      store_half<1>(acc0, mo, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
+      store_half<0>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
+      store_half<1>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
+      if (kSum && args.shards.done != nullptr && !sum && leader) {
+        // HopperRowShards::done (EXPERIMENTAL form): this CTA's tile counts once in every row group
+        // it overlaps, once its four stores are complete (count_stored waits for them). Off the
+        // tensor cores' path: the other consumer's k-loop runs meanwhile.
+        const int g0 = m0 / group_rows, g1 = (min(m0 + kTR, args.shards.rows) - 1) / group_rows;
+        for (int g = g0; g <= g1; ++g) count_stored(args.shards.done, shard * args.shards.groups + g);
+      }
     }
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
   }
@@ -285,8 +400,17 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
             ", first ", shards->first, ")");
     require(shards->local == nullptr || (reinterpret_cast<uintptr_t>(shards->local) % 16 == 0 && shards->local_ld % 8 == 0 && shards->local_ld >= k),
             "hopper_gemm_t: the local shard must be 16-byte aligned, its leading dimension a multiple of 8 and at least k");
-    require(shards->done == nullptr && shards->groups == 1 && shards->sum_shard < 0 && !shards->ring,
-            "hopper_gemm_t: only all_gather_matmul's row shards (waits and a local shard), not counts, row groups, sums or the ring");
+    require(!shards->ring, "hopper_gemm_t: the epilogue ring is not supported; use hopper_gemm");
+    require(shards->groups >= 1 && shards->rows % shards->groups == 0,
+            "hopper_gemm_t: row groups must split a shard evenly (got ", shards->groups, " groups of a ", shards->rows, "-row shard)");
+    if (shards->sum_shard >= 0) {
+      require(shards->count >= 2 && shards->sum_shard == (shards->first + 1) % shards->count && shards->wait == 0 && shards->local == nullptr,
+              "hopper_gemm_t: the fused sum's shard must be the one that runs last (first + 1), with at least 2 shards, no shard waits "
+              "and no local shard");
+      require(shards->partials != nullptr && shards->out != nullptr && reinterpret_cast<uintptr_t>(shards->partials) % 16 == 0 &&
+                  reinterpret_cast<uintptr_t>(shards->out) % 16 == 0,
+              "hopper_gemm_t: the fused sum needs 16-byte aligned partials and out");
+    }
     args.shards = *shards;
     args.has_local = shards->local != nullptr;
   }
@@ -298,7 +422,12 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
   const CUtensorMap ml = args.has_local ? tensor_map_3d(args.shards.local, 1, rows, k, args.shards.local_ld, kTR / 2, kBK, "the local shard") : ma;
   const CUtensorMap mc = tensor_map_3d(c, count, rows, n, ldc, kTR / 2, 64, "C");
-  auto* kernel = opt.t_lean ? hopper_gemm_t_kernel<true> : hopper_gemm_t_kernel<false>;
+  const bool sum = args.shards.sum_shard >= 0;
+  const CUtensorMap mp = sum ? tensor_map_3d(args.shards.partials, count, rows, n, n, kTR / 2, 64, "the partials") : mc;
+  const CUtensorMap mo = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2, 64, "the summed rows' output") : mc;
+  // (Four instantiations: t_lean or not, with the fused sum's code or without it.)
+  auto* kernel = sum || args.shards.done != nullptr ? (opt.t_lean ? hopper_gemm_t_kernel<true, true> : hopper_gemm_t_kernel<false, true>)
+                                                    : (opt.t_lean ? hopper_gemm_t_kernel<true, false> : hopper_gemm_t_kernel<false, false>);
   SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
   int sms = 0, clusters = 0;
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -311,7 +440,12 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const int64_t units = static_cast<int64_t>(count) * ((rows + kTR - 1) / kTR) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
-  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, ma, mb, ml, mc, args));
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, ma, mb, ml, mc, mp, mo, args));
+}
+
+uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n) {
+  const int64_t first = g * group_rows / kTR, last = (std::min((g + 1) * group_rows, rows) - 1) / kTR;
+  return static_cast<uint64_t>(last - first + 1) * kCluster * ((n + kTC * kCluster - 1) / (kTC * kCluster));
 }
 
 }  // namespace symmem::overlap

@@ -86,6 +86,9 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t
 __device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr) : "memory");
 }
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr) : "memory");
+}
 __device__ __forceinline__ void named_sync(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
 __device__ __forceinline__ void named_arrive(int id, int threads) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
 __device__ __forceinline__ uint32_t pack_bf16(float a, float b) {
@@ -126,6 +129,21 @@ template <int N>
 __device__ __forceinline__ void wgmma_keep(float (&d)[N]) {  // the accumulators stay in registers across the fence
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// HopperRowShards::done: this thread's stores of its last tile are complete (the wait covers this
+// thread's bulk groups, i.e. that tile's, issued by a consumer's leader), then word `at` is added to with release semantics
+// at GPU scope, which orders those writes before it for whoever sees the count on this GPU: a
+// stream wait, then the copy engine, both of which read this GPU's memory through its L2, where
+// a GPU-scope release has made the writes visible. (A release at system scope made every copy
+// that waited on the counts end 20-25 us later at 8B M 8192, TP = 4 (the probe: GEMM + pushes 399
+// us against 372 at GPU scope, the GEMM alone counting 370-376 either way; 4 x H200, session 33);
+// a full __threadfence_system() before a plain add stalled the warpgroup for every tile, session
+// 32.)
+__device__ __forceinline__ void count_stored(unsigned long long* done, int at) {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  device::fence_proxy_async_global();
+  asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(done + at) : "memory");
 }
 
 // Frees a stage for the producer(s): one arrival per consumer warpgroup on every CTA's barrier.

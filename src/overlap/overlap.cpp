@@ -78,6 +78,10 @@ struct TensorParallel::Impl {
   // SYMMEM_OVERLAP_GEMM_T=1 / 0: all_gather_matmul's own form in hopper_gemm_t's transposed tiles or
   // hopper_gemm's (-1 unset: detail::gather_transposed decides). Rank-local.
   int own_t = -1;
+  // SYMMEM_OVERLAP_RS_GEMM_T=1: matmul_reduce_scatter's fused form (not the ring) on hopper_gemm_t
+  // (EXPERIMENTAL, session 57, never run; -1 / 0: hopper_gemm). Rank-local: the pushes, their
+  // groups and signals are the same; only the GEMM and its counts' targets differ.
+  int rs_t = -1;
   // SYMMEM_OVERLAP_OWN_RS=fused / ring: that own-GEMM form of matmul_reduce_scatter wherever the own
   // GEMM fits (-1 unset: detail::reduce_own_gemm decides, and only the fused form). Compared across
   // ranks: the two forms push to different ranks and slots.
@@ -158,6 +162,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.own_gemm = force_knob(why, "SYMMEM_OVERLAP_GEMM", "cublas", "own");
   d.own_rs = force_knob(why, "SYMMEM_OVERLAP_OWN_RS", "fused", "ring");
   d.own_t = force_knob(why, "SYMMEM_OVERLAP_GEMM_T", "0", "1");
+  d.rs_t = force_knob(why, "SYMMEM_OVERLAP_RS_GEMM_T", "0", "1", "the default (0)");
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
   d.rs_chunks = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_CHUNKS", 1, detail::kMaxRsChunks, 0));
@@ -710,7 +715,14 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
   if (d.count_at >= 0) opt.count_at = d.count_at;
-  hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
+  // (SYMMEM_OVERLAP_RS_GEMM_T=1: the transposed GEMM, whose done words count 160-row tiles per row
+  // group they overlap, so each group's target is its own.)
+  const bool transposed = d.rs_t == 1 && !ring;
+  auto target = [&](int g) { return transposed ? hopper_t_group_count(rows, grows, g, n) : per_group; };
+  if (transposed)
+    hopper_gemm_t(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
+  else
+    hopper_gemm(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   for (int j = 1; j < N; ++j) {
     const int p = (me - j + N) % N;  // the GEMM's order
     // Fused: block p to rank p's slot `me`; ring: block p (its sum so far) to rank me + 1's slot p.
@@ -719,7 +731,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(ps, d.start, 0));
     for (int g = 0; g < groups; ++g) {
       const size_t at = static_cast<size_t>(p) * slot * 2 + static_cast<size_t>(g) * gbytes;
-      SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(ps), reinterpret_cast<CUdeviceptr>(d.stored + p * groups + g), per_group,
+      SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(ps), reinterpret_cast<CUdeviceptr>(d.stored + p * groups + g), target(g),
                                CU_STREAM_WAIT_VALUE_GEQ));
       stream::put_signal(d.recv, to, static_cast<size_t>(into) * slot * 2 + static_cast<size_t>(g) * gbytes, staging + at, gbytes, into,
                          static_cast<uint64_t>(g) + 1, SignalOp::kSet, ps, Engine::kCopyEngine);
@@ -728,7 +740,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   for (int j = 1; j < N; ++j)
     for (int g = 0; g < groups; ++g)
       SYMMEM_CU_CHECK(d.write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d.stored + ((me - j + N) % N) * groups + g),
-                                per_group, 0));
+                                target(g), 0));
   for (int j = 1; j < N; ++j) {  // the staging is free again when the call ends
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.pushed[j - 1], d.pushers[j - 1]));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.pushed[j - 1], 0));

@@ -330,6 +330,18 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
   ASSERT_ALL(why.empty(), why);
 }
 
+// The same calls with the fused form's GEMM in transposed 160 x 128 tiles
+// (SYMMEM_OVERLAP_RS_GEMM_T=1: hopper_gemm_t, EXPERIMENTAL): its tiles count once in every row
+// group they overlap (groups of 256 and 512 rows against 160-row tiles), its own block's tiles add
+// the peers' partials from the stage ring. (Written in session 57 after its last GPU call: not
+// yet run.) Where the own GEMM cannot run, the calls take the sum form and must pass all the same.
+TEST(Overlap, OwnGemmTransposedReduceScatterMatchesTheReference) {
+  ScopedEnv t("SYMMEM_OVERLAP_RS_GEMM_T", "1");
+  std::string why = own_reduce_scatter_cases();
+  if (!why.empty()) why = "(SYMMEM_OVERLAP_RS_GEMM_T=1) " + why;
+  ASSERT_ALL(why.empty(), why);
+}
+
 // The same calls in the own GEMM's epilogue ring (SYMMEM_OVERLAP_OWN_RS=ring): every block but
 // the first adds its predecessor's partial sum and travels on to the next rank. (At 2 ranks it
 // moves what the fused form moves; from 3 on, it differs.) Where the own GEMM cannot run, the

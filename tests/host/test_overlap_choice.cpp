@@ -1,10 +1,12 @@
 // What overlap's auto mode runs, from the sizes and the team size alone (the same on every rank).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "symmem/overlap.hpp"
 #include "../../src/overlap/gemm.hpp"
+#include "../../src/overlap/hopper_gemm.hpp"
 
 using symmem::overlap::Mode;
 using symmem::overlap::Op;
@@ -261,4 +263,24 @@ TEST(OverlapChoice, GemmTunerKeepsTheFirstUnlessAnotherIsClearlyFaster) {
   EXPECT_EQ(Gemm::choose({-1, 100, 95, 96}), 2u);           // the first that ran is the reference
   EXPECT_EQ(Gemm::choose({100, 96, 97}), 1u);               // 4% faster
   EXPECT_EQ(Gemm::choose({100, 96, -1, 90}), 3u);           // the fastest of those past the margin
+}
+
+// hopper_gemm_t's done targets (the fused form on it, EXPERIMENTAL): a row group's word reaches its
+// overlapping 160-row tiles x the CTAs of a row of tiles, counted here tile by tile; every tile of a
+// shard overlaps one or two groups, and the groups' targets sum to the tiles' overlaps.
+TEST(OverlapChoice, TransposedGroupCountsMatchTheTilesThatOverlapEachGroup) {
+  using symmem::overlap::hopper_t_group_count;
+  for (int64_t rows : {256, 768, 1024, 2048, 8192})
+    for (int64_t groups : {1, 2, 3, 4, 16})
+      for (int64_t n : {384, 512, 4096, 7168}) {
+        if (rows % groups != 0) continue;
+        const int64_t grows = rows / groups, ctas = 2 * ((n + 255) / 256), tiles = (rows + 159) / 160;
+        std::vector<uint64_t> want(groups, 0);
+        for (int64_t t = 0; t < tiles; ++t) {
+          const int64_t g0 = t * 160 / grows, g1 = (std::min(t * 160 + 160, rows) - 1) / grows;
+          for (int64_t g = g0; g <= g1; ++g) want[g] += ctas;
+        }
+        for (int64_t g = 0; g < groups; ++g)
+          EXPECT_EQ(hopper_t_group_count(rows, grows, g, n), want[g]) << rows << " rows, " << groups << " groups, n " << n << ", group " << g;
+      }
 }
