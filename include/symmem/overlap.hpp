@@ -7,7 +7,10 @@
 // Overlap, all-gather: after a barrier, each rank's shard goes to every peer by the copy engine
 // (one put with a signal per peer, on a side stream, nearest peer first) while the GEMM of the
 // local rows runs; each peer's rows are multiplied as soon as their signal has arrived, on a
-// second, high-priority stream, so that the local rows' GEMM fills the SMs those leave idle.
+// second, high-priority stream, so that the local rows' GEMM fills the SMs those leave idle. On
+// Hopper with a GPU a rank (detail::gather_own_gemm), one persistent GEMM of symmem's own over all
+// rows instead, each tile waiting for its shard's signal; in 160 x 128 tiles where
+// detail::gather_transposed says (kOwnGatherT), else 128 x 256.
 // Overlap, reduce-scatter, where a block's parts fill the GPU (detail::rs_ring; always at 2 ranks):
 // after a barrier, a ring of N steps: at step t a rank multiplies the rows of block me + t + 1,
 // adds (in the GEMM's epilogue) the partial sum of that block that rank me + 1 computed at step
@@ -44,8 +47,9 @@ enum class Op : int { kAllGatherMatmul = 0, kMatmulReduceScatter };
 /// all_gather_matmul by the own GEMM over row shards or cuBLASLt's GEMMs a shard group at a time;
 /// matmul_reduce_scatter fused into the own GEMM, as a ring of cuBLASLt GEMMs, as cuBLASLt GEMMs and
 /// a sum kernel, or as a ring inside the own GEMM (kOwnRing, the epilogue ring); either one
-/// sequentially (the collective, then or after one GEMM).
-enum class Form : int { kSequential = 0, kOwnGather, kCublasGather, kFused, kRing, kSum, kOwnRing };
+/// sequentially (the collective, then or after one GEMM). kOwnGatherT: all_gather_matmul's own form
+/// with its GEMM in transposed 160 x 128 tiles (detail::gather_transposed).
+enum class Form : int { kSequential = 0, kOwnGather, kCublasGather, kFused, kRing, kSum, kOwnRing, kOwnGatherT };
 SYMMEM_API const char* form_name(Form f);
 
 class SYMMEM_API TensorParallel {
@@ -156,13 +160,16 @@ SYMMEM_API int rs_groups(int64_t rows);
 /// every rank's do, with the driver's stream memory operations). own_gemm: SYMMEM_OVERLAP_GEMM
 /// (1 own, 0 cublas, -1 unset); force_rs: SYMMEM_OVERLAP_RS (1 ring, 0 sum, -1 unset); own_rs:
 /// SYMMEM_OVERLAP_OWN_RS (1 ring, 0 fused, -1 unset), which takes that own-GEMM form wherever the
-/// own GEMM fits and SYMMEM_OVERLAP_GEMM is not cublas.
+/// own GEMM fits and SYMMEM_OVERLAP_GEMM is not cublas. own_t: SYMMEM_OVERLAP_GEMM_T (1, 0, -1
+/// unset: gather_transposed on `sms`, the SMs the own GEMM may hold).
 struct FormFacts {
   int nranks = 1;
   bool own_ok = false;
   int own_gemm = -1;
   int force_rs = -1;
   int own_rs = -1;
+  int own_t = -1;
+  int sms = 132;
 };
 /// The form a call takes (TensorParallel::form, and what the operations run): `mode` as asked
 /// (kAuto: choose_mode). The own GEMM multiplies bf16 only, whole 256-row units, up to 64 ranks.

@@ -358,8 +358,10 @@ Form choose_form(Op op, Mode mode, int64_t m, int64_t k, int64_t n, DataType dty
   // The own GEMM multiplies bf16 only (fp16 takes cuBLASLt's forms, whatever SYMMEM_OVERLAP_GEMM
   // says), whole 256-row units, up to 64 ranks; SYMMEM_OVERLAP_GEMM forces it on or off where it fits.
   const bool own_fits = f.own_ok && dtype == DataType::kBFloat16 && rows % 256 == 0 && N <= 64;
-  if (op == Op::kAllGatherMatmul)
-    return own_fits && (f.own_gemm == 1 || (f.own_gemm < 0 && gather_own_gemm(N, rows, n))) ? Form::kOwnGather : Form::kCublasGather;
+  if (op == Op::kAllGatherMatmul) {
+    if (!own_fits || !(f.own_gemm == 1 || (f.own_gemm < 0 && gather_own_gemm(N, rows, n)))) return Form::kCublasGather;
+    return f.own_t == 1 || (f.own_t < 0 && gather_transposed(N, rows, n, f.sms)) ? Form::kOwnGatherT : Form::kOwnGather;
+  }
   // SYMMEM_OVERLAP_OWN_RS=ring / fused: that own-GEMM form wherever the own GEMM fits and is not
   // turned off (the ring is opt-in: not yet timed at 3+ ranks, where it differs from the fused form).
   if (own_fits && f.own_gemm != 0 && f.own_rs >= 0) return f.own_rs == 1 ? Form::kOwnRing : Form::kFused;
@@ -378,6 +380,7 @@ const char* form_name(Form f) {
     case Form::kRing: return "ring of cuBLASLt GEMMs";
     case Form::kSum: return "cuBLASLt GEMMs and a sum kernel";
     case Form::kOwnRing: return "epilogue ring (the own GEMM)";
+    case Form::kOwnGatherT: return "the own GEMM over row shards, transposed 160 x 128 tiles";
   }
   return "invalid";
 }
@@ -394,6 +397,8 @@ Form TensorParallel::form(Op op, int64_t m, int64_t k, int64_t n, Mode mode, Dat
   f.own_gemm = d.own_gemm;
   f.force_rs = d.force_rs;
   f.own_rs = d.own_rs;
+  f.own_t = d.own_t;
+  f.sms = comm_.shares_gpu() ? own_options(d.defer, true, d.sms).max_ctas : d.sms;  // (the SMs the own GEMM may hold)
   return detail::choose_form(op, mode, m, k, n, dtype, f);
 }
 
@@ -466,7 +471,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
     if (a_out)
       SYMMEM_CUDA_CHECK(cudaMemcpyAsync(gathered + static_cast<size_t>(me) * shard_bytes, a_shard, shard_bytes, cudaMemcpyDeviceToDevice, d.side));
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
-    if (form == Form::kOwnGather) {
+    if (form == Form::kOwnGather || form == Form::kOwnGatherT) {
       // One GEMM over all rows, local shard first, then the peers' in the order they land; each
       // tile's producer waits for its shard's signal (bounded) before loading its rows.
       HopperRowShards sh;
@@ -479,12 +484,10 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.local = a_shard;
       sh.local_ld = k;
       const HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
-      if (d.own_t == 1 || (d.own_t < 0 && detail::gather_transposed(N, rows, n, opt.max_ctas > 0 ? opt.max_ctas : d.sms))) {
-        trace_form("all_gather_matmul", m, k, n, "its GEMM in transposed 160 x 128 tiles (hopper_gemm_t)");
+      if (form == Form::kOwnGatherT)
         hopper_gemm_t(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
-      } else {
+      else
         hopper_gemm(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
-      }
     } else {
       gather_gemms(a_shard, m, k, b, n, c, s, dtype);
     }

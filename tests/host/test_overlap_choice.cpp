@@ -248,6 +248,18 @@ TEST(OverlapChoice, TheFormOfACall) {
   EXPECT_EQ(choose_form(rs, Mode::kSequential, 8192, 3584, 4096, bf, facts(4, true, -1, -1, 1)), Form::kSequential);
   EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 3584, bf, facts(4, true, -1, -1, 1)), Form::kOwnGather);
   EXPECT_STREQ(form_name(Form::kOwnRing), "epilogue ring (the own GEMM)");
+  // all_gather_matmul's own form in transposed tiles where gather_transposed says, or forced
+  // (SYMMEM_OVERLAP_GEMM_T: own_t), on the SMs the own GEMM may hold.
+  FormFacts t = facts(2, true);
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 16384, 4096, 7168, bf, t), Form::kOwnGatherT);  // 8B TP = 2, M 16384
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 7168, bf, t), Form::kOwnGather);    // M 8192
+  t.own_t = 0;
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 16384, 4096, 7168, bf, t), Form::kOwnGather);
+  t.own_t = 1;
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 7168, bf, t), Form::kOwnGatherT);
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 7168, bf, facts(2, false)), Form::kCublasGather);  // (own_t only picks the own GEMM's tiles)
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 7168, 4096, bf, t), Form::kRing);  // (and only all_gather_matmul's)
+  EXPECT_STREQ(form_name(Form::kOwnGatherT), "the own GEMM over row shards, transposed 160 x 128 tiles");
   EXPECT_STREQ(form_name(Form::kFused), "fused (the own GEMM)");
   EXPECT_STREQ(form_name(static_cast<Form>(99)), "invalid");
 }
