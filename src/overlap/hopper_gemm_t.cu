@@ -1,5 +1,10 @@
-// symmem's own GEMM in transposed tiles (hopper_gemm_t): EXPERIMENTAL, no operation uses it yet.
-// symmem-hgemm-probe (HGEMM_T=1) checks it against cuBLASLt and times it.
+// symmem's own GEMM in transposed tiles (hopper_gemm_t). all_gather_matmul's own form runs in it
+// where detail::gather_transposed says (Form::kOwnGatherT): row shards through 3-D tensor maps
+// (shard, row within it, column), so a shard's partial last tile is clipped at its own last row,
+// the producer's shard waits bounded as hopper_gemm's. matmul_reduce_scatter's fused form on it
+// (the kSum instantiations: partial adds, done counts per overlapped row group) is EXPERIMENTAL,
+// written in session 57 and not yet run (SYMMEM_OVERLAP_RS_GEMM_T=1; host model HopperTModel.*).
+// symmem-hgemm-probe (HGEMM_T=1) checks the GEMM against cuBLASLt and times it.
 //
 // Why: at 16384 rows cuBLASLt's fastest plan on an H200 ("tile 29") runs tiles of 160 of C's rows
 // x 128 of its columns, clusters of two along the columns, and is 5-9% faster there than every
