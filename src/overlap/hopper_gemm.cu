@@ -61,7 +61,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <mutex>
 #include <string>
 
 #include "symmem/device.cuh"
@@ -443,29 +442,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 template <int kCluster>
-int max_clusters(int dev) {  // clusters of kCluster that fit at one CTA an SM (per device)
-  static std::mutex mu;
-  static int cache[64];
-  std::lock_guard<std::mutex> lock(mu);
-  int& cached = cache[dev & 63];
-  if (cached > 0) return cached;
-  int sms = 0;
-  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(hopper_gemm_kernel<kCluster>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(kSmemBytes)));
-  if (kCluster == 1) return cached = sms;
-  ClusterLaunch<kCluster> l(kCluster * sms, kThreads, kSmemBytes, nullptr);
-  int n = 0;
-  SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, hopper_gemm_kernel<kCluster>, &l.cfg));
-  if (n <= 0) fail<Unsupported>("hopper_gemm: no cluster of " + std::to_string(kCluster) + " CTAs fits on this GPU");
-  return cached = n;
-}
-
-template <int kCluster>
 void launch(int dev, const CUtensorMap& ma, const CUtensorMap& mb, const CUtensorMap& ml, const CUtensorMap& mc, const CUtensorMap& mp,
             const CUtensorMap& mo, const Args& args, int max_ctas, cudaStream_t stream) {
   const int units = ((args.m + kBM * kCluster - 1) / (kBM * kCluster)) * ((args.n + kBN - 1) / kBN);
-  int clusters = max_clusters<kCluster>(dev);
+  static ClusterFit<kCluster> fit;
+  int clusters = fit.get(hopper_gemm_kernel<kCluster>, dev, kThreads, kSmemBytes, "hopper_gemm");
   if (max_ctas > 0) clusters = std::min(clusters, std::max(1, max_ctas / kCluster));
   clusters = std::min(clusters, units);
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);

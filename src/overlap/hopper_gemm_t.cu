@@ -430,17 +430,12 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const bool sum = args.shards.sum_shard >= 0;
   const CUtensorMap mp = sum ? tensor_map_3d(args.shards.partials, count, rows, n, n, kTR / 2, 64, "the partials") : mc;
   const CUtensorMap mo = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2, 64, "the summed rows' output") : mc;
-  // (Four instantiations: t_lean or not, with the fused sum's code or without it.)
-  auto* kernel = sum || args.shards.done != nullptr ? (opt.t_lean ? hopper_gemm_t_kernel<true, true> : hopper_gemm_t_kernel<false, true>)
-                                                    : (opt.t_lean ? hopper_gemm_t_kernel<true, false> : hopper_gemm_t_kernel<false, false>);
-  SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
-  int sms = 0, clusters = 0;
-  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  {
-    ClusterLaunch<kCluster> probe(kCluster * sms, kThreads, kSmemBytes, nullptr);
-    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &probe.cfg));
-  }
-  if (clusters <= 0) fail<Unsupported>("hopper_gemm_t: no cluster of 2 CTAs fits on this GPU");
+  // (Four instantiations: t_lean or not, with the fused sum's code or without it; each its fit.)
+  const bool counted = sum || args.shards.done != nullptr;
+  auto* kernel = counted ? (opt.t_lean ? hopper_gemm_t_kernel<true, true> : hopper_gemm_t_kernel<false, true>)
+                         : (opt.t_lean ? hopper_gemm_t_kernel<true, false> : hopper_gemm_t_kernel<false, false>);
+  static ClusterFit<kCluster> fits[2][2];
+  int clusters = fits[opt.t_lean][counted].get(kernel, dev, kThreads, kSmemBytes, "hopper_gemm_t");
   if (opt.max_ctas > 0) clusters = std::max(1, std::min(clusters, opt.max_ctas / kCluster));
   const int64_t units = static_cast<int64_t>(count) * ((rows + kTR - 1) / kTR) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "runtime/driver.hpp"
@@ -210,6 +211,31 @@ struct ClusterLaunch {
     cfg.stream = stream;
     cfg.attrs = attr;
     cfg.numAttrs = kCluster > 1 ? 1 : 0;
+  }
+};
+
+// How many clusters of kCluster CTAs of one kernel (`threads` a CTA, `smem` bytes of dynamic shared
+// memory, its limit raised to that first) fit at one CTA an SM, worked out once a device (a
+// kernel's launches ask it every call): one ClusterFit a kernel, kept static by its launcher.
+// Throws Unsupported, naming `who`, where none fits.
+template <int kCluster>
+struct ClusterFit {
+  std::mutex mu;
+  int by_device[64] = {};
+  template <class Kernel>
+  int get(Kernel kernel, int dev, int threads, size_t smem, const char* who) {
+    std::lock_guard<std::mutex> lock(mu);
+    int& cached = by_device[dev & 63];
+    if (cached > 0) return cached;
+    int sms = 0;
+    SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    SYMMEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    if (kCluster == 1) return cached = sms;
+    ClusterLaunch<kCluster> l(kCluster * sms, threads, smem, nullptr);
+    int n = 0;
+    SYMMEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &l.cfg));
+    if (n <= 0) fail<Unsupported>(std::string(who) + ": no cluster of " + std::to_string(kCluster) + " CTAs fits on this GPU");
+    return cached = n;
   }
 };
 
