@@ -7,6 +7,7 @@
 #                                   RPG ranks a GPU; its summary lines go to summary.txt
 #   O LABEL [VAR=value...]          symmem-bench overlap
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
+#   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 # BIN=<tree under .deps/ab> before B, O or A runs that tree's symmem-bench instead (a baseline
 # measured beside the change, in the same call); before T that tree's tests, which its build makes
 # where AB_TARGETS="symmem_gpu_tests symmem-run" (TLIMIT: T's time limit, default 150 s). Each
@@ -64,8 +65,14 @@ A() {
   timeout 120 "$bin" "$op" "$@" --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/a.log" 2>&1
   echo "== $label ($op $*) rc $? at $(el) s:"; awk '/^ +[0-9]+ /{printf "%s:%s/%s ", $1, $6, $10} END{print ""}' "$OUT/a.log"
 }
+H() {  # symmem-hgemm-probe ARGS (EXTRA_TARGETS=symmem-hgemm-probe) under the HGEMM_* set, bounded at 60 s
+  echo "== hgemm-probe $* at $(el) s"
+  timeout 60 build/symmem-hgemm-probe "$@" > "$OUT/p.log" 2>&1; local rc=$?
+  grep -E "gemm_t|first bad|error|usage|Error" "$OUT/p.log"; echo "rc $rc"
+  [ $rc -eq 0 ] || { tail -5 "$OUT/p.log"; return 1; }
+}
 eval "${STEPS:?give the steps as a file argument or in STEPS}"
-rm -f "$OUT/m.log" "$OUT/t.log" "$OUT/o.log" "$OUT/a.log" "$OUT"/r/*.svg
+rm -f "$OUT/m.log" "$OUT/t.log" "$OUT/o.log" "$OUT/a.log" "$OUT/p.log" "$OUT"/r/*.svg
 touch "$OUT/summary.txt" "$OUT/suite.log"  # (a name the archive lists but that is missing fails it)
 archive "$OUT" "call-$(date +%H%M%S)" "r/*.json" "build*.log" summary.txt suite.log "t-failed-*.log"
 echo "== end at $(el) s"

@@ -4,16 +4,11 @@
 # and cuBLASLt's tuned plan of the whole GEMM, at all_gather_matmul's Llama-3 shapes at TP = 2 and 4
 # (M x Nc x K, shards = TP): the calibration of detail::gather_transposed.
 #   EXTRA_TARGETS=symmem-hgemm-probe COMMIT=<sha> bash tools/call.sh tools/steps/s57-gemm-t-shards-x1.sh
-P() {
-  echo "== $* at $(el) s"
-  env HGEMM_T=1 HGEMM_SUSTAIN=10 timeout 60 "$@" > "$OUT/p.log" 2>&1; local rc=$?
-  grep -E "gemm_t|first bad|error|usage|Error" "$OUT/p.log"; echo "rc $rc"
-  [ $rc -eq 0 ] || { tail -5 "$OUT/p.log"; return 1; }
-}
-P build/symmem-hgemm-probe 3000 2048 1000 2 8 5 0 3 && P build/symmem-hgemm-probe 320 264 72 2 8 5 0 2 &&
-  P build/symmem-hgemm-probe 2048 1024 512 2 8 5 0 4 &&
+export HGEMM_T=1 HGEMM_SUSTAIN=10
+H 3000 2048 1000 2 8 5 0 3 && H 320 264 72 2 8 5 0 2 &&
+  H 2048 1024 512 2 8 5 0 4 &&
   for s in "16384 7168 4096 2 8 15 0 2" "8192 7168 4096 2 8 15 0 2" "16384 14336 8192 2 8 9 0 2" "8192 14336 8192 2 8 15 0 2" \
            "16384 3584 4096 2 8 15 0 4" "8192 3584 4096 2 8 15 0 4" "16384 7168 8192 2 8 15 0 4" "8192 7168 8192 2 8 15 0 4"; do
-    P build/symmem-hgemm-probe $s --json $OUT/r/gemm-t-shards.json || break
+    H $s --json $OUT/r/gemm-t-shards.json || break
   done
 true

@@ -6,14 +6,9 @@
 #   EXTRA_TARGETS=symmem-hgemm-probe COMMIT=<sha> bash tools/call.sh tools/steps/s57-gemm-t-x1.sh
 # (Each run bounded at 60 s: a wrong transaction count or phase in a never-run kernel spins its
 # mbarrier waits for ever, and the first failure stops the rest.)
-P() {
-  echo "== $* at $(el) s"
-  env HGEMM_T=1 HGEMM_SUSTAIN=10 timeout 60 "$@" > "$OUT/p.log" 2>&1; local rc=$?
-  grep -E "gemm_t|first bad|error|usage|Error" "$OUT/p.log"; echo "rc $rc"
-  [ $rc -eq 0 ] || { tail -5 "$OUT/p.log"; return 1; }
-}
-P build/symmem-hgemm-probe 1000 1032 520 2 2 5 &&
+export HGEMM_T=1 HGEMM_SUSTAIN=10
+H 1000 1032 520 2 2 5 &&
   for s in "16384 4096 7168" "16384 7168 4096" "8192 4096 7168" "16384 4096 3584"; do
-    for g in 2 8; do P build/symmem-hgemm-probe $s 2 $g 15 --json $OUT/r/gemm-t.json || break 2; done
+    for g in 2 8; do H $s 2 $g 15 --json $OUT/r/gemm-t.json || break 2; done
   done
 true

@@ -1,15 +1,9 @@
-#!/usr/bin/env bash
-# One device call (session 57, 1 GPU): where cuBLASLt's tile 29 and hopper_gemm_t (ping-pong) differ
+# Steps for tools/call.sh (session 57, 1 GPU): where cuBLASLt's tile 29 and hopper_gemm_t (ping-pong) differ
 # in L2 traffic at 16384 x 4096 x 7168: the L2's sectors and requests by source unit, hits and
 # misses, as many of the wanted counters as this ncu knows (printed as CSV), and hopper_gemm_t's
 # SASS with executions and stall samples ($OUT/src-t.csv).
-#   bash tools/steps/s57-ncu-l2.sh   (on the device, from the repository root)
-set -u
-export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++
-OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE="$PWD/.deps/googletest" -DSYMMEM_BUILD_PYTHON=OFF > "$OUT/build.log" 2>&1 &&
-  cmake --build build -j "$(nproc)" --target symmem-hgemm-probe >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-echo "== built at $SECONDS s"
+#   EXTRA_TARGETS=symmem-hgemm-probe COMMIT=<sha> bash tools/call.sh tools/steps/s57-ncu-l2.sh
+# (Session 57 ran it standalone with its own build of the probe alone; call.sh builds it now.)
 ncu --query-metrics --chip gh100 > "$OUT/metrics.txt" 2>&1
 want="lts__t_sectors_srcunit_tex_op_read lts__t_requests_srcunit_tex_op_read lts__t_sectors_srcunit_tex_op_read_lookup_hit lts__t_sectors_srcunit_tex_op_read_lookup_miss lts__t_sectors_srcunit_ltcfabric lts__t_sectors_op_read lts__t_sectors lts__t_requests_srcunit_tex lts__t_sectors_srcunit_tex l1tex__m_xbar2l1tex_read_sectors lts__d_sectors_fill_sysmem lts__t_sectors_srcnode_gpc dram__sectors_read"
 ms=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
@@ -18,7 +12,7 @@ echo "metrics: $ms"
 export SYMMEM_GEMM_TUNE=0 HGEMM_T=1 HGEMM_TILE=29 HGEMM_SUSTAIN=1
 timeout 200 ncu --clock-control none -k regex:"nvjet|hopper_gemm_t" --launch-skip 2 -c 2 --section SourceCounters --metrics "$ms" \
   -o "$OUT/l2" -f build/symmem-hgemm-probe 16384 4096 7168 2 8 2 > "$OUT/ncu.log" 2>&1
-echo "== ncu rc $? at $SECONDS s"; tail -2 "$OUT/ncu.log"
+echo "== ncu rc $? at $(el) s"; tail -2 "$OUT/ncu.log"
 ncu -i "$OUT/l2.ncu-rep" --page raw --csv --metrics "$ms" > "$OUT/raw.csv" 2>&1
 python3 - "$OUT/raw.csv" <<'PY'
 import csv, sys
