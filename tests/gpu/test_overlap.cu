@@ -269,14 +269,24 @@ TEST(Overlap, ReplayedInACudaGraphWithNewData) {
 // number of ranks, so tiles wait for their shard while the CTA's previous tile is still being
 // stored. Where it cannot run (not Hopper, ranks sharing a GPU), the same calls take cuBLASLt's
 // path and must pass all the same.
-TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
+namespace {
+// The calls above; `whole_tiles` adds 1280 rows a rank in a graph (the transposed GEMM's eight whole
+// 160-row tiles).
+std::string own_all_gather_cases(bool whole_tiles) {
   const int n = comm().size();
   std::string why;
   for (bool graph : {false, true}) {
     why = overlap_case(overlap::Mode::kOverlap, graph, 256 * n, 320, 384, nullptr, nullptr, "own");
-    if (!why.empty()) { why = std::string(graph ? "(graph) " : "") + why; break; }
+    if (!why.empty()) return std::string(graph ? "(graph) " : "") + why;
   }
-  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, many_tiles_rows(n) * n, 256, 4096, nullptr, nullptr, "own");
+  why = overlap_case(overlap::Mode::kOverlap, false, many_tiles_rows(n) * n, 256, 4096, nullptr, nullptr, "own");
+  if (why.empty() && whole_tiles) why = overlap_case(overlap::Mode::kOverlap, true, 1280 * n, 136, 1024, nullptr, nullptr, "own");
+  return why;
+}
+}  // namespace
+
+TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
+  const std::string why = own_all_gather_cases(false);
   ASSERT_ALL(why.empty(), why);
 }
 
@@ -285,15 +295,8 @@ TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
 // clipped at the shard's last row while the next shard's rows may still be in flight; then more
 // tiles than CTAs, and 1280 rows a rank (eight whole tiles).
 TEST(Overlap, OwnGemmTransposedAllGatherMatchesTheReference) {
-  const int n = comm().size();
   ScopedEnv t("SYMMEM_OVERLAP_GEMM_T", "1");
-  std::string why;
-  for (bool graph : {false, true}) {
-    why = overlap_case(overlap::Mode::kOverlap, graph, 256 * n, 320, 384, nullptr, nullptr, "own");
-    if (!why.empty()) { why = std::string(graph ? "(graph) " : "") + why; break; }
-  }
-  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, many_tiles_rows(n) * n, 256, 4096, nullptr, nullptr, "own");
-  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 1280 * n, 136, 1024, nullptr, nullptr, "own");
+  std::string why = own_all_gather_cases(true);
   if (!why.empty()) why = "(SYMMEM_OVERLAP_GEMM_T=1) " + why;
   ASSERT_ALL(why.empty(), why);
 }
