@@ -55,7 +55,7 @@ class SYMMEM_API Gemm {  // (exported for symmem-bench)
  private:
   struct Plan;
   static constexpr int kCandidates = 16, kTuneRuns = 2, kTuneRounds = 5;
-  static constexpr float kTuneMargin = 0.03f;  // (tune)
+  static constexpr float kTuneMargin = 0.03f, kTuneWarmMs = 25.0f;  // (tune)
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, DataType>;
   Plan& plan(const Key& key);
   void tune(Plan& p, size_t out_bytes, const void* a, const void* b, cudaStream_t stream);
