@@ -20,7 +20,8 @@
 // one symmem's Gemm keeps (its tuning times single launches back to back).
 // HGEMM_T=1: the experimental hopper_gemm_t (transposed 160 x 128 tiles) checked and timed beside
 // (with shards too, checked against cuBLASLt's result; HGEMM_TILE=t times cuBLASLt's first candidate of
-// tile t instead of the tuned plan; HGEMM_T_LEAN=1 adds HopperGemmOptions::t_lean's kernel).
+// tile t instead of the tuned plan; HGEMM_T_TALL=t adds the kernel with t 160-row tiles a shard,
+// HopperGemmOptions::t_tall, beside the one with the chosen count, hopper_t_tall).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -294,15 +295,16 @@ int main(int argc, char** argv) {
     int64_t bad_t = 0;
     // (With shards, shard `first`'s rows come from the local copy, A's being poisoned: the result
     // is still cuBLASLt's, computed before the poison.)
-    // HGEMM_T_LEAN=1: HopperGemmOptions::t_lean's kernel checked and timed beside.
-    const bool lean = std::getenv("HGEMM_T_LEAN") != nullptr && std::atoi(std::getenv("HGEMM_T_LEAN")) != 0;
+    // HGEMM_T_TALL=t: the kernel with t 160-row tiles a shard (the rest 128) checked and timed beside.
+    const bool forced_on = std::getenv("HGEMM_T_TALL") != nullptr;
     symmem::overlap::HopperGemmOptions lopt = opt;
-    lopt.t_lean = true;
-    for (int w = 0; w < (lean ? 2 : 1); ++w) {
+    if (forced_on) lopt.t_tall = std::atoi(std::getenv("HGEMM_T_TALL"));
+    const int tall = symmem::overlap::hopper_t_tall(m, n, opt, shp), forced = symmem::overlap::hopper_t_tall(m, n, lopt, shp);
+    for (int w = 0; w < (forced_on ? 2 : 1); ++w) {
       CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
       symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, w == 0 ? opt : lopt, nullptr, shp);
       CK(cudaDeviceSynchronize());
-      bad_t += compare(c, hr, m, n, worst_t, w == 0 ? "hopper_gemm_t" : "hopper_gemm_t (t_lean)");
+      bad_t += compare(c, hr, m, n, worst_t, w == 0 ? "hopper_gemm_t" : "hopper_gemm_t (HGEMM_T_TALL)");
     }
     float tl = 0;
     float tr = 0, to = 0, tt = 0;
@@ -311,24 +313,24 @@ int main(int argc, char** argv) {
           [&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, shp ? c : r, n, st); },
           [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, shp); }};
       if (own_runs) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); });
-      if (lean) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, lopt, st, shp); });
+      if (forced_on) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, lopt, st, shp); });
       const std::vector<float> med = replay_medians(fns, sustain, reps);
       tr = med[0];
       tt = med[1];
       to = own_runs ? med[2] : 0;
-      tl = lean ? med.back() : 0;
+      tl = forced_on ? med.back() : 0;
     }
-    std::printf("gemm_t %lld x %lld x %lld group %d shards %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
+    std::printf("gemm_t %lld x %lld x %lld group %d shards %d tall %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
                 "own_t %.1f us | own_t/cublasLt %.3f, own_t/own %.3f",
-                (long long)m, (long long)n, (long long)k, opt.group_m, shp ? sh.count : 0, bad_t ? "FAIL" : "ok", worst_t, (long long)bad_t, tr,
+                (long long)m, (long long)n, (long long)k, opt.group_m, shp ? sh.count : 0, tall, bad_t ? "FAIL" : "ok", worst_t, (long long)bad_t, tr,
                 ref.describe(m, n, k, k, n, n).c_str(), to, tt, tr > 0 ? tt / tr : 0.0, to > 0 ? tt / to : 0.0);
-    if (lean) std::printf(" | own_t lean %.1f us (%.3f x own_t)", tl, tt > 0 ? tl / tt : 0.0);
+    if (forced_on) std::printf(" | own_t tall %d %.1f us (%.3f x own_t)", forced, tl, tt > 0 ? tl / tt : 0.0);
     std::printf("\n");
     append_json(json,
                 "\"probe\": \"gemm_t\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"sustain\": %d, "
-                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"own_t_lean_us\": %.2f, \"shards\": %d, "
+                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"own_t_forced_us\": %.2f, \"tall\": %d, \"forced_tall\": %d, \"shards\": %d, "
                 "\"max_rel_err\": %.5f, \"bad\": %lld, \"cublaslt_plan\": \"%s\"",
-                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, tl, shp ? sh.count : 0,
+                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, tl, tall, forced, shp ? sh.count : 0,
                 worst_t, (long long)bad_t, ref.describe(m, n, k, k, n, n).c_str());
     return bad || bad_t ? 1 : 0;
   }

@@ -22,12 +22,9 @@ struct HopperGemmOptions {
   // Of each tile's two 128-column halves, how many go out under the next tile's first k-blocks
   // (one a k-block, while its wgmma run) instead of before it: 0, 1 or 2.
   int defer_halves = 2;
-  // hopper_gemm_t only, EXPERIMENTAL (session 57, never run): the warpgroup index broadcast from
-  // lane 0 (so the compiler can prove the k-loop's stage and descriptors uniform across a warp and
-  // keep them in uniform registers) and the descriptors' address added in 32 bits: its consumer
-  // k-loop executed 131 instructions a warp a k-block against cuBLASLt's tile 29's ~34, the
-  // descriptors computed in vector registers and moved (R2UR) for each wgmma.
-  bool t_lean = false;
+  // hopper_gemm_t only: a shard's tiles of 160 rows before its tiles of 128 (schedule::t_tall);
+  // negative: as hopper_t_tall chooses.
+  int t_tall = -1;
 };
 
 /// A itself is `count` shards of `rows` rows. The tiles run shard `first` first, then first - 1,
@@ -103,11 +100,16 @@ SYMMEM_API void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int6
 /// (session 57, never run), the fused sum with `done` counts but not the ring: each CTA's tile
 /// (160 rows x 128 columns) adds 1 to done[p x groups + g] for every row group g of shard p that it
 /// overlaps, once its stores are complete, so group g is in C when its word reaches
-/// hopper_t_group_count(rows, rows / groups, g, n). Of opt, group_m, max_ctas and t_lean apply.
+/// hopper_t_group_count(rows, rows / groups, g, n, hopper_t_tall(...)). A shard's row tiles are
+/// hopper_t_tall(...) of 160 rows, then tiles of 128. Of opt, group_m, max_ctas and t_tall apply.
 SYMMEM_API void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,
                               int64_t ldc, const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards = nullptr);
+/// The 160-row tiles a shard that hopper_gemm_t runs with these arguments before its 128-row ones
+/// (opt.t_tall, or schedule::t_choose_tall for this device's clusters: the shortest walk).
+SYMMEM_API int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const HopperRowShards* shards = nullptr);
 /// What hopper_gemm_t's done word of row group g (group_rows rows of a `rows`-row shard) reaches
-/// once the group is in C (n columns): its overlapping 160-row tiles x the CTAs a row of tiles.
-SYMMEM_API uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n);
+/// once the group is in C (n columns): its overlapping row tiles (`tall` of 160 rows, then 128)
+/// x the CTAs a row of tiles.
+SYMMEM_API uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n, int tall);
 
 }  // namespace symmem::overlap

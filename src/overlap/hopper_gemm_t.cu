@@ -41,7 +41,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
+#include <type_traits>
 
 #include "symmem/error.hpp"
 
@@ -64,6 +68,7 @@ struct TArgs {
   int m, n, k, group_m;
   HopperRowShards shards;  // without shards: one shard of m rows, no waits
   bool has_local;          // shards.first's rows come from map_local
+  int tall;                // a shard's 160-row tiles (schedule::t_tall); the rest in tiles of 128
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -87,6 +92,15 @@ __device__ __forceinline__ void wgmma_m64n160k16_ta(float (&d)[80], uint64_t des
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// The same with N = 128 (a 128-row tile: 64 accumulators a thread, d[0..63] of the set).
+__device__ __forceinline__ void wgmma_m64n128k16_ta(float (&d)[80], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                : "memory");
@@ -99,14 +113,15 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
 // C's columns and its columns C's rows. Each 8 x 8 matrix goes out transposed, so lane j of a
 // matrix's eight names the shared-memory row of C's row 8 i + j, at column 16 warp (+ 8). The slot
 // was last read by the store before the newest bulk group (the other slot's, or none, came
-// after it): wait_group.read 1.
-template <int H>
+// after it): wait_group.read 1. kGroups: the half's 8-row groups (10; 6 for a 128-row tile's
+// second half, rows 80-127, through a map whose box is 48 rows).
+template <int H, int kGroups = 10>
 __device__ __forceinline__ void store_half(const float (&acc)[80], const CUtensorMap* map, uint8_t* my_c, int warp, int lane, bool leader,
                                            int col0, int row0, int shard, int bar) {
   if (leader) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
   named_sync(bar, 128);
 #pragma unroll
-  for (int i = 10 * H; i < 10 * H + 10; i += 2) {
+  for (int i = 10 * H; i < 10 * H + kGroups; i += 2) {
     const int q = lane / 8, row = 8 * (i + (q >> 1)) + lane % 8, col = 16 * warp + 8 * (q & 1);
     const uint32_t addr = smem_addr(my_c + row * 128 + (((col / 8) ^ (row % 8)) * 16));
     stmatrix_x4_trans(addr, pack_bf16(acc[4 * i], acc[4 * i + 1]), pack_bf16(acc[4 * i + 2], acc[4 * i + 3]),
@@ -124,14 +139,14 @@ __device__ __forceinline__ void store_half(const float (&acc)[80], const CUtenso
 // partial, which the producer loaded into a stage's A area as two 64-column boxes of 80 rows
 // (128-byte swizzle: the layout store_half writes), to the two accumulator sets. ldmatrix .trans
 // hands each thread the elements its accumulators hold (the inverse of store_half's stmatrix
-// .trans, same addresses).
-template <int H>
+// .trans, same addresses). kGroups as store_half's (a 128-row tile's second half: 6).
+template <int H, int kGroups = 10>
 __device__ __forceinline__ void add_partial_half(float (&acc0)[80], float (&acc1)[80], const uint8_t* stage_a, int warp, int lane) {
 #pragma unroll
   for (int c = 0; c < 2; ++c) {
     float(&acc)[80] = c == 0 ? acc0 : acc1;
 #pragma unroll
-    for (int i = 10 * H; i < 10 * H + 10; i += 2) {
+    for (int i = 10 * H; i < 10 * H + kGroups; i += 2) {
       const int q = lane / 8, row = 8 * (i - 10 * H + (q >> 1)) + lane % 8, col = 16 * warp + 8 * (q & 1);
       uint32_t r[4];
       ldmatrix_x4_trans(smem_addr(stage_a + c * kPartBox + row * 128 + (((col / 8) ^ (row % 8)) * 16)), r[0], r[1], r[2], r[3]);
@@ -146,11 +161,12 @@ __device__ __forceinline__ void add_partial_half(float (&acc0)[80], float (&acc1
 }
 #endif  // SYMMEM_HGEMM_DEVICE
 
-template <bool kLean, bool kSum>
+template <bool kSum>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_t_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c,
-                         const __grid_constant__ CUtensorMap map_part, const __grid_constant__ CUtensorMap map_out, TArgs args) {
+                         const __grid_constant__ CUtensorMap map_c48, const __grid_constant__ CUtensorMap map_part,
+                         const __grid_constant__ CUtensorMap map_out, const __grid_constant__ CUtensorMap map_out48, TArgs args) {
 #ifdef SYMMEM_HGEMM_DEVICE
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -159,10 +175,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint8_t* sc = sb + kStages * kBBytes;    // 2 x kCBox
   uint64_t* full = reinterpret_cast<uint64_t*>(sc + 2 * kCBox);
   uint64_t* empty = full + kStages;
-  // (kLean: from lane 0, so that the compiler knows it, and what it derives, alike across a warp.)
-  const int wg = kLean ? __shfl_sync(0xffffffff, static_cast<int>(threadIdx.x / 128), 0) : static_cast<int>(threadIdx.x / 128);
+  const int wg = static_cast<int>(threadIdx.x / 128);
   const uint32_t crank = cluster_rank();
-  const int per = (args.shards.rows + kTR - 1) / kTR;  // row tiles a shard
+  const int per = schedule::t_row_tiles(args.shards.rows, args.tall);  // row tiles a shard
   const int units_n = (args.n + kTC * kCluster - 1) / (kTC * kCluster);
   const int units = args.shards.count * per * units_n;
   const int kblocks = (args.k + kBK - 1) / kBK;
@@ -174,10 +189,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int group_rows = args.shards.rows / args.shards.groups;
   auto summed = [&](int shard) { return kSum && shard == args.shards.sum_shard; };
   auto tile_stages = [&](int shard) { return kblocks + (summed(shard) ? 2 * peers : 0); };  // its ring positions
-  auto tile = [&](int u, int& shard, int& row, int& n0) {  // row: within the shard
+  // Unit u -> its shard, first row within the shard, rows (160, or 128 past the shard's tall
+  // tiles) and first column.
+  auto tile = [&](int u, int& shard, int& row, int& height, int& n0) {
     int block, un;
     schedule::shard_unit(u, per, units_n, args.shards.count, args.shards.first, args.group_m, shard, block, un);
-    row = block * kTR;
+    row = schedule::t_tile_row(block, args.tall);
+    height = schedule::t_tile_height(block, args.tall);
     n0 = (un * kCluster + static_cast<int>(crank)) * kTC;
   };
 
@@ -202,8 +220,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint64_t landed = 0;  // shards whose signal this thread has seen
       int summable = 0;     // the fused sum: the row groups 0 .. summable - 1 have landed from every peer
       for (int u = first_unit; u < units; u += unit_step) {
-        int shard, row, n0;
-        tile(u, shard, row, n0);
+        int shard, row, height, n0;
+        tile(u, shard, row, height, n0);
         const bool local = shard == args.shards.first;
         if (!local && args.shards.wait && !(landed >> shard & 1)) {
           // As hopper_gemm's: bounded (a timeout is recorded for the host to raise; the tile then
@@ -215,6 +233,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         const CUtensorMap* ma = local && args.has_local ? &map_local : &map_a;
         const int az = local && args.has_local ? 0 : shard;
+        // (A 128-row tile loads 160 rows all the same: rows 128-159 are the next tile's, or past the
+        // shard's last row and filled with zeros by the map; its wgmma reads the first 128.)
         for (int kb = 0; kb < kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
           mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
@@ -231,9 +251,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           // After the tile's k-loop loads (which never wait): every peer's partial of the row groups
           // the tile overlaps must have landed (signal slot p >= the last one's g + 1, bounded, as
           // hopper_gemm's fused form), then each partial's 160 x 128 goes through two stages, 80
-          // rows each, as two 64-column boxes in A's area. Not multicast (the cluster's CTAs hold
-          // other columns; both take the same stages).
-          const int g_last = (min(row + kTR, args.shards.rows) - 1) / group_rows;
+          // rows each, as two 64-column boxes in A's area (a 128-row tile's consumer adds the first
+          // 128). Not multicast (the cluster's CTAs hold other columns; both take the same stages).
+          const int g_last = (min(row + height, args.shards.rows) - 1) / group_rows;
           if (g_last >= summable) {
             for (int j = 1; j <= peers; ++j) {
               const int p = hopper_partial_slot(args.shards, shard, j);
@@ -264,13 +284,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     else
       asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     // Ping-pong: consumer cw runs this CTA's tiles j = cw, cw + 2, ... whole (160 rows x 128
-    // columns: two m64n160 sets, 160 accumulators), so one consumer's drain and epilogue run while
-    // the other's k-loop keeps the tensor cores busy. Tile j's k-block kb is ring position
-    // j x kblocks + kb: stage (j x kblocks + kb) % kStages, fill (j x kblocks + kb) / kStages of
-    // that stage. A consumer starts tile j's k-loop only once the other has been through tile
-    // j - 1's (named barriers 3 and 4: a turn), so every earlier position's `full` wait is done when
-    // it waits on one: a stage's barrier is then at most one fill behind the one waited for, and
-    // the parity wait cannot take an older fill of the same parity for it.
+    // columns: two m64n160 sets, 160 accumulators; a 128-row tile two m64n128 sets), so one
+    // consumer's drain and epilogue run while the other's k-loop keeps the tensor cores busy. Tile
+    // j's k-block kb is ring position j x kblocks + kb: stage (j x kblocks + kb) % kStages, fill
+    // (j x kblocks + kb) / kStages of that stage. A consumer starts tile j's k-loop only once the
+    // other has been through tile j - 1's (named barriers 3 and 4: a turn), so every earlier
+    // position's `full` wait is done when it waits on one: a stage's barrier is then at most one
+    // fill behind the one waited for, and the parity wait cannot take an older fill of the same
+    // parity for it.
     const int cw = wg - 1;
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const bool leader = t == 0;
@@ -280,43 +301,30 @@ __global__ void __launch_bounds__(kThreads, 1)
     // 16-byte units of the address field (shared addresses stay below 2^18: no carry out of it).
     const uint64_t da0 = sw128_desc(smem_addr(sb), kBBox, 1024), db0 = sw128_desc(smem_addr(sa), 16, 1024);
     float acc0[80], acc1[80];  // C's columns 0-63 and 64-127 of the tile
-    // (kSum: a tile's positions are its k-blocks and, summed, its partials' stages: both consumers
-    // walk every tile to count them.)
-    long pos = 0;
-    constexpr int kWalk = kSum ? 1 : 2;
-    for (int j = kSum ? 0 : cw, u = first_unit + (kSum ? 0 : cw * unit_step); u < units; j += kWalk, u += kWalk * unit_step) {
-      int shard, m0, n0;
-      tile(u, shard, m0, n0);
-      long pos0 = static_cast<long>(j) * kblocks;
-      if (kSum) {
-        pos0 = pos;
-        pos += tile_stages(shard);
-        if ((j & 1) != cw) continue;  // the other consumer's tile
-      }
-      const bool sum = summed(shard);
-      int stage = static_cast<int>(pos0 % kStages), prev = -1;
-      uint32_t phase = static_cast<uint32_t>((pos0 / kStages) & 1);
-      if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);  // my turn: the other consumer is through tile j - 1's k-loop
+    // One tile's k-loop (kTall: 160 rows, else 128), from ring position `stage`/`phase` on; frees
+    // each stage one k-block late (wgmma.wait_group 1), the last one at its end.
+    auto k_loop = [&](auto tall_tag, int& stage, uint32_t& phase) {
+      constexpr bool kTall = decltype(tall_tag)::value;
+      int prev = -1;
       for (int kb = 0; kb < kblocks; ++kb) {
         mbar_wait(&full[stage], phase);
         const uint64_t da = da0 + static_cast<uint64_t>(stage * (kBBytes >> 4)), db = db0 + static_cast<uint64_t>(stage * (kABytes >> 4));
         wgmma_fence();
         wgmma_keep(acc0);
         wgmma_keep(acc1);
-        if (kLean) {  // the address field's sums in 32 bits (they never carry out of it)
-          const uint64_t ha = da & ~uint64_t(0xFFFFFFFF), hb = db & ~uint64_t(0xFFFFFFFF);
-          const uint32_t la = static_cast<uint32_t>(da), lb = static_cast<uint32_t>(db);
 #pragma unroll
-          for (int kk = 0; kk < kBK / 16; ++kk) wgmma_m64n160k16_ta(acc0, ha | (la + kk * (2048 >> 4)), hb | (lb + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
+        for (int kk = 0; kk < kBK / 16; ++kk) {
+          if constexpr (kTall)
+            wgmma_m64n160k16_ta(acc0, da + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+          else
+            wgmma_m64n128k16_ta(acc0, da + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+        }
 #pragma unroll
-          for (int kk = 0; kk < kBK / 16; ++kk)
-            wgmma_m64n160k16_ta(acc1, ha | (la + (kBBox >> 4) + kk * (2048 >> 4)), hb | (lb + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
-        } else {
-#pragma unroll
-          for (int kk = 0; kk < kBK / 16; ++kk) wgmma_m64n160k16_ta(acc0, da + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
-#pragma unroll
-          for (int kk = 0; kk < kBK / 16; ++kk)
+        for (int kk = 0; kk < kBK / 16; ++kk) {
+          if constexpr (kTall)
             wgmma_m64n160k16_ta(acc1, da + (kBBox >> 4) + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+          else
+            wgmma_m64n128k16_ta(acc1, da + (kBBox >> 4) + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
         }
         wgmma_commit();
         wgmma_keep(acc0);
@@ -331,6 +339,26 @@ __global__ void __launch_bounds__(kThreads, 1)
           phase ^= 1;
         }
       }
+      return prev;
+    };
+    // (kSum: a tile's positions are its k-blocks and, summed, its partials' stages: both consumers
+    // walk every tile to count them.)
+    long pos = 0;
+    constexpr int kWalk = kSum ? 1 : 2;
+    for (int j = kSum ? 0 : cw, u = first_unit + (kSum ? 0 : cw * unit_step); u < units; j += kWalk, u += kWalk * unit_step) {
+      int shard, m0, height, n0;
+      tile(u, shard, m0, height, n0);
+      long pos0 = static_cast<long>(j) * kblocks;
+      if (kSum) {
+        pos0 = pos;
+        pos += tile_stages(shard);
+        if ((j & 1) != cw) continue;  // the other consumer's tile
+      }
+      const bool sum = summed(shard), tall = height == kTR;
+      int stage = static_cast<int>(pos0 % kStages);
+      uint32_t phase = static_cast<uint32_t>((pos0 / kStages) & 1);
+      if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);  // my turn: the other consumer is through tile j - 1's k-loop
+      const int prev = tall ? k_loop(std::true_type{}, stage, phase) : k_loop(std::false_type{}, stage, phase);
       if (!sum && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);  // the other's turn (tile j + 1)
       wgmma_wait<0>();
       wgmma_keep(acc0);
@@ -341,10 +369,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         // after these stages' waits too (the parity argument above counts every position).
         for (int e = 0; e < 2 * peers; ++e) {
           mbar_wait(&full[stage], phase);
-          if (e & 1)
+          if (!(e & 1))
+            add_partial_half<0>(acc0, acc1, sa + stage * kABytes, warp, lane);
+          else if (tall)
             add_partial_half<1>(acc0, acc1, sa + stage * kABytes, warp, lane);
           else
-            add_partial_half<0>(acc0, acc1, sa + stage * kABytes, warp, lane);
+            add_partial_half<1, 6>(acc0, acc1, sa + stage * kABytes, warp, lane);
           named_sync(1 + cw, 128);  // every thread's reads of the stage, before the leader frees it
           if (leader) release<kCluster>(empty, stage);
           if (++stage == kStages) {
@@ -364,14 +394,21 @@ __global__ void __launch_bounds__(kThreads, 1)
       const CUtensorMap* mo = sum ? &map_out : &map_c;
       const int oz = sum ? 0 : shard;
       store_half<0>(acc0, mo, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
-      store_half<1>(acc0, mo, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
-      store_half<0>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
-      store_half<1>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
+      if (tall) {
+        store_half<1>(acc0, mo, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
+        store_half<0>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
+        store_half<1>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
+      } else {  // (rows 80-127 through the 48-row boxes: rows 128-159 are the next tile's)
+        const CUtensorMap* mo48 = sum ? &map_out48 : &map_c48;
+        store_half<1, 6>(acc0, mo48, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
+        store_half<0>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
+        store_half<1, 6>(acc1, mo48, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
+      }
       if (kSum && args.shards.done != nullptr && !sum && leader) {
         // HopperRowShards::done (EXPERIMENTAL form): this CTA's tile counts once in every row group
         // it overlaps, once its four stores are complete (count_stored waits for them). Off the
         // tensor cores' path: the other consumer's k-loop runs meanwhile.
-        const int g0 = m0 / group_rows, g1 = (min(m0 + kTR, args.shards.rows) - 1) / group_rows;
+        const int g0 = m0 / group_rows, g1 = (min(m0 + height, args.shards.rows) - 1) / group_rows;
         for (int g = g0; g <= g1; ++g) count_stored(args.shards.done, shard * args.shards.groups + g);
       }
     }
@@ -385,6 +422,39 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace
 
+namespace {
+// The clusters a launch of the (counted: kSum) kernel runs on this device: as many as fit, at most
+// opt.max_ctas / 2.
+int t_clusters(const HopperGemmOptions& opt, bool counted, int dev) {
+  static ClusterFit<kCluster> fits[2];
+  int clusters = fits[counted].get(counted ? hopper_gemm_t_kernel<true> : hopper_gemm_t_kernel<false>, dev, kThreads, kSmemBytes,
+                                   "hopper_gemm_t");
+  if (opt.max_ctas > 0) clusters = std::max(1, std::min(clusters, opt.max_ctas / kCluster));
+  return clusters;
+}
+
+// schedule::t_choose_tall, worked out once a shape (it walks every unit of each candidate).
+int choose_tall(int rows, int count, int n, int clusters, int group) {
+  static std::mutex mu;
+  static std::map<std::tuple<int, int, int, int, int>, int> chosen;
+  const int units_n = (n + kTC * kCluster - 1) / (kTC * kCluster);
+  const auto key = std::make_tuple(rows, count, units_n, clusters, group);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = chosen.find(key);
+  if (it == chosen.end()) it = chosen.emplace(key, schedule::t_choose_tall(rows, count, units_n, clusters, group)).first;
+  return it->second;
+}
+}  // namespace
+
+int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const HopperRowShards* shards) {
+  const int count = shards != nullptr ? shards->count : 1, rows = shards != nullptr ? shards->rows : static_cast<int>(m);
+  if (opt.t_tall >= 0) return schedule::t_tall(rows, opt.t_tall);
+  int dev = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  const bool counted = shards != nullptr && (shards->sum_shard >= 0 || shards->done != nullptr);
+  return choose_tall(rows, count, static_cast<int>(n), t_clusters(opt, counted, dev), opt.group_m);
+}
+
 void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
                    const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards) {
   if (m == 0 || n == 0) return;
@@ -395,7 +465,7 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   for (const void* p : {a, b, static_cast<const void*>(c)})
     require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm_t: A, B and C must be 16-byte aligned");
   require(opt.group_m > 0, "hopper_gemm_t: group_m must be positive (got ", opt.group_m, ")");
-  TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, HopperRowShards{}, false};
+  TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, HopperRowShards{}, false, 0};
   args.shards.rows = static_cast<int>(m);
   args.shards.count = 1;
   if (shards != nullptr) {
@@ -427,25 +497,29 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
   const CUtensorMap ml = args.has_local ? tensor_map_3d(args.shards.local, 1, rows, k, args.shards.local_ld, kTR / 2, kBK, "the local shard") : ma;
   const CUtensorMap mc = tensor_map_3d(c, count, rows, n, ldc, kTR / 2, 64, "C");
+  const CUtensorMap mc48 = tensor_map_3d(c, count, rows, n, ldc, kTR / 2 - 32, 64, "C");
   const bool sum = args.shards.sum_shard >= 0;
   const CUtensorMap mp = sum ? tensor_map_3d(args.shards.partials, count, rows, n, n, kTR / 2, 64, "the partials") : mc;
   const CUtensorMap mo = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2, 64, "the summed rows' output") : mc;
-  // (Four instantiations: t_lean or not, with the fused sum's code or without it; each its fit.)
+  const CUtensorMap mo48 = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2 - 32, 64, "the summed rows' output") : mc;
   const bool counted = sum || args.shards.done != nullptr;
-  auto* kernel = counted ? (opt.t_lean ? hopper_gemm_t_kernel<true, true> : hopper_gemm_t_kernel<false, true>)
-                         : (opt.t_lean ? hopper_gemm_t_kernel<true, false> : hopper_gemm_t_kernel<false, false>);
-  static ClusterFit<kCluster> fits[2][2];
-  int clusters = fits[opt.t_lean][counted].get(kernel, dev, kThreads, kSmemBytes, "hopper_gemm_t");
-  if (opt.max_ctas > 0) clusters = std::max(1, std::min(clusters, opt.max_ctas / kCluster));
-  const int64_t units = static_cast<int64_t>(count) * ((rows + kTR - 1) / kTR) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
+  int clusters = t_clusters(opt, counted, dev);
+  args.tall = opt.t_tall >= 0 ? schedule::t_tall(rows, opt.t_tall) : choose_tall(rows, count, static_cast<int>(n), clusters, opt.group_m);
+  const int64_t units = static_cast<int64_t>(count) * schedule::t_row_tiles(rows, args.tall) * ((n + kTC * kCluster - 1) / (kTC * kCluster));
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
-  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, ma, mb, ml, mc, mp, mo, args));
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, counted ? hopper_gemm_t_kernel<true> : hopper_gemm_t_kernel<false>, ma, mb, ml, mc, mc48, mp, mo, mo48, args));
 }
 
-uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n) {
-  const int64_t first = g * group_rows / kTR, last = (std::min((g + 1) * group_rows, rows) - 1) / kTR;
-  return static_cast<uint64_t>(last - first + 1) * kCluster * ((n + kTC * kCluster - 1) / (kTC * kCluster));
+uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n, int tall) {
+  tall = schedule::t_tall(static_cast<int>(rows), tall);
+  const int64_t lo = g * group_rows, hi = std::min((g + 1) * group_rows, rows);  // the group's rows [lo, hi)
+  int64_t tiles = 0;
+  for (int b = 0, per = schedule::t_row_tiles(static_cast<int>(rows), tall); b < per; ++b) {
+    const int64_t r0 = schedule::t_tile_row(b, tall), r1 = std::min<int64_t>(r0 + schedule::t_tile_height(b, tall), rows);
+    tiles += r0 < hi && lo < r1 ? 1 : 0;
+  }
+  return static_cast<uint64_t>(tiles) * kCluster * ((n + kTC * kCluster - 1) / (kTC * kCluster));
 }
 
 }  // namespace symmem::overlap

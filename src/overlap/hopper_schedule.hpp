@@ -48,6 +48,67 @@ SYMMEM_HOST_DEVICE inline void shard_unit(int u, int per, int units_n, int count
   shard = ((first - j) % count + count) % count;
 }
 
+/// hopper_gemm_t's row tiles of a `rows`-row shard: `tall` tiles of 160 rows, then tiles of 128
+/// (the last one clipped at the shard's last row where they do not divide the rest). A tall count
+/// at or past the 160-row tiles that cover the shard (or negative) means those alone, the last one
+/// clipped.
+constexpr int kTallRows = 160, kShortRows = 128;
+SYMMEM_HOST_DEVICE inline int t_tall(int rows, int tall) {
+  const int all = (rows + kTallRows - 1) / kTallRows;
+  return tall < 0 || tall > all ? all : tall;
+}
+SYMMEM_HOST_DEVICE inline int t_row_tiles(int rows, int tall) {
+  const int rest = rows - kTallRows * tall;
+  return tall + (rest > 0 ? (rest + kShortRows - 1) / kShortRows : 0);
+}
+SYMMEM_HOST_DEVICE inline int t_tile_row(int block, int tall) {
+  return block < tall ? kTallRows * block : kTallRows * tall + kShortRows * (block - tall);
+}
+SYMMEM_HOST_DEVICE inline int t_tile_height(int block, int tall) { return block < tall ? kTallRows : kShortRows; }
+
+/// The time of hopper_gemm_t's persistent walk over `count` shards of `rows` rows with `tall`
+/// 160-row tiles a shard (t_tall), units_n column units a row tile and `clusters` clusters, each
+/// taking every clusters-th unit of shard_unit's order (group: its raster): the most rows any
+/// cluster computes, a 128-row tile costing 128 (the same time a row as a 160-row one:
+/// m64n128k16 against m64n160k16, both within shared memory's bandwidth).
+inline long t_walk_rows(int rows, int count, int units_n, int clusters, int group, int tall) {
+  tall = t_tall(rows, tall);
+  const int per = t_row_tiles(rows, tall);
+  const long units = static_cast<long>(count) * per * units_n;
+  long worst = 0;
+  for (int c = 0; c < clusters && c < units; ++c) {
+    long sum = 0;
+    for (long u = c; u < units; u += clusters) {
+      int block, un;
+      const long per_shard = static_cast<long>(per) * units_n;
+      unit_coords(static_cast<int>(u % per_shard), per, units_n, group, block, un);
+      sum += t_tile_height(block, tall);
+    }
+    worst = sum > worst ? sum : worst;
+  }
+  return worst;
+}
+
+/// hopper_gemm_t's tall tiles a shard: 160-row tiles only (every tile but a shard's last full),
+/// unless some tiles of 128 rows shorten the walk (t_walk_rows) by 1% or more; then the count
+/// with the shortest walk, the most tall tiles among equals. A shard's 160-row tiles leave a
+/// partial one and a partial last wave: 2 shards of 8192 rows x 16 column units on 66 clusters walk
+/// 26 x 160 rows where 44 tiles of 160 and 9 of 128 walk 25.2 x 160.
+inline int t_choose_tall(int rows, int count, int units_n, int clusters, int group) {
+  const int all = t_tall(rows, -1);
+  const long base = t_walk_rows(rows, count, units_n, clusters, group, all);
+  int best = all;
+  long best_rows = base;
+  for (int tall = all - 1; tall >= 0; --tall) {
+    const long w = t_walk_rows(rows, count, units_n, clusters, group, tall);
+    if (w < best_rows) {
+      best = tall;
+      best_rows = w;
+    }
+  }
+  return best_rows * 100 <= base * 99 ? best : all;
+}
+
 /// The raster group with row shards: the largest divisor of a shard's units (of a row group's, with
 /// row groups: pass rows / groups) up to group_m, so that no group spans two shards (a group
 /// reaching into a later shard sets part of a wave waiting for rows still in flight: 2 x H200, 8B

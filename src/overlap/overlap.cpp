@@ -34,13 +34,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include "../runtime/driver.hpp"
 #include "../runtime/agree.hpp"
 #include "../runtime/log.hpp"
 #include "gemm.hpp"
 #include "hopper_gemm.hpp"
+#include "hopper_schedule.hpp"
 #include "overlap_kernels.hpp"
 #include "symmem/env.hpp"
 #include "symmem/error.hpp"
@@ -82,6 +86,9 @@ struct TensorParallel::Impl {
   // (EXPERIMENTAL, session 57, never run; -1 / 0: hopper_gemm). Rank-local: the pushes, their
   // groups and signals are the same; only the GEMM and its counts' targets differ.
   int rs_t = -1;
+  // SYMMEM_OVERLAP_GEMM_T_TALL=t: hopper_gemm_t's shards in t tiles of 160 rows, then tiles of 128
+  // (-1 unset: schedule::t_choose_tall's count). Rank-local.
+  int t_tall = -1;
   // SYMMEM_OVERLAP_OWN_RS=fused / ring: that own-GEMM form of matmul_reduce_scatter wherever the own
   // GEMM fits (-1 unset: detail::reduce_own_gemm decides, and only the fused form). Compared across
   // ranks: the two forms push to different ranks and slots.
@@ -163,6 +170,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.own_rs = force_knob(why, "SYMMEM_OVERLAP_OWN_RS", "fused", "ring");
   d.own_t = force_knob(why, "SYMMEM_OVERLAP_GEMM_T", "0", "1");
   d.rs_t = force_knob(why, "SYMMEM_OVERLAP_RS_GEMM_T", "0", "1", "the default (0)");
+  d.t_tall = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_GEMM_T_TALL", 0, 1 << 20, -1));
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
   d.rs_chunks = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_CHUNKS", 1, detail::kMaxRsChunks, 0));
@@ -292,6 +300,8 @@ bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) {
   // t 0.3-0.9% slower; 8B M 8192 1.027 / t 0.5-1.6% slower. The whole GEMMs alone (1 x H200):
   // 0.977 / 0.95x, 0.982 / 0.95x, 1.016 / 1.005x. (The GEMMs alone over row shards ranked 8B and
   // 70B M 16384 the other way round, by 1-3%: the operation decides.)
+  // (Still the waves of 160-row tiles alone: session 58's tiles of 128 rows, chosen inside
+  // hopper_gemm_t where they shorten its walk, are to be measured in the operation first.)
   const int64_t clusters = std::max(1, sms / 2), units_n = (n + 255) / 256;
   const int64_t own_waves = (nranks * (rows / 256) * units_n + clusters - 1) / clusters;
   const int64_t t_waves = (nranks * ((rows + 159) / 160) * units_n + clusters - 1) / clusters;
@@ -483,7 +493,8 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.handle = d.gathered.handle();
       sh.local = a_shard;
       sh.local_ld = k;
-      const HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
+      HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
+      opt.t_tall = d.t_tall;
       if (form == Form::kOwnGatherT)
         hopper_gemm_t(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
       else
@@ -716,12 +727,14 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.ring = ring;
   sh.handle = d.recv.handle();
   HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
+  opt.t_tall = d.t_tall;
   opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
   if (d.count_at >= 0) opt.count_at = d.count_at;
-  // (SYMMEM_OVERLAP_RS_GEMM_T=1: the transposed GEMM, whose done words count 160-row tiles per row
+  // (SYMMEM_OVERLAP_RS_GEMM_T=1: the transposed GEMM, whose done words count its row tiles per row
   // group they overlap, so each group's target is its own.)
   const bool transposed = d.rs_t == 1 && !ring;
-  auto target = [&](int g) { return transposed ? hopper_t_group_count(rows, grows, g, n) : per_group; };
+  const int tall = transposed ? hopper_t_tall(m, n, opt, &sh) : 0;
+  auto target = [&](int g) { return transposed ? hopper_t_group_count(rows, grows, g, n, tall) : per_group; };
   if (transposed)
     hopper_gemm_t(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   else

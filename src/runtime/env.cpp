@@ -69,7 +69,10 @@ const std::vector<EnvVar>& env_vars() {
                                          "detail::gather_transposed: the transposed tiles at 16384 rows on an H200; a rank-local "
                                          "choice)"},
       {"SYMMEM_OVERLAP_RS_GEMM_T", nullptr, "1: matmul_reduce_scatter's fused form (not the ring) on the transposed 160 x 128 GEMM "
-                                            "(hopper_gemm_t; EXPERIMENTAL, not yet run on a GPU; a rank-local choice)"},
+                                            "(hopper_gemm_t; opt-in, slower than the default forms at TP = 2; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_GEMM_T_TALL", nullptr, "t >= 0: the transposed GEMM (hopper_gemm_t) runs each row shard as t tiles of 160 "
+                                              "rows, then tiles of 128 (default: the count whose walk over the GPU's clusters is "
+                                              "shortest, schedule::t_choose_tall; a rank-local choice)"},
       {"SYMMEM_OVERLAP_OWN_RS", nullptr, "fused or ring: matmul_reduce_scatter's own-GEMM form wherever the own GEMM fits and "
                                          "SYMMEM_OVERLAP_GEMM is not cublas: the fused form (the own block adds every peer's "
                                          "partial) or its epilogue ring (every block but the first adds its predecessor's partial "

@@ -293,11 +293,19 @@ TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
 // The same calls with the own form's GEMM in transposed 160 x 128 tiles (SYMMEM_OVERLAP_GEMM_T=1:
 // hopper_gemm_t, ping-pong consumers): a shard's 256 rows end in a partial tile (96 of 160 rows),
 // clipped at the shard's last row while the next shard's rows may still be in flight; then more
-// tiles than CTAs, and 1280 rows a rank (eight whole tiles).
+// tiles than CTAs, and 1280 rows a rank (eight whole tiles). Then again with a shard's tiles of
+// 160 rows after the first in tiles of 128 (SYMMEM_OVERLAP_GEMM_T_TALL=1: 256 rows one of each,
+// the second's rows 128-159 past the shard's end; 1280 rows one of 160 and nine of 128, the
+// last clipped), as schedule::t_choose_tall sets them where they shorten the walk.
 TEST(Overlap, OwnGemmTransposedAllGatherMatchesTheReference) {
   ScopedEnv t("SYMMEM_OVERLAP_GEMM_T", "1");
   std::string why = own_all_gather_cases(true);
   if (!why.empty()) why = "(SYMMEM_OVERLAP_GEMM_T=1) " + why;
+  if (why.empty()) {
+    ScopedEnv tall("SYMMEM_OVERLAP_GEMM_T_TALL", "1");
+    why = own_all_gather_cases(true);
+    if (!why.empty()) why = "(SYMMEM_OVERLAP_GEMM_T=1, SYMMEM_OVERLAP_GEMM_T_TALL=1) " + why;
+  }
   ASSERT_ALL(why.empty(), why);
 }
 
@@ -336,12 +344,19 @@ TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
 // The same calls with the fused form's GEMM in transposed 160 x 128 tiles
 // (SYMMEM_OVERLAP_RS_GEMM_T=1: hopper_gemm_t, EXPERIMENTAL): its tiles count once in every row
 // group they overlap (groups of 256 and 512 rows against 160-row tiles), its own block's tiles add
-// the peers' partials from the stage ring. (Written in session 57 after its last GPU call: not
-// yet run.) Where the own GEMM cannot run, the calls take the sum form and must pass all the same.
+// the peers' partials from the stage ring. Where the own GEMM cannot run, the calls take the sum
+// form and must pass all the same. Then again with tiles of 128 rows after each shard's first of
+// 160 (SYMMEM_OVERLAP_GEMM_T_TALL=1): their counts' targets, partial adds of 128 rows and 48-row
+// stores.
 TEST(Overlap, OwnGemmTransposedReduceScatterMatchesTheReference) {
   ScopedEnv t("SYMMEM_OVERLAP_RS_GEMM_T", "1");
   std::string why = own_reduce_scatter_cases();
   if (!why.empty()) why = "(SYMMEM_OVERLAP_RS_GEMM_T=1) " + why;
+  if (why.empty()) {
+    ScopedEnv tall("SYMMEM_OVERLAP_GEMM_T_TALL", "1");
+    why = own_reduce_scatter_cases();
+    if (!why.empty()) why = "(SYMMEM_OVERLAP_RS_GEMM_T=1, SYMMEM_OVERLAP_GEMM_T_TALL=1) " + why;
+  }
   ASSERT_ALL(why.empty(), why);
 }
 

@@ -244,15 +244,53 @@ TEST(HopperSchedule, EpilogueRingCompletesForAnyClusterCounts) {
   EXPECT_NE(run_fused_model(ranks, shard_rows, groups, 512, 1, 7u, reversed, true), "");
 }
 
+// hopper_gemm_t's row tiles (t_tall tiles of 160 rows, then 128): they cover a shard's rows once,
+// only the last one reaching past it.
+TEST(HopperSchedule, TransposedRowTilesCoverAShardOnce) {
+  for (int rows : {1, 100, 160, 288, 1000, 4096, 8192})
+    for (int tall : {-1, 0, 1, 2, 7, 51, 52, 1000}) {
+      const int t = t_tall(rows, tall), per = t_row_tiles(rows, t);
+      ASSERT_TRUE(t >= 0 && t <= (rows + 159) / 160) << rows << " rows, tall " << tall;
+      int next = 0;
+      for (int b = 0; b < per; ++b) {
+        ASSERT_EQ(t_tile_row(b, t), next) << rows << " rows, tall " << tall << ", tile " << b;
+        ASSERT_EQ(t_tile_height(b, t), b < t ? 160 : 128);
+        next += t_tile_height(b, t);
+        ASSERT_TRUE(b + 1 == per ? next >= rows : next < rows) << rows << " rows, tall " << tall << ", tile " << b;
+      }
+    }
+}
+
+// The tall count chosen: 160-row tiles only unless 128-row ones shorten the walk by 1% (2 shards of
+// 8192 rows x 16 column units on 66 clusters: 26 x 160 rows, against 25.2 with some of 128); never
+// a longer walk than 160-row tiles alone.
+TEST(HopperSchedule, TransposedTallCountShortensTheWalkOrKeepsTallTiles) {
+  const long all = t_walk_rows(8192, 2, 16, 66, 2, -1);
+  EXPECT_EQ(all, 26 * 160);
+  const int t = t_choose_tall(8192, 2, 16, 66, 2);
+  EXPECT_LT(t, 52);
+  EXPECT_LE(t_walk_rows(8192, 2, 16, 66, 2, t) * 100, all * 99);
+  EXPECT_EQ(t_choose_tall(160 * 66, 1, 1, 66, 8), 66);  // one whole wave: nothing to gain
+  for (int rows : {1000, 2048, 4096, 8192})
+    for (int count : {1, 2, 4})
+      for (int units_n : {7, 14, 16, 28, 56})
+        for (int clusters : {1, 8, 66}) {
+          const int c = t_choose_tall(rows, count, units_n, clusters, 8);
+          EXPECT_LE(t_walk_rows(rows, count, units_n, clusters, 8, c), t_walk_rows(rows, count, units_n, clusters, 8, -1))
+              << rows << " rows, " << count << " shards, " << units_n << " units, " << clusters << " clusters";
+        }
+}
+
 // hopper_gemm_t's walk (shard_unit): every (shard, row tile, column unit) once, the shards whole and
-// in landing order, for shards whose rows are and are not a multiple of its 160-row tiles.
+// in landing order, for shards whose rows are and are not a multiple of its 160-row tiles, with
+// and without tiles of 128 rows.
 TEST(HopperSchedule, TransposedTilesCoverEveryShardOnceInLandingOrder) {
   for (int count : {1, 2, 3, 4, 8})
     for (int rows : {160, 1000, 4096, 8192})
       for (int units_n : {1, 5, 16})
         for (int group : {1, 2, 8})
           for (int first = 0; first < count; ++first) {
-            const int per = (rows + 159) / 160;
+            const int per = t_row_tiles(rows, t_tall(rows, first == 0 ? -1 : 2));
             const std::string what = std::to_string(count) + " shards of " + std::to_string(rows) + " rows, " + std::to_string(units_n) +
                                      " column units, group " + std::to_string(group) + ", first " + std::to_string(first);
             std::set<std::tuple<int, int, int>> seen;

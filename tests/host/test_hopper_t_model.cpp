@@ -20,10 +20,10 @@
 
 namespace {
 
-constexpr int kStages = 5, kTileRows = 160;
+constexpr int kStages = 5;
 
 struct Tile {
-  int shard, row;
+  int shard, row, height;  // (160 rows, or 128 past the shard's tall tiles)
   bool summed;
 };
 
@@ -54,8 +54,12 @@ struct Rank {
 // "" when every case completes; else what stuck or broke.
 // control: 0 as the kernel runs; 1 a summed tile hands the turn over after its k-loop (before its
 // partial stages' waits); 2 the pushes wait for one count more than hopper_t_group_count.
-std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks, int nclusters, unsigned seed, int control = 0) {
-  const int per = (rows + kTileRows - 1) / kTileRows, grows = rows / groups, peers = ranks - 1;
+// tall: the shard's 160-row tiles (schedule::t_tall; -1 all), the rest 128 rows.
+std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks, int nclusters, unsigned seed, int control = 0,
+                      int tall = -1) {
+  namespace sc = symmem::overlap::schedule;
+  tall = sc::t_tall(rows, tall);
+  const int per = sc::t_row_tiles(rows, tall), grows = rows / groups, peers = ranks - 1;
   const int n = units_n * 256;
   std::vector<Rank> rk(ranks);
   for (int me = 0; me < ranks; ++me) {
@@ -71,7 +75,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
       for (int u = c; u < units; u += nclusters) {
         int shard, block, un;
         symmem::overlap::schedule::shard_unit(u, per, units_n, ranks, first, 2, shard, block, un);
-        cl.tiles.push_back({shard, block * kTileRows, shard == me});
+        cl.tiles.push_back({shard, sc::t_tile_row(block, tall), sc::t_tile_height(block, tall), shard == me});
         cl.first_pos.push_back(pos);
         pos += kblocks + (shard == me ? 2 * peers : 0);
       }
@@ -82,7 +86,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
     }
   }
   auto tile_len = [&](const Tile& t) { return kblocks + (t.summed ? 2 * peers : 0); };
-  auto g_last = [&](const Tile& t) { return (std::min(t.row + kTileRows, rows) - 1) / grows; };
+  auto g_last = [&](const Tile& t) { return (std::min(t.row + t.height, rows) - 1) / grows; };
   std::mt19937 rng(seed);
   for (;;) {
     // Every enabled event, as a closure; one of them runs.
@@ -163,7 +167,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
       for (int p = 0; p < ranks; ++p) {
         if (p == me || r.pushed[p] >= groups) continue;
         const int g = r.pushed[p];
-        if (r.count[p][g] >= symmem::overlap::hopper_t_group_count(rows, grows, g, n) + (control == 2 ? 1 : 0))
+        if (r.count[p][g] >= symmem::overlap::hopper_t_group_count(rows, grows, g, n, tall) + (control == 2 ? 1 : 0))
           ev.push_back([&rk, &r, p, g, me] {
             rk[p].signal[me] = static_cast<uint64_t>(g) + 1;
             ++r.pushed[p];
@@ -192,10 +196,12 @@ TEST(HopperTModel, FusedFormCompletesWithoutParityAliasing) {
       for (int units_n : {1, 2})
         for (int kblocks : {1, 2, 7})
           for (int nclusters : {1, 2, 5})
-            for (int trial = 0; trial < 3; ++trial) {
-              const std::string why = run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed++);
+            for (int trial = 0; trial < 4; ++trial) {
+              // (trial 1 and 3: tiles of 128 rows after the first 160-row one, or all of them)
+              const int tall = trial == 1 ? 1 : trial == 3 ? 0 : -1;
+              const std::string why = run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed++, 0, tall);
               ASSERT_EQ(why, "") << ranks << " ranks, " << rows << " rows in " << groups << " groups, " << units_n << " column units, "
-                                 << kblocks << " k-blocks, " << nclusters << " clusters, seed " << seed - 1;
+                                 << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall << ", seed " << seed - 1;
             }
 }
 

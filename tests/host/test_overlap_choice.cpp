@@ -278,21 +278,27 @@ TEST(OverlapChoice, GemmTunerKeepsTheFirstUnlessAnotherIsClearlyFaster) {
 }
 
 // hopper_gemm_t's done targets (the fused form on it, EXPERIMENTAL): a row group's word reaches its
-// overlapping 160-row tiles x the CTAs of a row of tiles, counted here tile by tile; every tile of a
-// shard overlaps one or two groups, and the groups' targets sum to the tiles' overlaps.
+// overlapping row tiles (`tall` of 160 rows, then 128) x the CTAs of a row of tiles, counted here
+// tile by tile; every tile of a shard overlaps one or two groups, and the groups' targets sum to
+// the tiles' overlaps.
 TEST(OverlapChoice, TransposedGroupCountsMatchTheTilesThatOverlapEachGroup) {
   using symmem::overlap::hopper_t_group_count;
   for (int64_t rows : {256, 768, 1024, 2048, 8192})
     for (int64_t groups : {1, 2, 3, 4, 16})
-      for (int64_t n : {384, 512, 4096, 7168}) {
-        if (rows % groups != 0) continue;
-        const int64_t grows = rows / groups, ctas = 2 * ((n + 255) / 256), tiles = (rows + 159) / 160;
-        std::vector<uint64_t> want(groups, 0);
-        for (int64_t t = 0; t < tiles; ++t) {
-          const int64_t g0 = t * 160 / grows, g1 = (std::min(t * 160 + 160, rows) - 1) / grows;
-          for (int64_t g = g0; g <= g1; ++g) want[g] += ctas;
+      for (int64_t n : {384, 512, 4096, 7168})
+        for (int tall : {-1, 0, 1, 3, 40}) {
+          if (rows % groups != 0) continue;
+          const int64_t grows = rows / groups, ctas = 2 * ((n + 255) / 256);
+          const int64_t t_all = (rows + 159) / 160, t160 = tall < 0 || tall > t_all ? t_all : tall;
+          std::vector<uint64_t> want(groups, 0);
+          for (int64_t r0 = 0, t = 0; r0 < rows; ++t) {
+            const int64_t h = t < t160 ? 160 : 128;
+            const int64_t g0 = r0 / grows, g1 = (std::min(r0 + h, rows) - 1) / grows;
+            for (int64_t g = g0; g <= g1; ++g) want[g] += ctas;
+            r0 += h;
+          }
+          for (int64_t g = 0; g < groups; ++g)
+            EXPECT_EQ(hopper_t_group_count(rows, grows, g, n, tall), want[g])
+                << rows << " rows, " << groups << " groups, n " << n << ", tall " << tall << ", group " << g;
         }
-        for (int64_t g = 0; g < groups; ++g)
-          EXPECT_EQ(hopper_t_group_count(rows, grows, g, n), want[g]) << rows << " rows, " << groups << " groups, n " << n << ", group " << g;
-      }
 }
