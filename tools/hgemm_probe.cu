@@ -13,7 +13,7 @@
 // on one GPU, their partials landed beforehand (signals preset, nothing waits): cuBLASLt's whole
 // GEMM, the fused form (the last shard adds count - 1 partials) and the epilogue ring (every shard
 // but the first adds one), replayed in turn; their ceilings without communication (time only: the
-// sums are checked by the GPU tests), and the fused form on hopper_gemm_t (EXPERIMENTAL).
+// sums are checked by the GPU tests), and the fused form on hopper_gemm_t.
 // HGEMM_GROUPS=g: row groups a shard (default 1).
 // HGEMM_CANDIDATES=1 (with HGEMM_SUSTAIN): every cuBLASLt candidate of the shape (its ranking), as
 // graphs replayed in turn with the own GEMM's: which plan is fastest at the power cap, against the
@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
     const std::string label = "defer_halves " + std::to_string((w == 0 ? opt : vs).defer_halves);
     bad += compare(c, hr, m, n, worst, label.c_str());
   }
-  // HGEMM_T=1: hopper_gemm_t (EXPERIMENTAL: C^T = B^T A^T in 160 x 128 tiles, cuBLASLt's tile 29)
+  // HGEMM_T=1: hopper_gemm_t (C^T = B^T A^T in 160 x 128 tiles, as cuBLASLt's tile 29)
   // checked against cuBLASLt's result as well, then (with HGEMM_SUSTAIN) timed in turn with
   // cuBLASLt's plan and the own GEMM.
   if (std::getenv("HGEMM_T") != nullptr && std::atoi(std::getenv("HGEMM_T")) != 0) {

@@ -22,7 +22,8 @@
 // Fused (Hopper, detail::reduce_own_gemm: long K at 3+ ranks, longer K and large blocks at 2; or
 // SYMMEM_OVERLAP_GEMM=own): one persistent GEMM of symmem's own, the peers' blocks first, each row
 // group's copy started when the GEMM has counted its tiles stored, and the own block last, its
-// tiles adding the landed partials in fp32 before their one rounding (no sum kernel). Its epilogue
+// tiles adding the landed partials in fp32 before their one rounding (no sum kernel); in 160 x 128
+// tiles where detail::reduce_transposed says (kFusedT), else 128 x 256. Its epilogue
 // ring (SYMMEM_OVERLAP_OWN_RS=ring, opt-in, not yet timed at 3+ ranks): the same GEMM in the
 // cuBLASLt ring's order, where every block but the first adds the partial that the previous rank
 // computed for it, and goes on to the next rank, so the adds are spread over N - 1 blocks instead
@@ -47,9 +48,10 @@ enum class Op : int { kAllGatherMatmul = 0, kMatmulReduceScatter };
 /// all_gather_matmul by the own GEMM over row shards or cuBLASLt's GEMMs a shard group at a time;
 /// matmul_reduce_scatter fused into the own GEMM, as a ring of cuBLASLt GEMMs, as cuBLASLt GEMMs and
 /// a sum kernel, or as a ring inside the own GEMM (kOwnRing, the epilogue ring); either one
-/// sequentially (the collective, then or after one GEMM). kOwnGatherT: all_gather_matmul's own form
-/// with its GEMM in transposed 160 x 128 tiles (detail::gather_transposed).
-enum class Form : int { kSequential = 0, kOwnGather, kCublasGather, kFused, kRing, kSum, kOwnRing, kOwnGatherT };
+/// sequentially (the collective, then or after one GEMM). kOwnGatherT / kFusedT: all_gather_matmul's
+/// own form / matmul_reduce_scatter's fused form with the GEMM in transposed tiles of 160 (and 128)
+/// rows x 128 columns (detail::gather_transposed / reduce_transposed).
+enum class Form : int { kSequential = 0, kOwnGather, kCublasGather, kFused, kRing, kSum, kOwnRing, kOwnGatherT, kFusedT };
 SYMMEM_API const char* form_name(Form f);
 
 class SYMMEM_API TensorParallel {
@@ -87,7 +89,8 @@ class SYMMEM_API TensorParallel {
   struct Impl;
   // all_gather_matmul's cuBLASLt GEMMs (the lane and the caller's stream), after its copies.
   void gather_gemms(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, cudaStream_t s, DataType dtype);
-  void rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s, bool ring);
+  void rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s, bool ring,
+                bool transposed);
   // Frees what the constructor made: from the destructor, and from the constructor where it throws.
   static void release(Impl& d, Communicator& comm);
   Communicator& comm_;
@@ -131,15 +134,22 @@ SYMMEM_API bool rs_ring(int nranks, int64_t rows, int64_t n, int64_t k);
 /// unmeasured. Rank-local: both forms move and signal the rows alike. Host-tested.
 SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 /// all_gather_matmul's own form: whether its GEMM runs in transposed tiles of 160 rows x 128
-/// columns (hopper_gemm_t: ping-pong consumers; cuBLASLt's fastest plan at 16384 rows on an H200)
-/// rather than 128 x 256 (hopper_gemm), on a GPU of `sms` SMs: where the transposed tiles' whole
-/// waves (clusters of two CTAs; a shard's last 160-row tile partial) carry less than 0.8% more
-/// outputs than hopper_gemm's, which is about what its ping-pong consumers gain. Measured in the
-/// operation at TP = 2 on 2 x H200 (session 57): 8B M 16384 0.9-1.5% faster with them (chosen),
-/// 70B M 8192 level (chosen), 70B M 16384 0.3-0.9% slower and 8B M 8192 0.5-1.6% slower (not
-/// chosen); 3+ ranks follow the model unmeasured. SYMMEM_OVERLAP_GEMM_T = 1 / 0 forces it.
-/// Rank-local (the GEMM reads the rows the same way either way). Host-tested.
+/// columns, a shard's last ones 128 rows where that shortens the walk (hopper_gemm_t: ping-pong
+/// consumers; cuBLASLt's fastest plan at 16384 rows on an H200 is 160 x 128), rather than 128 x
+/// 256 (hopper_gemm), on a GPU of `sms` SMs: where the rows the busiest cluster walks
+/// (schedule::t_walk_rows) are at most 0.3% more than hopper_gemm's whole waves. Measured in the
+/// operation at TP = 2 on 2 x H200 (session 58): 8B M 8192 1-2% and M 16384 3-5% faster with them,
+/// 70B M 16384 1.5-3.4% faster (chosen), 70B M 8192 0-1.5% slower (not chosen); 3+ ranks follow the
+/// model unmeasured. SYMMEM_OVERLAP_GEMM_T = 1 / 0 forces it. Rank-local (the GEMM reads the rows
+/// the same way either way). Host-tested.
 SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
+/// The same model for matmul_reduce_scatter's fused form (its raster, kReduceGroup): at TP = 2 on
+/// 2 x H200 (session 58) 70B M 16384 1.5-3.5% faster in transposed tiles (chosen), M 8192 0.5-2%
+/// slower (not chosen). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the pushes, their
+/// groups and signals are the same either way). Host-tested.
+SYMMEM_API bool reduce_transposed(int nranks, int64_t rows, int64_t n, int sms);
+/// The fused form's raster: row groups' units, at most this many, at a time.
+constexpr int kReduceGroup = 2;
 /// Whether matmul_reduce_scatter runs its fused form: one persistent GEMM of symmem's own over all
 /// rows, the peers' blocks first, each row group's push started by the GEMM's count of its stored
 /// tiles, and the own block last, its tiles adding the peers' landed partials before their
@@ -161,7 +171,8 @@ SYMMEM_API int rs_groups(int64_t rows);
 /// (1 own, 0 cublas, -1 unset); force_rs: SYMMEM_OVERLAP_RS (1 ring, 0 sum, -1 unset); own_rs:
 /// SYMMEM_OVERLAP_OWN_RS (1 ring, 0 fused, -1 unset), which takes that own-GEMM form wherever the
 /// own GEMM fits and SYMMEM_OVERLAP_GEMM is not cublas. own_t: SYMMEM_OVERLAP_GEMM_T (1, 0, -1
-/// unset: gather_transposed on `sms`, the SMs the own GEMM may hold).
+/// unset: gather_transposed on `sms`, the SMs the own GEMM may hold); rs_t: SYMMEM_OVERLAP_RS_GEMM_T
+/// (likewise, reduce_transposed).
 struct FormFacts {
   int nranks = 1;
   bool own_ok = false;
@@ -169,6 +180,7 @@ struct FormFacts {
   int force_rs = -1;
   int own_rs = -1;
   int own_t = -1;
+  int rs_t = -1;
   int sms = 132;
 };
 /// The form a call takes (TensorParallel::form, and what the operations run): `mode` as asked

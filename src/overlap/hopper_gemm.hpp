@@ -96,10 +96,10 @@ SYMMEM_API void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int6
 /// The same product computed as C^T = B^T A^T in tiles of 160 rows x 128 columns (cuBLASLt's
 /// fastest plan at 16384 rows on an H200), ping-pong consumers, clusters of two along the columns
 /// (hopper_gemm_t.cu). With `shards`: all_gather_matmul's (waits, a local shard), rows need not be
-/// a multiple of anything, a shard's last tile is clipped at its last row; and, EXPERIMENTAL
-/// (session 57, never run), the fused sum with `done` counts but not the ring: each CTA's tile
-/// (160 rows x 128 columns) adds 1 to done[p x groups + g] for every row group g of shard p that it
-/// overlaps, once its stores are complete, so group g is in C when its word reaches
+/// a multiple of anything, a shard's last tile is clipped at its last row; and the fused sum with
+/// `done` counts but not the ring: each CTA's tile (160 or 128 rows x 128 columns) adds 1 to
+/// done[p x groups + g] for every row group g of shard p that it overlaps, once its stores are
+/// complete, so group g is in C when its word reaches
 /// hopper_t_group_count(rows, rows / groups, g, n, hopper_t_tall(...)). A shard's row tiles are
 /// hopper_t_tall(...) of 160 rows, then tiles of 128. Of opt, group_m, max_ctas and t_tall apply.
 SYMMEM_API void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c,

@@ -1,9 +1,12 @@
 // symmem's own GEMM in transposed tiles (hopper_gemm_t). all_gather_matmul's own form runs in it
 // where detail::gather_transposed says (Form::kOwnGatherT): row shards through 3-D tensor maps
 // (shard, row within it, column), so a shard's partial last tile is clipped at its own last row,
-// the producer's shard waits bounded as hopper_gemm's. matmul_reduce_scatter's fused form on it
-// (the kSum instantiations: partial adds, done counts per overlapped row group) is EXPERIMENTAL,
-// written in session 57 and not yet run (SYMMEM_OVERLAP_RS_GEMM_T=1; host model HopperTModel.*).
+// the producer's shard waits bounded as hopper_gemm's. matmul_reduce_scatter's fused form runs in
+// it where detail::reduce_transposed says (Form::kFusedT; the kSum instantiation: partial adds,
+// done counts per overlapped row group; host model HopperTModel.*). A shard's row tiles are 160
+// rows, its last ones 128 where that shortens the walk over the clusters (schedule::t_choose_tall:
+// 8192-row shards in 160-row tiles alone end in a partial tile and a partial wave; session 58,
+// 1 x H200, all_gather_matmul's 16384 x 7168 x 4096 over 2 shards 1356 us against 1395).
 // symmem-hgemm-probe (HGEMM_T=1) checks the GEMM against cuBLASLt and times it.
 //
 // Why: at 16384 rows cuBLASLt's fastest plan on an H200 ("tile 29") runs tiles of 160 of C's rows
@@ -31,7 +34,10 @@
 //   wgmma A operand (M = 64) of accumulator set h, transposed (MN-major). Descriptor as
 //   hopper_gemm.cu's B: LBO 8 KiB, SBO 1024 bytes (8 k rows); a k16 step adds 2 KiB.
 // - C: two 80 x 64 slots a consumer (20 KiB), row-major, each written by stmatrix .trans from
-//   the C^T fragments and stored by the TMA (clipped at m and n), four a tile.
+//   the C^T fragments and stored by the TMA (clipped at m and n), four a tile; a 128-row tile's
+//   second half is 48 rows, stored through maps whose box is 48 rows (map_c48, map_out48), its
+//   rows 128-159 being the next tile's. A 128-row tile loads as a 160-row one and multiplies in
+//   m64n128k16.
 #include "hopper_gemm.hpp"
 #include "hopper_ptx.cuh"
 #include "hopper_schedule.hpp"
@@ -182,7 +188,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int units = args.shards.count * per * units_n;
   const int kblocks = (args.k + kBK - 1) / kBK;
   const int first_unit = static_cast<int>(cluster_id()), unit_step = static_cast<int>(cluster_count());
-  // The fused sum (EXPERIMENTAL): shard sum_shard's tiles, after their k-loop, add the count - 1
+  // The fused sum: shard sum_shard's tiles, after their k-loop, add the count - 1
   // partials of their rows, two stages a partial (80 rows each); group_rows: HopperRowShards::done's
   // row groups.
   const int peers = args.shards.count - 1;
@@ -405,7 +411,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         store_half<1, 6>(acc1, mo48, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
       }
       if (kSum && args.shards.done != nullptr && !sum && leader) {
-        // HopperRowShards::done (EXPERIMENTAL form): this CTA's tile counts once in every row group
+        // HopperRowShards::done (the fused sum): this CTA's tile counts once in every row group
         // it overlaps, once its four stores are complete (count_stored waits for them). Off the
         // tensor cores' path: the other consumer's k-loop runs meanwhile.
         const int g0 = m0 / group_rows, g1 = (min(m0 + height, args.shards.rows) - 1) / group_rows;

@@ -69,8 +69,10 @@ SYMMEM_HOST_DEVICE inline int t_tile_height(int block, int tall) { return block 
 /// The time of hopper_gemm_t's persistent walk over `count` shards of `rows` rows with `tall`
 /// 160-row tiles a shard (t_tall), units_n column units a row tile and `clusters` clusters, each
 /// taking every clusters-th unit of shard_unit's order (group: its raster): the most rows any
-/// cluster computes, a 128-row tile costing 128 (the same time a row as a 160-row one:
-/// m64n128k16 against m64n160k16, both within shared memory's bandwidth).
+/// cluster computes, in 160-row tiles' time a row, a 128-row tile costing kShortCost (session 58,
+/// 1 x H200, 21120 x 4096 x 7168, where both walk 5120 rows: 128-row tiles alone 1.077x the time of
+/// 160-row ones).
+constexpr int kShortCost = 138;
 inline long t_walk_rows(int rows, int count, int units_n, int clusters, int group, int tall) {
   tall = t_tall(rows, tall);
   const int per = t_row_tiles(rows, tall);
@@ -82,7 +84,7 @@ inline long t_walk_rows(int rows, int count, int units_n, int clusters, int grou
       int block, un;
       const long per_shard = static_cast<long>(per) * units_n;
       unit_coords(static_cast<int>(u % per_shard), per, units_n, group, block, un);
-      sum += t_tile_height(block, tall);
+      sum += block < tall ? kTallRows : kShortCost;
     }
     worst = sum > worst ? sum : worst;
   }
@@ -92,8 +94,9 @@ inline long t_walk_rows(int rows, int count, int units_n, int clusters, int grou
 /// hopper_gemm_t's tall tiles a shard: 160-row tiles only (every tile but a shard's last full),
 /// unless some tiles of 128 rows shorten the walk (t_walk_rows) by 1% or more; then the count
 /// with the shortest walk, the most tall tiles among equals. A shard's 160-row tiles leave a
-/// partial one and a partial last wave: 2 shards of 8192 rows x 16 column units on 66 clusters walk
-/// 26 x 160 rows where 44 tiles of 160 and 9 of 128 walk 25.2 x 160.
+/// partial one and a partial last wave: 2 shards of 8192 rows x 28 column units on 66 clusters walk
+/// 45 x 160 rows where 44 tiles of 160 and 9 of 128 walk 7046 (session 58, 1 x H200, 16384 x
+/// 7168 x 4096 over 2 shards: 1356 us against 1395; 8192 x 7168 x 4096, tall 20: 686 against 713).
 inline int t_choose_tall(int rows, int count, int units_n, int clusters, int group) {
   const int all = t_tall(rows, -1);
   const long base = t_walk_rows(rows, count, units_n, clusters, group, all);

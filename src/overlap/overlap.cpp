@@ -82,8 +82,8 @@ struct TensorParallel::Impl {
   // SYMMEM_OVERLAP_GEMM_T=1 / 0: all_gather_matmul's own form in hopper_gemm_t's transposed tiles or
   // hopper_gemm's (-1 unset: detail::gather_transposed decides). Rank-local.
   int own_t = -1;
-  // SYMMEM_OVERLAP_RS_GEMM_T=1: matmul_reduce_scatter's fused form (not the ring) on hopper_gemm_t
-  // (EXPERIMENTAL, session 57, never run; -1 / 0: hopper_gemm). Rank-local: the pushes, their
+  // SYMMEM_OVERLAP_RS_GEMM_T=1 / 0: matmul_reduce_scatter's fused form (not the ring) on hopper_gemm_t
+  // or hopper_gemm (-1 unset: detail::reduce_transposed decides). Rank-local: the pushes, their
   // groups and signals are the same; only the GEMM and its counts' targets differ.
   int rs_t = -1;
   // SYMMEM_OVERLAP_GEMM_T_TALL=t: hopper_gemm_t's shards in t tiles of 160 rows, then tiles of 128
@@ -169,7 +169,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.own_gemm = force_knob(why, "SYMMEM_OVERLAP_GEMM", "cublas", "own");
   d.own_rs = force_knob(why, "SYMMEM_OVERLAP_OWN_RS", "fused", "ring");
   d.own_t = force_knob(why, "SYMMEM_OVERLAP_GEMM_T", "0", "1");
-  d.rs_t = force_knob(why, "SYMMEM_OVERLAP_RS_GEMM_T", "0", "1", "the default (0)");
+  d.rs_t = force_knob(why, "SYMMEM_OVERLAP_RS_GEMM_T", "0", "1");
   d.t_tall = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_GEMM_T_TALL", 0, 1 << 20, -1));
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
@@ -288,25 +288,30 @@ std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_siz
   }
   return groups;
 }
-bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) {
-  // Time ~ whole waves of cluster units x a unit's outputs: hopper_gemm's units are 256 x 256
-  // (shards of whole units), hopper_gemm_t's 160 x 256 (a shard's last one partial). The
-  // transposed tiles where their waves carry less than 0.8% more outputs than hopper_gemm's: its
-  // ping-pong consumers keep the tensor cores busier (99% against 97%, Nsight Compute at 16384 x
-  // 4096 x 7168), which is worth about that. Their ratio against the operation's (symmem-bench
-  // overlap at TP = 2 on 2 x H200, SYMMEM_OVERLAP_GEMM_T in the alt column, both ways round, six
-  // runs at 70B, four at 8B; session 57, bench/results/*-h200x2-*-s57c7-*, *-s57c8-*): 8B M 16384
-  // 1.0045 / t 0.9-1.5% faster; 70B M 8192 1.0045 / level (-0.8 to +0.9%); 70B M 16384 1.011 /
-  // t 0.3-0.9% slower; 8B M 8192 1.027 / t 0.5-1.6% slower. The whole GEMMs alone (1 x H200):
-  // 0.977 / 0.95x, 0.982 / 0.95x, 1.016 / 1.005x. (The GEMMs alone over row shards ranked 8B and
-  // 70B M 16384 the other way round, by 1-3%: the operation decides.)
-  // (Still the waves of 160-row tiles alone: session 58's tiles of 128 rows, chosen inside
-  // hopper_gemm_t where they shorten its walk, are to be measured in the operation first.)
-  const int64_t clusters = std::max(1, sms / 2), units_n = (n + 255) / 256;
-  const int64_t own_waves = (nranks * (rows / 256) * units_n + clusters - 1) / clusters;
-  const int64_t t_waves = (nranks * ((rows + 159) / 160) * units_n + clusters - 1) / clusters;
-  return static_cast<double>(t_waves * 160) < 1.008 * static_cast<double>(own_waves * 256);
+// Time ~ the rows the busiest cluster walks, in units of 256 of C's columns: hopper_gemm's units
+// are 256 x 256 (shards of whole units, whole waves of them), hopper_gemm_t's 160 x 256 or 128 x
+// 256 (schedule::t_walk_rows with schedule::t_choose_tall's count; `group`: the raster it runs in).
+// The transposed tiles where they walk no more than 0.3% longer. Fitted to session 58's
+// measurements of both operations at TP = 2 (symmem-bench overlap on 2 x H200, hopper_gemm in one
+// column and the transposed tiles in the other, both ways round, twice; bench/results/
+// *-h200x2-824fe38-s58c3-*), model ratio / measured: all_gather_matmul 8B M 8192 0.996 / 1-2%
+// faster, M 16384 0.983 / 3-5% faster, 70B M 8192 1.004 / 0-1.5% slower, M 16384 1.000 / 1.5-3.4%
+// faster; matmul_reduce_scatter's fused form 70B M 8192 1.005 / 0.5-2% slower, M 16384 0.996 /
+// 1.5-3.5% faster. (Session 57's rule, 160-row tiles alone and a 0.8% margin, took 8B M 16384 and
+// 70B M 8192.)
+static bool transposed_wins(int nranks, int64_t rows, int64_t n, int sms, int group) {
+  static std::mutex mu;  // (worked out once a shape: the walk visits every unit of each candidate)
+  static std::map<std::tuple<int, int64_t, int64_t, int, int>, bool> known;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_tuple(nranks, rows, n, sms, group);
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  const int clusters = std::max(1, sms / 2), units_n = static_cast<int>((n + 255) / 256), r = static_cast<int>(rows);
+  const int64_t own_rows = (nranks * (rows / 256) * units_n + clusters - 1) / clusters * 256;
+  const long t_rows = schedule::t_walk_rows(r, nranks, units_n, clusters, group, schedule::t_choose_tall(r, nranks, units_n, clusters, group));
+  return known[key] = static_cast<double>(t_rows) <= 1.003 * static_cast<double>(own_rows);
 }
+bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) { return transposed_wins(nranks, rows, n, sms, HopperGemmOptions{}.group_m); }
+bool reduce_transposed(int nranks, int64_t rows, int64_t n, int sms) { return transposed_wins(nranks, rows, n, sms, kReduceGroup); }
 bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // Where K is long enough that the form's costs, which scale with the outputs (the counts, the
   // adds of the landed partials after the own tiles' k-loops, the last partials' landing), are a
@@ -374,8 +379,11 @@ Form choose_form(Op op, Mode mode, int64_t m, int64_t k, int64_t n, DataType dty
   }
   // SYMMEM_OVERLAP_OWN_RS=ring / fused: that own-GEMM form wherever the own GEMM fits and is not
   // turned off (the ring is opt-in: not yet timed at 3+ ranks, where it differs from the fused form).
-  if (own_fits && f.own_gemm != 0 && f.own_rs >= 0) return f.own_rs == 1 ? Form::kOwnRing : Form::kFused;
-  if (own_fits && (f.own_gemm == 1 || (f.own_gemm < 0 && reduce_own_gemm(N, rows, n, k)))) return Form::kFused;
+  // The fused form's GEMM in transposed tiles where reduce_transposed says or SYMMEM_OVERLAP_RS_GEMM_T
+  // forces it (rank-local: the pushes, their groups and signals are the same).
+  const Form fused = f.rs_t == 1 || (f.rs_t < 0 && reduce_transposed(N, rows, n, f.sms)) ? Form::kFusedT : Form::kFused;
+  if (own_fits && f.own_gemm != 0 && f.own_rs >= 0) return f.own_rs == 1 ? Form::kOwnRing : fused;
+  if (own_fits && (f.own_gemm == 1 || (f.own_gemm < 0 && reduce_own_gemm(N, rows, n, k)))) return fused;
   // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests).
   return N == 2 || (f.force_rs >= 0 ? f.force_rs == 1 : rs_ring(N, rows, n, k)) ? Form::kRing : Form::kSum;
 }
@@ -391,6 +399,7 @@ const char* form_name(Form f) {
     case Form::kSum: return "cuBLASLt GEMMs and a sum kernel";
     case Form::kOwnRing: return "epilogue ring (the own GEMM)";
     case Form::kOwnGatherT: return "the own GEMM over row shards, transposed 160 x 128 tiles";
+    case Form::kFusedT: return "fused (the own GEMM, transposed 160 x 128 tiles)";
   }
   return "invalid";
 }
@@ -408,6 +417,7 @@ Form TensorParallel::form(Op op, int64_t m, int64_t k, int64_t n, Mode mode, Dat
   f.force_rs = d.force_rs;
   f.own_rs = d.own_rs;
   f.own_t = d.own_t;
+  f.rs_t = d.rs_t;
   f.sms = comm_.shares_gpu() ? own_options(d.defer, true, d.sms).max_ctas : d.sms;  // (the SMs the own GEMM may hold)
   return detail::choose_form(op, mode, m, k, n, dtype, f);
 }
@@ -573,8 +583,8 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   // The fused form where every rank can run it and detail::reduce_own_gemm (or SYMMEM_OVERLAP_GEMM,
   // which the constructor checked is alike on every rank) says so; bf16 only (the dtype is alike on
   // every rank too: a call's arguments are). Else the ring (detail::rs_ring) or the sum form.
-  if (form == Form::kFused || form == Form::kOwnRing) {
-    rs_fused(a, m, k, b, n, c_shard, scale, s, form == Form::kOwnRing);
+  if (form == Form::kFused || form == Form::kFusedT || form == Form::kOwnRing) {
+    rs_fused(a, m, k, b, n, c_shard, scale, s, form == Form::kOwnRing, form == Form::kFusedT);
     return;
   }
   if (form == Form::kSum) {
@@ -698,7 +708,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // in the fused form. The host model runs this order too
 // (HopperSchedule.EpilogueRingCompletesForAnyClusterCounts).
 void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s,
-                              bool ring) {
+                              bool ring, bool transposed) {
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
   const int64_t rows = m / N;
@@ -728,11 +738,10 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.handle = d.recv.handle();
   HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
   opt.t_tall = d.t_tall;
-  opt.group_m = 2;  // the raster: row groups' units (at most 2) at a time
+  opt.group_m = detail::kReduceGroup;  // the raster: row groups' units (at most 2) at a time
   if (d.count_at >= 0) opt.count_at = d.count_at;
-  // (SYMMEM_OVERLAP_RS_GEMM_T=1: the transposed GEMM, whose done words count its row tiles per row
-  // group they overlap, so each group's target is its own.)
-  const bool transposed = d.rs_t == 1 && !ring;
+  // (Form::kFusedT: the transposed GEMM, whose done words count its row tiles per row group they
+  // overlap, so each group's target is its own.)
   const int tall = transposed ? hopper_t_tall(m, n, opt, &sh) : 0;
   auto target = [&](int g) { return transposed ? hopper_t_group_count(rows, grows, g, n, tall) : per_group; };
   if (transposed)

@@ -65,11 +65,13 @@ const std::vector<EnvVar>& env_vars() {
                                        "rank has 4096+ rows; detail::reduce_own_gemm). Set it alike on every rank: "
                                        "TensorParallel's constructor refuses a mix"},
       {"SYMMEM_OVERLAP_GEMM_T", nullptr, "1 or 0: all_gather_matmul's own-GEMM form in transposed 160 x 128 tiles (hopper_gemm_t, "
-                                         "ping-pong) or in 128 x 256 tiles (hopper_gemm) (default: by a wave model of the two, "
-                                         "detail::gather_transposed: the transposed tiles at 16384 rows on an H200; a rank-local "
-                                         "choice)"},
-      {"SYMMEM_OVERLAP_RS_GEMM_T", nullptr, "1: matmul_reduce_scatter's fused form (not the ring) on the transposed 160 x 128 GEMM "
-                                            "(hopper_gemm_t; opt-in, slower than the default forms at TP = 2; a rank-local choice)"},
+                                         "ping-pong) or in 128 x 256 tiles (hopper_gemm) (default: by a model of the two walks, "
+                                         "detail::gather_transposed: the transposed tiles at TP = 2 but for 70B M 8192; a "
+                                         "rank-local choice)"},
+      {"SYMMEM_OVERLAP_RS_GEMM_T", nullptr, "1 or 0: matmul_reduce_scatter's fused form (not the ring) in the transposed 160 x 128 "
+                                            "tiles (hopper_gemm_t) or in 128 x 256 (hopper_gemm) (default: by the model of "
+                                            "detail::reduce_transposed: the transposed tiles at 70B M 16384 at TP = 2; a rank-local "
+                                            "choice)"},
       {"SYMMEM_OVERLAP_GEMM_T_TALL", nullptr, "t >= 0: the transposed GEMM (hopper_gemm_t) runs each row shard as t tiles of 160 "
                                               "rows, then tiles of 128 (default: the count whose walk over the GPU's clusters is "
                                               "shortest, schedule::t_choose_tall; a rank-local choice)"},

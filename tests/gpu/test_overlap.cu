@@ -286,6 +286,7 @@ std::string own_all_gather_cases(bool whole_tiles) {
 }  // namespace
 
 TEST(Overlap, OwnGemmAllGatherMatchesTheReference) {
+  ScopedEnv t("SYMMEM_OVERLAP_GEMM_T", "0");  // (hopper_gemm's 128 x 256 tiles, whatever the model says)
   const std::string why = own_all_gather_cases(false);
   ASSERT_ALL(why.empty(), why);
 }
@@ -337,12 +338,13 @@ std::string own_reduce_scatter_cases() {
 }  // namespace
 
 TEST(Overlap, OwnGemmReduceScatterMatchesTheReference) {
+  ScopedEnv t("SYMMEM_OVERLAP_RS_GEMM_T", "0");  // (hopper_gemm's 128 x 256 tiles, whatever the model says)
   const std::string why = own_reduce_scatter_cases();
   ASSERT_ALL(why.empty(), why);
 }
 
 // The same calls with the fused form's GEMM in transposed 160 x 128 tiles
-// (SYMMEM_OVERLAP_RS_GEMM_T=1: hopper_gemm_t, EXPERIMENTAL): its tiles count once in every row
+// (SYMMEM_OVERLAP_RS_GEMM_T=1: hopper_gemm_t, Form::kFusedT): its tiles count once in every row
 // group they overlap (groups of 256 and 512 rows against 160-row tiles), its own block's tiles add
 // the peers' partials from the stage ring. Where the own GEMM cannot run, the calls take the sum
 // form and must pass all the same. Then again with tiles of 128 rows after each shard's first of

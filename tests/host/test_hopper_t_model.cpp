@@ -1,5 +1,5 @@
 // A model of matmul_reduce_scatter's fused form on hopper_gemm_t (src/overlap/hopper_gemm_t.cu,
-// overlap.cpp: rs_fused with SYMMEM_OVERLAP_RS_GEMM_T=1), run to completion under random
+// overlap.cpp: rs_fused in Form::kFusedT; row tiles of 160 and 128 rows), run to completion under random
 // interleavings at 2-4 ranks: every cluster's producer fills a ring of 5 stages in tile order (a
 // summed tile's partial stages after its k-blocks, once every peer's signal covers the row groups
 // it overlaps), two ping-pong consumers take every other tile and hand the turn over after their

@@ -141,17 +141,20 @@ TEST(OverlapChoice, OwnGemmWhereMeasured) {
   EXPECT_FALSE(gather_own_gemm(1, 4096, 7168));
 }
 
-// all_gather_matmul's own form in transposed tiles (hopper_gemm_t) where the wave model favours
-// them: as measured in the operation at TP = 2 (2 x H200, session 57).
-TEST(OverlapChoice, TransposedTilesWhereTheirWavesCarryNoMoreOutputs) {
+// The own forms' GEMM in transposed tiles (hopper_gemm_t) where the walk model favours them: as
+// measured in the operations at TP = 2 (2 x H200, session 58, both ways round, twice).
+TEST(OverlapChoice, TransposedTilesWhereTheirWalkIsNoLonger) {
   using symmem::overlap::detail::gather_transposed;
-  EXPECT_TRUE(gather_transposed(2, 8192, 7168, 132));    // 8B TP = 2, M 16384: 0.9-1.5% faster
-  EXPECT_TRUE(gather_transposed(2, 4096, 14336, 132));   // 70B, M 8192: level
-  EXPECT_FALSE(gather_transposed(2, 8192, 14336, 132));  // 70B, M 16384: 0.3-0.9% slower
-  EXPECT_FALSE(gather_transposed(2, 4096, 7168, 132));   // 8B, M 8192: 0.5-1.6% slower
-  EXPECT_FALSE(gather_transposed(4, 2048, 3584, 132));   // 8B TP = 4, M 8192 (the GEMM alone 1.07x)
-  EXPECT_FALSE(gather_transposed(4, 2048, 7168, 132));   // 70B TP = 4, M 8192 (1.03x)
-  EXPECT_FALSE(gather_transposed(2, 256, 14336, 132));   // small shards: a partial tile each
+  using symmem::overlap::detail::reduce_transposed;
+  EXPECT_TRUE(gather_transposed(2, 8192, 7168, 132));    // 8B TP = 2, M 16384: 3-5% faster
+  EXPECT_TRUE(gather_transposed(2, 4096, 7168, 132));    // 8B, M 8192: 1-2% faster
+  EXPECT_TRUE(gather_transposed(2, 8192, 14336, 132));   // 70B, M 16384: 1.5-3.4% faster
+  EXPECT_FALSE(gather_transposed(2, 4096, 14336, 132));  // 70B, M 8192: 0-1.5% slower
+  EXPECT_FALSE(gather_transposed(4, 2048, 3584, 132));   // 8B TP = 4, M 8192 (unmeasured; the model 1.022)
+  EXPECT_FALSE(gather_transposed(4, 2048, 7168, 132));   // 70B TP = 4, M 8192 (unmeasured; 1.027)
+  EXPECT_FALSE(gather_transposed(2, 256, 14336, 132));   // small shards: 128-row tiles, 1.078
+  EXPECT_TRUE(reduce_transposed(2, 8192, 8192, 132));    // 70B mm+rs, M 16384: 1.5-3.5% faster
+  EXPECT_FALSE(reduce_transposed(2, 4096, 8192, 132));   // M 8192: 0.5-2% slower
 }
 
 // The fused form's row groups: 512 rows, or 256 where a block is an odd number of 256-row units.
@@ -252,14 +255,30 @@ TEST(OverlapChoice, TheFormOfACall) {
   // (SYMMEM_OVERLAP_GEMM_T: own_t), on the SMs the own GEMM may hold.
   FormFacts t = facts(2, true);
   EXPECT_EQ(choose_form(ag, Mode::kAuto, 16384, 4096, 7168, bf, t), Form::kOwnGatherT);  // 8B TP = 2, M 16384
-  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 7168, bf, t), Form::kOwnGather);    // M 8192
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 8192, 14336, bf, t), Form::kOwnGather);   // 70B M 8192
   t.own_t = 0;
   EXPECT_EQ(choose_form(ag, Mode::kAuto, 16384, 4096, 7168, bf, t), Form::kOwnGather);
   t.own_t = 1;
-  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 7168, bf, t), Form::kOwnGatherT);
+  EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 8192, 14336, bf, t), Form::kOwnGatherT);
   EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 7168, bf, facts(2, false)), Form::kCublasGather);  // (own_t only picks the own GEMM's tiles)
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 7168, 4096, bf, t), Form::kRing);  // (and only all_gather_matmul's)
+  // matmul_reduce_scatter's fused form likewise (reduce_transposed, SYMMEM_OVERLAP_RS_GEMM_T: rs_t),
+  // never its epilogue ring nor the cuBLASLt forms.
+  FormFacts r = facts(2, true);
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 14336, 8192, bf, r), Form::kFusedT);  // 70B TP = 2, M 16384
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, r), Form::kFused);    // M 8192
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 7168, 4096, bf, r), Form::kRing);     // 8B
+  r.rs_t = 0;
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 14336, 8192, bf, r), Form::kFused);
+  r.rs_t = 1;
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, r), Form::kFusedT);
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 7168, 4096, bf, r), Form::kRing);     // (8B: not fused)
+  r.own_rs = 1;
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 14336, 8192, bf, r), Form::kOwnRing);
+  r.own_rs = 0;
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 7168, 4096, bf, r), Form::kFusedT);   // (fused asked, 8B too)
   EXPECT_STREQ(form_name(Form::kOwnGatherT), "the own GEMM over row shards, transposed 160 x 128 tiles");
+  EXPECT_STREQ(form_name(Form::kFusedT), "fused (the own GEMM, transposed 160 x 128 tiles)");
   EXPECT_STREQ(form_name(Form::kFused), "fused (the own GEMM)");
   EXPECT_STREQ(form_name(static_cast<Form>(99)), "invalid");
 }
