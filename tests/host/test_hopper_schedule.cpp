@@ -261,7 +261,7 @@ TEST(HopperSchedule, TransposedRowTilesCoverAShardOnce) {
     }
 }
 
-// The tall count chosen: 160-row tiles only unless 128-row ones shorten the walk by 1% (2 shards of
+// The tall count chosen: 160-row tiles only unless 128-row ones shorten the walk by 0.5% (2 shards of
 // 8192 rows x 16 column units on 66 clusters: 26 x 160 rows, against 4072 with nine of 128 a
 // shard); never a longer walk than 160-row tiles alone.
 TEST(HopperSchedule, TransposedTallCountShortensTheWalkOrKeepsTallTiles) {
