@@ -365,16 +365,37 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t phase = static_cast<uint32_t>((pos0 / kStages) & 1);
       if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);  // my turn: the other consumer is through tile j - 1's k-loop
       const int prev = tall ? k_loop(std::true_type{}, stage, phase) : k_loop(std::false_type{}, stage, phase);
-      if (!sum && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);  // the other's turn (tile j + 1)
+      // The other's turn (tile j + 1), at once, before the drain. A summed tile's turn comes after
+      // its partial stages' waits too, so that every position before the other's next one has been
+      // waited for (the parity argument above counts every position). Where they fit in the ring
+      // with the last k-block still held (2 x peers < kStages: 2 and 3 ranks), those waits come
+      // first and the turn right after them, before the drain and the adds, which then run under
+      // the other consumer's k-loop: position p + e (e < 2 x peers) needs p + e - 5 <= p - 2 freed,
+      // which the k-loop did. (Releasing the partial stages after the turn only holds the producer
+      // back; after the turn this consumer waits for nothing but its own warpgroup.) At 4 ranks
+      // and more each partial stage is waited for, added and freed in turn, the turn after them.
+      const int partials = kSum && sum ? 2 * peers : 0;
+      const bool waited_first = partials > 0 && partials < kStages;
+      if (waited_first) {
+        int st = stage;
+        uint32_t ph = phase;
+        for (int e = 0; e < partials; ++e) {
+          mbar_wait(&full[st], ph);
+          if (++st == kStages) {
+            st = 0;
+            ph ^= 1;
+          }
+        }
+      }
+      if ((partials == 0 || waited_first) && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
       wgmma_wait<0>();
       wgmma_keep(acc0);
       wgmma_keep(acc1);
       if (leader) release<kCluster>(empty, prev);
       if (kSum && sum) {
-        // The peers' partials, 80 rows a stage, added in fp32; the other consumer's turn comes only
-        // after these stages' waits too (the parity argument above counts every position).
-        for (int e = 0; e < 2 * peers; ++e) {
-          mbar_wait(&full[stage], phase);
+        // The peers' partials, 80 rows a stage, added in fp32.
+        for (int e = 0; e < partials; ++e) {
+          if (!waited_first) mbar_wait(&full[stage], phase);
           if (!(e & 1))
             add_partial_half<0>(acc0, acc1, sa + stage * kABytes, warp, lane);
           else if (tall)
@@ -388,7 +409,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             phase ^= 1;
           }
         }
-        if (u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
+        if (!waited_first && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
         if (args.shards.scale != 1.0f) {
 #pragma unroll
           for (int i = 0; i < 80; ++i) {

@@ -1,13 +1,14 @@
 // A model of matmul_reduce_scatter's fused form on hopper_gemm_t (src/overlap/hopper_gemm_t.cu,
-// overlap.cpp: rs_fused in Form::kFusedT; row tiles of 160 and 128 rows), run to completion under random
-// interleavings at 2-4 ranks: every cluster's producer fills a ring of 5 stages in tile order (a
-// summed tile's partial stages after its k-blocks, once every peer's signal covers the row groups
-// it overlaps), two ping-pong consumers take every other tile and hand the turn over after their
-// last wait of a tile, a stage is freed one k-block late (as wgmma.wait_group 1 frees it), every
-// peer tile counts in each row group it overlaps after its stores, and each rank's pushes wait for
-// hopper_t_group_count. The consumers' waits are parity waits, as the mbarrier's: the model checks
-// that nothing waits for ever and that no wait ever returns on the wrong fill (a stage two fills
-// behind the one waited for).
+// overlap.cpp: rs_fused in Form::kFusedT; row tiles of 160 and 128 rows), run to completion under
+// random interleavings at 2-4 ranks: every cluster's producer fills a ring of 5 stages in tile
+// order (a summed tile's partial stages after its k-blocks, once every peer's signal covers the
+// row groups it overlaps), two ping-pong consumers take every other tile and hand the turn over
+// after their last wait of a tile (at 2 and 3 ranks a summed tile frees its last k-block and its
+// partial stages only after the turn), a stage is freed one k-block late (as wgmma.wait_group 1
+// frees it), every peer tile counts in each row group it overlaps after its stores, and each
+// rank's pushes wait for hopper_t_group_count. The consumers' waits are parity waits, as the
+// mbarrier's: the model checks that nothing waits for ever and that no wait ever returns on the
+// wrong fill (a stage two fills behind the one waited for).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,6 +39,7 @@ struct Cluster {
     int tile = -1;      // the tile in hand (-1: none)
     int step = 0;       // positions of it consumed
     int held = -1;      // a k-block position consumed but not yet freed
+    std::vector<int> pending;  // a summed tile's positions waited for, freed after the turn (waited_first)
     bool stored = false;
     bool done = false;
   } cons[2];
@@ -53,7 +55,8 @@ struct Rank {
 
 // "" when every case completes; else what stuck or broke.
 // control: 0 as the kernel runs; 1 a summed tile hands the turn over after its k-loop (before its
-// partial stages' waits); 2 the pushes wait for one count more than hopper_t_group_count.
+// partial stages' waits); 2 the pushes wait for one count more than hopper_t_group_count; 3 the
+// summed tile's partial stages all waited for before any is freed at 4 ranks too (6 of them).
 // tall: the shard's 160-row tiles (schedule::t_tall; -1 all), the rest 128 rows.
 std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks, int nclusters, unsigned seed, int control = 0,
                       int tall = -1) {
@@ -86,6 +89,10 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
     }
   }
   auto tile_len = [&](const Tile& t) { return kblocks + (t.summed ? 2 * peers : 0); };
+  // As the kernel: where a tile's partial stages fit in the ring beside its last k-block (2 and 3
+  // ranks), the summed tile waits for them all, hands the turn over, and only then frees its last
+  // k-block and the partial stages (after its drain and adds).
+  const bool waited_first = 2 * peers < kStages || control == 3;
   auto g_last = [&](const Tile& t) { return (std::min(t.row + t.height, rows) - 1) / grows; };
   std::mt19937 rng(seed);
   for (;;) {
@@ -132,21 +139,34 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
             for (int q = p % kStages; q < static_cast<int>(cl.loaded.size()) && cl.loaded[q]; q += kStages) ++fills;
             const int f = p / kStages;
             if ((fills & 1) == (f & 1)) continue;
-            ev.push_back([&cl, &cs, p, j, len, kblocks_ = kblocks, &tl, control, fills, f] {
+            ev.push_back([&cl, &cs, p, j, len, kblocks_ = kblocks, &tl, control, fills, f, waited_first] {
               if (fills < f + 1) return std::string("a consumer waited on a stage two fills behind");
               const int k = p - cl.first_pos[j];
               if (k < kblocks_) {  // a k-block: the previous one is freed once this one's wgmma are issued
                 if (cs.held >= 0) cl.released[cs.held] = true;
                 cs.held = p;
                 if (k == kblocks_ - 1) {  // the k-loop's end: wgmma.wait_group 0 frees the last
-                  cl.released[p] = true;
+                  if (tl.summed && waited_first)
+                    cs.pending.push_back(p);
+                  else
+                    cl.released[p] = true;
                   cs.held = -1;
                 }
+              } else if (waited_first) {
+                cs.pending.push_back(p);  // freed after the turn
               } else {
                 cl.released[p] = true;  // a partial stage, freed once added
               }
               ++cs.step;
               if (cs.step == len || ((!tl.summed || control == 1) && cs.step == kblocks_)) cl.handoff[j] = 1;
+              return std::string();
+            });
+            continue;
+          }
+          if (!cs.pending.empty()) {  // the drain and the adds: one stage freed at a time
+            ev.push_back([&cl, &cs] {
+              cl.released[cs.pending.front()] = true;
+              cs.pending.erase(cs.pending.begin());
               return std::string();
             });
             continue;
@@ -215,4 +235,5 @@ TEST(HopperTModel, ControlsFail) {
     aliased = run_model(4, 1024, 2, 1, 2, 1, seed, 1) == "a consumer waited on a stage two fills behind";
   EXPECT_TRUE(aliased);
   EXPECT_EQ(run_model(2, 1024, 2, 1, 2, 1, 7u, 2), "stuck");
+  EXPECT_EQ(run_model(4, 1024, 2, 1, 2, 1, 7u, 3), "stuck");  // (the sixth needs the first freed)
 }
