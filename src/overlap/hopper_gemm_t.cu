@@ -308,13 +308,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint64_t da0 = sw128_desc(smem_addr(sb), kBBox, 1024), db0 = sw128_desc(smem_addr(sa), 16, 1024);
     float acc0[80], acc1[80];  // C's columns 0-63 and 64-127 of the tile
     // One tile's k-loop (kTall: 160 rows, else 128), from ring position `stage`/`phase` on; frees
-    // each stage one k-block late (wgmma.wait_group 1), the last one at its end.
+    // each stage one k-block late (wgmma.wait_group 1), the last one at its end. The k-blocks from
+    // the first at stage 0 on go in whole rounds of the ring, unrolled, so that each one's stage,
+    // barrier and descriptor offsets are constants (SYMMEM_HGEMM_T_ROLLED: one loop, the stage a
+    // variable, as until session 58).
     auto k_loop = [&](auto tall_tag, int& stage, uint32_t& phase) {
       constexpr bool kTall = decltype(tall_tag)::value;
       int prev = -1;
-      for (int kb = 0; kb < kblocks; ++kb) {
-        mbar_wait(&full[stage], phase);
-        const uint64_t da = da0 + static_cast<uint64_t>(stage * (kBBytes >> 4)), db = db0 + static_cast<uint64_t>(stage * (kABytes >> 4));
+      auto kblock = [&](int kb, int st, uint32_t ph) {
+        mbar_wait(&full[st], ph);
+        const uint64_t da = da0 + static_cast<uint64_t>(st * (kBBytes >> 4)), db = db0 + static_cast<uint64_t>(st * (kABytes >> 4));
         wgmma_fence();
         wgmma_keep(acc0);
         wgmma_keep(acc1);
@@ -339,12 +342,24 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma_keep(acc0);
         wgmma_keep(acc1);
         if (leader) release<kCluster>(empty, prev);
-        prev = stage;
+        prev = st;
+      };
+      auto advance = [&] {
         if (++stage == kStages) {
           stage = 0;
           phase ^= 1;
         }
+      };
+      int kb = 0;
+#ifndef SYMMEM_HGEMM_T_ROLLED
+      for (; kb < kblocks && stage != 0; ++kb, advance()) kblock(kb, stage, phase);
+      for (; kb + kStages <= kblocks; kb += kStages) {  // (stage 0 here; the round ends at stage 0 again)
+#pragma unroll
+        for (int s = 0; s < kStages; ++s) kblock(kb + s, s, phase);
+        phase ^= 1;
       }
+#endif
+      for (; kb < kblocks; ++kb, advance()) kblock(kb, stage, phase);
       return prev;
     };
     // (kSum: a tile's positions are its k-blocks and, summed, its partials' stages: both consumers
