@@ -139,13 +139,13 @@ SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 /// 256 (hopper_gemm), on a GPU of `sms` SMs: where the rows the busiest cluster walks
 /// (schedule::t_walk_rows) are at most 0.3% more than hopper_gemm's whole waves. Measured in the
 /// operation at TP = 2 on 2 x H200 (session 58): 8B M 8192 1-2% and M 16384 3-5% faster with them,
-/// 70B M 16384 1.5-3.4% faster (chosen), 70B M 8192 0-1.5% slower (not chosen); 3+ ranks follow the
-/// model unmeasured. SYMMEM_OVERLAP_GEMM_T = 1 / 0 forces it. Rank-local (the GEMM reads the rows
+/// 70B M 8192 0.6-2% faster, M 16384 level to 2.5% faster (all chosen); 3+ ranks follow the model
+/// unmeasured. SYMMEM_OVERLAP_GEMM_T = 1 / 0 forces it. Rank-local (the GEMM reads the rows
 /// the same way either way). Host-tested.
 SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// The same model for matmul_reduce_scatter's fused form (its raster, kReduceGroup): at TP = 2 on
-/// 2 x H200 (session 58) 70B M 16384 1.5-3.5% faster in transposed tiles (chosen), M 8192 0.5-2%
-/// slower (not chosen). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the pushes, their
+/// 2 x H200 (session 58) 70B M 16384 level in transposed tiles within the benchmark's column bias
+/// (its GEMM alone over the shards 2.8% faster; chosen), M 8192 0.5-2% slower (not chosen). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the pushes, their
 /// groups and signals are the same either way). Host-tested.
 SYMMEM_API bool reduce_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// The fused form's raster: row groups' units, at most this many, at a time.

@@ -293,11 +293,14 @@ std::vector<int> gather_groups(int nranks, int64_t n, int64_t rows, bool any_siz
 // 256 (schedule::t_walk_rows with schedule::t_choose_tall's count; `group`: the raster it runs in).
 // The transposed tiles where they walk no more than 0.3% longer. Fitted to session 58's
 // measurements of both operations at TP = 2 (symmem-bench overlap on 2 x H200, hopper_gemm in one
-// column and the transposed tiles in the other, both ways round, twice; bench/results/
-// *-h200x2-824fe38-s58c3-*), model ratio / measured: all_gather_matmul 8B M 8192 0.996 / 1-2%
-// faster, M 16384 0.983 / 3-5% faster, 70B M 8192 1.004 / 0-1.5% slower, M 16384 1.000 / 1.5-3.4%
-// faster; matmul_reduce_scatter's fused form 70B M 8192 1.005 / 0.5-2% slower, M 16384 0.996 /
-// 1.5-3.5% faster. (Session 57's rule, 160-row tiles alone and a 0.8% margin, took 8B M 16384 and
+// column and the transposed tiles in the other, both ways round; bench/results/
+// *-h200x2-824fe38-s58c3-* with the transposed tiles in the alt column, *-b79888c-s58c5-* in the
+// main one; the alt column read 1.5-2% faster than the main one for one form at 70B mm+rs M 16384,
+// *-3377fcf-s58c6-*), model ratio / measured: all_gather_matmul 8B M 8192 0.996 / 1-2% faster, M
+// 16384 0.983 / 3-5% faster, 70B M 8192 0.995 (24 tall tiles) / 0.6-2% faster, M 16384 1.000 / level
+// to 2.5% faster; matmul_reduce_scatter's fused form 70B M 8192 1.005 / 0.5-2% slower, M 16384
+// 0.988 / level within that bias (2.2% faster from the alt column; the GEMM alone over its shards
+// 2.8% faster). (Session 57's rule, 160-row tiles alone and a 0.8% margin, took 8B M 16384 and
 // 70B M 8192.)
 static bool transposed_wins(int nranks, int64_t rows, int64_t n, int sms, int group) {
   static std::mutex mu;  // (worked out once a shape: the walk visits every unit of each candidate)
