@@ -1,3 +1,4 @@
+# (Ran in session 58 call 1, when HGEMM_T_LEAN still chose t_lean's kernel; it is gone since.)
 # Steps for tools/call.sh on a 2-GPU machine (session 58's first call): Overlap* at 2 ranks, a GPU
 # each, as every call must first (ClusterFit, kOwnGatherT's routing untested), the new fused form on
 # hopper_gemm_t apart; t_lean's kernel checked and timed on GPU 0; the Gemm tuner's pick after its
