@@ -145,8 +145,9 @@ SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// The same model for matmul_reduce_scatter's fused form (its raster, kReduceGroup): at TP = 2 on
 /// 2 x H200 (session 58) 70B M 16384 level in transposed tiles within the benchmark's column bias
-/// (its GEMM alone over the shards 2.8% faster; chosen), M 8192 0.5-2% slower (not chosen). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the pushes, their
-/// groups and signals are the same either way). Host-tested.
+/// (its GEMM alone over the shards 2.8% faster; chosen), M 8192 0.5-2% slower (not chosen).
+/// SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the pushes, their groups and signals
+/// are the same either way). Host-tested.
 SYMMEM_API bool reduce_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// The fused form's raster: row groups' units, at most this many, at a time.
 constexpr int kReduceGroup = 2;

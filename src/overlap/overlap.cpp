@@ -310,10 +310,13 @@ static bool transposed_wins(int nranks, int64_t rows, int64_t n, int sms, int gr
   if (auto it = known.find(key); it != known.end()) return it->second;
   const int clusters = std::max(1, sms / 2), units_n = static_cast<int>((n + 255) / 256), r = static_cast<int>(rows);
   const int64_t own_rows = (nranks * (rows / 256) * units_n + clusters - 1) / clusters * 256;
-  const long t_rows = schedule::t_walk_rows(r, nranks, units_n, clusters, group, schedule::t_choose_tall(r, nranks, units_n, clusters, group));
+  const int tall = schedule::t_choose_tall(r, nranks, units_n, clusters, group);
+  const long t_rows = schedule::t_walk_rows(r, nranks, units_n, clusters, group, tall);
   return known[key] = static_cast<double>(t_rows) <= 1.003 * static_cast<double>(own_rows);
 }
-bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) { return transposed_wins(nranks, rows, n, sms, HopperGemmOptions{}.group_m); }
+bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) {
+  return transposed_wins(nranks, rows, n, sms, HopperGemmOptions{}.group_m);
+}
 bool reduce_transposed(int nranks, int64_t rows, int64_t n, int sms) { return transposed_wins(nranks, rows, n, sms, kReduceGroup); }
 bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // Where K is long enough that the form's costs, which scale with the outputs (the counts, the
