@@ -14,7 +14,12 @@
 // GEMM, the fused form (the last shard adds count - 1 partials) and the epilogue ring (every shard
 // but the first adds one), replayed in turn; their ceilings without communication (time only: the
 // sums are checked by the GPU tests), and the fused form on hopper_gemm_t.
-// HGEMM_GROUPS=g: row groups a shard (default 1).
+// HGEMM_GROUPS=g: row groups a shard (default 1). HGEMM_RS_PEER=p (with HGEMM_RS): a fifth graph,
+// the fused form on hopper_gemm_t while a second stream copies the peer blocks' rows of its
+// output to GPU p (peer access, in `groups` pieces a block, all started with the GEMM): the
+// operation's bytes on the links and in memory without its counts, waits and signals. Run one
+// probe on each GPU at once (HGEMM_DEVICE) for both directions, as matmul_reduce_scatter moves
+// them. HGEMM_DEVICE=d: the GPU to run on (default 0).
 // HGEMM_CANDIDATES=1 (with HGEMM_SUSTAIN): every cuBLASLt candidate of the shape (its ranking), as
 // graphs replayed in turn with the own GEMM's: which plan is fastest at the power cap, against the
 // one symmem's Gemm keeps (its tuning times single launches back to back).
@@ -54,8 +59,10 @@ static void sustained_us(F f, G g, int reps, int ops, int which, float& tf, floa
 // the object's remaining members without braces).
 __attribute__((format(printf, 2, 3))) static void append_json(const char* path, const char* fields, ...) {
   if (path == nullptr) return;
+  int dev = 0;
+  CK(cudaGetDevice(&dev));
   cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
+  CK(cudaGetDeviceProperties(&prop, dev));
   const char* commit = std::getenv("COMMIT");
   FILE* f = std::fopen(path, "a");
   if (f == nullptr) return;
@@ -123,6 +130,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int64_t m = std::atoll(argv[1]), n = std::atoll(argv[2]), k = std::atoll(argv[3]);
+  const int device = std::getenv("HGEMM_DEVICE") != nullptr ? std::atoi(std::getenv("HGEMM_DEVICE")) : 0;
+  CK(cudaSetDevice(device));
   symmem::overlap::HopperGemmOptions opt;
   if (argc > 4) opt.cluster = std::atoi(argv[4]);
   if (argc > 5) opt.group_m = std::atoi(argv[5]);
@@ -247,20 +256,59 @@ int main(int argc, char** argv) {
     fused.handle.error = nullptr;
     symmem::overlap::HopperRowShards ring = fused;
     ring.ring = true;
-    const std::vector<float> med = replay_medians(
-        {[&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, r, n, st); },
-         [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &fused); },
-         [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &ring); },
-         [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &fused); }},
-        sustain, reps);
+    std::vector<std::function<void(cudaStream_t)>> forms{
+        [&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, r, n, st); },
+        [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &fused); },
+        [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &ring); },
+        [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &fused); }};
+    // HGEMM_RS_PEER=p: the peer blocks' rows of C (every shard but the summed one, shard 0) copied
+    // to GPU p beside the GEMM, `groups` pieces a block, forked from and joined to its stream.
+    const int peer = std::getenv("HGEMM_RS_PEER") != nullptr ? std::atoi(std::getenv("HGEMM_RS_PEER")) : -1;
+    __nv_bfloat16* remote = nullptr;
+    cudaStream_t side = nullptr;
+    cudaEvent_t fork = nullptr, join = nullptr;
+    const int64_t block = static_cast<int64_t>(sh.rows) * n, piece = block / fused.groups;  // elements
+    if (peer >= 0) {
+      int can = 0;
+      CK(cudaDeviceCanAccessPeer(&can, device, peer));
+      if (!can) {
+        std::fprintf(stderr, "HGEMM_RS_PEER=%d: GPU %d cannot reach it\n", peer, device);
+        return 2;
+      }
+      const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) CK(e);
+      (void)cudaGetLastError();
+      CK(cudaSetDevice(peer));
+      CK(cudaMalloc(&remote, (m - sh.rows) * n * 2));
+      CK(cudaSetDevice(device));
+      CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+      CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+      CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+      forms.push_back([&](cudaStream_t st) {
+        CK(cudaEventRecord(fork, st));
+        CK(cudaStreamWaitEvent(side, fork, 0));
+        for (int s2 = 1; s2 < fused.count; ++s2)
+          for (int g = 0; g < fused.groups; ++g)
+            CK(cudaMemcpyAsync(remote + (s2 - 1) * block + g * piece, c + s2 * block + g * piece, piece * 2, cudaMemcpyDeviceToDevice, side));
+        symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &fused);
+        CK(cudaEventRecord(join, side));
+        CK(cudaStreamWaitEvent(st, join, 0));
+      });
+    }
+    const std::vector<float> med = replay_medians(forms, sustain, reps);
     std::printf("rs forms %lld x %lld x %lld, %d shards, %d groups, defer_halves %d: cublasLt %.1f us | fused %.1f us (%.3f x) | ring %.1f us (%.3f x) | ring/fused %.4f"
                 " | fused on hopper_gemm_t %.1f us (%.3f x)\n",
                 (long long)m, (long long)n, (long long)k, fused.count, fused.groups, opt.defer_halves, med[0], med[1], med[1] / med[0], med[2],
                 med[2] / med[0], med[2] / med[1], med[3], med[3] / med[0]);
+    if (peer >= 0)
+      std::printf("rs forms GPU %d: fused on hopper_gemm_t with its peer blocks copied to GPU %d %.1f us (%.3f x cublasLt, %.3f x without)\n",
+                  device, peer, med[4], med[4] / med[0], med[4] / med[3]);
     append_json(json,
                 "\"probe\": \"rs_forms_loopback\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"shards\": %d, \"groups\": %d, "
-                "\"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f, \"fused_t_us\": %.2f",
-                (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves, med[0], med[1], med[2], med[3]);
+                "\"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f, \"fused_t_us\": %.2f, "
+                "\"device\": %d, \"peer\": %d, \"fused_t_copies_us\": %.2f",
+                (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves, med[0], med[1], med[2], med[3],
+                device, peer, peer >= 0 ? med[4] : 0.0f);
     return 0;
   }
   std::vector<__nv_bfloat16> hr(m * n);
