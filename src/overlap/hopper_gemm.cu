@@ -465,17 +465,21 @@ bool hopper_gemm_supported(int device) {
   return major == 9 && minor == 0;
 }
 
+void check_gemm_operands(const char* who, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
+                         const void* c, int64_t ldc, const HopperGemmOptions& opt) {
+  require(m > 0 && n > 0 && k > 0 && m < (int64_t(1) << 31) && n < (int64_t(1) << 31) && k < (int64_t(1) << 31), who,
+          ": m, n, k must be positive and below 2^31 (got ", m, ", ", n, ", ", k, ")");
+  require(n % 8 == 0 && lda % 8 == 0 && ldb % 8 == 0 && ldc % 8 == 0 && lda >= k && ldb >= n && ldc >= n, who,
+          ": n and the leading dimensions must be multiples of 8 elements, lda >= k, ldb >= n, ldc >= n");
+  for (const void* p : {a, b, c}) require(reinterpret_cast<uintptr_t>(p) % 16 == 0, who, ": A, B and C must be 16-byte aligned");
+  require(opt.group_m > 0, who, ": group_m must be positive (got ", opt.group_m, ")");
+}
+
 void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
                  const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards) {
   if (m == 0 || n == 0) return;
-  require(m > 0 && n > 0 && k > 0 && m < (int64_t(1) << 31) && n < (int64_t(1) << 31) && k < (int64_t(1) << 31),
-          "hopper_gemm: m, n, k must be positive and below 2^31 (got ", m, ", ", n, ", ", k, ")");
-  require(n % 8 == 0 && lda % 8 == 0 && ldb % 8 == 0 && ldc % 8 == 0 && lda >= k && ldb >= n && ldc >= n,
-          "hopper_gemm: n and the leading dimensions must be multiples of 8 elements, lda >= k, ldb >= n, ldc >= n");
-  for (const void* p : {a, b, static_cast<const void*>(c)})
-    require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm: A, B and C must be 16-byte aligned");
+  check_gemm_operands("hopper_gemm", m, n, k, a, lda, b, ldb, c, ldc, opt);
   require(opt.cluster == 1 || opt.cluster == 2, "hopper_gemm: cluster must be 1 or 2 (got ", opt.cluster, ")");
-  require(opt.group_m > 0, "hopper_gemm: group_m must be positive");
   require(opt.defer_halves >= 0 && opt.defer_halves <= 2, "hopper_gemm: defer_halves must be 0, 1 or 2 (got ", opt.defer_halves, ")");
   if (shards != nullptr) {
     require(shards->count >= 1 && shards->count <= 64 && shards->rows > 0 && shards->rows % (kBM * opt.cluster) == 0 &&

@@ -87,6 +87,11 @@ constexpr uint64_t hopper_shard_halves(int64_t rows, int64_t n) { return static_
 
 /// Whether `device` runs the kernel (compute capability 9.0: the image is sm_90a only).
 SYMMEM_API bool hopper_gemm_supported(int device);
+/// The checks both own GEMMs make of their operands, each failure an InvalidArgument naming `who`:
+/// m, n, k positive and below 2^31; n and the leading dimensions multiples of 8 elements, lda >= k,
+/// ldb >= n, ldc >= n; A, B and C 16-byte aligned; opt.group_m positive.
+void check_gemm_operands(const char* who, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
+                         const void* c, int64_t ldc, const HopperGemmOptions& opt);
 
 /// C = A x B (bf16 row-major; lda, ldb, ldc in elements, multiples of 8; pointers 16-byte aligned;
 /// n a multiple of 8). Throws InvalidArgument on a bad shape, Unsupported off Hopper.

@@ -508,13 +508,7 @@ int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const Hopp
 void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
                    const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards) {
   if (m == 0 || n == 0) return;
-  require(m > 0 && n > 0 && k > 0 && m < (int64_t(1) << 31) && n < (int64_t(1) << 31) && k < (int64_t(1) << 31),
-          "hopper_gemm_t: m, n, k must be positive and below 2^31 (got ", m, ", ", n, ", ", k, ")");
-  require(n % 8 == 0 && lda % 8 == 0 && ldb % 8 == 0 && ldc % 8 == 0 && lda >= k && ldb >= n && ldc >= n,
-          "hopper_gemm_t: n and the leading dimensions must be multiples of 8 elements, lda >= k, ldb >= n, ldc >= n");
-  for (const void* p : {a, b, static_cast<const void*>(c)})
-    require(reinterpret_cast<uintptr_t>(p) % 16 == 0, "hopper_gemm_t: A, B and C must be 16-byte aligned");
-  require(opt.group_m > 0, "hopper_gemm_t: group_m must be positive (got ", opt.group_m, ")");
+  check_gemm_operands("hopper_gemm_t", m, n, k, a, lda, b, ldb, c, ldc, opt);
   TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, HopperRowShards{}, false, 0};
   args.shards.rows = static_cast<int>(m);
   args.shards.count = 1;

@@ -747,9 +747,10 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   opt.group_m = detail::kReduceGroup;  // the raster: row groups' units (at most 2) at a time
   if (d.count_at >= 0) opt.count_at = d.count_at;
   // (Form::kFusedT: the transposed GEMM, whose done words count its row tiles per row group they
-  // overlap, so each group's target is its own.)
-  const int tall = transposed ? hopper_t_tall(m, n, opt, &sh) : 0;
-  auto target = [&](int g) { return transposed ? hopper_t_group_count(rows, grows, g, n, tall) : per_group; };
+  // overlap, so each group's target is its own; its tall tiles fixed here, for the launch and the
+  // targets alike.)
+  if (transposed) opt.t_tall = hopper_t_tall(m, n, opt, &sh);
+  auto target = [&](int g) { return transposed ? hopper_t_group_count(rows, grows, g, n, opt.t_tall) : per_group; };
   if (transposed)
     hopper_gemm_t(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   else
