@@ -98,6 +98,10 @@ struct TensorParallel::Impl {
   // (Session 49, 1 x H200, the fused form's GEMM looped back at 8B M 8192 with the deferred
   // epilogue: k-block 3 1.056-1.059x cuBLASLt, 5 1.049, 8 1.043; not measured in the operation.)
   int count_at = -1;
+  // The fused forms' raster, HopperGemmOptions::group_m (SYMMEM_OVERLAP_RS_RASTER=g; -1 unset:
+  // detail::kReduceGroup). Rank-local: it orders a rank's tiles, not what any rank waits for or
+  // pushes (the pushes wait for counts, whatever order the tiles come in).
+  int rs_raster = -1;
   // HopperGemmOptions::defer_halves for both forms (SYMMEM_OVERLAP_DEFER=0|1|2; -1 unset: its
   // default). Rank-local: it moves when a tile's stores go out, not what any rank waits for.
   int defer = -1;
@@ -172,6 +176,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.rs_t = force_knob(why, "SYMMEM_OVERLAP_RS_GEMM_T", "0", "1");
   d.t_tall = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_GEMM_T_TALL", 0, 1 << 20, -1));
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
+  d.rs_raster = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_RASTER", 1, 64, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
   d.rs_chunks = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_CHUNKS", 1, detail::kMaxRsChunks, 0));
   int dev = 0;
@@ -744,7 +749,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.handle = d.recv.handle();
   HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
   opt.t_tall = d.t_tall;
-  opt.group_m = detail::kReduceGroup;  // the raster: row groups' units (at most 2) at a time
+  opt.group_m = d.rs_raster > 0 ? d.rs_raster : detail::kReduceGroup;  // the raster: row groups' units (at most 2) at a time
   if (d.count_at >= 0) opt.count_at = d.count_at;
   // (Form::kFusedT: the transposed GEMM, whose done words count its row tiles per row group they
   // overlap, so each group's target is its own; its tall tiles fixed here, for the launch and the
