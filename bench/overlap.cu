@@ -276,16 +276,35 @@ void run_overlap(Harness& h) {
           // count_at of the next tile; or whose own block adds the partials from dst, whose signals are
           // set beforehand (nothing waits: what the adds cost), counting or not; or neither (what the
           // order and raster cost against the own GEMM alone; session 35, not yet run).
-          struct FusedKind { bool sum, count; int count_at; const char* key; };
+          // The t_ kinds: the same on hopper_gemm_t (Form::kFusedT) at the default count_at, summing
+          // and counting, alone, with the operation's bytes copied beside it (to every peer, as
+          // floor_with's copies), and that without the barrier: against the operation, what its
+          // waits, signals and tail cost.
+          // t_summing_tail: t_summing with the operation's tail after the GEMM (its (N - 1) x groups
+          // stream writes of the counts, a second memset).
+          struct FusedKind { bool sum, count; int count_at; const char* key; bool t = false, copies = false, barrier = true, tail = false; };
           const std::vector<FusedKind> fused_kinds = {{false, true, 3, "counting_at3"},  {false, true, 8, "counting_at8"},
                                                       {false, true, 16, "counting_at16"}, {true, true, 3, "summing_at3"},
                                                       {true, true, 8, "summing_at8"},     {true, false, 0, "summing_no_counts"},
-                                                      {false, false, 0, "order_no_counts"}};
+                                                      {false, false, 0, "order_no_counts"},
+                                                      {true, true, -1, "t_summing", true},
+                                                      {true, true, -1, "t_summing_copies", true, true},
+                                                      {true, true, -1, "t_summing_copies_no_barrier", true, true, false},
+                                                      {true, true, -1, "t_summing_tail", true, false, true, true}};
+          using WriteValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+          WriteValue64 write64 = nullptr;
+          {
+            void* fn = nullptr;
+            cudaDriverEntryPointQueryResult q{};
+            if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue64", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+                q == cudaDriverEntryPointSuccess)
+              write64 = reinterpret_cast<WriteValue64>(fn);
+          }
           if (rs_own_probe) {
             std::vector<uint64_t> landed(n, uint64_t{1} << 40);
             SYMMEM_CUDA_CHECK(cudaMemcpy(dst.signal_pad(), landed.data(), sizeof(uint64_t) * n, cudaMemcpyHostToDevice));
           }
-          auto fused_gemm = [&](bool sum, bool count, int count_at, cudaStream_t s) {
+          auto fused_gemm = [&](bool sum, bool count, int count_at, bool t, bool tail, cudaStream_t s) {
             overlap::HopperRowShards sh;
             sh.rows = static_cast<int>(rows);
             sh.count = n;
@@ -299,9 +318,20 @@ void run_overlap(Harness& h) {
               sh.handle = dst.handle();
             }
             overlap::HopperGemmOptions opt;
-            opt.group_m = 2;
-            opt.count_at = count_at;
-            overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, opt, s, &sh);
+            opt.group_m = overlap::detail::kReduceGroup;
+            if (count_at >= 0) opt.count_at = count_at;
+            if (t) {
+              opt.t_tall = overlap::hopper_t_tall(m, nn, opt, &sh);
+              overlap::hopper_gemm_t(m, nn, k, a, k, b, nn, c, nn, opt, s, &sh);
+            } else {
+              overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, opt, s, &sh);
+            }
+            if (tail && write64 != nullptr) {
+              for (int j = 1; j < n; ++j)
+                for (int g = 0; g < rs_g; ++g)
+                  write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(probe_counts + ((me - j + n) % n) * rs_g + g), 1, 0);
+              SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts + static_cast<size_t>(me) * rs_g, 0, sizeof(unsigned long long) * rs_g, s));
+            }
             if (count) SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n * rs_g, s));
           };
           // gemm_kind 0 none, 1 cuBLASLt, 2 own, 3 own with A in the heap, 4 the same with the local
@@ -324,7 +354,7 @@ void run_overlap(Harness& h) {
               if (gemm_kind == 4) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards_local : nullptr);
               if (gemm_kind >= 8) {
                 const FusedKind& f = fused_kinds[gemm_kind - 8];
-                fused_gemm(f.sum, f.count, f.count_at, s);
+                fused_gemm(f.sum, f.count, f.count_at, f.t, f.tail, s);
               }
               if (gemm_kind == 7)
                 for (int j = 1; j <= n; ++j) {
@@ -354,7 +384,8 @@ void run_overlap(Harness& h) {
           const size_t rs_first = variants.size();
           if (rs_own_probe) {
             variants.push_back(floor_with(7, false, false));
-            for (size_t f = 0; f < fused_kinds.size(); ++f) variants.push_back(floor_with(8 + static_cast<int>(f), false, false));
+            for (size_t f = 0; f < fused_kinds.size(); ++f)
+              variants.push_back(floor_with(8 + static_cast<int>(f), fused_kinds[f].copies, false, fused_kinds[f].barrier));
           }
           const std::vector<double> pt = h.time_graphs(variants, ops);
           size_t vi = 1;
