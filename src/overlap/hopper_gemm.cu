@@ -438,6 +438,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
   // barriers. (Not .aligned: the producer's thread 0 arrives here after the rest of its warp.)
   if (kCluster > 1) asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+  if (args.shards.finished != nullptr) {
+    if (kCluster == 1) asm volatile("barrier.sync 0;" ::: "memory");
+    if (threadIdx.x == 0) finish_counts(args.shards.finished, args.shards.done, args.shards.count * args.shards.groups);
+  }
 #endif
 }
 
@@ -498,6 +502,7 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
                   reinterpret_cast<uintptr_t>(shards->out) % 16 == 0,
               "hopper_gemm: the fused sum needs 16-byte aligned partials and out");
     }
+    require(shards->finished == nullptr || shards->done != nullptr, "hopper_gemm: row shards' finished word needs their done words");
     require(!shards->ring || (shards->sum_shard >= 0 && shards->count >= 2),
             "hopper_gemm: the ring needs sum_shard (the shard whose sum goes to out) and at least 2 shards");
   }

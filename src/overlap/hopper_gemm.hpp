@@ -56,6 +56,10 @@ struct HopperGemmOptions {
 /// Those tiles store `scale` x the sum into `out` (rows x n, ld n) instead of C, and are not counted
 /// in done.
 ///
+/// `finished` (with `done`; one word, zero at the launch, left zero): the grid's last CTA to end
+/// sets every done word (count x groups) to kHopperDoneAll, past any count's target, so that
+/// nothing waiting on them (matmul_reduce_scatter's pushes) waits past the GEMM's end.
+///
 /// The ring (`ring`, with `sum_shard` as above): every shard but `first` adds one partial after its
 /// k-loop, the one in `partials`' slot of that shard (rows shard x rows ..), once this rank's
 /// signal slot of that shard (through `handle`; bounded) has reached g + 1 for the tile's row group
@@ -69,6 +73,7 @@ struct HopperRowShards {
   const void* local = nullptr;
   int64_t local_ld = 0;
   unsigned long long* done = nullptr;
+  unsigned long long* finished = nullptr;
   int groups = 1;
   int sum_shard = -1;
   const void* partials = nullptr;
@@ -76,6 +81,9 @@ struct HopperRowShards {
   float scale = 1.0f;
   bool ring = false;
 };
+
+/// What HopperRowShards::finished leaves in every done word.
+constexpr unsigned long long kHopperDoneAll = 1ull << 62;
 
 /// The signal and partials' slot of the j-th partial (j = 1 .. count - 1, or 1 in the ring) that a
 /// tile of `shard` adds: the fused sum's peer shard + j, the ring's `shard` itself.

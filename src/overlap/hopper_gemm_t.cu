@@ -467,6 +467,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
   // barriers. (Not .aligned: the producer's thread 0 arrives here after the rest of its warp.)
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+  if (kSum && args.shards.finished != nullptr && threadIdx.x == 0)
+    finish_counts(args.shards.finished, args.shards.done, args.shards.count * args.shards.groups);
 #endif
 }
 
@@ -519,6 +521,7 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
             ", first ", shards->first, ")");
     require(shards->local == nullptr || (reinterpret_cast<uintptr_t>(shards->local) % 16 == 0 && shards->local_ld % 8 == 0 && shards->local_ld >= k),
             "hopper_gemm_t: the local shard must be 16-byte aligned, its leading dimension a multiple of 8 and at least k");
+    require(shards->finished == nullptr || shards->done != nullptr, "hopper_gemm_t: row shards' finished word needs their done words");
     require(!shards->ring, "hopper_gemm_t: the epilogue ring is not supported; use hopper_gemm");
     require(shards->groups >= 1 && shards->rows % shards->groups == 0,
             "hopper_gemm_t: row groups must split a shard evenly (got ", shards->groups, " groups of a ", shards->rows, "-row shard)");

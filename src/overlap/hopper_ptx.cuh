@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "hopper_gemm.hpp"
 #include "runtime/driver.hpp"
 #include "symmem/device.cuh"
 #include "symmem/device/bulk.cuh"
@@ -145,6 +146,24 @@ __device__ __forceinline__ void count_stored(unsigned long long* done, int at) {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
   device::fence_proxy_async_global();
   asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(done + at) : "memory");
+}
+
+// HopperRowShards::finished: called by thread 0 of every CTA at the kernel's end, after a barrier
+// that every thread of the CTA reached once its stores and counts were done. The CTA counts itself
+// (after a GPU-scope fence, which the barrier makes cumulative over its threads' counts); the
+// grid's last CTA then sets each of the `words` done words to kHopperDoneAll (past every count's
+// target) and zeroes the word for the next launch. Every tile is counted anyway (a bounded wait
+// that expires leaves its tile computed on what is there, stored and counted), so in a correct run
+// the words already hold their targets: this makes "no push waits past the GEMM's end" hold by
+// construction, whatever a target says, at the cost of one add a CTA (the host's stream writes of
+// each count after the GEMM, which it replaces, cost 2.7 us each: 44 us at 16 row groups, session 59).
+__device__ __forceinline__ void finish_counts(unsigned long long* finished, unsigned long long* done, int words) {
+  __threadfence();
+  const unsigned long long ctas = static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z;
+  if (atomicAdd(finished, 1ull) != ctas - 1) return;
+  __threadfence();
+  for (int i = 0; i < words; ++i) asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(done + i), "l"(kHopperDoneAll) : "memory");
+  *finished = 0;
 }
 
 // Frees a stage for the producer(s): one arrival per consumer warpgroup on every CTA's barrier.

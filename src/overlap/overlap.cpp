@@ -216,8 +216,9 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
     for (cudaEvent_t* e : {&d.start, &d.done, &d.fork, &d.join}) SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
     if (d.own_rs_all) {
       d.stored_words = static_cast<int>(std::max<int64_t>(1, max_m / comm.size() / 256)) * comm.size();
-      SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * d.stored_words));
-      SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * d.stored_words));
+      // (and one word past them: HopperRowShards::finished)
+      SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&d.stored), sizeof(unsigned long long) * (d.stored_words + 1)));
+      SYMMEM_CUDA_CHECK(cudaMemset(d.stored, 0, sizeof(unsigned long long) * (d.stored_words + 1)));
       d.pushers.resize(comm.size() - 1, nullptr);
       d.pushed.resize(comm.size() - 1, nullptr);
       for (cudaStream_t& st : d.pushers) SYMMEM_CUDA_CHECK(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, greatest));
@@ -693,9 +694,11 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // for its own rank's counts) land, and every own tile's wait ends. The host model
 // (tests/host/test_hopper_schedule.cpp) runs this order at 2-8 ranks and random interleavings to
 // completion. The signals are set once a call, per (peer, group) in increasing g on that peer's
-// one stream, so slot p >= g + 1 means groups 0..g of p have landed. After the GEMM the
-// stream writes every full count itself, so no push waits past the GEMM's end even if a bounded
-// wait timed out. Reuse across calls: the argument at the top of this file (the counts are local
+// one stream, so slot p >= g + 1 means groups 0..g of p have landed. No push waits past the
+// GEMM's end: every tile is stored and counted even where a bounded wait timed out (its tile then
+// computes on what is there), and the GEMM's last CTA to end sets every count past any target
+// (HopperRowShards::finished; it replaced the stream's writes of each count after the GEMM, which
+// cost 2.7 us each, 44 us at 8B M 16384's 16 row groups on 2 x H200, session 59). Reuse across calls: the argument at the top of this file (the counts are local
 // and zeroed at the end of the call, after the pushers have joined). Every rank takes this form or
 // none (own_rs_all), since its signals count row groups.
 //
@@ -740,6 +743,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.count = N;
   sh.first = (me + N - 1) % N;
   sh.done = d.stored;
+  sh.finished = d.stored + d.stored_words;  // (the word past the counts)
   sh.groups = groups;
   sh.sum_shard = me;
   sh.partials = recv;
@@ -774,10 +778,6 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
                          static_cast<uint64_t>(g) + 1, SignalOp::kSet, ps, Engine::kCopyEngine);
     }
   }
-  for (int j = 1; j < N; ++j)
-    for (int g = 0; g < groups; ++g)
-      SYMMEM_CU_CHECK(d.write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d.stored + ((me - j + N) % N) * groups + g),
-                                target(g), 0));
   for (int j = 1; j < N; ++j) {  // the staging is free again when the call ends
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.pushed[j - 1], d.pushers[j - 1]));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.pushed[j - 1], 0));

@@ -502,6 +502,52 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
           }
     });
   }
+  // HopperRowShards::finished, on both own GEMMs' fused sums: the grid's last CTA sets every done
+  // word to kHopperDoneAll (past any target: matmul_reduce_scatter's pushes never wait past the
+  // GEMM) and leaves the word zero, launch after launch (three, on one word).
+  if (hopper && why.empty())
+    why = attempt([&] {
+      const int rows = 512, count = 2, groups = 2, k = 128, n = 512;
+      const int64_t m = static_cast<int64_t>(rows) * count;
+      std::vector<uint8_t> abytes, bbytes;
+      rand_half(DataType::kBFloat16, m * k, 29, &abytes);
+      rand_half(DataType::kBFloat16, static_cast<int64_t>(k) * n, 31, &bbytes);
+      DeviceBuffer da(abytes.size()), db(bbytes.size()), dc(m * n * 2), dout(static_cast<size_t>(rows) * n * 2),
+          dwords(sizeof(unsigned long long) * (count * groups + 1));
+      upload(da.p, abytes);
+      upload(db.p, bbytes);
+      SYMMEM_CUDA_CHECK(cudaMemset(dwords.p, 0, dwords.n));
+      const std::vector<uint64_t> landed(count, static_cast<uint64_t>(groups));
+      SYMMEM_CUDA_CHECK(cudaMemcpy(land.signal_pad(), landed.data(), landed.size() * 8, cudaMemcpyHostToDevice));
+      for (int launch = 0; launch < 3; ++launch) {
+        const bool t = launch == 1;
+        SYMMEM_CUDA_CHECK(cudaMemset(dwords.p, 0, sizeof(unsigned long long) * count * groups));  // (the counts; not the word)
+        overlap::HopperRowShards sh;
+        sh.rows = rows;
+        sh.count = count;
+        sh.groups = groups;
+        sh.first = count - 1;
+        sh.sum_shard = 0;
+        sh.partials = land.ptr();
+        sh.out = dout.p;
+        sh.handle = land.handle();
+        sh.done = static_cast<unsigned long long*>(dwords.p);
+        sh.finished = sh.done + count * groups;
+        overlap::HopperGemmOptions opt;
+        if (t) overlap::hopper_gemm_t(m, n, k, da.p, k, db.p, n, dc.p, n, opt, nullptr, &sh);
+        else overlap::hopper_gemm(m, n, k, da.p, k, db.p, n, dc.p, n, opt, nullptr, &sh);
+        ctx()->synchronize(nullptr, "the own GEMM's fused sum with its finished word");
+        std::vector<uint64_t> w(count * groups + 1);
+        SYMMEM_CUDA_CHECK(cudaMemcpy(w.data(), dwords.p, dwords.n, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < count * groups; ++i)
+          if (w[i] != overlap::kHopperDoneAll)
+            throw std::runtime_error(std::string(t ? "hopper_gemm_t" : "hopper_gemm") + ", launch " + std::to_string(launch) + ": done[" +
+                                     std::to_string(i) + "] = " + std::to_string(w[i]) + " after the GEMM, want kHopperDoneAll");
+        if (w[count * groups] != 0)
+          throw std::runtime_error(std::string(t ? "hopper_gemm_t" : "hopper_gemm") + ", launch " + std::to_string(launch) +
+                                   ": the finished word is " + std::to_string(w[count * groups]) + " after the GEMM, want 0");
+      }
+    });
   const std::string reset = attempt([&] { SYMMEM_CUDA_CHECK(cudaMemset(land.signal_pad(), 0, sizeof(uint64_t) * 4)); });  // (the signals set above)
   if (why.empty()) why = reset;
   comm().free(land);
