@@ -20,6 +20,20 @@ __global__ void spin_kernel(unsigned long long ns) {
 
 namespace symmem::bench {
 
+std::vector<size_t> round_order(size_t programs, int round) {
+  std::vector<size_t> order(programs);
+  for (size_t i = 0; i < programs; ++i) order[i] = i;
+  uint64_t x = 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(round) + 1);
+  auto next = [&x] {  // splitmix64
+    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  for (size_t i = programs; i > 1; --i) std::swap(order[i - 1], order[next() % i]);  // Fisher-Yates
+  return order;
+}
+
 Harness::Harness(const Options& opt) : opt_(opt) {
   ctx_ = Context::init();
   comm_ = std::make_unique<Communicator>(ctx_);
@@ -73,13 +87,15 @@ std::vector<double> Harness::time_graphs(const std::vector<std::function<void(cu
       for (cudaGraphExec_t e : execs) SYMMEM_CUDA_CHECK(cudaGraphLaunch(e, stream_));
     ctx_->synchronize(stream_, "benchmark warm-up");
     std::vector<std::vector<float>> ms(execs.size());
-    // Each round starts one program later (round r: r, r + 1, ... mod P), so that every program
-    // follows every other equally often (what ran just before weighs on a power-capped GPU's
-    // clock). (It did not remove what made symmem-bench overlap's second TensorParallel read 0-64
-    // us slower at 70B mm+rs than an identical first one, 4 x H100, session 37: not understood.)
+    // Each round runs the programs in an order of its own, shuffled from the round's number alone
+    // (the same on every rank: the programs communicate), so that every program follows every
+    // other about equally often: what ran just before weighs on a power-capped GPU's clock. (Until
+    // session 59 each round started one program later, which keeps every program's predecessor:
+    // program g always ran right after g - 1. So symmem-bench overlap's second TensorParallel read
+    // 0-64 us slower than an identical first one at 70B mm+rs (4 x H100, session 37) and 1.5-2%
+    // faster (2 x H200, sessions 58-59).)
     for (int r = 0; r < opt_.replays; ++r)
-      for (size_t i = 0; i < execs.size(); ++i) {
-        const size_t g = (i + static_cast<size_t>(r)) % execs.size();
+      for (size_t g : round_order(execs.size(), r)) {
         line_up();  // on the GPU, not the host, right before the start event
         SYMMEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
         SYMMEM_CUDA_CHECK(cudaGraphLaunch(execs[g], stream_));
