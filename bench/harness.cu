@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "symmem/error.hpp"
@@ -19,6 +20,12 @@ __global__ void spin_kernel(unsigned long long ns) {
 }  // namespace
 
 namespace symmem::bench {
+
+static std::vector<size_t> rotated_order(size_t programs, int round) {
+  std::vector<size_t> order(programs);
+  for (size_t i = 0; i < programs; ++i) order[i] = (i + static_cast<size_t>(round)) % programs;
+  return order;
+}
 
 std::vector<size_t> round_order(size_t programs, int round) {
   std::vector<size_t> order(programs);
@@ -94,8 +101,13 @@ std::vector<double> Harness::time_graphs(const std::vector<std::function<void(cu
     // program g always ran right after g - 1. So symmem-bench overlap's second TensorParallel read
     // 0-64 us slower than an identical first one at 70B mm+rs (4 x H100, session 37) and 1.5-2%
     // faster (2 x H200, sessions 58-59).)
+    // SYMMEM_BENCH_ORDER=rotate: the old order (round r: r, r + 1, ... mod P), to compare the two.
+    const char* order_env = std::getenv("SYMMEM_BENCH_ORDER");
+    const bool rotate = order_env != nullptr && std::strcmp(order_env, "rotate") == 0;
+    require(order_env == nullptr || *order_env == 0 || rotate || std::strcmp(order_env, "shuffle") == 0,
+            "symmem-bench: SYMMEM_BENCH_ORDER must be shuffle (the default) or rotate");
     for (int r = 0; r < opt_.replays; ++r)
-      for (size_t g : round_order(execs.size(), r)) {
+      for (size_t g : rotate ? rotated_order(execs.size(), r) : round_order(execs.size(), r)) {
         line_up();  // on the GPU, not the host, right before the start event
         SYMMEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
         SYMMEM_CUDA_CHECK(cudaGraphLaunch(execs[g], stream_));
