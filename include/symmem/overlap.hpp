@@ -19,7 +19,7 @@
 // (detail::rs_chunks) so that the copies hide under the GEMMs. Otherwise: the GEMM of each peer's
 // rows (ring order) into local staging, carried by the copy engine to that peer's landing slot with
 // a signal while the next GEMM runs; the local rows last; then one kernel sums the N slots (fp32).
-// Fused (Hopper, detail::reduce_own_gemm: long K at 3+ ranks, longer K and large blocks at 2; or
+// Fused (Hopper, detail::reduce_own_gemm: long K, and large blocks at 2 ranks; or
 // SYMMEM_OVERLAP_GEMM=own): one persistent GEMM of symmem's own, the peers' blocks first, each row
 // group's copy started when the GEMM has counted its tiles stored, and the own block last, its
 // tiles adding the landed partials in fp32 before their one rounding (no sum kernel); in 160 x 128
@@ -143,12 +143,13 @@ SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 /// unmeasured. SYMMEM_OVERLAP_GEMM_T = 1 / 0 forces it. Rank-local (the GEMM reads the rows
 /// the same way either way). Host-tested.
 SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
-/// The same model for matmul_reduce_scatter's fused form (its raster, kReduceGroup): at TP = 2 on
-/// 2 x H200 (session 58) 70B M 16384 level in transposed tiles within the benchmark's column bias
-/// (its GEMM alone over the shards 2.8% faster; chosen), M 8192 0.5-2% slower (not chosen).
-/// SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the pushes, their groups and signals
-/// are the same either way). Host-tested.
-SYMMEM_API bool reduce_transposed(int nranks, int64_t rows, int64_t n, int sms);
+/// The same model for matmul_reduce_scatter's fused form (its raster, kReduceGroup), except that
+/// at 2 ranks with K < 10240 the transposed tiles win whatever the walks say: on 2 x H200 8B
+/// (K 7168) ahead of hopper_gemm's tiles by 1-1.2% at M 8192 (session 59); 70B (K 14336) M 16384
+/// level within the benchmark's noise (its GEMM alone over the shards 2.8% faster; chosen), M 8192
+/// 2.5-3.5% slower (not chosen). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the
+/// pushes, their groups and signals are the same either way). Host-tested.
+SYMMEM_API bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms);
 /// The fused form's raster: row groups' units, at most this many, at a time.
 constexpr int kReduceGroup = 2;
 /// Whether matmul_reduce_scatter runs its fused form: one persistent GEMM of symmem's own over all
@@ -158,8 +159,9 @@ constexpr int kReduceGroup = 2;
 /// blocks are whole 256-row units; SYMMEM_OVERLAP_GEMM=own / cublas forces it on / off (alike on
 /// every rank: the constructor refuses a mix). A function of the shape and team size: at 3 ranks
 /// and more where K >= 6144 (at TP = 4 on H100 it won at K 7168, Llama-3 70B, by 1-2.5% and lost
-/// at K 3584, 8B); at 2 ranks where K >= 10240 and a rank has 4096 rows or more (on 2 x H200 it won
-/// at 70B, K 14336, M 8192 and 16384, by 2-4%, and lost at 8B and at 70B M 4096). Host-tested.
+/// at K 3584, 8B); at 2 ranks where K >= 6144 and a rank has 4096 rows or more (on 2 x H200 it won
+/// at 70B, K 14336, M 8192 and 16384, by 2-4%, and since session 59 at 8B, K 7168, by 0-2% at M
+/// 8192 and 2.6-4.5% at M 16384; it lost at 70B M 4096). Host-tested.
 SYMMEM_API bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k);
 /// The fused form's row groups a block (rows a multiple of 256): its pushes and its own tiles'
 /// waits go by row group, 512 rows each (256 where a block is an odd number of 256-row units).

@@ -323,7 +323,14 @@ static bool transposed_wins(int nranks, int64_t rows, int64_t n, int sms, int gr
 bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) {
   return transposed_wins(nranks, rows, n, sms, HopperGemmOptions{}.group_m);
 }
-bool reduce_transposed(int nranks, int64_t rows, int64_t n, int sms) { return transposed_wins(nranks, rows, n, sms, kReduceGroup); }
+bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms) {
+  // At 2 ranks with K < 10240 the transposed tiles, whatever the walks say: 8B (K 7168) on 2 x H200,
+  // session 59, both ways round, ahead of hopper_gemm's fused form by 1-1.2% at M 8192 (the walks
+  // favour 128 x 256 there) and of the cuBLASLt ring by 0-2% at M 8192 and 2.6-4.5% at M 16384.
+  // With K 14336 (70B) the walks decide: at M 8192 hopper_gemm's tiles were 2.5-3.5% ahead.
+  if (nranks == 2 && k < 10240) return true;
+  return transposed_wins(nranks, rows, n, sms, kReduceGroup);
+}
 bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // Where K is long enough that the form's costs, which scale with the outputs (the counts, the
   // adds of the landed partials after the own tiles' k-loops, the last partials' landing), are a
@@ -340,8 +347,12 @@ bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // 1.014-1.035, M 8192 0.996-1.040 against 0.994-1.087 (the ring's spread); M 4096 1.032-1.038
   // against 1.021-1.032, and 8B (K 7168) M 8192 / 16384 1-2% behind (as at 8B in session 33). The
   // K threshold between 7168 and 14336 (10240) is not measured.
+  // Session 59 (2 x H200, both ways round, twice) took 8B (K 7168) in too: with the count writes
+  // after the GEMM gone (HopperRowShards::finished; 21 us at M 8192, 44 us at M 16384) the fused
+  // form in transposed tiles read 1.045-1.063x the GEMM alone at M 16384 against the ring's
+  // 1.074-1.094, and 0-2% ahead of it at M 8192. So at 2 ranks: K >= 6144 as at 3+, and 4096+ rows.
   (void)n;
-  if (nranks == 2) return k >= 10240 && rows >= 4096;
+  if (nranks == 2) return k >= 6144 && rows >= 4096;
   return nranks >= 3 && k >= 6144;
 }
 int rs_groups(int64_t rows) {
@@ -393,7 +404,7 @@ Form choose_form(Op op, Mode mode, int64_t m, int64_t k, int64_t n, DataType dty
   // turned off (the ring is opt-in: not yet timed at 3+ ranks, where it differs from the fused form).
   // The fused form's GEMM in transposed tiles where reduce_transposed says or SYMMEM_OVERLAP_RS_GEMM_T
   // forces it (rank-local: the pushes, their groups and signals are the same).
-  const Form fused = f.rs_t == 1 || (f.rs_t < 0 && reduce_transposed(N, rows, n, f.sms)) ? Form::kFusedT : Form::kFused;
+  const Form fused = f.rs_t == 1 || (f.rs_t < 0 && reduce_transposed(N, rows, n, k, f.sms)) ? Form::kFusedT : Form::kFused;
   if (own_fits && f.own_gemm != 0 && f.own_rs >= 0) return f.own_rs == 1 ? Form::kOwnRing : fused;
   if (own_fits && (f.own_gemm == 1 || (f.own_gemm < 0 && reduce_own_gemm(N, rows, n, k)))) return fused;
   // SYMMEM_OVERLAP_RS=ring / sum: that form wherever N > 2 (for measurements and tests).

@@ -61,8 +61,8 @@ const std::vector<EnvVar>& env_vars() {
                                        "as cuBLASLt's GEMMs a shard group at a time (default: own from 1024-row shards, at 2 ranks "
                                        "of 2^23 outputs, detail::gather_own_gemm); and matmul_reduce_scatter's fused form, one such "
                                        "GEMM over all rows whose row groups' copies start on its counts and whose own block adds the "
-                                       "landed partials (default: at 3 ranks and more where K >= 6144, at 2 where K >= 10240 and a "
-                                       "rank has 4096+ rows; detail::reduce_own_gemm). Set it alike on every rank: "
+                                       "landed partials (default: where K >= 6144, and at 2 ranks where a rank has 4096+ rows; "
+                                       "detail::reduce_own_gemm). Set it alike on every rank: "
                                        "TensorParallel's constructor refuses a mix"},
       {"SYMMEM_OVERLAP_GEMM_T", nullptr, "1 or 0: all_gather_matmul's own-GEMM form in transposed 160 x 128 tiles (hopper_gemm_t, "
                                          "ping-pong) or in 128 x 256 tiles (hopper_gemm) (default: by a model of the two walks, "
@@ -70,7 +70,7 @@ const std::vector<EnvVar>& env_vars() {
                                          "rank-local choice)"},
       {"SYMMEM_OVERLAP_RS_GEMM_T", nullptr, "1 or 0: matmul_reduce_scatter's fused form (not the ring) in the transposed 160 x 128 "
                                             "tiles (hopper_gemm_t) or in 128 x 256 (hopper_gemm) (default: by the model of "
-                                            "detail::reduce_transposed: the transposed tiles at 70B M 16384 at TP = 2; a rank-local "
+                                            "detail::reduce_transposed: the transposed tiles at TP = 2 but for 70B M 8192; a rank-local "
                                             "choice)"},
       {"SYMMEM_OVERLAP_GEMM_T_TALL", nullptr, "t >= 0: the transposed GEMM (hopper_gemm_t) runs each row shard as t tiles of 160 "
                                               "rows, then tiles of 128 (default: the count whose walk over the GPU's clusters is "

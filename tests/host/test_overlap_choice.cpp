@@ -153,8 +153,11 @@ TEST(OverlapChoice, TransposedTilesWhereTheirWalkIsNoLonger) {
   EXPECT_FALSE(gather_transposed(4, 2048, 3584, 132));   // 8B TP = 4, M 8192 (unmeasured; the model 1.022)
   EXPECT_FALSE(gather_transposed(4, 2048, 7168, 132));   // 70B TP = 4, M 8192 (unmeasured; 1.027)
   EXPECT_FALSE(gather_transposed(2, 256, 14336, 132));   // small shards: 128-row tiles, 1.078
-  EXPECT_TRUE(reduce_transposed(2, 8192, 8192, 132));    // 70B mm+rs, M 16384: level (GEMM alone 2.8% faster)
-  EXPECT_FALSE(reduce_transposed(2, 4096, 8192, 132));   // M 8192: 0.5-2% slower
+  EXPECT_TRUE(reduce_transposed(2, 8192, 8192, 14336, 132));   // 70B mm+rs, M 16384: level (GEMM alone 2.8% faster)
+  EXPECT_FALSE(reduce_transposed(2, 4096, 8192, 14336, 132));  // M 8192: 2.5-3.5% slower (session 59)
+  EXPECT_TRUE(reduce_transposed(2, 4096, 4096, 7168, 132));    // 8B, M 8192: 1-1.2% faster (the walks favour 128 x 256)
+  EXPECT_TRUE(reduce_transposed(2, 8192, 4096, 7168, 132));    // 8B, M 16384
+  EXPECT_FALSE(reduce_transposed(4, 2048, 8192, 7168, 132));   // 70B TP = 4, M 8192: the walks (unmeasured)
 }
 
 // The fused form's row groups: 512 rows, or 256 where a block is an odd number of 256-row units.
@@ -175,17 +178,18 @@ TEST(OverlapChoice, FusedReduceScatterRowGroups) {
 
 // matmul_reduce_scatter's fused form (symmem's own GEMM, the sum in its own block's tiles): where K
 // is long, at 3 ranks and more (4 x H100, session 37: faster at every 70B shape at TP = 4, K 7168;
-// slower at every 8B one, K 3584); at 2 ranks where K is longer still and a rank has 4096 rows or
-// more (2 x H200, session 55: 70B M 8192 and 16384 ahead of the cuBLASLt ring in six runs, both
-// orders; M 4096 and 8B behind). SYMMEM_OVERLAP_GEMM forces it.
+// slower at every 8B one, K 3584); at 2 ranks where a rank has 4096 rows or more (2 x H200, session
+// 55: 70B M 8192 and 16384 ahead of the cuBLASLt ring in six runs, both orders, M 4096 behind;
+// session 59: 8B too, once the count writes after the GEMM were gone). SYMMEM_OVERLAP_GEMM forces it.
 TEST(OverlapChoice, OwnGemmReduceScatterWhereKIsLong) {
   using symmem::overlap::detail::reduce_own_gemm;
   for (int64_t rows : {512, 1024, 2048, 4096}) {
     EXPECT_TRUE(reduce_own_gemm(4, rows, 8192, 7168)) << rows;   // 70B at TP = 4: 384-3058 us against 393-3085
     EXPECT_FALSE(reduce_own_gemm(4, rows, 4096, 3584)) << rows;  // 8B at TP = 4: 8B M 8192 406 against 396
   }
-  EXPECT_FALSE(reduce_own_gemm(2, 4096, 4096, 7168));    // TP = 2, 8B M 8192: the ring (fused 1-2% slower)
-  EXPECT_FALSE(reduce_own_gemm(2, 8192, 4096, 7168));    // TP = 2, 8B M 16384
+  EXPECT_TRUE(reduce_own_gemm(2, 4096, 4096, 7168));     // TP = 2, 8B M 8192: fused in transposed tiles 0-2% ahead of the ring
+  EXPECT_TRUE(reduce_own_gemm(2, 8192, 4096, 7168));     // TP = 2, 8B M 16384: 2.6-4.5% ahead (session 59)
+  EXPECT_FALSE(reduce_own_gemm(2, 2048, 4096, 7168));    // TP = 2, 8B M 4096: small blocks
   EXPECT_FALSE(reduce_own_gemm(2, 2048, 8192, 14336));   // TP = 2, 70B M 4096: the ring (fused ~1% slower)
   EXPECT_TRUE(reduce_own_gemm(2, 4096, 8192, 14336));    // TP = 2, 70B M 8192: fused 0.996-1.040 x the GEMM, the ring 0.994-1.087
   EXPECT_TRUE(reduce_own_gemm(2, 8192, 8192, 14336));    // TP = 2, 70B M 16384: fused 0.986-1.005, the ring 1.014-1.035
@@ -262,18 +266,20 @@ TEST(OverlapChoice, TheFormOfACall) {
   t4.own_t = 1;
   EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 3584, bf, t4), Form::kOwnGatherT);
   EXPECT_EQ(choose_form(ag, Mode::kAuto, 8192, 4096, 7168, bf, facts(2, false)), Form::kCublasGather);  // (own_t only picks the own GEMM's tiles)
-  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 7168, 4096, bf, t), Form::kRing);  // (and only all_gather_matmul's)
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 4096, 7168, 4096, bf, t), Form::kRing);  // (and only all_gather_matmul's)
   // matmul_reduce_scatter's fused form likewise (reduce_transposed, SYMMEM_OVERLAP_RS_GEMM_T: rs_t),
   // never its epilogue ring nor the cuBLASLt forms.
   FormFacts r = facts(2, true);
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 14336, 8192, bf, r), Form::kFusedT);  // 70B TP = 2, M 16384
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, r), Form::kFused);    // M 8192
-  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 7168, 4096, bf, r), Form::kRing);     // 8B
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 7168, 4096, bf, r), Form::kFusedT);   // 8B M 16384 (K < 10240)
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 4096, bf, r), Form::kFusedT);    // M 8192
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 4096, 7168, 4096, bf, r), Form::kRing);      // M 4096
   r.rs_t = 0;
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 14336, 8192, bf, r), Form::kFused);
   r.rs_t = 1;
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, r), Form::kFusedT);
-  EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 7168, 4096, bf, r), Form::kRing);     // (8B: not fused)
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 4096, 7168, 4096, bf, r), Form::kRing);      // (8B M 4096: not fused)
   r.own_rs = 1;
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 14336, 8192, bf, r), Form::kOwnRing);
   r.own_rs = 0;
