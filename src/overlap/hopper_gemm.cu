@@ -144,37 +144,30 @@ struct Stages {
   bool leader;
 };
 
-// One k-block at ring position (stage, phase): wait for its stage, issue its four wgmma, then free
-// the previous stage once its wgmma have retired (one group stays in flight). da0 / db0: stage 0's
-// descriptors (this consumer's 64 rows of A; B); a stage adds its offset and a k16 step 32 bytes
-// (A) or 2 KiB (B), in the 16-byte units of the address field (shared addresses stay below 2^18:
-// no carry out of it). Where the stage is a constant (the k-loop's unrolled rounds) so are they.
+// One k-block: wait for its stage, issue its four wgmma, then free the previous stage once its
+// wgmma have retired (one group stays in flight).
 template <int kCluster>
-__device__ __forceinline__ void consume_at(const Stages& st, float (&acc)[128], int kb, int stage, uint32_t phase, int& prev, uint64_t da0,
-                                           uint64_t db0) {
-  mbar_wait(&st.full[stage], phase);
-  const uint64_t da = da0 + static_cast<uint64_t>(stage * (kABytes >> 4)), db = db0 + static_cast<uint64_t>(stage * (kBBytes >> 4));
+__device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&acc)[128], int kb) {
+  mbar_wait(&st.full[ring.stage], ring.phase);
+  const uint32_t a_addr = smem_addr(st.sa + ring.stage * kABytes) + st.cw * (kABytes / 2);
+  const uint32_t b_addr = smem_addr(st.sb + ring.stage * kBBytes);
   wgmma_fence();
   wgmma_keep(acc);
 #pragma unroll
-  for (int kk = 0; kk < kBK / 16; ++kk) wgmma_m64n256k16(acc, da + kk * (32 >> 4), db + kk * (2048 >> 4), (kb | kk) != 0 ? 1 : 0);
+  for (int kk = 0; kk < kBK / 16; ++kk)
+    wgmma_m64n256k16(acc, sw128_desc(a_addr + kk * 32, 16, 1024), sw128_desc(b_addr + kk * 2048, kBBox, 1024), (kb | kk) != 0 ? 1 : 0);
   wgmma_commit();
   wgmma_keep(acc);
   wgmma_wait<1>();
   wgmma_keep(acc);
-  if (st.leader) release<kCluster>(st.empty, prev);
-  prev = stage;
-}
-
-// The same at the ring's place, which it then advances.
-template <int kCluster>
-__device__ __forceinline__ void consume(const Stages& st, Ring& ring, float (&acc)[128], int kb, uint64_t da0, uint64_t db0) {
-  consume_at<kCluster>(st, acc, kb, ring.stage, ring.phase, ring.prev, da0, db0);
+  if (st.leader) release<kCluster>(st.empty, ring.prev);
+  ring.prev = ring.stage;
   if (++ring.stage == kStages) {
     ring.stage = 0;
     ring.phase ^= 1;
   }
 }
+
 
 // The shared-memory address of thread (warp, lane)'s 8 x 8 matrix of x4 group j (j even) in a
 // consumer's 64-row half tile laid out as 64-column boxes of 64 rows (8 KiB, 128-byte swizzle): the
@@ -368,7 +361,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
     const Stages st{sa, sb, full, empty, cw, leader};
-    const uint64_t da0 = sw128_desc(smem_addr(sa) + cw * (kABytes / 2), 16, 1024), db0 = sw128_desc(smem_addr(sb), kBBox, 1024);
     uint8_t* my_c = sc + cw * (kCStage / 2);
     int pending = -1;  // the done word of this warpgroup's last tile, stored but not yet counted (args.shards.done)
     Held held;
@@ -389,21 +381,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       int shard, m0, row_in_shard, n0;
       unit_tile<kCluster>(args, u, units_m, units_n, crank, shard, m0, row_in_shard, n0);
       ring.prev = -1;
-      for (int kb = 0; kb < kblocks;) {
-#ifndef SYMMEM_HGEMM_ROLLED
-        // Once the last tile's deferred halves are out and counted and the ring is at stage 0: a
-        // whole round of it, unrolled, so that each k-block's stage, barrier and descriptor
-        // offsets are constants (as hopper_gemm_t's k-loop since session 58; SYMMEM_HGEMM_ROLLED:
-        // one k-block at a time throughout, as before session 59).
-        if (ring.stage == 0 && held.next == 2 && pending < 0 && kb + kStages <= kblocks) {
-#pragma unroll
-          for (int s = 0; s < kStages; ++s) consume_at<kCluster>(st, acc, kb + s, s, ring.phase, ring.prev, da0, db0);
-          ring.phase ^= 1;
-          kb += kStages;
-          continue;
-        }
-#endif
-        consume<kCluster>(st, ring, acc, kb, da0, db0);
+      for (int kb = 0; kb < kblocks; ++kb) {
+        consume<kCluster>(st, ring, acc, kb);
         // The last tile's deferred halves, one a k-block while this k-block's wgmma run: the
         // tensor cores do not wait for the epilogue (HopperGemmOptions::defer_halves).
         if (held.next < 2) store_next();
@@ -411,7 +390,6 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (leader) count_stored(args.shards.done, pending);
           pending = -1;
         }
-        ++kb;
       }
       wgmma_wait<0>();
       wgmma_keep(acc);
