@@ -279,7 +279,8 @@ void run_overlap(Harness& h) {
           // The t_ kinds: the same on hopper_gemm_t (Form::kFusedT) at the default count_at, summing
           // and counting, alone, with the operation's bytes copied beside it (to every peer, as
           // floor_with's copies), and that without the barrier: against the operation, what its
-          // waits, signals and tail cost.
+          // waits, signals and tail cost; counting without the sum, and neither (what the sum and
+          // the counts cost).
           // t_summing_tail: t_summing with the tail the operation had after its GEMM until session 59
           // ((N - 1) x groups stream writes of the counts, a second memset): 2.7 us a write.
           struct FusedKind { bool sum, count; int count_at; const char* key; bool t = false, copies = false, barrier = true, tail = false; };
@@ -290,7 +291,9 @@ void run_overlap(Harness& h) {
                                                       {true, true, -1, "t_summing", true},
                                                       {true, true, -1, "t_summing_copies", true, true},
                                                       {true, true, -1, "t_summing_copies_no_barrier", true, true, false},
-                                                      {true, true, -1, "t_summing_tail", true, false, true, true}};
+                                                      {true, true, -1, "t_summing_tail", true, false, true, true},
+                                                      {false, true, -1, "t_counting", true},
+                                                      {false, false, -1, "t_order_no_counts", true}};
           using WriteValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
           WriteValue64 write64 = nullptr;
           {
