@@ -38,6 +38,9 @@ const std::vector<EnvVar>& env_vars() {
                                 "at the first uncaptured call of each shape (in interleaved rounds; another replaces the first "
                                 "only where 3% faster); "
                                 "verbose: also print each tuned shape's candidates and times on stderr"},
+      {"SYMMEM_BENCH_ORDER", "shuffle", "symmem-bench: the order of the programs timed together in each round, shuffle (drawn "
+                                        "from the round's number, alike on every rank) or rotate (round r starts at program r: every "
+                                        "program then always follows the same one, as before session 59)"},
       {"SYMMEM_BENCH_SWEEP", nullptr, "symmem-bench p2p: also sweep SM-put grid shapes at the largest size"},
       {"SYMMEM_MOE_SHAPES", nullptr, "symmem-bench moe: only these shapes (comma-separated names, e.g. decode,prefill)"},
       {"SYMMEM_MOE_SEND_SHARE", "75", "percent of a pipelined MoE round's blocks that send the next round while the rest finish this one "
@@ -86,6 +89,9 @@ const std::vector<EnvVar>& env_vars() {
                                          "waits time out now and then), and leaves 4 SMs free for the copies. Set it alike on every rank"},
       {"SYMMEM_OVERLAP_COUNT_AT", nullptr, "the k-block of a tile's next tile at which matmul_reduce_scatter's fused form counts the "
                                            "tile's stores (default 3; for measurements; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_RS_RASTER", nullptr, "1 to 64: the raster (row tiles at a time) of matmul_reduce_scatter's fused forms' own "
+                                            "GEMM (default 2, detail::kReduceGroup; session 59: 8 was 0.6-1% slower at 8B; for "
+                                            "measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_DEFER", nullptr, "0, 1 or 2: of each own-GEMM tile's two halves, how many are stored under the next tile's "
                                         "first k-blocks (default 2; for measurements and tests; a rank-local choice)"},
       {"SYMMEM_OVERLAP_RS_CHUNKS", nullptr, "1 to 8: into how many parts (a copy and a signal each) matmul_reduce_scatter's cuBLASLt "
