@@ -26,7 +26,8 @@
 // HGEMM_T=1: the experimental hopper_gemm_t (transposed 160 x 128 tiles) checked and timed beside
 // (with shards too, checked against cuBLASLt's result; HGEMM_TILE=t times cuBLASLt's first candidate of
 // tile t instead of the tuned plan; HGEMM_T_TALL=t adds the kernel with t 160-row tiles a shard,
-// HopperGemmOptions::t_tall, beside the one with the chosen count, hopper_t_tall).
+// HopperGemmOptions::t_tall, beside the one with the chosen count, hopper_t_tall; HGEMM_T_COUNTED=1,
+// with shards: its counted instantiation, HopperRowShards::done in HGEMM_GROUPS groups, beside).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -354,7 +355,24 @@ int main(int argc, char** argv) {
       CK(cudaDeviceSynchronize());
       bad_t += compare(c, hr, m, n, worst_t, w == 0 ? "hopper_gemm_t" : "hopper_gemm_t (HGEMM_T_TALL)");
     }
-    float tl = 0;
+    // HGEMM_T_COUNTED=1 (with shards): the same shards counted (HopperRowShards::done, in
+    // HGEMM_GROUPS row groups a shard, default 1): the kernel's counted instantiation, which
+    // matmul_reduce_scatter's fused form runs, without its sum (session 59 put it 1.4% behind the
+    // uncounted one at 8B M 16384); checked and timed beside.
+    const bool counted_on = shp != nullptr && std::getenv("HGEMM_T_COUNTED") != nullptr && std::atoi(std::getenv("HGEMM_T_COUNTED")) != 0;
+    symmem::overlap::HopperRowShards counted_sh = shp != nullptr ? *shp : symmem::overlap::HopperRowShards{};
+    unsigned long long* counts = nullptr;
+    if (counted_on) {
+      counted_sh.groups = std::getenv("HGEMM_GROUPS") != nullptr ? std::atoi(std::getenv("HGEMM_GROUPS")) : 1;
+      CK(cudaMalloc(&counts, sizeof(unsigned long long) * counted_sh.count * counted_sh.groups));
+      CK(cudaMemset(counts, 0, sizeof(unsigned long long) * counted_sh.count * counted_sh.groups));
+      counted_sh.done = counts;
+      CK(cudaMemset(c, 0xFF, m * n * 2));
+      symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, nullptr, &counted_sh);
+      CK(cudaDeviceSynchronize());
+      bad_t += compare(c, hr, m, n, worst_t, "hopper_gemm_t (counted)");
+    }
+    float tl = 0, tc = 0;
     float tr = 0, to = 0, tt = 0;
     if (sustain > 0) {
       std::vector<std::function<void(cudaStream_t)>> fns{
@@ -362,23 +380,27 @@ int main(int argc, char** argv) {
           [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, shp); }};
       if (own_runs) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); });
       if (forced_on) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, lopt, st, shp); });
+      if (counted_on) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &counted_sh); });
       const std::vector<float> med = replay_medians(fns, sustain, reps);
       tr = med[0];
       tt = med[1];
       to = own_runs ? med[2] : 0;
-      tl = forced_on ? med.back() : 0;
+      tl = forced_on ? med[own_runs ? 3 : 2] : 0;
+      tc = counted_on ? med.back() : 0;
     }
     std::printf("gemm_t %lld x %lld x %lld group %d shards %d tall %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
                 "own_t %.1f us | own_t/cublasLt %.3f, own_t/own %.3f",
                 (long long)m, (long long)n, (long long)k, opt.group_m, shp ? sh.count : 0, tall, bad_t ? "FAIL" : "ok", worst_t, (long long)bad_t, tr,
                 ref.describe(m, n, k, k, n, n).c_str(), to, tt, tr > 0 ? tt / tr : 0.0, to > 0 ? tt / to : 0.0);
     if (forced_on) std::printf(" | own_t tall %d %.1f us (%.3f x own_t)", forced, tl, tt > 0 ? tl / tt : 0.0);
+    if (counted_on) std::printf(" | own_t counted (%d groups) %.1f us (%.3f x own_t)", counted_sh.groups, tc, tt > 0 ? tc / tt : 0.0);
     std::printf("\n");
+    if (counts != nullptr) CK(cudaFree(counts));
     append_json(json,
                 "\"probe\": \"gemm_t\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"sustain\": %d, "
-                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"own_t_forced_us\": %.2f, \"tall\": %d, \"forced_tall\": %d, \"shards\": %d, "
+                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"own_t_forced_us\": %.2f, \"own_t_counted_us\": %.2f, \"tall\": %d, \"forced_tall\": %d, \"shards\": %d, "
                 "\"max_rel_err\": %.5f, \"bad\": %lld, \"cublaslt_plan\": \"%s\"",
-                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, tl, tall, forced, shp ? sh.count : 0,
+                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, tl, tc, tall, forced, shp ? sh.count : 0,
                 worst_t, (long long)bad_t, ref.describe(m, n, k, k, n, n).c_str());
     return bad || bad_t ? 1 : 0;
   }

@@ -504,7 +504,8 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
   }
   // HopperRowShards::finished, on both own GEMMs' fused sums: the grid's last CTA sets every done
   // word to kHopperDoneAll (past any target: matmul_reduce_scatter's pushes never wait past the
-  // GEMM) and leaves the word zero, launch after launch (three, on one word).
+  // GEMM) and leaves the word zero, launch after launch (four, on one word: hopper_gemm in clusters
+  // of 2, hopper_gemm_t, hopper_gemm in clusters of 1, then 2 again).
   if (hopper && why.empty())
     why = attempt([&] {
       const int rows = 512, count = 2, groups = 2, k = 128, n = 512;
@@ -519,7 +520,7 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
       SYMMEM_CUDA_CHECK(cudaMemset(dwords.p, 0, dwords.n));
       const std::vector<uint64_t> landed(count, static_cast<uint64_t>(groups));
       SYMMEM_CUDA_CHECK(cudaMemcpy(land.signal_pad(), landed.data(), landed.size() * 8, cudaMemcpyHostToDevice));
-      for (int launch = 0; launch < 3; ++launch) {
+      for (int launch = 0; launch < 4; ++launch) {
         const bool t = launch == 1;
         SYMMEM_CUDA_CHECK(cudaMemset(dwords.p, 0, sizeof(unsigned long long) * count * groups));  // (the counts; not the word)
         overlap::HopperRowShards sh;
@@ -534,6 +535,7 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
         sh.done = static_cast<unsigned long long*>(dwords.p);
         sh.finished = sh.done + count * groups;
         overlap::HopperGemmOptions opt;
+        opt.cluster = launch == 2 ? 1 : 2;
         if (t) overlap::hopper_gemm_t(m, n, k, da.p, k, db.p, n, dc.p, n, opt, nullptr, &sh);
         else overlap::hopper_gemm(m, n, k, da.p, k, db.p, n, dc.p, n, opt, nullptr, &sh);
         ctx()->synchronize(nullptr, "the own GEMM's fused sum with its finished word");
@@ -541,7 +543,8 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
         SYMMEM_CUDA_CHECK(cudaMemcpy(w.data(), dwords.p, dwords.n, cudaMemcpyDeviceToHost));
         for (int i = 0; i < count * groups; ++i)
           if (w[i] != overlap::kHopperDoneAll)
-            throw std::runtime_error(std::string(t ? "hopper_gemm_t" : "hopper_gemm") + ", launch " + std::to_string(launch) + ": done[" +
+            throw std::runtime_error(std::string(t ? "hopper_gemm_t" : "hopper_gemm") + ", launch " + std::to_string(launch) + " (cluster " +
+                                     std::to_string(opt.cluster) + "): done[" +
                                      std::to_string(i) + "] = " + std::to_string(w[i]) + " after the GEMM, want kHopperDoneAll");
         if (w[count * groups] != 0)
           throw std::runtime_error(std::string(t ? "hopper_gemm_t" : "hopper_gemm") + ", launch " + std::to_string(launch) +
