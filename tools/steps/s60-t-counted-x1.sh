@@ -18,8 +18,8 @@ timeout 300 "$NCU" --clock-control none --set full --import-source no -k regex:"
 echo "== ncu rc $? at $(el) s"; tail -3 "$OUT/ncu.log"
 "$NCU" -i "$OUT/t.ncu-rep" --page raw --csv --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,smsp__inst_executed.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,launch__grid_size > "$OUT/raw.csv" 2>&1
 cut -c1-400 "$OUT/raw.csv" | head -6
-for id in 1 2; do
-  "$NCU" -i "$OUT/t.ncu-rep" --page source --csv --print-source sass --launch-skip $((id - 1)) --launch-count 1 > "$OUT/src-$id.csv" 2>&1
-  echo "src-$id: $(wc -l < "$OUT/src-$id.csv") lines"
+for b in 0 1; do  # (the instantiations' mangled names: hopper_gemm_t_kernel<false> ILb0E, <true> ILb1E)
+  "$NCU" -i "$OUT/t.ncu-rep" --page source --csv --print-source sass --kernel-name-base mangled -k regex:"ILb${b}E" > "$OUT/src-counted$b.csv" 2>&1
+  echo "src-counted$b: $(wc -l < "$OUT/src-counted$b.csv") lines"; head -c 300 "$OUT/src-counted$b.csv"; echo
 done
 true
