@@ -281,9 +281,9 @@ void run_overlap(Harness& h) {
           // floor_with's copies), and that without the barrier: against the operation, what its
           // waits, signals and tail cost; counting without the sum, and neither (what the sum and
           // the counts cost).
-          // t_summing_tail: t_summing with the tail the operation had after its GEMM until session 59
-          // ((N - 1) x groups stream writes of the counts, a second memset): 2.7 us a write.
-          struct FusedKind { bool sum, count; int count_at; const char* key; bool t = false, copies = false, barrier = true, tail = false; };
+          // (Session 59's t_summing_tail, t_summing with the stream's (N - 1) x groups writes of the
+          // counts after the GEMM that the operation had then, put them at 2.7 us a write; HISTORY.)
+          struct FusedKind { bool sum, count; int count_at; const char* key; bool t = false, copies = false, barrier = true; };
           const std::vector<FusedKind> fused_kinds = {{false, true, 3, "counting_at3"},  {false, true, 8, "counting_at8"},
                                                       {false, true, 16, "counting_at16"}, {true, true, 3, "summing_at3"},
                                                       {true, true, 8, "summing_at8"},     {true, false, 0, "summing_no_counts"},
@@ -291,23 +291,13 @@ void run_overlap(Harness& h) {
                                                       {true, true, -1, "t_summing", true},
                                                       {true, true, -1, "t_summing_copies", true, true},
                                                       {true, true, -1, "t_summing_copies_no_barrier", true, true, false},
-                                                      {true, true, -1, "t_summing_tail", true, false, true, true},
                                                       {false, true, -1, "t_counting", true},
                                                       {false, false, -1, "t_order_no_counts", true}};
-          using WriteValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-          WriteValue64 write64 = nullptr;
-          {
-            void* fn = nullptr;
-            cudaDriverEntryPointQueryResult q{};
-            if (cudaGetDriverEntryPointByVersion("cuStreamWriteValue64", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-                q == cudaDriverEntryPointSuccess)
-              write64 = reinterpret_cast<WriteValue64>(fn);
-          }
           if (rs_own_probe) {
             std::vector<uint64_t> landed(n, uint64_t{1} << 40);
             SYMMEM_CUDA_CHECK(cudaMemcpy(dst.signal_pad(), landed.data(), sizeof(uint64_t) * n, cudaMemcpyHostToDevice));
           }
-          auto fused_gemm = [&](bool sum, bool count, int count_at, bool t, bool tail, cudaStream_t s) {
+          auto fused_gemm = [&](bool sum, bool count, int count_at, bool t, cudaStream_t s) {
             overlap::HopperRowShards sh;
             sh.rows = static_cast<int>(rows);
             sh.count = n;
@@ -328,12 +318,6 @@ void run_overlap(Harness& h) {
               overlap::hopper_gemm_t(m, nn, k, a, k, b, nn, c, nn, opt, s, &sh);
             } else {
               overlap::hopper_gemm(m, nn, k, a, k, b, nn, c, nn, opt, s, &sh);
-            }
-            if (tail && write64 != nullptr) {
-              for (int j = 1; j < n; ++j)
-                for (int g = 0; g < rs_g; ++g)
-                  write64(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(probe_counts + ((me - j + n) % n) * rs_g + g), 1, 0);
-              SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts + static_cast<size_t>(me) * rs_g, 0, sizeof(unsigned long long) * rs_g, s));
             }
             if (count) SYMMEM_CUDA_CHECK(cudaMemsetAsync(probe_counts, 0, sizeof(unsigned long long) * n * rs_g, s));
           };
@@ -357,7 +341,7 @@ void run_overlap(Harness& h) {
               if (gemm_kind == 4) overlap::hopper_gemm(m, nn, k, heap_a.ptr(), k, b, nn, c, nn, overlap::HopperGemmOptions{}, s, own_shards ? &shards_local : nullptr);
               if (gemm_kind >= 8) {
                 const FusedKind& f = fused_kinds[gemm_kind - 8];
-                fused_gemm(f.sum, f.count, f.count_at, f.t, f.tail, s);
+                fused_gemm(f.sum, f.count, f.count_at, f.t, s);
               }
               if (gemm_kind == 7)
                 for (int j = 1; j <= n; ++j) {

@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                        const __grid_constant__ CUtensorMap map_part, const __grid_constant__ CUtensorMap map_out, Args args) {
 #ifdef SYMMEM_HGEMM_DEVICE
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint8_t* smem = smem_aligned_1024(smem_raw);
   uint8_t* sa = smem;                                   // kStages x kABytes
   uint8_t* sb = smem + kStages * kABytes;               // kStages x kBBytes
   uint8_t* sc = sb + kStages * kBBytes;                 // kCStage (the epilogue)

@@ -133,6 +133,12 @@ __device__ __forceinline__ void wgmma_keep(float (&d)[N]) {  // the accumulators
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// The kernels' dynamic shared memory from its first 1024-byte boundary (the 128-byte swizzle's
+// TMA boxes and wgmma descriptors want 1024-byte aligned stages; both kernels ask for 1 KiB more).
+__device__ __forceinline__ uint8_t* smem_aligned_1024(uint8_t* raw) {
+  return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+}
+
 // HopperRowShards::done: this thread's stores of its last tile are complete (the wait covers this
 // thread's bulk groups, i.e. that tile's, issued by a consumer's leader), then word `at` is added to with release semantics
 // at GPU scope, which orders those writes before it for whoever sees the count on this GPU: a
