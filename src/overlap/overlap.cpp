@@ -345,8 +345,7 @@ bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // and a rank's block large: 2 x H200, session 55 (bench/results/*-h200x2-96a4347-s55c4-*), six
   // runs, both orders: 70B (K 14336) M 16384 0.986-1.005 x the GEMM alone against the ring's
   // 1.014-1.035, M 8192 0.996-1.040 against 0.994-1.087 (the ring's spread); M 4096 1.032-1.038
-  // against 1.021-1.032, and 8B (K 7168) M 8192 / 16384 1-2% behind (as at 8B in session 33). The
-  // K threshold between 7168 and 14336 (10240) is not measured.
+  // against 1.021-1.032, and 8B (K 7168) M 8192 / 16384 1-2% behind (as at 8B in session 33).
   // Session 59 (2 x H200, both ways round, twice) took 8B (K 7168) in too: with the count writes
   // after the GEMM gone (HopperRowShards::finished; 21 us at M 8192, 44 us at M 16384) the fused
   // form in transposed tiles read 1.045-1.063x the GEMM alone at M 16384 against the ring's
@@ -709,8 +708,9 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // GEMM's end: every tile is stored and counted even where a bounded wait timed out (its tile then
 // computes on what is there), and the GEMM's last CTA to end sets every count past any target
 // (HopperRowShards::finished; it replaced the stream's writes of each count after the GEMM, which
-// cost 2.7 us each, 44 us at 8B M 16384's 16 row groups on 2 x H200, session 59). Reuse across calls: the argument at the top of this file (the counts are local
-// and zeroed at the end of the call, after the pushers have joined). Every rank takes this form or
+// cost 2.7 us each, 44 us at 8B M 16384's 16 row groups on 2 x H200, session 59). Reuse across
+// calls: the argument at the top of this file (the counts are local and zeroed at the end of the
+// call, after the pushers have joined). Every rank takes this form or
 // none (own_rs_all), since its signals count row groups.
 //
 // The epilogue ring (`ring`, Form::kOwnRing) is the same GEMM, order, counts and streams with other
