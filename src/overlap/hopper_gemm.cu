@@ -77,7 +77,7 @@ constexpr uint32_t kBBox = kBK * 64 * 2;     // one 64-column box of B: 8 KiB
 constexpr uint32_t kBBytes = 4 * kBBox;      // 32 KiB
 constexpr uint32_t kCStage = 2 * 64 * 128 * 2;  // the epilogue: half a tile of each consumer, 32 KiB
 // (+ 1 KiB to align the stages to the swizzle's 1024 bytes: 225 KiB of the 227 an SM allows)
-constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + kCStage + 2 * kStages * sizeof(uint64_t) + 1024;
+constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + kCStage + (2 * kStages + 1) * sizeof(uint64_t) + 1024;
 
 struct Args {
   __nv_bfloat16* c;
@@ -254,6 +254,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint8_t* sc = sb + kStages * kBBytes;                 // kCStage (the epilogue)
   uint64_t* full = reinterpret_cast<uint64_t*>(sc + kCStage);
   uint64_t* empty = full + kStages;
+  uint32_t* gate = reinterpret_cast<uint32_t*>(empty + kStages);  // HopperRowShards::credits (credits.cuh)
   const int wg = threadIdx.x / 128;
   const uint32_t crank = kCluster > 1 ? cluster_rank() : 0;
   const int units_m = (args.m + kBM * kCluster - 1) / (kBM * kCluster);
@@ -270,6 +271,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 2 * kCluster);  // one arrival per consumer warpgroup of every CTA of the cluster
     }
+    *gate = 0;
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   if (kCluster > 1) cluster_sync(); else __syncthreads();
@@ -350,6 +352,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
+    } else if (threadIdx.x == 32 && args.shards.credits) {  // (after the producer: none of its values live here)
+      open_gate(args.shards.handle, gate);
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
@@ -387,7 +391,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // tensor cores do not wait for the epilogue (HopperGemmOptions::defer_halves).
         if (held.next < 2) store_next();
         if (kb >= args.count_at && pending >= 0) {
-          if (leader) count_stored(args.shards.done, pending);
+          if (leader) count_pushed(args.shards, pending, gate);
           pending = -1;
         }
       }
@@ -396,7 +400,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (leader) release<kCluster>(empty, ring.prev);
       while (held.next < 2) store_next();  // (a k-loop too short to have stored them)
       if (pending >= 0) {                  // (or to have counted them)
-        if (leader) count_stored(args.shards.done, pending);
+        if (leader) count_pushed(args.shards, pending, gate);
         pending = -1;
       }
       const bool summed = shard >= 0 && shard == args.shards.sum_shard;
@@ -433,14 +437,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     while (held.next < 2) store_next();
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
-    if (pending >= 0 && leader) count_stored(args.shards.done, pending);
+    if (pending >= 0 && leader) count_pushed(args.shards, pending, gate);
   }
   // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
   // barriers. (Not .aligned: the producer's thread 0 arrives here after the rest of its warp.)
   if (kCluster > 1) asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
   if (args.shards.finished != nullptr) {
     if (kCluster == 1) asm volatile("barrier.sync 0;" ::: "memory");
-    if (threadIdx.x == 0) finish_counts(args.shards.finished, args.shards.done, args.shards.count * args.shards.groups);
+    if (threadIdx.x == 0) finish_counts(args.shards);
   }
 #endif
 }

@@ -67,7 +67,7 @@ constexpr uint32_t kBBytes = 2 * kBBox;           // 16 KiB
 constexpr uint32_t kCBox = kTR * 64 * 2;          // a consumer's two slots, 20 KiB
 constexpr uint32_t kCHalf = kCBox / 2;            // one slot: 80 rows x 64 columns
 constexpr uint32_t kPartBox = (kTR / 2) * 64 * 2;  // the fused sum: a partial's 80 x 64 box, 10 KiB
-constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + 2 * kStages * sizeof(uint64_t) + 1024;
+constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + (2 * kStages + 1) * sizeof(uint64_t) + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
 struct TArgs {
@@ -189,6 +189,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint8_t* sc = sb + kStages * kBBytes;    // 2 x kCBox
   uint64_t* full = reinterpret_cast<uint64_t*>(sc + 2 * kCBox);
   uint64_t* empty = full + kStages;
+  uint32_t* gate = reinterpret_cast<uint32_t*>(empty + kStages);  // HopperRowShards::credits (credits.cuh)
   const int wg = static_cast<int>(threadIdx.x / 128);
   const uint32_t crank = cluster_rank();
   const int per = schedule::t_row_tiles(args.shards.rows, args.tall);  // row tiles a shard
@@ -218,6 +219,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], kCluster);  // one arrival per CTA of the cluster (its consumer of the stage's tile)
     }
+    *gate = 0;
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   cluster_sync();
@@ -291,6 +293,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
+    } else if (threadIdx.x == 32 && kSum && args.shards.credits) {  // (after the producer: none of its values live here)
+      open_gate(args.shards.handle, gate);
     }
   } else {
     if (kSum)  // (56 x 128 + 224 x 256 = 64512 of the SM's 65536)
@@ -459,7 +463,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // it overlaps, once its four stores are complete (count_stored waits for them). Off the
         // tensor cores' path: the other consumer's k-loop runs meanwhile.
         const int g0 = m0 / group_rows, g1 = (min(m0 + height, args.shards.rows) - 1) / group_rows;
-        for (int g = g0; g <= g1; ++g) count_stored(args.shards.done, shard * args.shards.groups + g);
+        for (int g = g0; g <= g1; ++g) count_pushed(args.shards, shard * args.shards.groups + g, gate);
       }
     }
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
@@ -467,8 +471,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // No CTA may leave while its cluster peer can still write its shared memory or arrive on its
   // barriers. (Not .aligned: the producer's thread 0 arrives here after the rest of its warp.)
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
-  if (kSum && args.shards.finished != nullptr && threadIdx.x == 0)
-    finish_counts(args.shards.finished, args.shards.done, args.shards.count * args.shards.groups);
+  if (kSum && args.shards.finished != nullptr && threadIdx.x == 0) finish_counts(args.shards);
 #endif
 }
 

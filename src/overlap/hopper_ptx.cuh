@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "credits.cuh"
 #include "hopper_gemm.hpp"
 #include "runtime/driver.hpp"
 #include "symmem/device.cuh"
@@ -163,13 +164,24 @@ __device__ __forceinline__ void count_stored(unsigned long long* done, int at) {
 // the words already hold their targets: this makes "no push waits past the GEMM's end" hold by
 // construction, whatever a target says, at the cost of one add a CTA (the host's stream writes of
 // each count after the GEMM, which it replaces, cost 2.7 us each: 44 us at 16 row groups, session 59).
-__device__ __forceinline__ void finish_counts(unsigned long long* finished, unsigned long long* done, int words) {
+// With HopperRowShards::credits, the last CTA then ends the recv call (credits.cuh): every CTA has
+// passed its tiles' signal waits and partial loads by then, so no peer writes this call's signals
+// any more and recv's partials are read.
+__device__ __forceinline__ void finish_counts(const HopperRowShards& sh) {
   __threadfence();
   const unsigned long long ctas = static_cast<unsigned long long>(gridDim.x) * gridDim.y * gridDim.z;
-  if (atomicAdd(finished, 1ull) != ctas - 1) return;
+  if (atomicAdd(sh.finished, 1ull) != ctas - 1) return;
   __threadfence();
-  for (int i = 0; i < words; ++i) asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(done + i), "l"(kHopperDoneAll) : "memory");
-  *finished = 0;
+  for (int i = 0; i < sh.count * sh.groups; ++i)
+    asm volatile("red.release.gpu.global.max.u64 [%0], %1;" ::"l"(sh.done + i), "l"(kHopperDoneAll) : "memory");
+  *sh.finished = 0;
+  if (sh.credits) end_recv_call(sh.handle, sh.count);
+}
+
+// count_stored behind the CTA's credit gate (HopperRowShards::credits, credits.cuh).
+__device__ __forceinline__ void count_pushed(const HopperRowShards& sh, int at, const uint32_t* gate) {
+  if (sh.credits) pass_gate(gate);
+  count_stored(sh.done, at);
 }
 
 // Frees a stage for the producer(s): one arrival per consumer warpgroup on every CTA's barrier.

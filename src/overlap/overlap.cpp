@@ -1,11 +1,15 @@
 // Overlapped tensor-parallel GEMMs (symmem/overlap.hpp says what each does).
 //
 // Why the signals need no epochs (they are set to 1, waited for, and zeroed in every call), for
-// any N and any interleaving: every call starts with a barrier on the compute stream. A rank
-// zeroes its slots at the end of call k, on its compute stream, after its waits; a peer sets a slot
-// of call k + 1 only after that call's barrier, which this rank reaches after the zeroing. The same
-// barrier orders the data: a peer writes this rank's gathered rows / landing slots of call k + 1
-// only after this rank has passed call k's GEMMs, which precede the barrier in its stream.
+// any N and any interleaving: every call starts with a barrier on the compute stream (but
+// matmul_reduce_scatter's fused forms, below). A rank zeroes its slots at the end of call k, on
+// its compute stream, after its waits; a peer sets a slot of call k + 1 only after that call's
+// barrier, which this rank reaches after the zeroing. The same barrier orders the data: a peer
+// writes this rank's gathered rows / landing slots of call k + 1 only after this rank has passed
+// call k's GEMMs, which precede the barrier in its stream. matmul_reduce_scatter's fused forms
+// (Form::kFused, kFusedT) start without the barrier: their pushes wait for credits, counts of the
+// recv calls each peer has ended, which every form that uses recv hands out at its end
+// (credits.cuh has the argument, the sequential form included).
 // (matmul_reduce_scatter's ring signals each part of each step, slots t * chunks + c, and zeroes
 // them all; the barrier's own slots lie past the user slots.) The local staging of
 // matmul_reduce_scatter (the ring's partial sums before the copy engine carries them) is
@@ -42,6 +46,7 @@
 #include "../runtime/driver.hpp"
 #include "../runtime/agree.hpp"
 #include "../runtime/log.hpp"
+#include "credits.cuh"
 #include "gemm.hpp"
 #include "hopper_gemm.hpp"
 #include "hopper_schedule.hpp"
@@ -161,9 +166,9 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   std::string why;
   if (max_m <= 0 || max_k <= 0 || max_n <= 0)
     why = "max_m, max_k and max_n must be positive (got " + std::to_string(max_m) + ", " + std::to_string(max_k) + ", " + std::to_string(max_n) + ")";
-  if (comm.size() * detail::kMaxRsChunks > pad::kUserSlots)
+  if (comm.size() * detail::kMaxRsChunks > kCreditSlot)  // (the ring's signal slots lie below the credits)
     symmem::detail::add_reason(why, "too many ranks (" + std::to_string(comm.size()) + ") for the signal slots; at most " +
-                                        std::to_string(pad::kUserSlots / detail::kMaxRsChunks));
+                                        std::to_string(kCreditSlot / detail::kMaxRsChunks));
   Impl& d = *impl_;
   d.max_m = max_m;
   d.max_k = max_k;
@@ -600,7 +605,10 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     comm_.reduce_scatter(recv, c_shard, slot, dtype, op, s);
     return;
   }
-  stream::barrier(d.recv, s);  // every peer is done with the previous call's landing slots and signals
+  // Every peer is done with the previous call's landing slots and signals: a barrier, or for the
+  // fused forms the credits that the GEMM's counts wait for (credits.cuh), so that no rank's GEMM
+  // waits at the start for the slowest rank's previous call.
+  if (form != Form::kFused && form != Form::kFusedT) stream::barrier(d.recv, s);
   const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
   // The fused form where every rank can run it and detail::reduce_own_gemm (or SYMMEM_OVERLAP_GEMM,
   // which the constructor checked is alike on every rank) says so; bf16 only (the dtype is alike on
@@ -627,7 +635,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
     for (int j = 1; j < N; ++j) stream::wait(d.recv, (me + j) % N, Cmp::kGe, 1, s);
     launch_sum_slots(recv, slot, N, c_shard, scale, d.sms, s, dtype);
-    SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
+    launch_end_recv_call(d.recv.handle(), N, s);
     return;
   }
   // A ring with the sum in the GEMMs' epilogues (no sum kernel). Step t (0 .. N-1) multiplies the
@@ -682,11 +690,11 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   }
   SYMMEM_CUDA_CHECK(cudaEventRecord(d.done, d.side));
   SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.done, 0));  // the staging is free again when the call ends
-  SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * (N - 1) * chunks, s));
+  launch_end_recv_call(d.recv.handle(), (N - 1) * chunks, s);
 }
 
-// matmul_reduce_scatter's fused form: one persistent GEMM of symmem's own over all rows (after the
-// call's barrier), the peers' blocks first (me - 1, me - 2, ...: HopperRowShards runs shard `first`
+// matmul_reduce_scatter's fused form: one persistent GEMM of symmem's own over all rows (with no
+// barrier before it: its counts wait for the peers' credits, credits.cuh), the peers' blocks first (me - 1, me - 2, ...: HopperRowShards runs shard `first`
 // first, then first - 1, ...) into local staging, then this rank's own block, whose tiles add the
 // peers' landed partials of their rows in fp32 before the one rounding to bf16 and store the sum
 // into c_shard: no sum kernel after the GEMM. Each peer block goes in row groups
@@ -709,9 +717,10 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // computes on what is there), and the GEMM's last CTA to end sets every count past any target
 // (HopperRowShards::finished; it replaced the stream's writes of each count after the GEMM, which
 // cost 2.7 us each, 44 us at 8B M 16384's 16 row groups on 2 x H200, session 59). Reuse across
-// calls: the argument at the top of this file (the counts are local and zeroed at the end of the
-// call, after the pushers have joined). Every rank takes this form or
-// none (own_rs_all), since its signals count row groups.
+// calls: the credits (credits.cuh: a push of this call waits, through the count it waits for, until
+// its peer has ended every earlier call that used recv; the GEMM's last CTA ends this one, its
+// signals zeroed), and the counts are local and zeroed at the end of the call, after the pushers
+// have joined. Every rank takes this form or none (own_rs_all), since its signals count row groups.
 //
 // The epilogue ring (`ring`, Form::kOwnRing) is the same GEMM, order, counts and streams with other
 // destinations: block p (run j-th, p = me - j) adds, after its tiles' k-loops, the partial of block
@@ -730,7 +739,9 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // tile ends, so step t completes. (The pushes must run while the GEMM holds the SMs: copy-engine
 // copies and stream writes need none; own_options says what happens where ranks share a GPU.)
 // The slots: slot p of rank me + 1 and its signal are written only by this rank, once a call, as
-// in the fused form. The host model runs this order too
+// in the fused form. The ring keeps the call's barrier (its pushes go to slots other than `me`,
+// which credits.cuh's argument for a sequential call before it does not cover); its counts pass
+// the credit gate at once, and its last CTA ends the recv call like the fused form's. The host model runs this order too
 // (HopperSchedule.EpilogueRingCompletesForAnyClusterCounts).
 void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s,
                               bool ring, bool transposed) {
@@ -762,6 +773,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.scale = scale;
   sh.ring = ring;
   sh.handle = d.recv.handle();
+  sh.credits = true;
   HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
   opt.t_tall = d.t_tall;
   opt.group_m = d.rs_raster > 0 ? d.rs_raster : detail::kReduceGroup;  // the raster: row groups' units (at most 2) at a time
@@ -793,7 +805,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
     SYMMEM_CUDA_CHECK(cudaEventRecord(d.pushed[j - 1], d.pushers[j - 1]));
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(s, d.pushed[j - 1], 0));
   }
-  SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.recv.signal_pad(), 0, sizeof(uint64_t) * N, s));
+  // (The recv call's end, its signals zeroed, is the GEMM's last CTA's: HopperRowShards::credits.)
   SYMMEM_CUDA_CHECK(cudaMemsetAsync(d.stored, 0, sizeof(unsigned long long) * N * groups, s));
 }
 

@@ -1,5 +1,6 @@
 // The last step of the overlapped GEMM + reduce-scatter: C_shard = scale * sum of the N landing
-// slots (one per rank, rank order, fp32), bf16 or fp16.
+// slots (one per rank, rank order, fp32), bf16 or fp16; and the end of a recv call (credits.cuh).
+#include "credits.cuh"
 #include "overlap_kernels.hpp"
 #include "symmem/device/reduce.cuh"
 #include "symmem/error.hpp"
@@ -44,7 +45,14 @@ __global__ void sum_slots_kernel(const uint16_t* slots, size_t elems, int n, uin
   }
 }
 
+__global__ void end_recv_call_kernel(DeviceHandle h, int clear) { end_recv_call(h, clear); }
+
 }  // namespace
+
+void launch_end_recv_call(const DeviceHandle& recv, int clear, cudaStream_t s) {
+  end_recv_call_kernel<<<1, 1, 0, s>>>(recv, clear);
+  SYMMEM_CUDA_CHECK(cudaGetLastError());
+}
 
 void launch_sum_slots(const void* slots, size_t elems, int n, void* out, float scale, int sms, cudaStream_t s, DataType dtype) {
   require(dtype == DataType::kBFloat16 || dtype == DataType::kFloat16, "overlap sum: dtype ", dtype_name(dtype), " is not bf16 or fp16");

@@ -61,6 +61,27 @@ void ended(const char* op, cudaStream_t s) {
   std::fprintf(stderr, "[case] %s done\n", op);
 }
 
+// matmul_reduce_scatter's result on this rank, C_shard = sum_r (A_r x B_r)[rows of this rank], from
+// every rank's A [n x rows, k] and B [k, nc]: the values and the sums of the terms' magnitudes.
+void reduce_scatter_reference(const std::vector<std::vector<float>>& fulls, const std::vector<std::vector<float>>& bs, int64_t rows,
+                              int64_t k, int64_t nc, std::vector<double>* ref, std::vector<double>* mag) {
+  const int n = comm().size(), me = comm().rank();
+  ref->assign(rows * nc, 0.0);
+  mag->assign(rows * nc, 0.0);
+  parallel_rows(rows, n, [&](int64_t i0, int64_t i1) {
+    for (int r = 0; r < n; ++r)  // (rank order within each row)
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const double av = fulls[r][(me * rows + i) * k + kk];
+          for (int64_t j = 0; j < nc; ++j) {
+            const double t = av * bs[r][kk * nc + j];
+            (*ref)[i * nc + j] += t;
+            (*mag)[i * nc + j] += std::fabs(t);
+          }
+        }
+  });
+}
+
 std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc, DataType dt) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
@@ -135,19 +156,8 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
       if (to_float(dt, &gathered[2 * i]) != shards[i / (rows * k)][i % (rows * k)]) why = "a_out differs at " + std::to_string(i);
     if (!why.empty()) break;
     // GEMM + reduce-scatter: C_shard = sum_r (A_r x B_r)[rows of me].
-    std::vector<double> rref(rows * nc, 0.0), rmag(rows * nc, 0.0);
-    parallel_rows(rows, n, [&](int64_t i0, int64_t i1) {
-      for (int r = 0; r < n; ++r)  // (rank order, as before, within each row)
-        for (int64_t i = i0; i < i1; ++i)
-          for (int64_t kk = 0; kk < k; ++kk) {
-            const double av = fulls[r][(me * rows + i) * k + kk];
-            for (int64_t j = 0; j < nc; ++j) {
-              const double t = av * bs[r][kk * nc + j];
-              rref[i * nc + j] += t;
-              rmag[i * nc + j] += std::fabs(t);
-            }
-          }
-    });
+    std::vector<double> rref, rmag;
+    reduce_scatter_reference(fulls, bs, rows, k, nc, &rref, &rmag);
     if (avg)
       for (auto& x : rref) x /= n;
     why = compare(dt, download(cshard.p, rows * nc * 2), rref, rmag);
@@ -376,6 +386,107 @@ TEST(Overlap, OwnGemmEpilogueRingMatchesTheReference) {
   if (why.empty()) why = own_reduce_scatter_cases();
   unsetenv("SYMMEM_OVERLAP_OWN_RS");
   if (comm().rank() == 0) std::fprintf(stderr, "[ring] matmul_reduce_scatter ran as: %s\n", form.c_str());
+  ASSERT_ALL(why.empty(), why);
+}
+
+// matmul_reduce_scatter's forms one after another on one TensorParallel, eager and replayed in a
+// CUDA graph with new data: the fused forms start without a barrier and their pushes wait for the
+// credits that every recv call hands out at its end (src/overlap/credits.cuh), so each form must
+// leave recv ready for any other. The calls, each with its own operands and output: fused (bf16,
+// SYMMEM_OVERLAP_GEMM=own), a cuBLASLt form (fp16 takes those), sequential, fused over twice the
+// rows, fused again right after it, and a sum form (rows not a multiple of 256: no own GEMM).
+// Where the own GEMM cannot run, the bf16 calls take the cuBLASLt forms and must pass all the
+// same; rank 0 prints the forms that ran.
+namespace {
+// The calls of the test below, this rank's failure ("" where it passed); the forms they took are
+// added to *forms.
+std::string reduce_scatter_forms_one_after_another(std::string* forms) {
+  const int n = comm().size(), me = comm().rank();
+  struct Call {
+    int64_t rows, k, nc;
+    DataType dt;
+    overlap::Mode mode;
+  };
+  const Call calls[] = {{256, 320, 384, DataType::kBFloat16, overlap::Mode::kOverlap}, {256, 192, 384, DataType::kFloat16, overlap::Mode::kOverlap},
+                        {256, 128, 512, DataType::kBFloat16, overlap::Mode::kSequential}, {512, 128, 512, DataType::kBFloat16, overlap::Mode::kOverlap},
+                        {256, 64, 384, DataType::kBFloat16, overlap::Mode::kOverlap},     {384, 128, 256, DataType::kBFloat16, overlap::Mode::kOverlap}};
+  const size_t nk = sizeof(calls) / sizeof(calls[0]);
+  return attempt([&] {
+    overlap::TensorParallel tp(comm(), 512 * n, 512, 512);
+    for (const Call& c : calls)
+      *forms += std::string(&c == calls ? "" : ", ") + overlap::form_name(tp.form(overlap::Op::kMatmulReduceScatter, c.rows * n, c.k, c.nc, c.mode, c.dt));
+    std::vector<std::unique_ptr<DeviceBuffer>> a, b, out;
+    for (const Call& c : calls) {
+      a.push_back(std::make_unique<DeviceBuffer>(c.rows * n * c.k * 2));
+      b.push_back(std::make_unique<DeviceBuffer>(c.k * c.nc * 2));
+      out.push_back(std::make_unique<DeviceBuffer>(c.rows * c.nc * 2));
+    }
+    cudaStream_t s;
+    SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaGraphExec_t exec = nullptr;
+    auto enqueue = [&](cudaStream_t st) {
+      for (size_t i = 0; i < nk; ++i)
+        tp.matmul_reduce_scatter(a[i]->p, calls[i].rows * n, calls[i].k, b[i]->p, calls[i].nc, out[i]->p, ReduceOp::kSum, st, calls[i].mode,
+                                 calls[i].dt);
+    };
+    std::string bad;
+    for (int it = 0; it < 4 && bad.empty(); ++it) {  // eager twice, then a graph captured once and replayed twice
+      std::vector<std::vector<std::vector<float>>> fulls(nk, std::vector<std::vector<float>>(n)), bs(nk, std::vector<std::vector<float>>(n));
+      for (size_t i = 0; i < nk; ++i) {
+        const Call& c = calls[i];
+        std::vector<uint8_t> bytes, my_a, my_b;
+        for (int r = 0; r < n; ++r) {
+          fulls[i][r] = rand_half(c.dt, c.rows * n * c.k, 7000 * it + 100 * i + 10 * r + 1, &bytes);
+          if (r == me) my_a = bytes;
+          bs[i][r] = rand_half(c.dt, c.k * c.nc, 7000 * it + 100 * i + 10 * r + 2, &bytes);
+          if (r == me) my_b = bytes;
+        }
+        upload(a[i]->p, my_a);
+        upload(b[i]->p, my_b);
+        SYMMEM_CUDA_CHECK(cudaMemset(out[i]->p, 0xCD, out[i]->n));
+      }
+      SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      if (it < 2) {
+        enqueue(s);
+      } else {
+        if (exec == nullptr) {
+          cudaGraph_t gr;
+          SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+          enqueue(s);
+          SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
+          SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
+          SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
+        }
+        SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+      }
+      ctx()->synchronize(s, "matmul_reduce_scatter's forms");
+      for (size_t i = 0; i < nk && bad.empty(); ++i) {
+        std::vector<double> ref, mag;
+        reduce_scatter_reference(fulls[i], bs[i], calls[i].rows, calls[i].k, calls[i].nc, &ref, &mag);
+        bad = compare(calls[i].dt, download(out[i]->p, calls[i].rows * calls[i].nc * 2), ref, mag);
+        if (!bad.empty()) bad = "call " + std::to_string(i) + (it < 2 ? " (eager)" : " (graph)") + ": " + bad;
+      }
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    cudaStreamDestroy(s);
+    if (!bad.empty()) throw std::runtime_error(bad);
+  });
+}
+}  // namespace
+
+TEST(Overlap, ReduceScatterFormsOneAfterAnother) {
+  ScopedEnv own("SYMMEM_OVERLAP_GEMM", "own");
+  std::string why, forms;
+  for (const char* t : {"1", "0"}) {  // the fused form's GEMM in transposed tiles, then not
+    ScopedEnv rs_t("SYMMEM_OVERLAP_RS_GEMM_T", t);
+    forms += std::string(forms.empty() ? "" : "; ") + "SYMMEM_OVERLAP_RS_GEMM_T=" + t + ": ";
+    why = reduce_scatter_forms_one_after_another(&forms);
+    if (!why.empty()) {
+      why = std::string("(SYMMEM_OVERLAP_RS_GEMM_T=") + t + ") " + why;
+      break;
+    }
+  }
+  if (comm().rank() == 0) std::fprintf(stderr, "[forms] matmul_reduce_scatter ran as: %s\n", forms.c_str());
   ASSERT_ALL(why.empty(), why);
 }
 

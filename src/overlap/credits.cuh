@@ -1,0 +1,95 @@
+#pragma once
+// Internal: the credits that let matmul_reduce_scatter's fused forms start without a barrier.
+//
+// Every form of matmul_reduce_scatter but the sequential one lands the peers' rows in the
+// TensorParallel's `recv` buffer (data slots, and signal slots [0, N) or [0, (N-1) x chunks)).
+// Each such call ends with end_recv_call on this rank (the fused forms: the GEMM's last CTA; the
+// others: a one-thread kernel after their last use of recv): it zeroes the signal slots, then adds
+// 1 to this rank's epoch word (pad slot kCreditSlot + kMaxTeam, local) and writes the new value
+// into credit slot kCreditSlot + me of every peer's pad (a release store at system scope). So
+// credit slot q of rank r holds the number of recv calls rank q has ended, and rank r's epoch the
+// number it has ended itself. Every rank makes the same calls in the same order (the form is
+// chosen from arguments all ranks share), so the same calls end recv calls on every rank.
+//
+// The fused forms (Form::kFused, kFusedT) start without a barrier. Their only writes to a peer are
+// the copy engine's pushes of block p into rank p's recv slot `me` and its signal slot `me`, and
+// each push waits (on its stream) for the GEMM's count of that block's row group. The GEMM counts
+// a tile of block p only once credit slot p has reached this rank's epoch (credit_gate, bounded;
+// the epoch read at the launch): rank p has then ended as many recv calls as this rank has before
+// this one, i.e. every earlier one, so it no longer reads its slot `me` (its GEMM's partial loads,
+// its sum kernel) nor waits on its signal slot `me`, and that signal slot was zeroed before the
+// credit was written. Why for any N and any interleaving:
+// - No lost signal, no overwritten partial: shown above; a rank's pushes of call c into p come
+//   after p ended every recv call before c.
+// - No wait forever: the credit that a count waits for is rank p's end of its previous recv call,
+//   which depends only on that call's pushes to p, all of which this rank made before its own end
+//   of that call (its pushes were joined into its stream), which precedes this GEMM in stream
+//   order. So the credit always comes, whatever p does afterwards. (Every wait is bounded anyway:
+//   an expiry is recorded, the tile is counted all the same, and the host raises the error.)
+// - The sequential form (a cuBLASLt GEMM into this rank's recv, then a reduce-scatter reading it)
+//   ends no recv call and needs none: in a fused call after it, this rank pushes into p's slot
+//   `me` only, and p's sequential call wrote and read that slot before this rank's reduce-scatter
+//   could finish (this rank's output is the sum of every rank's slot `me`), which precedes this
+//   call. Its signal slots it does not touch.
+// - The barrier forms (sum, ring, the epilogue ring) still start with a barrier, which orders them
+//   after every peer's previous call, fused or not; they end recv calls like the others so that a
+//   fused call after them waits for their end.
+// The epoch and credits are 64-bit counters that start at zero with the buffer's pad (a fresh
+// TensorParallel) and only grow: no wrap, no reset, nothing for a CUDA graph's replays to undo.
+#include <cstdint>
+
+#include "symmem/device/handle.hpp"
+
+namespace symmem::overlap {
+
+/// recv's pad: credit slots [kCreditSlot, kCreditSlot + kMaxTeam), this rank's epoch at
+/// kCreditSlot + kMaxTeam (user slots: the forms' own signals stay below kCreditSlot).
+constexpr int kCreditSlot = 512;
+static_assert(kCreditSlot + pad::kMaxTeam + 1 <= pad::kUserSlots, "the credits overflow the user slots");
+
+}  // namespace symmem::overlap
+
+#if defined(__CUDACC__)
+#include "symmem/device/atomics.cuh"
+#include "symmem/device/p2p.cuh"
+
+namespace symmem::overlap {
+
+/// One thread, at the end of a recv call (after its last use of recv): zeroes this rank's signal
+/// slots [0, clear), then counts the call in the epoch and hands every peer the new value.
+__device__ __forceinline__ void end_recv_call(const DeviceHandle& h, int clear) {
+  for (int i = 0; i < clear; ++i) device::st_relaxed(h.local_signals + i, 0);
+  __threadfence_system();
+  uint64_t* epoch = h.local_signals + kCreditSlot + pad::kMaxTeam;
+  const uint64_t e = device::ld_relaxed(epoch) + 1;
+  device::st_relaxed(epoch, e);
+  for (int q = 0; q < h.nranks; ++q)
+    if (q != h.rank) device::signal(h, q, kCreditSlot + h.rank, e);
+}
+
+/// Before the first count of a tile whose rows go to rank `to` that this thread makes in a launch:
+/// rank `to` must have ended as many recv calls as this rank has (its epoch, which only the
+/// launch's end moves); bounded. `seen` (zero at the launch) keeps the ranks already waited for.
+/// A GEMM's launch with HopperRowShards::credits keeps a gate word in each CTA's shared memory
+/// (zero at the launch): one thread that counts nothing (a producer warp's) opens it once every
+/// peer has ended as many recv calls as this rank has (its epoch, which only the launch's end
+/// moves; each wait bounded), and a counting thread passes it before each count. Every count then
+/// follows every credit (release and acquire at CTA scope after the credits' system-scope
+/// acquires). (A gate a counting thread kept itself spilled registers of the 128 x 256 GEMM's
+/// consumers; waiting for every peer, not only the push's rank, is the same wait in practice:
+/// the credits come at the peers' previous ends.)
+__device__ __forceinline__ void open_gate(const DeviceHandle& h, uint32_t* gate) {
+  const uint64_t epoch = device::ld_relaxed(h.local_signals + kCreditSlot + pad::kMaxTeam);
+  for (int q = 0; q < h.nranks; ++q)
+    if (q != h.rank) device::wait_signal(h, kCreditSlot + q, Cmp::kGe, epoch, q);
+  asm volatile("st.release.cta.shared::cta.u32 [%0], 1;" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(gate))) : "memory");
+}
+__device__ __forceinline__ void pass_gate(const uint32_t* gate) {
+  uint32_t open = 0;
+  do {
+    asm volatile("ld.acquire.cta.shared::cta.u32 %0, [%1];" : "=r"(open) : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(gate))) : "memory");
+  } while (open == 0);
+}
+
+}  // namespace symmem::overlap
+#endif
