@@ -1,10 +1,15 @@
 #pragma once
 // Internal: the credits that let matmul_reduce_scatter's fused forms start without a barrier.
 //
-// Every form of matmul_reduce_scatter but the sequential one lands the peers' rows in the
-// TensorParallel's `recv` buffer (data slots, and signal slots [0, N) or [0, (N-1) x chunks)).
-// Each such call ends with end_recv_call on this rank (the fused forms: the GEMM's last CTA; the
-// others: a one-thread kernel after their last use of recv): it zeroes the signal slots, then adds
+// Every form of matmul_reduce_scatter uses the TensorParallel's `recv` buffer: the overlapped forms
+// land the peers' rows there (data slots, and signal slots [0, N) or [0, (N-1) x chunks)), the
+// sequential one holds its GEMM's output there for the reduce-scatter. Each call ends with
+// end_recv_call on this rank, once no rank reads or writes this rank's recv for it any more (the
+// fused forms: the GEMM's last CTA, after every push into recv has landed and been read; the
+// others: a one-thread kernel after their last use of recv, and for the sequential form after a
+// reduce-scatter whose end implies its peers' reads of this rank's input are done, as every
+// reduce-scatter of the Communicator's does: direct's closing barrier, the others read only their
+// own input): it zeroes the signal slots, then adds
 // 1 to this rank's epoch word (pad slot kCreditSlot + kMaxTeam, local) and writes the new value
 // into credit slot kCreditSlot + me of every peer's pad (a release store at system scope). So
 // credit slot q of rank r holds the number of recv calls rank q has ended, and rank r's epoch the
@@ -16,21 +21,19 @@
 // each push waits (on its stream) for the GEMM's count of that block's row group. The GEMM counts
 // a tile of block p only once credit slot p has reached this rank's epoch (credit_gate, bounded;
 // the epoch read at the launch): rank p has then ended as many recv calls as this rank has before
-// this one, i.e. every earlier one, so it no longer reads its slot `me` (its GEMM's partial loads,
-// its sum kernel) nor waits on its signal slot `me`, and that signal slot was zeroed before the
-// credit was written. Why for any N and any interleaving:
-// - No lost signal, no overwritten partial: shown above; a rank's pushes of call c into p come
-//   after p ended every recv call before c.
+// this one, i.e. every earlier one, so no rank reads or writes p's recv for those calls any more
+// (whatever their shapes, i.e. wherever their slots lay), and p's signal slot `me` was zeroed
+// before the credit was written. Why for any N and any interleaving:
+// - No lost signal, no overwritten data: shown above; a rank's pushes of call c into p come after
+//   p ended every recv call before c.
 // - No wait forever: the credit that a count waits for is rank p's end of its previous recv call,
 //   which depends only on that call's pushes to p, all of which this rank made before its own end
 //   of that call (its pushes were joined into its stream), which precedes this GEMM in stream
 //   order. So the credit always comes, whatever p does afterwards. (Every wait is bounded anyway:
 //   an expiry is recorded, the tile is counted all the same, and the host raises the error.)
-// - The sequential form (a cuBLASLt GEMM into this rank's recv, then a reduce-scatter reading it)
-//   ends no recv call and needs none: in a fused call after it, this rank pushes into p's slot
-//   `me` only, and p's sequential call wrote and read that slot before this rank's reduce-scatter
-//   could finish (this rank's output is the sum of every rank's slot `me`), which precedes this
-//   call. Its signal slots it does not touch.
+// - The sequential form ends its calls too (one kernel more a call: without it, session 60's first
+//   run of Overlap.ReduceScatterFormsOneAfterAnother had a fused call's pushes overwrite a slower
+//   peer's recv while its reduce-scatter still read it: the calls' slots lie at other offsets).
 // - The barrier forms (sum, ring, the epilogue ring) still start with a barrier, which orders them
 //   after every peer's previous call, fused or not; they end recv calls like the others so that a
 //   fused call after them waits for their end.

@@ -603,6 +603,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   if (form == Form::kSequential) {
     d.gemm.run(m, n, k, a, k, b, n, recv, n, s, dtype);
     comm_.reduce_scatter(recv, c_shard, slot, dtype, op, s);
+    launch_end_recv_call(d.recv.handle(), 0, s);  // (a fused call after this one waits for it: credits.cuh)
     return;
   }
   // Every peer is done with the previous call's landing slots and signals: a barrier, or for the
