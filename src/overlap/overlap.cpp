@@ -113,6 +113,9 @@ struct TensorParallel::Impl {
   // The cuBLASLt ring's parts a step (SYMMEM_OVERLAP_RS_CHUNKS=1..8; 0 unset: detail::rs_chunks by
   // the shape). Compared across ranks: the parts' signal slots must match.
   int rs_chunks = 0;
+  // SYMMEM_OVERLAP_RS_BARRIER=1: the fused forms start with the call's barrier as the others do
+  // (their credits then pass at once; for measurements). Compared across ranks: a barrier is collective.
+  bool rs_barrier = false;
   bool own_gemm_ok = false;  // the GPU, the team and the driver allow it (the shape is checked per call)
   bool own_shared = false;   // SYMMEM_OVERLAP_OWN_SHARED=1: also where ranks share a GPU (tests)
   // matmul_reduce_scatter's fused form on the own GEMM: the GEMM counts each row group's stored
@@ -194,6 +197,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   // turn (time slices), so a rank's waiting GEMM is swapped out for the rank it waits for: correct,
   // and many times slower. (shares_gpu is the same on every rank; the knob is compared below.)
   d.own_shared = force_knob(why, "SYMMEM_OVERLAP_OWN_SHARED", "0", "1", "the default (0)") == 1;
+  d.rs_barrier = force_knob(why, "SYMMEM_OVERLAP_RS_BARRIER", "0", "1", "the default (0)") == 1;
   d.own_gemm_ok = hopper_gemm_supported(dev) && (!comm.shares_gpu() || d.own_shared) && symmem::detail::stream_write_value64() != nullptr;
   d.wait64 = symmem::detail::stream_wait_value64();
   d.write64 = symmem::detail::stream_write_value64();
@@ -204,7 +208,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   const std::string mine = "max_m=" + std::to_string(max_m) + " max_k=" + std::to_string(max_k) + " max_n=" + std::to_string(max_n) +
                            " SYMMEM_OVERLAP_RS=" + std::to_string(d.force_rs) + " SYMMEM_OVERLAP_GEMM=" + std::to_string(d.own_gemm) +
                            " SYMMEM_OVERLAP_OWN_RS=" + std::to_string(d.own_rs) + " SYMMEM_OVERLAP_OWN_SHARED=" + std::to_string(d.own_shared) +
-                           " SYMMEM_OVERLAP_RS_CHUNKS=" + std::to_string(d.rs_chunks);
+                           " SYMMEM_OVERLAP_RS_CHUNKS=" + std::to_string(d.rs_chunks) + " SYMMEM_OVERLAP_RS_BARRIER=" + std::to_string(d.rs_barrier);
   const auto can = comm.team().require_same(mine, "overlap::TensorParallel's arguments and knobs", why, own_rs_ok ? "1" : "0",
                                             "; set each alike on every rank or on none");
   d.own_rs_all = std::all_of(can.begin(), can.end(), [](const std::string& f) { return f == "1"; });
@@ -609,7 +613,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   // Every peer is done with the previous call's landing slots and signals: a barrier, or for the
   // fused forms the credits that the GEMM's counts wait for (credits.cuh), so that no rank's GEMM
   // waits at the start for the slowest rank's previous call.
-  if (form != Form::kFused && form != Form::kFusedT) stream::barrier(d.recv, s);
+  if ((form != Form::kFused && form != Form::kFusedT) || d.rs_barrier) stream::barrier(d.recv, s);
   const float scale = op == ReduceOp::kAvg ? 1.0f / N : 1.0f;
   // The fused form where every rank can run it and detail::reduce_own_gemm (or SYMMEM_OVERLAP_GEMM,
   // which the constructor checked is alike on every rank) says so; bf16 only (the dtype is alike on
