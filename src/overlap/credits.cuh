@@ -37,6 +37,9 @@
 // - The barrier forms (sum, ring, the epilogue ring) still start with a barrier, which orders them
 //   after every peer's previous call, fused or not; they end recv calls like the others so that a
 //   fused call after them waits for their end.
+// tests/host/test_overlap_credits_model.cpp runs this argument: random sequences of the forms at
+// 2-8 ranks, random interleavings, no early push and no stuck run; without the sequential form's
+// end, or without the gate, it finds early pushes.
 // The epoch and credits are 64-bit counters that start at zero with the buffer's pad (a fresh
 // TensorParallel) and only grow: no wrap, no reset, nothing for a CUDA graph's replays to undo.
 #include <cstdint>
