@@ -19,9 +19,10 @@
 // The fused forms (Form::kFused, kFusedT) start without a barrier. Their only writes to a peer are
 // the copy engine's pushes of block p into rank p's recv slot `me` and its signal slot `me`, and
 // each push waits (on its stream) for the GEMM's count of that block's row group. The GEMM counts
-// a tile of block p only once credit slot p has reached this rank's epoch (credit_gate, bounded;
-// the epoch read at the launch): rank p has then ended as many recv calls as this rank has before
-// this one, i.e. every earlier one, so no rank reads or writes p's recv for those calls any more
+// no tile before every peer's credit slot has reached this rank's epoch (open_gate / pass_gate,
+// bounded; the epoch read at the launch): each rank p has then ended as many recv calls as this
+// rank has before this one, i.e. every earlier one, so no rank reads or writes p's recv for those
+// calls any more
 // (whatever their shapes, i.e. wherever their slots lay), and p's signal slot `me` was zeroed
 // before the credit was written. Why for any N and any interleaving:
 // - No lost signal, no overwritten data: shown above; a rank's pushes of call c into p come after
@@ -73,9 +74,6 @@ __device__ __forceinline__ void end_recv_call(const DeviceHandle& h, int clear) 
     if (q != h.rank) device::signal(h, q, kCreditSlot + h.rank, e);
 }
 
-/// Before the first count of a tile whose rows go to rank `to` that this thread makes in a launch:
-/// rank `to` must have ended as many recv calls as this rank has (its epoch, which only the
-/// launch's end moves); bounded. `seen` (zero at the launch) keeps the ranks already waited for.
 /// A GEMM's launch with HopperRowShards::credits keeps a gate word in each CTA's shared memory
 /// (zero at the launch): one thread that counts nothing (a producer warp's) opens it once every
 /// peer has ended as many recv calls as this rank has (its epoch, which only the launch's end

@@ -60,11 +60,10 @@ struct HopperGemmOptions {
 /// sets every done word (count x groups) to kHopperDoneAll, past any count's target, so that
 /// nothing waiting on them (matmul_reduce_scatter's pushes) waits past the GEMM's end.
 ///
-/// `credits` (with `done` and `finished`; `handle` is the TensorParallel's recv, credits.cuh): a
-/// consumer counts its first tile of a shard whose rows go to rank hopper_push_rank(shard) only
-/// once that rank's credit slot has reached this rank's epoch (bounded), and the grid's last CTA
-/// ends the recv call (zeroes signal slots [0, count), counts the epoch, hands the peers their
-/// credits): what lets the fused forms start without a barrier.
+/// `credits` (with `done` and `finished`; `handle` is the TensorParallel's recv, credits.cuh): no
+/// tile is counted before every peer's credit slot has reached this rank's epoch (bounded), and
+/// the grid's last CTA ends the recv call (zeroes signal slots [0, count), counts the epoch, hands
+/// the peers their credits): what lets the fused forms start without a barrier.
 ///
 /// The ring (`ring`, with `sum_shard` as above): every shard but `first` adds one partial after its
 /// k-loop, the one in `partials`' slot of that shard (rows shard x rows ..), once this rank's
@@ -95,10 +94,6 @@ constexpr unsigned long long kHopperDoneAll = 1ull << 62;
 /// The signal and partials' slot of the j-th partial (j = 1 .. count - 1, or 1 in the ring) that a
 /// tile of `shard` adds: the fused sum's peer shard + j, the ring's `shard` itself.
 SYMMEM_HOST_DEVICE inline int hopper_partial_slot(const HopperRowShards& s, int shard, int j) { return s.ring ? shard : (shard + j) % s.count; }
-
-/// The rank that a counted tile of `shard` is pushed to: the fused sum's rank `shard` (whose
-/// rows they are), the ring's next rank (this rank is `handle.rank`).
-SYMMEM_HOST_DEVICE inline int hopper_push_rank(const HopperRowShards& s, int shard) { return s.ring ? (s.handle.rank + 1) % s.count : shard; }
 
 /// What done[p] of HopperRowShards reaches once shard p (`rows` rows, n columns) is in C (with row
 /// groups: once a group of `rows` rows is).
