@@ -23,7 +23,9 @@
 // SYMMEM_OVERLAP_GEMM=own): one persistent GEMM of symmem's own, the peers' blocks first, each row
 // group's copy started when the GEMM has counted its tiles stored, and the own block last, its
 // tiles adding the landed partials in fp32 before their one rounding (no sum kernel); in 160 x 128
-// tiles where detail::reduce_transposed says (kFusedT), else 128 x 256. Its epilogue
+// tiles where detail::reduce_transposed says (kFusedT), else 128 x 256. No barrier before it: its
+// copies to a peer wait (through the GEMM's counts) until that peer has ended its earlier calls,
+// which every matmul_reduce_scatter call reports to the peers at its end. Its epilogue
 // ring (SYMMEM_OVERLAP_OWN_RS=ring, opt-in, not yet timed at 3+ ranks): the same GEMM in the
 // cuBLASLt ring's order, where every block but the first adds the partial that the previous rank
 // computed for it, and goes on to the next rank, so the adds are spread over N - 1 blocks instead
