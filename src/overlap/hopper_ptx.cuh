@@ -27,21 +27,8 @@ namespace symmem::overlap::ptx {
 #ifdef SYMMEM_HGEMM_DEVICE
 using device::mbar_expect_tx;
 using device::mbar_init;
+using device::mbar_wait;
 using device::smem_addr;
-
-// The GEMMs' stage waits: device::mbar_wait's try_wait with a suspend-time hint, so that a thread
-// whose phase has not completed sleeps until it does (or the hint's 10 ms pass) instead of coming
-// back to spin (cuBLASLt's kernels sleep there too: NANOSLEEP.SYNCS after a failed try wait).
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-  uint32_t done = 0;
-  while (!done) {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_addr(bar)), "r"(parity), "r"(10000000u)
-        : "memory");
-  }
-}
 
 // Arrives on the barrier at b's offset in CTA `cta` of this cluster (this CTA's own included).
 // Release at CTA scope, as the local arrive: what it orders is the wgmma's reads of the stage,
