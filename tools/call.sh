@@ -8,6 +8,7 @@
 #   O LABEL [VAR=value...]          symmem-bench overlap
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
+#   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
 # BIN=<tree under .deps/ab> before B, O or A runs that tree's symmem-bench instead (a baseline
 # measured beside the change, in the same call); before T that tree's tests, which its build makes
 # where AB_TARGETS="symmem_gpu_tests symmem-run" (TLIMIT: T's time limit, default 150 s). Each
@@ -70,6 +71,11 @@ H() {  # symmem-hgemm-probe ARGS (EXTRA_TARGETS=symmem-hgemm-probe) under the HG
   timeout 60 build/symmem-hgemm-probe "$@" > "$OUT/p.log" 2>&1; local rc=$?
   grep -E "gemm_t|first bad|error|usage|Error" "$OUT/p.log"; echo "rc $rc"
   [ $rc -eq 0 ] || { tail -5 "$OUT/p.log"; return 1; }
+}
+PB() {  # PB PROBE-BINARY LABEL ARGS...: that binary's (a tree's symmem-hgemm-probe) check and time line, JSON r/probe-LABEL.json
+  local bin=$1 label=$2; shift 2
+  HGEMM_SUSTAIN=10 timeout 60 "$bin" "$@" --json "$OUT/r/probe-$label.json" > "$OUT/p.log" 2>&1
+  echo "== probe $label $* rc $?"; grep -E "^gemm|first bad|error" "$OUT/p.log"
 }
 eval "${STEPS:?give the steps as a file argument or in STEPS}"
 rm -f "$OUT/m.log" "$OUT/t.log" "$OUT/o.log" "$OUT/a.log" "$OUT/p.log" "$OUT"/r/*.svg

@@ -5,16 +5,11 @@
 # overlap at 70B M 8192 (its mm+rs runs the fused form on hopper_gemm). ~6 minutes with the start.
 #   AB_TARGETS=symmem-hgemm-probe EXTRA_TARGETS=symmem-hgemm-probe COMMIT=<sha> bash tools/call.sh tools/steps/s59-c8-x2.sh
 FILTER="Overlap*" TLIMIT=150 T 2 1
-P() {  # P TREE-BIN LABEL ARGS...: the probe's check and time line
-  local bin=$1 label=$2; shift 2
-  HGEMM_SUSTAIN=10 timeout 60 "$bin" "$@" --json "$OUT/r/probe-$label.json" > "$OUT/p.log" 2>&1
-  echo "== probe $label $* rc $?"; grep -E "^gemm|first bad|error" "$OUT/p.log"
-}
 if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no timing"; else
   for i in 1 2; do
     for s in "16384 4096 7168" "8192 8192 14336"; do
-      P build/symmem-hgemm-probe unrolled $s 2 8 10
-      P .deps/ab/18ab329/build-ab/symmem-hgemm-probe rolled $s 2 8 10
+      PB build/symmem-hgemm-probe unrolled $s 2 8 10
+      PB .deps/ab/18ab329/build-ab/symmem-hgemm-probe rolled $s 2 8 10
     done
   done
   for i in 1 2; do
