@@ -135,14 +135,15 @@ void run_overlap(Harness& h) {
   require(probe_copies >= 1, "symmem-bench overlap: SYMMEM_OVERLAP_PROBE_COPIES must be a positive integer");
   // pick_floor: see cand_gemms. A candidate is timed only where it runs on every rank (the ranks
   // then time the same programs), and the pick is the same on every rank (time_graphs' figures are
-  // maxima over ranks). Returns the plan's description; the runner-up's Gemm and description go to
-  // runner_up / runner_up_plan (nullptr where there is none): the main batch times it beside the
-  // pick and the floor is the faster of the two there (session 60: a pick's plan read up to 6%
-  // slower in the main batch than another plan did in the next run).
-  overlap::Gemm* runner_up = nullptr;
-  std::string runner_up_plan;
-  auto pick_floor = [&](int64_t m, int64_t nn, int64_t k, int ops) {
-    runner_up = nullptr;
+  // maxima over ranks). Returns the pick's description, and the runner-up's Gemm (null where there
+  // is none) and description: the main batch times it beside the pick and the floor is the faster
+  // of the two there (session 60: a pick's plan read up to 6% slower in the main batch than
+  // another plan did in the next run).
+  struct FloorPick {
+    std::string plan, runner_up_plan;
+    overlap::Gemm* runner_up = nullptr;
+  };
+  auto pick_floor = [&](int64_t m, int64_t nn, int64_t k, int ops) -> FloorPick {
     const std::vector<std::string> names = gemm.candidates(m, nn, k, k, nn, nn);
     const size_t count = static_cast<size_t>(-h.max_over_ranks(-static_cast<double>(names.size())));
     std::vector<std::function<void(cudaStream_t)>> programs;
@@ -163,16 +164,14 @@ void run_overlap(Harness& h) {
       programs.push_back([=](cudaStream_t s) { g->run(m, nn, k, a, k, b, nn, c, nn, s); });
       which.push_back(i);
     }
-    if (programs.size() < 2) return gemm.describe(m, nn, k, k, nn, nn);
+    if (programs.size() < 2) return {gemm.describe(m, nn, k, k, nn, nn)};
     const std::vector<double> t = h.time_graphs(programs, ops);
     const size_t best = static_cast<size_t>(std::min_element(t.begin(), t.end()) - t.begin());
     size_t second = best == 0 ? 1 : 0;
     for (size_t i = 0; i < t.size(); ++i)
       if (i != best && t[i] < t[second]) second = i;
-    runner_up = cand_gemms[which[second]].get();
-    runner_up_plan = names[which[second]];
     gemm.pick(which[best], m, nn, k, k, nn, nn);
-    return names[which[best]];
+    return {names[which[best]], names[which[second]], cand_gemms[which[second]].get()};
   };
   const char* only_m = std::getenv("SYMMEM_OVERLAP_M");  // e.g. "8192,16384": those M only
   auto m_wanted = [&](int64_t m) {
@@ -196,9 +195,10 @@ void run_overlap(Harness& h) {
         // One uncaptured call of each GEMM first: it picks the fastest cuBLASLt candidate for the
         // shape (Gemm::run), as an engine's warm-up step would.
         gemm.run(m, nn, k, a, k, b, nn, c, nn, h.stream());
-        std::string floor_plan = pick_floor(m, nn, k, ops);
+        const FloorPick pick = pick_floor(m, nn, k, ops);
+        std::string floor_plan = pick.plan;
         auto floor_fn = [&](cudaStream_t s) { gemm.run(m, nn, k, a, k, b, nn, c, nn, s); };
-        overlap::Gemm* const floor2 = runner_up;  // (this shape's runner-up plan, or none)
+        overlap::Gemm* const floor2 = pick.runner_up;
         auto nccl_fn = [&](cudaStream_t s) {
           if (op == 0) {
             ncclAllGather(shard, a, static_cast<size_t>(rows) * k, ncclBfloat16, nc, s);
@@ -228,7 +228,7 @@ void run_overlap(Harness& h) {
         const std::vector<double> t = h.time_graphs(programs, ops);
         const double floor2_us = floor2 != nullptr ? t.back() : -1;
         const double floor_us = floor2 != nullptr ? std::min(t[0], floor2_us) : t[0];
-        if (floor2 != nullptr && floor2_us < t[0]) floor_plan = runner_up_plan;
+        if (floor2 != nullptr && floor2_us < t[0]) floor_plan = pick.runner_up_plan;
         const double ov = t[1], sq = t[2], seq_nccl = nc != nullptr ? t[3] : -1;
         const double alt = tp_alt ? t[programs.size() - (floor2 != nullptr ? 2 : 1)] : -1;
         const double comm_part = seq_nccl > floor_us ? seq_nccl - floor_us : 0;

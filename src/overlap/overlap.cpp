@@ -133,7 +133,6 @@ struct TensorParallel::Impl {
   std::vector<cudaStream_t> pushers;
   std::vector<cudaEvent_t> pushed;
   symmem::detail::StreamWaitValue64 wait64 = nullptr;
-  symmem::detail::StreamWriteValue64 write64 = nullptr;
 };
 
 // A forcing knob: unset or empty -1, else one of two spellings (0 / 1); anything else is added to
@@ -200,11 +199,10 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.rs_barrier = force_knob(why, "SYMMEM_OVERLAP_RS_BARRIER", "0", "1", "the default (0)") == 1;
   d.own_gemm_ok = hopper_gemm_supported(dev) && (!comm.shares_gpu() || d.own_shared) && symmem::detail::stream_write_value64() != nullptr;
   d.wait64 = symmem::detail::stream_wait_value64();
-  d.write64 = symmem::detail::stream_write_value64();
   // What each rank can run and was told, gathered before anything is allocated: the fused
   // reduce-scatter runs only where every rank can; a refusal on any rank, or arguments or knobs
   // set differently across ranks (SYMMEM_OVERLAP_GROUPS is rank-local), are refused on all of them.
-  const bool own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr && d.write64 != nullptr;
+  const bool own_rs_ok = d.own_gemm_ok && d.wait64 != nullptr;
   const std::string mine = "max_m=" + std::to_string(max_m) + " max_k=" + std::to_string(max_k) + " max_n=" + std::to_string(max_n) +
                            " SYMMEM_OVERLAP_RS=" + std::to_string(d.force_rs) + " SYMMEM_OVERLAP_GEMM=" + std::to_string(d.own_gemm) +
                            " SYMMEM_OVERLAP_OWN_RS=" + std::to_string(d.own_rs) + " SYMMEM_OVERLAP_OWN_SHARED=" + std::to_string(d.own_shared) +
@@ -699,8 +697,9 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 }
 
 // matmul_reduce_scatter's fused form: one persistent GEMM of symmem's own over all rows (with no
-// barrier before it: its counts wait for the peers' credits, credits.cuh), the peers' blocks first (me - 1, me - 2, ...: HopperRowShards runs shard `first`
-// first, then first - 1, ...) into local staging, then this rank's own block, whose tiles add the
+// barrier before it: its counts wait for the peers' credits, credits.cuh), the peers' blocks first
+// (me - 1, me - 2, ...: HopperRowShards runs shard `first` first, then first - 1, ...) into local
+// staging, then this rank's own block, whose tiles add the
 // peers' landed partials of their rows in fp32 before the one rounding to bf16 and store the sum
 // into c_shard: no sum kernel after the GEMM. Each peer block goes in row groups
 // (detail::rs_groups): the GEMM counts a group's stored half tiles (HopperRowShards::done), and on
@@ -746,8 +745,8 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
 // The slots: slot p of rank me + 1 and its signal are written only by this rank, once a call, as
 // in the fused form. The ring keeps the call's barrier (its pushes go to slots other than `me`,
 // which credits.cuh's argument for a sequential call before it does not cover); its counts pass
-// the credit gate at once, and its last CTA ends the recv call like the fused form's. The host model runs this order too
-// (HopperSchedule.EpilogueRingCompletesForAnyClusterCounts).
+// the credit gate at once, and its last CTA ends the recv call like the fused form's. The host
+// model runs this order too (HopperSchedule.EpilogueRingCompletesForAnyClusterCounts).
 void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, float scale, cudaStream_t s,
                               bool ring, bool transposed) {
   Impl& d = *impl_;

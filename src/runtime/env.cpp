@@ -88,8 +88,8 @@ const std::vector<EnvVar>& env_vars() {
                                          "context for the rank it waits for (correct, many times slower; reliable at 2 ranks a GPU, at 4 its "
                                          "waits time out now and then), and leaves 4 SMs free for the copies. Set it alike on every rank"},
       {"SYMMEM_OVERLAP_RS_BARRIER", "0", "1: matmul_reduce_scatter's fused forms start with a barrier, as its other forms do, "
-                                         "instead of waiting for the peers' credits only where they push (for measurements). Set "
-                                         "it alike on every rank"},
+                                         "where by default only their GEMM's counts wait, for the peers' credits (for "
+                                         "measurements). Set it alike on every rank"},
       {"SYMMEM_OVERLAP_COUNT_AT", nullptr, "the k-block of a tile's next tile at which matmul_reduce_scatter's fused form counts the "
                                            "tile's stores (default 3; for measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_RS_RASTER", nullptr, "1 to 64: the raster (row tiles at a time) of matmul_reduce_scatter's fused forms' own "

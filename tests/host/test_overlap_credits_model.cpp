@@ -81,21 +81,15 @@ std::string run_credits_model(int ranks, const std::vector<Kind>& calls, unsigne
       const int c = r.call;
       switch (calls[c]) {
         case Kind::kFused:
+        case Kind::kBarrier:
+          // 0: the launch (fused) or the arrival at the barrier; 1: the pushes, once the gate is
+          // open (fused) or every rank has arrived; the end, once pushed and landed
           if (r.phase == 0) {
-            ready.push_back({me, -1});  // the launch
+            ready.push_back({me, -1});
           } else {
-            if (gate_open(r, me))
+            if (calls[c] == Kind::kFused ? gate_open(r, me) : at_barrier[c] == ranks)
               for (int q = 0; q < ranks; ++q)
                 if (q != me && !r.pushed[q]) ready.push_back({me, q});
-            if (all_pushed(r, me) && all_landed(c, me)) ready.push_back({me, -1});  // the end
-          }
-          break;
-        case Kind::kBarrier:
-          if (r.phase == 0) {
-            ready.push_back({me, -1});  // arrive
-          } else if (at_barrier[c] == ranks) {
-            for (int q = 0; q < ranks; ++q)
-              if (q != me && !r.pushed[q]) ready.push_back({me, q});
             if (all_pushed(r, me) && all_landed(c, me)) ready.push_back({me, -1});
           }
           break;
@@ -126,16 +120,10 @@ std::string run_credits_model(int ranks, const std::vector<Kind>& calls, unsigne
     }
     switch (calls[c]) {
       case Kind::kFused:
-        if (r.phase == 0) {
-          r.launch_epoch = r.epoch;
-          r.phase = 1;
-        } else {
-          end_call(me, true);
-        }
-        break;
       case Kind::kBarrier:
         if (r.phase == 0) {
-          ++at_barrier[c];
+          if (calls[c] == Kind::kFused) r.launch_epoch = r.epoch;
+          else ++at_barrier[c];
           r.phase = 1;
         } else {
           end_call(me, true);
