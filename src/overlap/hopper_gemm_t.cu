@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* full = reinterpret_cast<uint64_t*>(sc + 2 * kCBox);
   uint64_t* empty = full + kStages;
   uint32_t* gate = reinterpret_cast<uint32_t*>(empty + kStages);  // HopperRowShards::credits (credits.cuh)
-  const int wg = static_cast<int>(threadIdx.x / 128);
+  const int wg = warpgroup_index();
   const uint32_t crank = cluster_rank();
   const int per = schedule::t_row_tiles(args.shards.rows, args.tall);  // row tiles a shard
   const int units_n = (args.n + kTC * kCluster - 1) / (kTC * kCluster);

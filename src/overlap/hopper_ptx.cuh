@@ -117,6 +117,13 @@ __device__ __forceinline__ uint32_t cluster_count() {
   return r;
 }
 
+// This thread's warpgroup (threadIdx.x / 128), read through a shuffle from lane 0 so that the
+// compiler knows it is the same in every lane of the warp: the kernels branch on it into their
+// roles, and inside a branch on a value it cannot prove warp-uniform it keeps whatever the role
+// computes (the consumers' wgmma descriptors, stages, phases) in per-thread registers, moving each
+// descriptor into uniform registers before each wgmma.
+__device__ __forceinline__ int warpgroup_index() { return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0); }
+
 // A shared-memory matrix descriptor with the 128-byte swizzle (byte offsets, 16-byte units).
 __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
   return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
