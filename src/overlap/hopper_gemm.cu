@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* full = reinterpret_cast<uint64_t*>(sc + kCStage);
   uint64_t* empty = full + kStages;
   uint32_t* gate = reinterpret_cast<uint32_t*>(empty + kStages);  // HopperRowShards::credits (credits.cuh)
-  const int wg = warpgroup_index();
+  const int wg = threadIdx.x / 128;
   const uint32_t crank = kCluster > 1 ? cluster_rank() : 0;
   const int units_m = (args.m + kBM * kCluster - 1) / (kBM * kCluster);
   const int units_n = (args.n + kBN - 1) / kBN;

@@ -317,7 +317,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Descriptors of stage 0 (wgmma's A: B's box, transposed; wgmma's B: A's 160 rows); a stage
     // adds its offset, the second box 8 KiB, a k16 step 2 KiB (A) or 32 bytes (B), all in the
     // 16-byte units of the address field (shared addresses stay below 2^18: no carry out of it).
-    const uint64_t da0 = sw128_desc(smem_addr(sb), kBBox, 1024), db0 = sw128_desc(smem_addr(sa), 16, 1024);
+    const uint32_t da0 = sw128_desc_lo(smem_addr(sb), kBBox), db0 = sw128_desc_lo(smem_addr(sa), 16);  // (SBO 1024: sw128_desc_1024)
     float acc0[80], acc1[80];  // C's columns 0-63 and 64-127 of the tile
     // One tile's k-loop (kTall: 160 rows, else 128), from ring position `stage`/`phase` on; frees
     // each stage one k-block late (wgmma.wait_group 1), the last one at its end. The k-blocks from
@@ -329,23 +329,23 @@ __global__ void __launch_bounds__(kThreads, 1)
       int prev = -1;
       auto kblock = [&](int kb, int st, uint32_t ph) {
         mbar_wait(&full[st], ph);
-        const uint64_t da = da0 + static_cast<uint64_t>(st * (kBBytes >> 4)), db = db0 + static_cast<uint64_t>(st * (kABytes >> 4));
+        const uint32_t da = da0 + st * (kBBytes >> 4), db = db0 + st * (kABytes >> 4);
         wgmma_fence();
         wgmma_keep(acc0);
         wgmma_keep(acc1);
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk) {
           if constexpr (kTall)
-            wgmma_m64n160k16_ta(acc0, da + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+            wgmma_m64n160k16_ta(acc0, sw128_desc_1024(da + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
           else
-            wgmma_m64n128k16_ta(acc0, da + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+            wgmma_m64n128k16_ta(acc0, sw128_desc_1024(da + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
         }
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk) {
           if constexpr (kTall)
-            wgmma_m64n160k16_ta(acc1, da + (kBBox >> 4) + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+            wgmma_m64n160k16_ta(acc1, sw128_desc_1024(da + (kBBox >> 4) + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
           else
-            wgmma_m64n128k16_ta(acc1, da + (kBBox >> 4) + kk * (2048 >> 4), db + kk * (32 >> 4), (kb | kk) != 0 ? 1 : 0);
+            wgmma_m64n128k16_ta(acc1, sw128_desc_1024(da + (kBBox >> 4) + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
         }
         wgmma_commit();
         wgmma_keep(acc0);
