@@ -75,12 +75,26 @@ constexpr uint8_t kPoison = 0xCD;
 /// Ranks agree on pass/fail before any of them asserts, so that one rank's failure never leaves
 /// the others in a different operation. `msg` is this rank's reason ("" when it passed). Collective
 /// over the world: every rank calls it at the same point. Returns "" when every rank passed, else a
-/// report naming each failing rank and its reason.
+/// report naming the failing ranks and their reasons (ranks with the same reason on one line).
 inline std::string agree(const std::string& msg) {
   auto all = ctx()->world().all_gather(msg, "test verdict");
+  bool alike = true;  // (a report every rank already agreed on, from an inner step, comes back as it is)
+  for (const std::string& m : all) alike = alike && m == msg;
+  if (alike && msg.rfind("\n  rank", 0) == 0) return msg;
   std::string report;
-  for (size_t r = 0; r < all.size(); ++r)
-    if (!all[r].empty()) report += "\n  rank " + std::to_string(r) + ": " + all[r];
+  std::vector<bool> told(all.size(), false);
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty() || told[r]) continue;
+    std::string who = std::to_string(r);
+    int count = 1;
+    for (size_t q = r + 1; q < all.size(); ++q)
+      if (!told[q] && all[q] == all[r]) {
+        told[q] = true;
+        who += ", " + std::to_string(q);
+        ++count;
+      }
+    report += (count > 1 ? "\n  ranks " : "\n  rank ") + who + ": " + all[r];
+  }
   return report;
 }
 /// Runs f, returning "" or what it threw.
@@ -92,6 +106,26 @@ std::string attempt(F&& f) {
   } catch (const std::exception& e) {
     return e.what();
   }
+}
+
+/// One step of a test that runs several in a row on every rank (iterations, replays, settings):
+/// step() returns this rank's failure ("" where it passed) or throws it, then the ranks agree, so
+/// that all of them go on to the next step or all stop. (A rank that stopped alone would leave the
+/// others waiting for it in the next step's operation until the timeout, which would then be
+/// reported instead of the failure, and by the next test too: the record stays in the Context.)
+/// Collective over the world. Returns "" where every rank passed, else agree()'s report; then
+/// every rank also waits for its GPU's work (every wait is bounded) and clears the Context's error
+/// record, so that the next test starts clean.
+template <class F>
+std::string agreed_step(F&& step) {
+  std::string mine;
+  const std::string threw = attempt([&] { mine = step(); });
+  const std::string all = agree(threw.empty() ? mine : threw);
+  if (!all.empty()) {
+    (void)cudaDeviceSynchronize();
+    ctx()->reset_error();
+  }
+  return all;
 }
 
 /// "" where call() raises InvalidArgument; else what it did instead, naming `what`.

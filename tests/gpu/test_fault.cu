@@ -47,6 +47,39 @@ std::string unmet_wait(const char* what, F&& enqueue, const std::vector<std::str
   return msg;
 }
 
+// The tests' agreed_step (gpu_env.hpp): a step that fails on one rank only, by what it returns, by
+// what it throws or by a timeout left in the Context, stops every rank after that step with one
+// report naming that rank, and the Context's error record is clear after it on every rank.
+TEST(Fault, AgreedStepsStopEveryRankTogether) {
+  const int n = ctx()->size(), me = ctx()->rank();
+  std::string msg, r;
+  int steps = 0;
+  for (int it = 0; it < 3 && r.empty(); ++it, ++steps)
+    r = agreed_step([&] { return it == 1 && me == n - 1 ? std::string("planted") : std::string(); });
+  if (steps != 2) msg += "the ranks ran " + std::to_string(steps) + " steps, not 2; ";
+  if (r != "\n  rank " + std::to_string(n - 1) + ": planted") msg += "a returned failure reads '" + r + "'; ";
+  r = agreed_step([&]() -> std::string {
+    if (me == 0) throw std::runtime_error("thrown");
+    return "";
+  });
+  if (r != "\n  rank 0: thrown") msg += "a thrown failure reads '" + r + "'; ";
+  r = agreed_step([&]() -> std::string {
+    if (me == 0) {
+      ctx()->fail_waits("a planted timeout");
+      ctx()->check("the step");
+    }
+    return "";
+  });
+  if (r.find("rank 0: the step: a planted timeout") == std::string::npos) msg += "a timeout reads '" + r + "'; ";
+  const std::string after = attempt([&] { ctx()->check("after the step"); });
+  if (!after.empty()) msg += "the record was not cleared: " + after + "; ";
+  r = agreed_step([&] { return std::string("alike"); });
+  std::string all = n > 1 ? "\n  ranks 0" : "\n  rank 0";
+  for (int q = 1; q < n; ++q) all += ", " + std::to_string(q);
+  if (r != all + ": alike") msg += "one failure on every rank reads '" + r + "'; ";
+  ASSERT_ALL(msg.empty(), msg);
+}
+
 TEST(Fault, UnmetSignalWaitTimesOutWithFacts) {
   SymmetricBuffer b = heap().alloc(64);  // made before the bound is set: the bound is a run-time setting
   const std::string msg = unmet_wait("waiting on slot 9", [&] { stream::wait(b, 9, Cmp::kGe, 1, nullptr); },  // nobody signals slot 9

@@ -111,7 +111,9 @@ TEST(Heap, FreesInAnyOrderStaySymmetricAndReuseSpace) {
   std::mt19937 rng(1234 + me);  // a different order on every rank
   std::string msg;
   const size_t mapped_before = heap().mapped_bytes();
-  for (int round = 0; round < 6 && msg.empty(); ++round) {
+  // (The ranks agree on each round's verdict before the next, whose barriers they all take: agreed_step.)
+  auto one_round = [&](int round) -> std::string {
+    std::string why;
     std::vector<SymmetricBuffer> v;
     for (int i = 0; i < 12; ++i) v.push_back(heap().alloc(size_t(1000) << (i % 8)));
     // Each buffer: this rank writes its own stamp; after a barrier, every peer's block holds that peer's stamp.
@@ -119,10 +121,10 @@ TEST(Heap, FreesInAnyOrderStaySymmetricAndReuseSpace) {
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
     stream::barrier(v[0], nullptr);
     ctx()->synchronize(nullptr, "barrier");
-    for (size_t i = 0; i < v.size() && msg.empty(); ++i)
+    for (size_t i = 0; i < v.size() && why.empty(); ++i)
       for (int p = 0; p < n; ++p)
         if (first_diff(download(v[i].peer_ptr(p), 64), random_bytes(64, 1000 * round + 10 * i + p)) != -1)
-          msg = "round " + std::to_string(round) + " buffer " + std::to_string(i) + ": peer " + std::to_string(p) + "'s block is not its copy";
+          why = "round " + std::to_string(round) + " buffer " + std::to_string(i) + ": peer " + std::to_string(p) + "'s block is not its copy";
     stream::barrier(v[0], nullptr);
     ctx()->synchronize(nullptr, "barrier");
     std::shuffle(v.begin(), v.end(), rng);
@@ -130,7 +132,9 @@ TEST(Heap, FreesInAnyOrderStaySymmetricAndReuseSpace) {
       if (i % 2) heap().free(v[i]);
       else heap().free_async(v[i], nullptr);
     }
-  }
+    return why;
+  };
+  for (int round = 0; round < 6 && msg.empty(); ++round) msg = agreed_step([&] { return one_round(round); });
   if (msg.empty() && heap().mapped_bytes() > mapped_before + (size_t(256) << 20))
     msg = "the heap grew by " + std::to_string(heap().mapped_bytes() - mapped_before) + " bytes: freed space is not reused";
   ASSERT_ALL(msg.empty(), msg);

@@ -234,14 +234,8 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
     }
     return why;
   };
-  // The ranks agree on each iteration's verdict (and on what it threw) before the next one, so
-  // that they leave this loop together: a rank that stopped alone would leave the others waiting
-  // in the next dispatch until its timeout, which would then be reported instead of the failure.
-  for (int it = 0; it <= replays && why.empty(); ++it) {
-    std::string found;
-    const std::string threw = attempt([&] { found = iteration(it); });
-    why = agree(threw.empty() ? found : threw);
-  }
+  // (The ranks agree on each iteration's verdict before the next one: agreed_step.)
+  for (int it = 0; it <= replays && why.empty(); ++it) why = agreed_step([&] { return iteration(it); });
   if (exec) cudaGraphExecDestroy(exec);
   cudaStreamDestroy(s);
   return why;

@@ -91,8 +91,9 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
   cudaStream_t s;
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraphExec_t exec = nullptr;
-  std::string why;
-  for (int it = 0; it < (graph ? 3 : 2) && why.empty(); ++it) {  // eager: a sum, then an avg
+  // One iteration: this rank's mismatch ("" where it matched). The ranks agree on each one's
+  // verdict before the next (agreed_step).
+  auto iteration = [&](int it) -> std::string {
     // Rank r: A shard (AG), full A (RS) and its own B (a column / row shard of the weight).
     std::vector<std::vector<float>> shards(n), fulls(n), bs(n);
     std::vector<uint8_t> bytes, my_shard, my_full, my_b;
@@ -149,20 +150,21 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
         }
       }
     });
-    why = compare(dt, download(cfull.p, m * nc * 2), ref, mag);
-    if (!why.empty()) { why = "all_gather_matmul: " + why; break; }
+    std::string why = compare(dt, download(cfull.p, m * nc * 2), ref, mag);
+    if (!why.empty()) return "all_gather_matmul: " + why;
     std::vector<uint8_t> gathered = download(a_out.p, m * k * 2);
-    for (int64_t i = 0; i < m * k && why.empty(); ++i)
-      if (to_float(dt, &gathered[2 * i]) != shards[i / (rows * k)][i % (rows * k)]) why = "a_out differs at " + std::to_string(i);
-    if (!why.empty()) break;
+    for (int64_t i = 0; i < m * k; ++i)
+      if (to_float(dt, &gathered[2 * i]) != shards[i / (rows * k)][i % (rows * k)]) return "a_out differs at " + std::to_string(i);
     // GEMM + reduce-scatter: C_shard = sum_r (A_r x B_r)[rows of me].
     std::vector<double> rref, rmag;
     reduce_scatter_reference(fulls, bs, rows, k, nc, &rref, &rmag);
     if (avg)
       for (auto& x : rref) x /= n;
     why = compare(dt, download(cshard.p, rows * nc * 2), rref, rmag);
-    if (!why.empty()) why = "matmul_reduce_scatter: " + why;
-  }
+    return why.empty() ? why : "matmul_reduce_scatter: " + why;
+  };
+  std::string why;
+  for (int it = 0; it < (graph ? 3 : 2) && why.empty(); ++it) why = agreed_step([&] { return iteration(it); });  // eager: a sum, then an avg
   if (exec) cudaGraphExecDestroy(exec);
   cudaStreamDestroy(s);
   return why;
@@ -181,10 +183,7 @@ std::string overlap_case(overlap::Mode mode, bool graph, int64_t m, int64_t k, i
     std::fprintf(stderr, "[case] mode %d graph %d m %lld k %lld nc %lld rs %s groups %s gemm %s\n", static_cast<int>(mode), graph ? 1 : 0,
                  static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(nc), rs ? rs : "-", groups ? groups : "-",
                  gemm ? gemm : "-");
-  std::string why = attempt([&] {
-    std::string w = run_overlap(mode, graph, m, k, nc, dt);
-    if (!w.empty()) throw std::runtime_error(w);
-  });
+  std::string why = agreed_step([&] { return run_overlap(mode, graph, m, k, nc, dt); });  // (agreed: the callers run cases in a row)
   // (Only what this case set: a setting given to the whole run stays for the next case.)
   if (rs != nullptr) unsetenv("SYMMEM_OVERLAP_RS");
   if (groups != nullptr) unsetenv("SYMMEM_OVERLAP_GROUPS");
@@ -429,8 +428,9 @@ std::string reduce_scatter_forms_one_after_another(std::string* forms) {
         tp.matmul_reduce_scatter(a[i]->p, calls[i].rows * n, calls[i].k, b[i]->p, calls[i].nc, out[i]->p, ReduceOp::kSum, st, calls[i].mode,
                                  calls[i].dt);
     };
-    std::string bad;
-    for (int it = 0; it < 4 && bad.empty(); ++it) {  // eager twice, then a graph captured once and replayed twice
+    // One iteration (eager twice, then a graph captured once and replayed twice): this rank's
+    // mismatch; the ranks agree on each one's verdict before the next (agreed_step).
+    auto iteration = [&](int it) -> std::string {
       std::vector<std::vector<std::vector<float>>> fulls(nk, std::vector<std::vector<float>>(n)), bs(nk, std::vector<std::vector<float>>(n));
       for (size_t i = 0; i < nk; ++i) {
         const Call& c = calls[i];
@@ -460,13 +460,16 @@ std::string reduce_scatter_forms_one_after_another(std::string* forms) {
         SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
       }
       ctx()->synchronize(s, "matmul_reduce_scatter's forms");
-      for (size_t i = 0; i < nk && bad.empty(); ++i) {
+      for (size_t i = 0; i < nk; ++i) {
         std::vector<double> ref, mag;
         reduce_scatter_reference(fulls[i], bs[i], calls[i].rows, calls[i].k, calls[i].nc, &ref, &mag);
-        bad = compare(calls[i].dt, download(out[i]->p, calls[i].rows * calls[i].nc * 2), ref, mag);
-        if (!bad.empty()) bad = "call " + std::to_string(i) + (it < 2 ? " (eager)" : " (graph)") + ": " + bad;
+        const std::string bad = compare(calls[i].dt, download(out[i]->p, calls[i].rows * calls[i].nc * 2), ref, mag);
+        if (!bad.empty()) return "call " + std::to_string(i) + (it < 2 ? " (eager)" : " (graph)") + ": " + bad;
       }
-    }
+      return std::string();
+    };
+    std::string bad;
+    for (int it = 0; it < 4 && bad.empty(); ++it) bad = agreed_step([&] { return iteration(it); });
     if (exec) cudaGraphExecDestroy(exec);
     cudaStreamDestroy(s);
     if (!bad.empty()) throw std::runtime_error(bad);
@@ -480,7 +483,7 @@ TEST(Overlap, ReduceScatterFormsOneAfterAnother) {
   for (const char* t : {"1", "0"}) {  // the fused form's GEMM in transposed tiles, then not
     ScopedEnv rs_t("SYMMEM_OVERLAP_RS_GEMM_T", t);
     forms += std::string(forms.empty() ? "" : "; ") + "SYMMEM_OVERLAP_RS_GEMM_T=" + t + ": ";
-    why = reduce_scatter_forms_one_after_another(&forms);
+    why = agreed_step([&] { return reduce_scatter_forms_one_after_another(&forms); });
     if (!why.empty()) {
       why = std::string("(SYMMEM_OVERLAP_RS_GEMM_T=") + t + ") " + why;
       break;
