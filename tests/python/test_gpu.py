@@ -42,18 +42,34 @@ def seed_of(*key):
     return zlib.crc32(repr(key).encode()) % (1 << 30)
 
 
-def agreed(body):
-    """Runs body on every rank; every rank fails if any rank failed (with each rank's reason)."""
+def agreed_step(step):
+    """Runs step on every rank, then the ranks agree: "" where every rank passed, else each failing
+    rank's reason (ranks with the same reason on one line; a report every rank already agreed on,
+    from an inner step, comes back as it is). A test that runs steps in a row (rounds, replays)
+    stops after a step that failed anywhere: a rank that stopped alone would leave the others in
+    the next step's barrier or collective."""
     try:
-        msg = body() or ""
+        msg = step() or ""
     except Exception as e:  # noqa: BLE001 - reported on every rank below
         import traceback
         msg = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
     torch.cuda.synchronize()
     all_msgs = [None] * WORLD
     dist.all_gather_object(all_msgs, msg)
-    bad = [f"rank {r}: {m}" for r, m in enumerate(all_msgs) if m]
-    assert not bad, "\n".join(bad)
+    if msg.startswith("rank") and all(m == msg for m in all_msgs):
+        return msg
+    lines = []
+    for r, m in enumerate(all_msgs):
+        if m and m not in all_msgs[:r]:
+            who = [q for q, x in enumerate(all_msgs) if x == m]
+            lines.append(f"rank{'s' if len(who) > 1 else ''} {', '.join(map(str, who))}: {m}")
+    return "\n".join(lines)
+
+
+def agreed(body):
+    """Runs body on every rank; every rank fails if any rank failed (with each rank's reason)."""
+    report = agreed_step(body)
+    assert not report, report
 
 
 def rand(n, dtype, seed):
@@ -170,17 +186,18 @@ def test_symmetric_tensors_and_peers():
         x.copy_(rand(4099, torch.bfloat16, 100 + RANK))
         torch.cuda.synchronize()
         dist.barrier()
+        errs = []  # (every rank reaches the second barrier, whatever it found)
         for p in range(WORLD):
             want = rand(4099, torch.bfloat16, 100 + p)
             if not torch.equal(symmem.peer_tensor(x, p), want):
-                return f"peer {p}'s tensor is not its data"
+                errs.append(f"peer {p}'s tensor is not its data")
             if int(symmem.signal_pad(x, p)[:1024].abs().sum()) != 0:
-                return f"peer {p}'s signal pad is not zero"
+                errs.append(f"peer {p}'s signal pad is not zero")
         peers, pads = symmem.pointer_tables(x)
         if peers[RANK].item() != x.data_ptr():
-            return "the pointer table's own entry is not the tensor's address"
+            errs.append("the pointer table's own entry is not the tensor's address")
         dist.barrier()
-        return ""
+        return "; ".join(errs)
     agreed(body)
 
 
@@ -555,23 +572,29 @@ def test_frees_in_any_order_keep_tensors_symmetric_and_allocation_fast():
         import time
         before = G.mapped_bytes()
         rng = random.Random(RANK)  # a different order on every rank
-        for round_ in range(5):
+        def one_round(round_):  # (every rank reaches both barriers; the ranks agree after it)
             ts = [symmem.empty(1000 << (i % 10), dtype=torch.uint8) for i in range(10)]
             for i, t in enumerate(ts):
                 t.fill_((RANK * 16 + i) % 251)
             torch.cuda.synchronize()
             dist.barrier()
+            bad = ""
             for i, t in enumerate(ts):
                 for p in range(WORLD):
                     v = int(symmem.peer_tensor(t, p)[0])
-                    if v != (p * 16 + i) % 251:
-                        return f"round {round_} tensor {i}: peer {p} holds {v}"
+                    if v != (p * 16 + i) % 251 and not bad:
+                        bad = f"round {round_} tensor {i}: peer {p} holds {v}"
             dist.barrier()
             rng.shuffle(ts)
             while ts:
                 ts.pop()
                 if rng.random() < 0.5:
                     gc.collect()
+            return bad
+        for round_ in range(5):
+            report = agreed_step(lambda: one_round(round_))
+            if report:
+                return report
         grown = G.mapped_bytes() - before
         if grown > (256 << 20):
             return f"the heap grew by {grown} bytes: freed memory is not reused"
