@@ -9,6 +9,7 @@
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
+#   S                               the SASS of every cubin tools/cubins.sh left in .deps/sass: counts printed, text in $OUT/sass.tgz
 # BIN=<tree under .deps/ab> before B, O or A runs that tree's symmem-bench instead (a baseline
 # measured beside the change, in the same call); before T that tree's tests, which its build makes
 # where AB_TARGETS="symmem_gpu_tests symmem-run" (TLIMIT: T's time limit, default 150 s). Each
@@ -76,6 +77,16 @@ PB() {  # PB PROBE-BINARY LABEL ARGS...: that binary's (a tree's symmem-hgemm-pr
   local bin=$1 label=$2; shift 2
   HGEMM_SUSTAIN=10 timeout 60 "$bin" "$@" --json "$OUT/r/probe-$label.json" > "$OUT/p.log" 2>&1
   echo "== probe $label $* rc $?"; grep -E "^gemm|first bad|error" "$OUT/p.log"
+}
+S() {  # S: the SASS of .deps/sass/*.cubin (tools/cubins.sh) into $OUT/sass.tgz, each one's counts printed
+  local cuobj f
+  cuobj=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+  mkdir -p "$OUT/sass"
+  for f in .deps/sass/*.cubin; do [ -e "$f" ] && "$cuobj" -sass "$f" > "$OUT/sass/$(basename "$f" .cubin).sass" 2>&1; done
+  for f in "$OUT"/sass/*.sass; do
+    [ -e "$f" ] && echo "$(basename "$f"): $(grep -c HGMMA "$f") HGMMA, $(grep -c R2UR "$f") R2UR, $(grep -c 'UIADD3.X' "$f") UIADD3.X, $(grep -cE '^ +/\*[0-9a-f]{4}\*/' "$f") instructions"
+  done
+  tar czf "$OUT/sass.tgz" -C "$OUT" sass && rm -rf "$OUT/sass"
 }
 eval "${STEPS:?give the steps as a file argument or in STEPS}"
 rm -f "$OUT/m.log" "$OUT/t.log" "$OUT/o.log" "$OUT/a.log" "$OUT/p.log" "$OUT"/r/*.svg
