@@ -175,7 +175,7 @@ __device__ __forceinline__ void add_partial_half(float (&acc0)[80], float (&acc1
 }
 #endif  // SYMMEM_HGEMM_DEVICE
 
-template <bool kSum, bool kSumFirst>
+template <bool kSum>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_t_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c,
@@ -204,15 +204,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int group_rows = args.shards.rows / args.shards.groups;
   auto summed = [&](int shard) { return kSum && shard == args.shards.sum_shard; };
   auto tile_stages = [&](int shard) { return kblocks + (summed(shard) ? 2 * peers : 0); };  // its ring positions
-  // At 2 ranks a summed tile's partial stages come first in its ring positions, before its
-  // k-blocks: the consumer starts its accumulators from the partial and frees both stages before
-  // its k-loop, which then has the whole ring (session 61, 2 x H200, 8B mm+rs M 16384: summing
-  // after the k-loop cost 1.7% over counting alone, its two stages held through the drain and
-  // adds while the other consumer's k-loop ran on three). At 3+ ranks they stay after the
-  // k-loop: a peer that computes this block last pushes it about when this rank's own block
-  // starts, and waiting before the k-loop would idle the tile for it. (Its own instantiation,
-  // kSumFirst: with both ways of adding in one kernel the consumers spilled 28 bytes.)
-  constexpr bool sum_first = kSumFirst;
   // Unit u -> its shard, first row within the shard, rows (160, or 128 past the shard's tall
   // tiles) and first column.
   auto tile = [&](int u, int& shard, int& row, int& height, int& n0) {
@@ -258,13 +249,26 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         const CUtensorMap* ma = local && args.has_local ? &map_local : &map_a;
         const int az = local && args.has_local ? 0 : shard;
-        // A summed tile's partials (kSum): every peer's partial of the row groups the tile
-        // overlaps must have landed (signal slot p >= the last one's g + 1, bounded, as
-        // hopper_gemm's fused form), then each partial's 160 x 128 goes through two stages, 80
-        // rows each, as two 64-column boxes in A's area (a 128-row tile's consumer adds the first
-        // 128). Not multicast (the cluster's CTAs hold other columns; both take the same stages).
-        // Before the tile's k-blocks at 2 ranks (sum_first), after them (which never wait) at 3+.
-        auto load_partials = [&] {
+        // (A 128-row tile loads 160 rows all the same: rows 128-159 are the next tile's, or past the
+        // shard's last row and filled with zeros by the map; its wgmma reads the first 128.)
+        for (int kb = 0; kb < kblocks; ++kb) {
+          mbar_wait(&empty[stage], phase ^ 1);
+          mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
+          tma_load_multicast_3d(sa + stage * kABytes + crank * kAHalf, ma, kb * kBK, row + static_cast<int>(crank) * (kTR / 2), az, &full[stage],
+                                0x3);
+#pragma unroll
+          for (int i = 0; i < 2; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+        if (kSum && summed(shard)) {
+          // After the tile's k-loop loads (which never wait): every peer's partial of the row groups
+          // the tile overlaps must have landed (signal slot p >= the last one's g + 1, bounded, as
+          // hopper_gemm's fused form), then each partial's 160 x 128 goes through two stages, 80
+          // rows each, as two 64-column boxes in A's area (a 128-row tile's consumer adds the first
+          // 128). Not multicast (the cluster's CTAs hold other columns; both take the same stages).
           const int g_last = (min(row + height, args.shards.rows) - 1) / group_rows;
           if (g_last >= summable) {
             for (int j = 1; j <= peers; ++j) {
@@ -287,23 +291,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               }
             }
           }
-        };
-        if (sum_first && summed(shard)) load_partials();
-        // (A 128-row tile loads 160 rows all the same: rows 128-159 are the next tile's, or past the
-        // shard's last row and filled with zeros by the map; its wgmma reads the first 128.)
-        for (int kb = 0; kb < kblocks; ++kb) {
-          mbar_wait(&empty[stage], phase ^ 1);
-          mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
-          tma_load_multicast_3d(sa + stage * kABytes + crank * kAHalf, ma, kb * kBK, row + static_cast<int>(crank) * (kTR / 2), az, &full[stage],
-                                0x3);
-#pragma unroll
-          for (int i = 0; i < 2; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1;
-          }
         }
-        if (kSum && !sum_first && summed(shard)) load_partials();
       }
     } else if (threadIdx.x == 32 && kSum && args.shards.credits) {  // (after the producer: none of its values live here)
       open_gate(args.shards.handle, gate);
@@ -331,7 +319,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     // 16-byte units of the address field (shared addresses stay below 2^18: no carry out of it).
     const uint32_t da0 = sw128_desc_lo(smem_addr(sb), kBBox), db0 = sw128_desc_lo(smem_addr(sa), 16);  // (SBO 1024: sw128_desc_1024)
     float acc0[80], acc1[80];  // C's columns 0-63 and 64-127 of the tile
-    int first_scale = 0;       // the k-loop's first wgmma: 0 starts the accumulators at zero, 1 from what they hold (sum_first)
     // One tile's k-loop (kTall: 160 rows, else 128), from ring position `stage`/`phase` on; frees
     // each stage one k-block late (wgmma.wait_group 1), the last one at its end. The k-blocks from
     // the first at stage 0 on go in whole rounds of the ring, unrolled, so that each one's stage,
@@ -349,16 +336,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk) {
           if constexpr (kTall)
-            wgmma_m64n160k16_ta(acc0, sw128_desc_1024(da + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : first_scale);
+            wgmma_m64n160k16_ta(acc0, sw128_desc_1024(da + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
           else
-            wgmma_m64n128k16_ta(acc0, sw128_desc_1024(da + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : first_scale);
+            wgmma_m64n128k16_ta(acc0, sw128_desc_1024(da + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
         }
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk) {
           if constexpr (kTall)
-            wgmma_m64n160k16_ta(acc1, sw128_desc_1024(da + (kBBox >> 4) + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : first_scale);
+            wgmma_m64n160k16_ta(acc1, sw128_desc_1024(da + (kBBox >> 4) + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
           else
-            wgmma_m64n128k16_ta(acc1, sw128_desc_1024(da + (kBBox >> 4) + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : first_scale);
+            wgmma_m64n128k16_ta(acc1, sw128_desc_1024(da + (kBBox >> 4) + kk * (2048 >> 4)), sw128_desc_1024(db + kk * (32 >> 4)), (kb | kk) != 0 ? 1 : 0);
         }
         wgmma_commit();
         wgmma_keep(acc0);
@@ -387,16 +374,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (; kb < kblocks; ++kb, advance()) kblock(kb, stage, phase);
       return prev;
     };
-    // A partial's stage e (its rows 80 (e % 2) ...), added in fp32 to the accumulators (a 128-row
-    // tile's second half: 48 rows).
-    auto add_stage = [&](int e, bool tall, int st) {
-      if (!(e & 1))
-        add_partial_half<0>(acc0, acc1, sa + st * kABytes, warp, lane);
-      else if (tall)
-        add_partial_half<1>(acc0, acc1, sa + st * kABytes, warp, lane);
-      else
-        add_partial_half<1, 6>(acc0, acc1, sa + st * kABytes, warp, lane);
-    };
     // (kSum: a tile's positions are its k-blocks and, summed, its partials' stages: both consumers
     // walk every tile to count them.)
     long pos = 0;
@@ -414,28 +391,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       int stage = static_cast<int>(pos0 % kStages);
       uint32_t phase = static_cast<uint32_t>((pos0 / kStages) & 1);
       if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);  // my turn: the other consumer is through tile j - 1's k-loop
-      // sum_first (2 ranks): the tile's first two positions are the peer's partial (80 rows a
-      // stage); the accumulators start from it in fp32 and the k-loop adds the products to it.
-      // Each stage is waited for in position order after the turn (the parity argument above
-      // holds as for k-blocks) and freed once every thread has read it.
-      first_scale = sum_first && sum ? 1 : 0;
-      if (sum_first && sum) {
-        wgmma_wait<0>();  // (nothing in flight here; without it ptxas serializes every wgmma: C7515)
-#pragma unroll
-        for (int i = 0; i < 80; ++i) acc0[i] = acc1[i] = 0.0f;
-        for (int e = 0; e < 2; ++e) {
-          mbar_wait(&full[stage], phase);
-          add_stage(e, tall, stage);
-          named_sync(1 + cw, 128);  // every thread's reads of the stage, before the leader frees it
-          if (leader) release<kCluster>(empty, stage);
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1;
-          }
-        }
-        wgmma_keep(acc0);  // (the adds before the k-loop's first fence: no non-wgmma definition inside it)
-        wgmma_keep(acc1);
-      }
       const int prev = tall ? k_loop(std::true_type{}, stage, phase) : k_loop(std::false_type{}, stage, phase);
       // The other's turn (tile j + 1), at once, before the drain. A summed tile's turn comes after
       // its partial stages' waits too, so that every position before the other's next one has been
@@ -446,10 +401,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       // which the k-loop did. (Releasing the partial stages after the turn only holds the producer
       // back; after the turn this consumer waits for nothing but its own warpgroup.) At 4 ranks
       // and more each partial stage is waited for, added and freed in turn, the turn after them.
-      // (sum_first, 2 ranks: the partial stages were the tile's first positions; none are left.)
-      const int partials = kSum && sum && !sum_first ? 2 * peers : 0;
+      const int partials = kSum && sum ? 2 * peers : 0;
       const bool waited_first = partials > 0 && partials < kStages;
-      const bool turn_after_adds = partials > 0 && !waited_first;
       if (waited_first) {
         int st = stage;
         uint32_t ph = phase;
@@ -461,7 +414,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
-      if (!turn_after_adds && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
+      if ((partials == 0 || waited_first) && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
       wgmma_wait<0>();
       wgmma_keep(acc0);
       wgmma_keep(acc1);
@@ -470,7 +423,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         // The peers' partials, 80 rows a stage, added in fp32.
         for (int e = 0; e < partials; ++e) {
           if (!waited_first) mbar_wait(&full[stage], phase);
-          add_stage(e, tall, stage);
+          if (!(e & 1))
+            add_partial_half<0>(acc0, acc1, sa + stage * kABytes, warp, lane);
+          else if (tall)
+            add_partial_half<1>(acc0, acc1, sa + stage * kABytes, warp, lane);
+          else
+            add_partial_half<1, 6>(acc0, acc1, sa + stage * kABytes, warp, lane);
           named_sync(1 + cw, 128);  // every thread's reads of the stage, before the leader frees it
           if (leader) release<kCluster>(empty, stage);
           if (++stage == kStages) {
@@ -478,7 +436,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             phase ^= 1;
           }
         }
-        if (turn_after_adds && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
+        if (!waited_first && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
         if (args.shards.scale != 1.0f) {
 #pragma unroll
           for (int i = 0; i < 80; ++i) {
@@ -520,17 +478,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 }  // namespace
 
 namespace {
-// The kernel's instantiations: plain, counted (kSum), counted with the partials first (kSumFirst:
-// the fused sum at 2 shards).
-enum TKind { kTPlain = 0, kTCounted = 1, kTSumFirst = 2 };
-decltype(&hopper_gemm_t_kernel<false, false>) t_kernel(TKind kind) {
-  return kind == kTSumFirst ? hopper_gemm_t_kernel<true, true> : kind == kTCounted ? hopper_gemm_t_kernel<true, false> : hopper_gemm_t_kernel<false, false>;
-}
-// The clusters a launch of that kernel runs on this device: as many as fit, at most
-// opt.max_ctas / 2 (each instantiation asks once: its shared-memory limit is raised then).
-int t_clusters(const HopperGemmOptions& opt, TKind kind, int dev) {
-  static ClusterFit<kCluster> fits[3];
-  int clusters = fits[kind].get(t_kernel(kind), dev, kThreads, kSmemBytes, "hopper_gemm_t");
+// The clusters a launch of the (counted: kSum) kernel runs on this device: as many as fit, at most
+// opt.max_ctas / 2.
+int t_clusters(const HopperGemmOptions& opt, bool counted, int dev) {
+  static ClusterFit<kCluster> fits[2];
+  int clusters = fits[counted].get(counted ? hopper_gemm_t_kernel<true> : hopper_gemm_t_kernel<false>, dev, kThreads, kSmemBytes,
+                                   "hopper_gemm_t");
   if (opt.max_ctas > 0) clusters = std::max(1, std::min(clusters, opt.max_ctas / kCluster));
   return clusters;
 }
@@ -554,7 +507,7 @@ int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const Hopp
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   const bool counted = shards != nullptr && (shards->sum_shard >= 0 || shards->done != nullptr);
-  return choose_tall(rows, count, static_cast<int>(n), t_clusters(opt, counted ? kTCounted : kTPlain, dev), opt.group_m);
+  return choose_tall(rows, count, static_cast<int>(n), t_clusters(opt, counted, dev), opt.group_m);
 }
 
 void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
@@ -599,14 +552,15 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mp = sum ? tensor_map_3d(args.shards.partials, count, rows, n, n, kTR / 2, 64, "the partials") : mc;
   const CUtensorMap mo = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2, 64, "the summed rows' output") : mc;
   const CUtensorMap mo48 = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2 - 32, 64, "the summed rows' output") : mc;
-  const TKind kind = sum && count == 2 ? kTSumFirst : sum || args.shards.done != nullptr ? kTCounted : kTPlain;
-  int clusters = t_clusters(opt, kind, dev);
+  const bool counted = sum || args.shards.done != nullptr;
+  int clusters = t_clusters(opt, counted, dev);
   args.tall = opt.t_tall >= 0 ? schedule::t_tall(rows, opt.t_tall) : choose_tall(rows, count, static_cast<int>(n), clusters, opt.group_m);
   const int64_t units_n = (n + kTC * kCluster - 1) / (kTC * kCluster);
   const int64_t units = static_cast<int64_t>(count) * schedule::t_row_tiles(rows, args.tall) * units_n;
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
-  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, t_kernel(kind), ma, mb, ml, mc, mc48, mp, mo, mo48, args));
+  auto* kernel = counted ? hopper_gemm_t_kernel<true> : hopper_gemm_t_kernel<false>;
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, ma, mb, ml, mc, mc48, mp, mo, mo48, args));
 }
 
 uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n, int tall) {

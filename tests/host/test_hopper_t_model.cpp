@@ -1,12 +1,11 @@
 // A model of matmul_reduce_scatter's fused form on hopper_gemm_t (src/overlap/hopper_gemm_t.cu,
 // overlap.cpp: rs_fused in Form::kFusedT; row tiles of 160 and 128 rows), run to completion under
 // random interleavings at 2-4 ranks: every cluster's producer fills a ring of 5 stages in tile
-// order (a summed tile's partial stages after its k-blocks at 3+ ranks, before them at 2 (the
-// kernel's kSumFirst), once every peer's signal covers the row groups it overlaps), two ping-pong
-// consumers take every other tile and hand the turn over after their last wait of a tile (at 3
-// ranks a summed tile frees its last k-block and its partial stages only after the turn; at 2 it
-// frees each partial stage as it adds it, before its k-loop), a stage is freed one k-block late
-// (as wgmma.wait_group 1 frees it), every peer tile counts in each row group it overlaps after its stores, and each
+// order (a summed tile's partial stages after its k-blocks, once every peer's signal covers the
+// row groups it overlaps), two ping-pong consumers take every other tile and hand the turn over
+// after their last wait of a tile (at 2 and 3 ranks a summed tile frees its last k-block and its
+// partial stages only after the turn), a stage is freed one k-block late (as wgmma.wait_group 1
+// frees it), every peer tile counts in each row group it overlaps after its stores, and each
 // rank's pushes wait for hopper_t_group_count. The consumers' waits are parity waits, as the
 // mbarrier's: the model checks that nothing waits for ever and that no wait ever returns on the
 // wrong fill (a stage two fills behind the one waited for).
@@ -57,8 +56,7 @@ struct Rank {
 // "" when every case completes; else what stuck or broke.
 // control: 0 as the kernel runs; 1 a summed tile hands the turn over after its k-loop (before its
 // partial stages' waits); 2 the pushes wait for one count more than hopper_t_group_count; 3 the
-// summed tile's partial stages all waited for before any is freed at 4 ranks too (6 of them); 4
-// at 2 ranks the partial stages after the k-blocks (as at 3+ ranks).
+// summed tile's partial stages all waited for before any is freed at 4 ranks too (6 of them).
 // tall: the shard's 160-row tiles (schedule::t_tall; -1 all), the rest 128 rows.
 std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks, int nclusters, unsigned seed, int control = 0,
                       int tall = -1) {
@@ -95,8 +93,6 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
   // ranks), the summed tile waits for them all, hands the turn over, and only then frees its last
   // k-block and the partial stages (after its drain and adds).
   const bool waited_first = 2 * peers < kStages || control == 3;
-  const bool sum_first = ranks == 2 && control != 4;  // the partial stages before the k-blocks
-  const int kb0 = sum_first ? 2 * peers : 0;           // a summed tile's first k-block position
   auto g_last = [&](const Tile& t) { return (std::min(t.row + t.height, rows) - 1) / grows; };
   std::mt19937 rng(seed);
   for (;;) {
@@ -113,7 +109,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
           const int t = static_cast<int>(std::upper_bound(cl.first_pos.begin(), cl.first_pos.end(), p) - cl.first_pos.begin()) - 1;
           const Tile& tl = cl.tiles[t];
           bool ok = p < kStages || cl.released[p - kStages];
-          if (ok && tl.summed && p - cl.first_pos[t] == (sum_first ? 0 : kblocks))
+          if (ok && tl.summed && p - cl.first_pos[t] == kblocks)
             for (int j = 1; j <= peers; ++j) ok = ok && r.signal[(tl.shard + j) % ranks] >= static_cast<uint64_t>(g_last(tl)) + 1;
           if (ok) ev.push_back([&cl, p] { cl.loaded[p] = true; ++cl.next_load; return std::string(); });
         }
@@ -143,16 +139,14 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
             for (int q = p % kStages; q < static_cast<int>(cl.loaded.size()) && cl.loaded[q]; q += kStages) ++fills;
             const int f = p / kStages;
             if ((fills & 1) == (f & 1)) continue;
-            ev.push_back([&cl, &cs, p, j, len, kblocks_ = kblocks, &tl, control, fills, f, waited_first, sum_first, kb0] {
+            ev.push_back([&cl, &cs, p, j, len, kblocks_ = kblocks, &tl, control, fills, f, waited_first] {
               if (fills < f + 1) return std::string("a consumer waited on a stage two fills behind");
-              const int k = p - cl.first_pos[j] - (tl.summed ? kb0 : 0);  // (the k-block's index; negative: a partial stage first)
-              if (k < 0) {
-                cl.released[p] = true;  // sum_first: added to the accumulators, then freed
-              } else if (k < kblocks_) {  // a k-block: the previous one is freed once this one's wgmma are issued
+              const int k = p - cl.first_pos[j];
+              if (k < kblocks_) {  // a k-block: the previous one is freed once this one's wgmma are issued
                 if (cs.held >= 0) cl.released[cs.held] = true;
                 cs.held = p;
                 if (k == kblocks_ - 1) {  // the k-loop's end: wgmma.wait_group 0 frees the last
-                  if (tl.summed && waited_first && !sum_first)
+                  if (tl.summed && waited_first)
                     cs.pending.push_back(p);
                   else
                     cl.released[p] = true;
@@ -164,7 +158,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
                 cl.released[p] = true;  // a partial stage, freed once added
               }
               ++cs.step;
-              if (cs.step == len || ((!tl.summed || (control == 1 && !sum_first)) && cs.step == kblocks_)) cl.handoff[j] = 1;
+              if (cs.step == len || ((!tl.summed || control == 1) && cs.step == kblocks_)) cl.handoff[j] = 1;
               return std::string();
             });
             continue;
@@ -228,9 +222,6 @@ TEST(HopperTModel, FusedFormCompletesWithoutParityAliasing) {
               const std::string why = run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed++, 0, tall);
               ASSERT_EQ(why, "") << ranks << " ranks, " << rows << " rows in " << groups << " groups, " << units_n << " column units, "
                                  << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall << ", seed " << seed - 1;
-              if (ranks == 2)  // (the partial stages after the k-blocks, as before session 61 and at 3+ ranks)
-                ASSERT_EQ(run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed - 1, 4, tall), "")
-                    << rows << " rows, " << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall << ", partials last";
             }
 }
 
