@@ -67,7 +67,7 @@ constexpr uint32_t kBBytes = 2 * kBBox;           // 16 KiB
 constexpr uint32_t kCBox = kTR * 64 * 2;          // a consumer's two slots, 20 KiB
 constexpr uint32_t kCHalf = kCBox / 2;            // one slot: 80 rows x 64 columns
 constexpr uint32_t kPartBox = (kTR / 2) * 64 * 2;  // the fused sum: a partial's 80 x 64 box, 10 KiB
-constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + (2 * kStages + 1) * sizeof(uint64_t) + 1024;
+constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + (2 * kStages + 3) * sizeof(uint64_t) + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
 struct TArgs {
@@ -175,7 +175,7 @@ __device__ __forceinline__ void add_partial_half(float (&acc0)[80], float (&acc1
 }
 #endif  // SYMMEM_HGEMM_DEVICE
 
-template <bool kSum>
+template <bool kSum, bool kSumC>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_t_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c,
@@ -190,6 +190,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* full = reinterpret_cast<uint64_t*>(sc + 2 * kCBox);
   uint64_t* empty = full + kStages;
   uint32_t* gate = reinterpret_cast<uint32_t*>(empty + kStages);  // HopperRowShards::credits (credits.cuh)
+  uint64_t* pbar = empty + kStages + 1;                            // kSumC: each consumer's partial loads
   const int wg = warpgroup_index();
   const uint32_t crank = cluster_rank();
   const int per = schedule::t_row_tiles(args.shards.rows, args.tall);  // row tiles a shard
@@ -203,7 +204,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int peers = args.shards.count - 1;
   const int group_rows = args.shards.rows / args.shards.groups;
   auto summed = [&](int shard) { return kSum && shard == args.shards.sum_shard; };
-  auto tile_stages = [&](int shard) { return kblocks + (summed(shard) ? 2 * peers : 0); };  // its ring positions
+  // kSumC (2 shards): a summed tile's partial goes through its consumer's C slots, not the ring
+  // (below, after the k-loop), so that its stages are not held through the drain and adds while
+  // the other consumer's k-loop runs on the rest of the ring (session 61, 2 x H200, 8B mm+rs M
+  // 16384: summing through the ring cost 1.7% over counting alone; starting the accumulators from
+  // the partial before the k-loop, to free the stages at once, was 1.4% slower in the operation:
+  // the adds then sat on the tensor cores' path).
+  auto ring_partials = [&](int shard) { return !kSumC && summed(shard); };
+  auto tile_stages = [&](int shard) { return kblocks + (ring_partials(shard) ? 2 * peers : 0); };  // its ring positions
   // Unit u -> its shard, first row within the shard, rows (160, or 128 past the shard's tall
   // tiles) and first column.
   auto tile = [&](int u, int& shard, int& row, int& height, int& n0) {
@@ -220,6 +228,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(&empty[s], kCluster);  // one arrival per CTA of the cluster (its consumer of the stage's tile)
     }
     *gate = 0;
+    mbar_init(&pbar[0], 1);
+    mbar_init(&pbar[1], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   cluster_sync();
@@ -263,7 +273,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             phase ^= 1;
           }
         }
-        if (kSum && summed(shard)) {
+        if (kSum && ring_partials(shard)) {
           // After the tile's k-loop loads (which never wait): every peer's partial of the row groups
           // the tile overlaps must have landed (signal slot p >= the last one's g + 1, bounded, as
           // hopper_gemm's fused form), then each partial's 160 x 128 goes through two stages, 80
@@ -374,6 +384,17 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (; kb < kblocks; ++kb, advance()) kblock(kb, stage, phase);
       return prev;
     };
+    // A partial's half e % 2 (80 rows; a 128-row tile's second: 48), two 64-column boxes at `at`,
+    // added in fp32 to the accumulators.
+    auto add_stage = [&](int e, bool tall, const uint8_t* at) {
+      if (!(e & 1))
+        add_partial_half<0>(acc0, acc1, at, warp, lane);
+      else if (tall)
+        add_partial_half<1>(acc0, acc1, at, warp, lane);
+      else
+        add_partial_half<1, 6>(acc0, acc1, at, warp, lane);
+    };
+    uint32_t pphase = 0;  // kSumC: the parity of this consumer's next partial load
     // (kSum: a tile's positions are its k-blocks and, summed, its partials' stages: both consumers
     // walk every tile to count them.)
     long pos = 0;
@@ -401,7 +422,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       // which the k-loop did. (Releasing the partial stages after the turn only holds the producer
       // back; after the turn this consumer waits for nothing but its own warpgroup.) At 4 ranks
       // and more each partial stage is waited for, added and freed in turn, the turn after them.
-      const int partials = kSum && sum ? 2 * peers : 0;
+      // (kSumC, 2 shards: the partial is not in the ring; the turn right after the k-loop, and the
+      // consumer then waits for the peer's signal and loads the partial itself, below. That wait
+      // holds this consumer's next turn, never a count: every peer tile comes before every own tile
+      // in the walk, and a tile is counted after its stores, which wait for no turn.)
+      const int partials = kSum && ring_partials(shard) ? 2 * peers : 0;
       const bool waited_first = partials > 0 && partials < kStages;
       if (waited_first) {
         int st = stage;
@@ -419,16 +444,39 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_keep(acc0);
       wgmma_keep(acc1);
       if (leader) release<kCluster>(empty, prev);
+      if (kSumC && sum) {
+        // The peer's partial of the tile, through this consumer's two C slots (20 KiB: the
+        // partial's 80-row half as two 64-column boxes, the layout add_partial_half reads), one
+        // half after the other, loaded by the leader once the peer's signal covers the row groups
+        // the tile overlaps (bounded, as the producer's waits: a timeout is recorded and the tile
+        // sums what is there) and once the slots' last stores have been read; every thread's
+        // reads of a half before the next load overwrites it. All of it after the turn: the other
+        // consumer's k-loop runs meanwhile on the whole ring.
+        if (leader) {
+          asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+          const int p = hopper_partial_slot(args.shards, shard, 1);
+          device::wait_signal(args.shards.handle, p, Cmp::kGe, static_cast<uint64_t>((min(m0 + height, args.shards.rows) - 1) / group_rows) + 1, p);
+          device::fence_proxy_async_global();
+        }
+        for (int h = 0; h < 2; ++h) {
+          if (leader) {
+            device::fence_proxy_async_shared();  // (the slots' earlier reads and writes, before the load)
+            mbar_expect_tx(&pbar[cw], 2 * kPartBox);
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+              tma_load_3d(my_c + i * kPartBox, &map_part, n0 + i * 64, m0 + h * (kTR / 2), hopper_partial_slot(args.shards, shard, 1), &pbar[cw]);
+          }
+          mbar_wait(&pbar[cw], pphase);
+          pphase ^= 1;
+          add_stage(h, tall, my_c);
+          named_sync(1 + cw, 128);
+        }
+      }
       if (kSum && sum) {
         // The peers' partials, 80 rows a stage, added in fp32.
         for (int e = 0; e < partials; ++e) {
           if (!waited_first) mbar_wait(&full[stage], phase);
-          if (!(e & 1))
-            add_partial_half<0>(acc0, acc1, sa + stage * kABytes, warp, lane);
-          else if (tall)
-            add_partial_half<1>(acc0, acc1, sa + stage * kABytes, warp, lane);
-          else
-            add_partial_half<1, 6>(acc0, acc1, sa + stage * kABytes, warp, lane);
+          add_stage(e, tall, sa + stage * kABytes);
           named_sync(1 + cw, 128);  // every thread's reads of the stage, before the leader frees it
           if (leader) release<kCluster>(empty, stage);
           if (++stage == kStages) {
@@ -436,7 +484,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             phase ^= 1;
           }
         }
-        if (!waited_first && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
+        if (partials > 0 && !waited_first && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);  // (kSumC: turned above)
         if (args.shards.scale != 1.0f) {
 #pragma unroll
           for (int i = 0; i < 80; ++i) {
@@ -478,12 +526,17 @@ __global__ void __launch_bounds__(kThreads, 1)
 }  // namespace
 
 namespace {
-// The clusters a launch of the (counted: kSum) kernel runs on this device: as many as fit, at most
-// opt.max_ctas / 2.
-int t_clusters(const HopperGemmOptions& opt, bool counted, int dev) {
-  static ClusterFit<kCluster> fits[2];
-  int clusters = fits[counted].get(counted ? hopper_gemm_t_kernel<true> : hopper_gemm_t_kernel<false>, dev, kThreads, kSmemBytes,
-                                   "hopper_gemm_t");
+// The kernel's instantiations: plain, counted (kSum), counted with the partial through the C slots
+// (kSumC: the fused sum at 2 shards).
+enum TKind { kTPlain = 0, kTCounted = 1, kTSumC = 2 };
+decltype(&hopper_gemm_t_kernel<false, false>) t_kernel(TKind kind) {
+  return kind == kTSumC ? hopper_gemm_t_kernel<true, true> : kind == kTCounted ? hopper_gemm_t_kernel<true, false> : hopper_gemm_t_kernel<false, false>;
+}
+// The clusters a launch of that kernel runs on this device: as many as fit, at most
+// opt.max_ctas / 2 (each instantiation asks once: its shared-memory limit is raised then).
+int t_clusters(const HopperGemmOptions& opt, TKind kind, int dev) {
+  static ClusterFit<kCluster> fits[3];
+  int clusters = fits[kind].get(t_kernel(kind), dev, kThreads, kSmemBytes, "hopper_gemm_t");
   if (opt.max_ctas > 0) clusters = std::max(1, std::min(clusters, opt.max_ctas / kCluster));
   return clusters;
 }
@@ -507,7 +560,7 @@ int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const Hopp
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   const bool counted = shards != nullptr && (shards->sum_shard >= 0 || shards->done != nullptr);
-  return choose_tall(rows, count, static_cast<int>(n), t_clusters(opt, counted, dev), opt.group_m);
+  return choose_tall(rows, count, static_cast<int>(n), t_clusters(opt, counted ? kTCounted : kTPlain, dev), opt.group_m);
 }
 
 void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
@@ -552,15 +605,14 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mp = sum ? tensor_map_3d(args.shards.partials, count, rows, n, n, kTR / 2, 64, "the partials") : mc;
   const CUtensorMap mo = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2, 64, "the summed rows' output") : mc;
   const CUtensorMap mo48 = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2 - 32, 64, "the summed rows' output") : mc;
-  const bool counted = sum || args.shards.done != nullptr;
-  int clusters = t_clusters(opt, counted, dev);
+  const TKind kind = sum && count == 2 ? kTSumC : sum || args.shards.done != nullptr ? kTCounted : kTPlain;
+  int clusters = t_clusters(opt, kind, dev);
   args.tall = opt.t_tall >= 0 ? schedule::t_tall(rows, opt.t_tall) : choose_tall(rows, count, static_cast<int>(n), clusters, opt.group_m);
   const int64_t units_n = (n + kTC * kCluster - 1) / (kTC * kCluster);
   const int64_t units = static_cast<int64_t>(count) * schedule::t_row_tiles(rows, args.tall) * units_n;
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
-  auto* kernel = counted ? hopper_gemm_t_kernel<true> : hopper_gemm_t_kernel<false>;
-  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, ma, mb, ml, mc, mc48, mp, mo, mo48, args));
+  SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, t_kernel(kind), ma, mb, ml, mc, mc48, mp, mo, mo48, args));
 }
 
 uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n, int tall) {

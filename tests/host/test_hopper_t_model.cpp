@@ -1,11 +1,12 @@
 // A model of matmul_reduce_scatter's fused form on hopper_gemm_t (src/overlap/hopper_gemm_t.cu,
 // overlap.cpp: rs_fused in Form::kFusedT; row tiles of 160 and 128 rows), run to completion under
 // random interleavings at 2-4 ranks: every cluster's producer fills a ring of 5 stages in tile
-// order (a summed tile's partial stages after its k-blocks, once every peer's signal covers the
-// row groups it overlaps), two ping-pong consumers take every other tile and hand the turn over
-// after their last wait of a tile (at 2 and 3 ranks a summed tile frees its last k-block and its
-// partial stages only after the turn), a stage is freed one k-block late (as wgmma.wait_group 1
-// frees it), every peer tile counts in each row group it overlaps after its stores, and each
+// order (at 3+ ranks a summed tile's partial stages after its k-blocks, once every peer's signal
+// covers the row groups it overlaps; at 2 ranks, the kernel's kSumC, the partial is not in the
+// ring: the summed tile's consumer waits for that signal after its turn), two ping-pong consumers
+// take every other tile and hand the turn over after their last wait of a tile (at 3 ranks a
+// summed tile frees its last k-block and its partial stages only after the turn), a stage is
+// freed one k-block late (as wgmma.wait_group 1 frees it), every peer tile counts in each row group it overlaps after its stores, and each
 // rank's pushes wait for hopper_t_group_count. The consumers' waits are parity waits, as the
 // mbarrier's: the model checks that nothing waits for ever and that no wait ever returns on the
 // wrong fill (a stage two fills behind the one waited for).
@@ -56,7 +57,9 @@ struct Rank {
 // "" when every case completes; else what stuck or broke.
 // control: 0 as the kernel runs; 1 a summed tile hands the turn over after its k-loop (before its
 // partial stages' waits); 2 the pushes wait for one count more than hopper_t_group_count; 3 the
-// summed tile's partial stages all waited for before any is freed at 4 ranks too (6 of them).
+// summed tile's partial stages all waited for before any is freed at 4 ranks too (6 of them); 4
+// at 2 ranks the partial stages in the ring after the k-blocks (as at 3+ ranks, and as before
+// session 61).
 // tall: the shard's 160-row tiles (schedule::t_tall; -1 all), the rest 128 rows.
 std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks, int nclusters, unsigned seed, int control = 0,
                       int tall = -1) {
@@ -72,6 +75,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
     r.pushed.assign(ranks, 0);
     r.clusters.resize(nclusters);
     const int units = ranks * per * units_n, first = (me + ranks - 1) % ranks;
+    const bool in_ring = !(ranks == 2 && control != 4);  // (kSumC at 2 ranks: the partial outside the ring)
     for (int c = 0; c < nclusters; ++c) {
       Cluster& cl = r.clusters[c];
       int pos = 0;
@@ -80,7 +84,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
         symmem::overlap::schedule::shard_unit(u, per, units_n, ranks, first, 2, shard, block, un);
         cl.tiles.push_back({shard, sc::t_tile_row(block, tall), sc::t_tile_height(block, tall), shard == me});
         cl.first_pos.push_back(pos);
-        pos += kblocks + (shard == me ? 2 * peers : 0);
+        pos += kblocks + (shard == me && in_ring ? 2 * peers : 0);
       }
       cl.loaded.assign(pos, false);
       cl.released.assign(pos, false);
@@ -88,7 +92,8 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
       cl.cons[1].next = 1;
     }
   }
-  auto tile_len = [&](const Tile& t) { return kblocks + (t.summed ? 2 * peers : 0); };
+  const bool sum_c = ranks == 2 && control != 4;  // the kernel's kSumC
+  auto tile_len = [&](const Tile& t) { return kblocks + (t.summed && !sum_c ? 2 * peers : 0); };
   // As the kernel: where a tile's partial stages fit in the ring beside its last k-block (2 and 3
   // ranks), the summed tile waits for them all, hands the turn over, and only then frees its last
   // k-block and the partial stages (after its drain and adds).
@@ -109,7 +114,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
           const int t = static_cast<int>(std::upper_bound(cl.first_pos.begin(), cl.first_pos.end(), p) - cl.first_pos.begin()) - 1;
           const Tile& tl = cl.tiles[t];
           bool ok = p < kStages || cl.released[p - kStages];
-          if (ok && tl.summed && p - cl.first_pos[t] == kblocks)
+          if (ok && tl.summed && !sum_c && p - cl.first_pos[t] == kblocks)
             for (int j = 1; j <= peers; ++j) ok = ok && r.signal[(tl.shard + j) % ranks] >= static_cast<uint64_t>(g_last(tl)) + 1;
           if (ok) ev.push_back([&cl, p] { cl.loaded[p] = true; ++cl.next_load; return std::string(); });
         }
@@ -139,14 +144,14 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
             for (int q = p % kStages; q < static_cast<int>(cl.loaded.size()) && cl.loaded[q]; q += kStages) ++fills;
             const int f = p / kStages;
             if ((fills & 1) == (f & 1)) continue;
-            ev.push_back([&cl, &cs, p, j, len, kblocks_ = kblocks, &tl, control, fills, f, waited_first] {
+            ev.push_back([&cl, &cs, p, j, len, kblocks_ = kblocks, &tl, control, fills, f, waited_first, sum_c] {
               if (fills < f + 1) return std::string("a consumer waited on a stage two fills behind");
               const int k = p - cl.first_pos[j];
               if (k < kblocks_) {  // a k-block: the previous one is freed once this one's wgmma are issued
                 if (cs.held >= 0) cl.released[cs.held] = true;
                 cs.held = p;
                 if (k == kblocks_ - 1) {  // the k-loop's end: wgmma.wait_group 0 frees the last
-                  if (tl.summed && waited_first)
+                  if (tl.summed && waited_first && !sum_c)
                     cs.pending.push_back(p);
                   else
                     cl.released[p] = true;
@@ -172,6 +177,11 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
             continue;
           }
           if (!cs.stored) {
+            if (sum_c && tl.summed) {  // kSumC: the consumer waits for every peer's signal of the tile's groups, then loads and adds
+              bool landed = true;
+              for (int q = 1; q <= peers; ++q) landed = landed && r.signal[(tl.shard + q) % ranks] >= static_cast<uint64_t>(g_last(tl)) + 1;
+              if (!landed) continue;
+            }
             ev.push_back([&r, &cs, &tl, &g_last, grows] {
               if (!tl.summed)
                 for (int g = tl.row / grows; g <= g_last(tl); ++g) r.count[tl.shard][g] += 2;  // the cluster's two CTAs
@@ -222,6 +232,9 @@ TEST(HopperTModel, FusedFormCompletesWithoutParityAliasing) {
               const std::string why = run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed++, 0, tall);
               ASSERT_EQ(why, "") << ranks << " ranks, " << rows << " rows in " << groups << " groups, " << units_n << " column units, "
                                  << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall << ", seed " << seed - 1;
+              if (ranks == 2)  // (the partial stages in the ring after the k-blocks, as at 3+ ranks)
+                ASSERT_EQ(run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed - 1, 4, tall), "")
+                    << rows << " rows, " << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall << ", partials in the ring";
             }
 }
 
