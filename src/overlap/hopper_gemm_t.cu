@@ -3,7 +3,8 @@
 // (shard, row within it, column), so a shard's partial last tile is clipped at its own last row,
 // the producer's shard waits bounded as hopper_gemm's. matmul_reduce_scatter's fused form runs in
 // it where detail::reduce_transposed says (Form::kFusedT; the kSum instantiation: partial adds,
-// done counts per overlapped row group; host model HopperTModel.*). A shard's row tiles are 160
+// done counts per overlapped row group, and at 2 shards kSumC: the partial through the summing
+// consumer's C slots instead of the stage ring; host model HopperTModel.*). A shard's row tiles are 160
 // rows, its last ones 128 where that shortens the walk over the clusters (schedule::t_choose_tall:
 // 8192-row shards in 160-row tiles alone end in a partial tile and a partial wave; session 58,
 // 1 x H200, all_gather_matmul's 16384 x 7168 x 4096 over 2 shards 1356 us against 1395).
