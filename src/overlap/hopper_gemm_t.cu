@@ -530,6 +530,10 @@ namespace {
 // The kernel's instantiations: plain, counted (kSum), counted with the partial through the C slots
 // (kSumC: the fused sum at 2 shards).
 enum TKind { kTPlain = 0, kTCounted = 1, kTSumC = 2 };
+TKind t_kind(const HopperRowShards* shards) {
+  if (shards == nullptr || (shards->sum_shard < 0 && shards->done == nullptr)) return kTPlain;
+  return shards->sum_shard >= 0 && shards->count == 2 ? kTSumC : kTCounted;
+}
 decltype(&hopper_gemm_t_kernel<false, false>) t_kernel(TKind kind) {
   return kind == kTSumC ? hopper_gemm_t_kernel<true, true> : kind == kTCounted ? hopper_gemm_t_kernel<true, false> : hopper_gemm_t_kernel<false, false>;
 }
@@ -560,8 +564,7 @@ int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const Hopp
   if (opt.t_tall >= 0) return schedule::t_tall(rows, opt.t_tall);
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
-  const bool counted = shards != nullptr && (shards->sum_shard >= 0 || shards->done != nullptr);
-  return choose_tall(rows, count, static_cast<int>(n), t_clusters(opt, counted ? kTCounted : kTPlain, dev), opt.group_m);
+  return choose_tall(rows, count, static_cast<int>(n), t_clusters(opt, t_kind(shards), dev), opt.group_m);
 }
 
 void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
@@ -606,7 +609,7 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mp = sum ? tensor_map_3d(args.shards.partials, count, rows, n, n, kTR / 2, 64, "the partials") : mc;
   const CUtensorMap mo = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2, 64, "the summed rows' output") : mc;
   const CUtensorMap mo48 = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2 - 32, 64, "the summed rows' output") : mc;
-  const TKind kind = sum && count == 2 ? kTSumC : sum || args.shards.done != nullptr ? kTCounted : kTPlain;
+  const TKind kind = t_kind(&args.shards);
   int clusters = t_clusters(opt, kind, dev);
   args.tall = opt.t_tall >= 0 ? schedule::t_tall(rows, opt.t_tall) : choose_tall(rows, count, static_cast<int>(n), clusters, opt.group_m);
   const int64_t units_n = (n + kTC * kCluster - 1) / (kTC * kCluster);

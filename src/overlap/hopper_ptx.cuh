@@ -124,16 +124,15 @@ __device__ __forceinline__ uint32_t cluster_count() {
 // descriptor into uniform registers before each wgmma.
 __device__ __forceinline__ int warpgroup_index() { return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0); }
 
-// A shared-memory matrix descriptor with the 128-byte swizzle (byte offsets, 16-byte units).
-__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(lbo >> 4) << 16) | (uint64_t(sbo >> 4) << 32) | (uint64_t(1) << 62);
-}
-// The same in two words: the low one (start address, LBO) is what a k-loop steps through, the high
-// one (SBO 1024 bytes, the swizzle mode) a constant, so that a step is one 32-bit add (in uniform
-// registers, where the compiler knows the warp agrees) and not a 64-bit add and a move. The steps
-// stay inside the address field: shared addresses are below 2^18.
+// A shared-memory matrix descriptor with the 128-byte swizzle (byte offsets, 16-byte units), in two
+// words: the low one (start address, LBO) is what a k-loop steps through, the high one (SBO, the
+// swizzle mode) a constant, so that a step is one 32-bit add (in uniform registers, where the
+// compiler knows the warp agrees) and not a 64-bit add and a move. The steps stay inside the
+// address field: shared addresses are below 2^18.
 __device__ __forceinline__ uint32_t sw128_desc_lo(uint32_t addr, uint32_t lbo) { return ((addr & 0x3FFFF) >> 4) | ((lbo >> 4) << 16); }
-__device__ __forceinline__ uint64_t sw128_desc_1024(uint32_t lo) { return (uint64_t((1024u >> 4) | (1u << 30)) << 32) | lo; }
+__device__ __forceinline__ uint64_t sw128_desc_words(uint32_t lo, uint32_t sbo) { return (uint64_t((sbo >> 4) | (1u << 30)) << 32) | lo; }
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) { return sw128_desc_words(sw128_desc_lo(addr, lbo), sbo); }
+__device__ __forceinline__ uint64_t sw128_desc_1024(uint32_t lo) { return sw128_desc_words(lo, 1024); }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
