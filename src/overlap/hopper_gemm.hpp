@@ -70,6 +70,13 @@ struct HopperGemmOptions {
 /// signal slot of that shard (through `handle`; bounded) has reached g + 1 for the tile's row group
 /// g; every shard but sum_shard goes to C and is counted in done, sum_shard's tiles store scale x
 /// the sum into `out`.
+///
+/// `straddle` (hopper_gemm_t's fused sum at 2 shards only: schedule::t_straddle_rows(rows, 2), or
+/// 0): one row of tiles holds shard 0's last `straddle` rows and shard 1's first (schedule::
+/// t_unit_tile), so that every tile is 160 rows. It is stored into C whole and counted in the peer
+/// shard's row groups; its rows of sum_shard are summed apart, by the producer warpgroup's idle
+/// warps of the CTA that computed them, once the peer's partial of their row group has landed:
+/// scale x (C's rows + the partial) into `out`, before the kernel ends (hopper_gemm_t.cu).
 struct HopperRowShards {
   int rows = 0, count = 0, first = 0;
   int wait = 0;
@@ -86,6 +93,7 @@ struct HopperRowShards {
   float scale = 1.0f;
   bool ring = false;
   bool credits = false;
+  int straddle = 0;
 };
 
 /// What HopperRowShards::finished leaves in every done word.
@@ -127,8 +135,13 @@ SYMMEM_API void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, in
 /// (opt.t_tall, or schedule::t_choose_tall for this device's clusters: the shortest walk).
 SYMMEM_API int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const HopperRowShards* shards = nullptr);
 /// What hopper_gemm_t's done word of row group g (group_rows rows of a `rows`-row shard) reaches
-/// once the group is in C (n columns): its overlapping row tiles (`tall` of 160 rows, then 128)
+/// once the group is in C (n columns): its overlapping row tiles (`tall` of 160 rows, then 128;
+/// with a straddle, HopperRowShards::straddle, shard `shard`'s whole tiles and its straddle half)
 /// x the CTAs a row of tiles.
-SYMMEM_API uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n, int tall);
+SYMMEM_API uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n, int tall, int straddle = 0, int shard = 0);
+/// The straddle hopper_gemm_t's fused sum at 2 shards takes on this device
+/// (HopperRowShards::straddle: schedule::t_choose_straddle for its clusters), or 0. `force`: 1
+/// takes it wherever it applies, 0 never, -1 as the model says.
+SYMMEM_API int hopper_t_straddle(int64_t m, int64_t n, const HopperGemmOptions& opt, const HopperRowShards& shards, int force = -1);
 
 }  // namespace symmem::overlap

@@ -76,6 +76,8 @@ struct TArgs {
   HopperRowShards shards;  // without shards: one shard of m rows, no waits
   bool has_local;          // shards.first's rows come from map_local
   int tall;                // a shard's 160-row tiles (schedule::t_tall); the rest in tiles of 128
+  const __nv_bfloat16* c;  // C (the straddle's sums read its rows of shards.sum_shard), ldc elements a row
+  int ldc;
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -121,9 +123,9 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
                : "memory");
 }
 
-// Half H (C's rows 80 H .. 80 H + 79 of the tile) of 64 of C's columns, rounded from the
-// accumulators of one m64n160 set, through slot H of the warpgroup's two shared-memory slots
-// (stmatrix .trans) into a TMA store. Thread (warp, lane) holds D[16 warp + lane / 4 (+ 8)][8 i +
+// Half H (C's rows 80 H .. 80 H + 79 of the tile, from `row` of `shard` on) of 64 of C's columns,
+// rounded from the accumulators of one m64n160 set, through slot H of the warpgroup's two
+// shared-memory slots (stmatrix .trans) into a TMA store. Thread (warp, lane) holds D[16 warp + lane / 4 (+ 8)][8 i +
 // 2 (lane % 4) + {0, 1}] in acc[4 i + {0, 1}] (acc[4 i + {2, 3}] for the + 8 row): D's rows are
 // C's columns and its columns C's rows. Each 8 x 8 matrix goes out transposed, so lane j of a
 // matrix's eight names the shared-memory row of C's row 8 i + j, at column 16 warp (+ 8). The slot
@@ -132,7 +134,7 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
 // second half, rows 80-127, through a map whose box is 48 rows).
 template <int H, int kGroups = 10>
 __device__ __forceinline__ void store_half(const float (&acc)[80], const CUtensorMap* map, uint8_t* my_c, int warp, int lane, bool leader,
-                                           int col0, int row0, int shard, int bar) {
+                                           int col0, int row, int shard, int bar) {
   if (leader) asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
   named_sync(bar, 128);
 #pragma unroll
@@ -145,7 +147,7 @@ __device__ __forceinline__ void store_half(const float (&acc)[80], const CUtenso
   device::fence_proxy_async_shared();  // the stmatrix writes, before the TMA store reads them
   named_sync(bar, 128);
   if (leader) {
-    tma_store_3d(map, my_c + H * kCHalf, col0, row0 + H * (kTR / 2), shard);
+    tma_store_3d(map, my_c + H * kCHalf, col0, row, shard);
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
   }
 }
@@ -191,12 +193,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* full = reinterpret_cast<uint64_t*>(sc + 2 * kCBox);
   uint64_t* empty = full + kStages;
   uint32_t* gate = reinterpret_cast<uint32_t*>(empty + kStages);  // HopperRowShards::credits (credits.cuh)
+  uint32_t* straddled = gate + 1;                                  // the straddle: this CTA's straddle tiles in C
   uint64_t* pbar = empty + kStages + 1;                            // kSumC: each consumer's partial loads
   const int wg = warpgroup_index();
   const uint32_t crank = cluster_rank();
-  const int per = schedule::t_row_tiles(args.shards.rows, args.tall);  // row tiles a shard
+  // (The straddle, HopperRowShards::straddle, only in kSumC: a shard's whole 160-row tiles and
+  // one row of tiles more, first.)
+  const int strad = kSumC ? args.shards.straddle : 0;
+  const int per = strad > 0 ? args.shards.rows / kTR : schedule::t_row_tiles(args.shards.rows, args.tall);  // row tiles a shard
   const int units_n = (args.n + kTC * kCluster - 1) / (kTC * kCluster);
-  const int units = args.shards.count * per * units_n;
+  const int units = (args.shards.count * per + (strad > 0 ? 1 : 0)) * units_n;
   const int kblocks = (args.k + kBK - 1) / kBK;
   const int first_unit = static_cast<int>(cluster_id()), unit_step = static_cast<int>(cluster_count());
   // The fused sum: shard sum_shard's tiles, after their k-loop, add the count - 1
@@ -213,14 +219,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // the adds then sat on the tensor cores' path).
   auto ring_partials = [&](int shard) { return !kSumC && summed(shard); };
   auto tile_stages = [&](int shard) { return kblocks + (ring_partials(shard) ? 2 * peers : 0); };  // its ring positions
-  // Unit u -> its shard, first row within the shard, rows (160, or 128 past the shard's tall
-  // tiles) and first column.
-  auto tile = [&](int u, int& shard, int& row, int& height, int& n0) {
-    int block, un;
-    schedule::shard_unit(u, per, units_n, args.shards.count, args.shards.first, args.group_m, shard, block, un);
-    row = schedule::t_tile_row(block, args.tall);
-    height = schedule::t_tile_height(block, args.tall);
-    n0 = (un * kCluster + static_cast<int>(crank)) * kTC;
+  // Unit u -> its halves' shards and first rows, its rows (160, or 128 past the shard's tall
+  // tiles; schedule::t_unit_tile) and this CTA's first column.
+  auto tile = [&](int u, schedule::TTile& t, int& n0) {
+    t = schedule::t_unit_tile(u, args.shards.rows, per, units_n, args.shards.count, args.shards.first, args.group_m, args.tall, strad);
+    n0 = (t.un * kCluster + static_cast<int>(crank)) * kTC;
   };
 
   if (threadIdx.x == 0) {
@@ -229,6 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(&empty[s], kCluster);  // one arrival per CTA of the cluster (its consumer of the stage's tile)
     }
     *gate = 0;
+    *straddled = 0;
     mbar_init(&pbar[0], 1);
     mbar_init(&pbar[1], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -247,8 +251,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint64_t landed = 0;  // shards whose signal this thread has seen
       int summable = 0;     // the fused sum: the row groups 0 .. summable - 1 have landed from every peer
       for (int u = first_unit; u < units; u += unit_step) {
-        int shard, row, height, n0;
-        tile(u, shard, row, height, n0);
+        schedule::TTile t;
+        int n0;
+        tile(u, t, n0);
+        const int shard = t.shard, row = t.row, height = t.height;
         const bool local = shard == args.shards.first;
         if (!local && args.shards.wait && !(landed >> shard & 1)) {
           // As hopper_gemm's: bounded (a timeout is recorded for the host to raise; the tile then
@@ -259,14 +265,14 @@ __global__ void __launch_bounds__(kThreads, 1)
           landed |= uint64_t(1) << shard;
         }
         const CUtensorMap* ma = local && args.has_local ? &map_local : &map_a;
-        const int az = local && args.has_local ? 0 : shard;
+        const int az = local && args.has_local ? 0 : crank != 0 ? t.shard1 : shard;  // (this CTA's half of the rows)
+        const int ar = crank != 0 ? t.row1 : row;
         // (A 128-row tile loads 160 rows all the same: rows 128-159 are the next tile's, or past the
         // shard's last row and filled with zeros by the map; its wgmma reads the first 128.)
         for (int kb = 0; kb < kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
           mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
-          tma_load_multicast_3d(sa + stage * kABytes + crank * kAHalf, ma, kb * kBK, row + static_cast<int>(crank) * (kTR / 2), az, &full[stage],
-                                0x3);
+          tma_load_multicast_3d(sa + stage * kABytes + crank * kAHalf, ma, kb * kBK, ar, az, &full[stage], 0x3);
 #pragma unroll
           for (int i = 0; i < 2; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
           if (++stage == kStages) {
@@ -274,7 +280,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             phase ^= 1;
           }
         }
-        if (kSum && ring_partials(shard)) {
+        if (kSum && ring_partials(shard)) {  // (never the straddle: kSumC)
           // After the tile's k-loop loads (which never wait): every peer's partial of the row groups
           // the tile overlaps must have landed (signal slot p >= the last one's g + 1, bounded, as
           // hopper_gemm's fused form), then each partial's 160 x 128 goes through two stages, 80
@@ -306,6 +312,56 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     } else if (threadIdx.x == 32 && kSum && args.shards.credits) {  // (after the producer: none of its values live here)
       open_gate(args.shards.handle, gate);
+    } else if (strad > 0 && threadIdx.x >= 64) {
+      // The straddle's rows of sum_shard, by warps 2 and 3 (idle otherwise): each of this
+      // cluster's straddle tiles (units u < units_n, the first ones it runs) once its consumer has
+      // stored it whole into C and counted it (the `straddled` count in shared memory, after
+      // count_stored's wait for the stores and a GPU-scope fence), and once the peer's partial of
+      // those rows has landed (signal slot p >= their row group + 1; bounded, a timeout recorded
+      // and what is there summed, as the consumers' waits): scale x (C's rows + the partial),
+      // rounded once, into out. Nothing waits for these warps but the CTA's end, and they wait
+      // for nothing that waits for them: the straddle tile waits for nothing (it is the first
+      // tile its consumer takes, counted as a peer tile), and the peer's push of that row group
+      // waits only for the peer's counts of its peer tiles, which never wait (rs_fused's
+      // argument). The count in shared memory is set unconditionally after the tile's stores
+      // (as the credit gate, pass_gate), so its spin ends.
+      const int ht = threadIdx.x - 64, own = args.shards.sum_shard, rows = args.shards.rows;
+      const int p = hopper_partial_slot(args.shards, own, 1), r_own = own == 0 ? rows - strad : 0;
+      const uint32_t flag = static_cast<uint32_t>(__cvta_generic_to_shared(straddled));
+      const __nv_bfloat16* part = static_cast<const __nv_bfloat16*>(args.shards.partials);
+      __nv_bfloat16* out = static_cast<__nv_bfloat16*>(args.shards.out);
+      uint32_t i = 0;
+      for (int u = first_unit; u < units_n; u += unit_step) {
+        if (ht == 0) {
+          uint32_t seen = 0;
+          for (;;) {
+            asm volatile("ld.acquire.cta.shared::cta.u32 %0, [%1];" : "=r"(seen) : "r"(flag) : "memory");
+            if (seen > i) break;
+            __nanosleep(256);
+          }
+          if (i == 0) device::wait_until(args.shards.handle, args.shards.handle.local_signals + p, Cmp::kGe,
+                                         static_cast<uint64_t>((r_own + strad - 1) / group_rows) + 1, WaitKind::kSignal, p, 1000);
+        }
+        named_sync(5, 64);
+        const int n0 = (u * kCluster + static_cast<int>(crank)) * kTC;
+        for (int v = ht; v < strad * (kTC / 8); v += 64) {
+          const int r = r_own + v / (kTC / 8), col = n0 + (v % (kTC / 8)) * 8;
+          if (col >= args.n) continue;
+          const uint4 x = __ldcg(reinterpret_cast<const uint4*>(args.c + (static_cast<size_t>(own) * rows + r) * args.ldc + col));
+          const uint4 y = __ldcg(reinterpret_cast<const uint4*>(part + (static_cast<size_t>(p) * rows + r) * args.n + col));
+          const __nv_bfloat162* xa = reinterpret_cast<const __nv_bfloat162*>(&x);
+          const __nv_bfloat162* ya = reinterpret_cast<const __nv_bfloat162*>(&y);
+          uint4 z;
+          __nv_bfloat162* za = reinterpret_cast<__nv_bfloat162*>(&z);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float2 a = __bfloat1622float2(xa[e]), b = __bfloat1622float2(ya[e]);
+            za[e] = __floats2bfloat162_rn((a.x + b.x) * args.shards.scale, (a.y + b.y) * args.shards.scale);
+          }
+          *reinterpret_cast<uint4*>(out + static_cast<size_t>(r) * args.n + col) = z;
+        }
+        ++i;
+      }
     }
   } else {
     if (kSum)  // (56 x 128 + 224 x 256 = 64512 of the SM's 65536)
@@ -401,15 +457,17 @@ __global__ void __launch_bounds__(kThreads, 1)
     long pos = 0;
     constexpr int kWalk = kSum ? 1 : 2;
     for (int j = kSum ? 0 : cw, u = first_unit + (kSum ? 0 : cw * unit_step); u < units; j += kWalk, u += kWalk * unit_step) {
-      int shard, m0, height, n0;
-      tile(u, shard, m0, height, n0);
+      schedule::TTile t;
+      int n0;
+      tile(u, t, n0);
+      const int shard = t.shard, m0 = t.row, height = t.height;
       long pos0 = static_cast<long>(j) * kblocks;
       if (kSum) {
         pos0 = pos;
         pos += tile_stages(shard);
         if ((j & 1) != cw) continue;  // the other consumer's tile
       }
-      const bool sum = summed(shard), tall = height == kTR;
+      const bool sum = summed(shard) && !t.straddle, tall = height == kTR;
       int stage = static_cast<int>(pos0 % kStages);
       uint32_t phase = static_cast<uint32_t>((pos0 / kStages) & 1);
       if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);  // my turn: the other consumer is through tile j - 1's k-loop
@@ -494,25 +552,34 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
+      // (Each half from its own row of its own shard: the straddle's in two shards.)
       const CUtensorMap* mo = sum ? &map_out : &map_c;
-      const int oz = sum ? 0 : shard;
+      const int oz = sum ? 0 : shard, oz1 = sum ? 0 : t.shard1;
       store_half<0>(acc0, mo, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
       if (tall) {
-        store_half<1>(acc0, mo, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
+        store_half<1>(acc0, mo, my_c, warp, lane, leader, n0, t.row1, oz1, 1 + cw);
         store_half<0>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
-        store_half<1>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
+        store_half<1>(acc1, mo, my_c, warp, lane, leader, n0 + 64, t.row1, oz1, 1 + cw);
       } else {  // (rows 80-127 through the 48-row boxes: rows 128-159 are the next tile's)
         const CUtensorMap* mo48 = sum ? &map_out48 : &map_c48;
-        store_half<1, 6>(acc0, mo48, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
+        store_half<1, 6>(acc0, mo48, my_c, warp, lane, leader, n0, t.row1, oz1, 1 + cw);
         store_half<0>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
-        store_half<1, 6>(acc1, mo48, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
+        store_half<1, 6>(acc1, mo48, my_c, warp, lane, leader, n0 + 64, t.row1, oz1, 1 + cw);
       }
       if (kSum && args.shards.done != nullptr && !sum && leader) {
         // HopperRowShards::done (the fused sum): this CTA's tile counts once in every row group
         // it overlaps, once its four stores are complete (count_stored waits for them). Off the
-        // tensor cores' path: the other consumer's k-loop runs meanwhile.
-        const int g0 = m0 / group_rows, g1 = (min(m0 + height, args.shards.rows) - 1) / group_rows;
-        for (int g = g0; g <= g1; ++g) count_pushed(args.shards, shard * args.shards.groups + g, gate);
+        // tensor cores' path: the other consumer's k-loop runs meanwhile. The straddle counts
+        // its rows of the peer shard (`first`), and then hands its rows of sum_shard to the
+        // producer warpgroup's warps 2 and 3 (above).
+        const int ps = t.straddle ? args.shards.first : shard;
+        int r0, r1;
+        schedule::t_tile_rows_in(t, ps, args.shards.rows, strad, r0, r1);
+        for (int g = r0 / group_rows; g <= (r1 - 1) / group_rows; ++g) count_pushed(args.shards, ps * args.shards.groups + g, gate);
+        if (strad > 0 && t.straddle) {
+          __threadfence();
+          asm volatile("red.release.cta.shared::cta.add.u32 [%0], 1;" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(straddled))) : "memory");
+        }
       }
     }
     if (leader) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // before shared memory goes
@@ -561,17 +628,30 @@ int choose_tall(int rows, int count, int n, int clusters, int group) {
 
 int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const HopperRowShards* shards) {
   const int count = shards != nullptr ? shards->count : 1, rows = shards != nullptr ? shards->rows : static_cast<int>(m);
+  if (shards != nullptr && shards->straddle > 0) return rows / kTR;  // (every tile 160 rows)
   if (opt.t_tall >= 0) return schedule::t_tall(rows, opt.t_tall);
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
   return choose_tall(rows, count, static_cast<int>(n), t_clusters(opt, t_kind(shards), dev), opt.group_m);
 }
 
+int hopper_t_straddle(int64_t m, int64_t n, const HopperGemmOptions& opt, const HopperRowShards& shards, int force) {
+  const int rows = shards.rows, count = shards.count;
+  if (force == 0 || shards.sum_shard < 0 || shards.ring || t_kind(&shards) != kTSumC || schedule::t_straddle_rows(rows, count) == 0) return 0;
+  if (force == 1) return schedule::t_straddle_rows(rows, count);
+  int dev = 0;
+  SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
+  const int units_n = static_cast<int>((n + kTC * kCluster - 1) / (kTC * kCluster));
+  (void)m;
+  return schedule::t_choose_straddle(rows, count, units_n, t_clusters(opt, kTSumC, dev), opt.group_m) ? schedule::t_straddle_rows(rows, count) : 0;
+}
+
 void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
                    const HopperGemmOptions& opt, cudaStream_t stream, const HopperRowShards* shards) {
   if (m == 0 || n == 0) return;
   check_gemm_operands("hopper_gemm_t", m, n, k, a, lda, b, ldb, c, ldc, opt);
-  TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, HopperRowShards{}, false, 0};
+  TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, HopperRowShards{}, false, 0,
+             static_cast<const __nv_bfloat16*>(c), static_cast<int>(ldc)};
   args.shards.rows = static_cast<int>(m);
   args.shards.count = 1;
   if (shards != nullptr) {
@@ -593,6 +673,10 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
                   reinterpret_cast<uintptr_t>(shards->out) % 16 == 0,
               "hopper_gemm_t: the fused sum needs 16-byte aligned partials and out");
     }
+    require(shards->straddle == 0 || (shards->sum_shard >= 0 && shards->count == 2 && shards->done != nullptr &&
+                                      shards->straddle == schedule::t_straddle_rows(shards->rows, shards->count)),
+            "hopper_gemm_t: a straddle (", shards->straddle, " rows) needs the fused sum at 2 shards with done words and ",
+            "schedule::t_straddle_rows's rows (", schedule::t_straddle_rows(shards->rows, shards->count), " for ", shards->rows, "-row shards)");
     args.shards = *shards;
     args.has_local = shards->local != nullptr;
   }
@@ -611,21 +695,30 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mo48 = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2 - 32, 64, "the summed rows' output") : mc;
   const TKind kind = t_kind(&args.shards);
   int clusters = t_clusters(opt, kind, dev);
-  args.tall = opt.t_tall >= 0 ? schedule::t_tall(rows, opt.t_tall) : choose_tall(rows, count, static_cast<int>(n), clusters, opt.group_m);
+  const int strad = args.shards.straddle;
+  args.tall = strad > 0             ? rows / kTR
+              : opt.t_tall >= 0     ? schedule::t_tall(rows, opt.t_tall)
+                                    : choose_tall(rows, count, static_cast<int>(n), clusters, opt.group_m);
   const int64_t units_n = (n + kTC * kCluster - 1) / (kTC * kCluster);
-  const int64_t units = static_cast<int64_t>(count) * schedule::t_row_tiles(rows, args.tall) * units_n;
+  const int64_t per = strad > 0 ? rows / kTR : schedule::t_row_tiles(rows, args.tall);
+  const int64_t units = (static_cast<int64_t>(count) * per + (strad > 0 ? 1 : 0)) * units_n;
   clusters = static_cast<int>(std::min<int64_t>(clusters, units));
   ClusterLaunch<kCluster> l(clusters * kCluster, kThreads, kSmemBytes, stream);
   SYMMEM_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, t_kernel(kind), ma, mb, ml, mc, mc48, mp, mo, mo48, args));
 }
 
-uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n, int tall) {
-  tall = schedule::t_tall(static_cast<int>(rows), tall);
+uint64_t hopper_t_group_count(int64_t rows, int64_t group_rows, int64_t g, int64_t n, int tall, int straddle, int shard) {
+  const int r = static_cast<int>(rows);
+  tall = straddle > 0 ? r / kTR : schedule::t_tall(r, tall);
   const int64_t lo = g * group_rows, hi = std::min((g + 1) * group_rows, rows);  // the group's rows [lo, hi)
+  // (The kernel's own tiles, schedule::t_unit_tile, one column unit: a row of tiles each.)
+  const int per = straddle > 0 ? r / kTR : schedule::t_row_tiles(r, tall), count = straddle > 0 ? 2 : 1;
   int64_t tiles = 0;
-  for (int b = 0, per = schedule::t_row_tiles(static_cast<int>(rows), tall); b < per; ++b) {
-    const int64_t r0 = schedule::t_tile_row(b, tall), r1 = std::min<int64_t>(r0 + schedule::t_tile_height(b, tall), rows);
-    tiles += r0 < hi && lo < r1 ? 1 : 0;
+  for (int u = 0; u < count * per + (straddle > 0 ? 1 : 0); ++u) {
+    const schedule::TTile t = schedule::t_unit_tile(u, r, per, 1, count, 0, 1, tall, straddle);
+    int r0 = 0, r1 = 0;
+    schedule::t_tile_rows_in(t, straddle > 0 ? shard : t.shard, r, straddle, r0, r1);
+    tiles += r0 < r1 && r0 < hi && lo < r1 ? 1 : 0;
   }
   return static_cast<uint64_t>(tiles) * kCluster * ((n + kTC * kCluster - 1) / (kTC * kCluster));
 }

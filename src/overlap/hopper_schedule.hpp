@@ -115,6 +115,83 @@ inline int t_choose_tall(int rows, int count, int units_n, int clusters, int gro
   return best_rows * 200 <= base * 199 ? best : all;
 }
 
+/// The straddle (hopper_gemm_t's fused sum at 2 shards, session 62): where a shard's rows leave
+/// rem = rows % 160 in (0, 80] over whole 160-row tiles, shard 0's tiles start at its row 0 and
+/// shard 1's at its row rem, and one more row of tiles holds shard 0's last rem rows in its first
+/// 80-row half and shard 1's first rem rows at the end of its second (the half's box starts rem -
+/// 80 rows before shard 1, where the tensor maps read zeros and write nothing; the rows between
+/// are zeros, multiplied for nothing). Every tile is then 160 rows: 2 x 8192-row shards are 103
+/// rows of tiles as the whole 16384-row GEMM, where 160-row tiles alone leave each shard a 32-row
+/// tile, and 128-row ones walk 1.8% longer (t_walk_rows: 4072 against 4000 at 16 column units on
+/// 66 clusters). 0 where it does not apply.
+SYMMEM_HOST_DEVICE inline int t_straddle_rows(int rows, int count) {
+  const int rem = rows % kTallRows;
+  return count == 2 && rows >= kTallRows && rem > 0 && rem <= kTallRows / 2 ? rem : 0;
+}
+
+/// hopper_gemm_t's tile of unit u: the shard and first row of each of its two 80-row halves (a
+/// half's rows outside its shard are clipped by the maps), its height (160, or 128 past the shard's
+/// tall tiles) and its column unit. Without a straddle: shard_unit's order, both halves in one
+/// shard. With one (straddle = t_straddle_rows's rem, `tall` then the shard's whole tiles,
+/// rows / 160): the straddle's row of tiles first (units 0 .. units_n - 1), then the shards in
+/// shard_unit's order, shard 1's tiles rem rows down.
+struct TTile {
+  int shard, row, shard1, row1, height, un;
+  bool straddle;
+};
+SYMMEM_HOST_DEVICE inline TTile t_unit_tile(int u, int rows, int per, int units_n, int count, int first, int group, int tall, int straddle) {
+  TTile t;
+  if (straddle > 0) {
+    if (u < units_n) {
+      t.shard = 0;
+      t.row = rows - straddle;
+      t.shard1 = 1;
+      t.row1 = straddle - kTallRows / 2;
+      t.height = kTallRows;
+      t.un = u;
+      t.straddle = true;
+      return t;
+    }
+    u -= units_n;
+  }
+  int block;
+  shard_unit(u, per, units_n, count, first, group, t.shard, block, t.un);
+  t.row = (straddle > 0 && t.shard == 1 ? straddle : 0) + t_tile_row(block, tall);
+  t.height = t_tile_height(block, tall);
+  t.shard1 = t.shard;
+  t.row1 = t.row + kTallRows / 2;
+  t.straddle = false;
+  return t;
+}
+
+/// The rows [r0, r1) of `shard` that tile t holds (r0 == r1: none): a plain tile's own rows up to
+/// the shard's end, the straddle's rem rows in either shard.
+SYMMEM_HOST_DEVICE inline void t_tile_rows_in(const TTile& t, int shard, int rows, int straddle, int& r0, int& r1) {
+  if (t.straddle) {
+    r0 = shard == 0 ? rows - straddle : 0;
+    r1 = r0 + straddle;
+  } else if (shard == t.shard) {
+    r0 = t.row;
+    r1 = t.row + t.height < rows ? t.row + t.height : rows;
+  } else {
+    r0 = r1 = 0;
+  }
+}
+
+/// The straddle's walk (every unit a 160-row tile): the most units any cluster takes x 160.
+inline long t_walk_rows_straddle(int rows, int units_n, int clusters) {
+  const long units = (2L * (rows / kTallRows) + 1) * units_n;
+  return (units + clusters - 1) / clusters * kTallRows;
+}
+
+/// Whether the fused sum's 2 shards take the straddle: where it applies and walks at least 0.5%
+/// shorter than t_choose_tall's tiles (t_choose_tall's margin).
+inline bool t_choose_straddle(int rows, int count, int units_n, int clusters, int group) {
+  if (t_straddle_rows(rows, count) == 0) return false;
+  const long tiles = t_walk_rows(rows, count, units_n, clusters, group, t_choose_tall(rows, count, units_n, clusters, group));
+  return t_walk_rows_straddle(rows, units_n, clusters) * 200 <= tiles * 199;
+}
+
 /// The raster group with row shards: the largest divisor of a shard's units (of a row group's, with
 /// row groups: pass rows / groups) up to group_m, so that no group spans two shards (a group
 /// reaching into a later shard sets part of a wave waiting for rows still in flight: 2 x H200, 8B

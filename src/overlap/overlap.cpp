@@ -94,6 +94,11 @@ struct TensorParallel::Impl {
   // SYMMEM_OVERLAP_GEMM_T_TALL=t: hopper_gemm_t's shards in t tiles of 160 rows, then tiles of 128
   // (-1 unset: schedule::t_choose_tall's count). Rank-local.
   int t_tall = -1;
+  // SYMMEM_OVERLAP_RS_STRADDLE=1 / 0: the fused form in transposed tiles at 2 ranks with or without
+  // the straddle (HopperRowShards::straddle, wherever it applies; -1 unset: hopper_t_straddle's
+  // model). Rank-local: a rank's tiles and counts' targets change, not what it pushes, when, or
+  // where (a row group is pushed once all of it is in C, however its tiles lie).
+  int straddle = -1;
   // SYMMEM_OVERLAP_OWN_RS=fused / ring: that own-GEMM form of matmul_reduce_scatter wherever the own
   // GEMM fits (-1 unset: detail::reduce_own_gemm decides, and only the fused form). Compared across
   // ranks: the two forms push to different ranks and slots.
@@ -182,6 +187,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.own_t = force_knob(why, "SYMMEM_OVERLAP_GEMM_T", "0", "1");
   d.rs_t = force_knob(why, "SYMMEM_OVERLAP_RS_GEMM_T", "0", "1");
   d.t_tall = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_GEMM_T_TALL", 0, 1 << 20, -1));
+  d.straddle = force_knob(why, "SYMMEM_OVERLAP_RS_STRADDLE", "0", "1");
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
   d.rs_raster = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_RASTER", 1, 64, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
@@ -785,8 +791,11 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   // (Form::kFusedT: the transposed GEMM, whose done words count its row tiles per row group they
   // overlap, so each group's target is its own; its tall tiles fixed here, for the launch and the
   // targets alike.)
-  if (transposed) opt.t_tall = hopper_t_tall(m, n, opt, &sh);
-  auto target = [&](int g) { return transposed ? hopper_t_group_count(rows, grows, g, n, opt.t_tall) : per_group; };
+  if (transposed) {
+    sh.straddle = hopper_t_straddle(m, n, opt, sh, d.straddle);
+    opt.t_tall = hopper_t_tall(m, n, opt, &sh);
+  }
+  auto target = [&](int g, int p) { return transposed ? hopper_t_group_count(rows, grows, g, n, opt.t_tall, sh.straddle, p) : per_group; };
   if (transposed)
     hopper_gemm_t(m, n, k, a, k, b, n, staging, n, opt, s, &sh);
   else
@@ -799,7 +808,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
     SYMMEM_CUDA_CHECK(cudaStreamWaitEvent(ps, d.start, 0));
     for (int g = 0; g < groups; ++g) {
       const size_t at = static_cast<size_t>(p) * slot * 2 + static_cast<size_t>(g) * gbytes;
-      SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(ps), reinterpret_cast<CUdeviceptr>(d.stored + p * groups + g), target(g),
+      SYMMEM_CU_CHECK(d.wait64(reinterpret_cast<CUstream>(ps), reinterpret_cast<CUdeviceptr>(d.stored + p * groups + g), target(g, p),
                                CU_STREAM_WAIT_VALUE_GEQ));
       stream::put_signal(d.recv, to, static_cast<size_t>(into) * slot * 2 + static_cast<size_t>(g) * gbytes, staging + at, gbytes, into,
                          static_cast<uint64_t>(g) + 1, SignalOp::kSet, ps, Engine::kCopyEngine);

@@ -4,6 +4,7 @@
 // data; an M that is not a multiple of the ranks is refused on every rank.
 #include "reference.hpp"
 #include "../../src/overlap/hopper_gemm.hpp"
+#include "../../src/overlap/hopper_schedule.hpp"
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -368,6 +369,34 @@ TEST(Overlap, OwnGemmTransposedReduceScatterMatchesTheReference) {
     why = own_reduce_scatter_cases();
     if (!why.empty()) why = "(SYMMEM_OVERLAP_RS_GEMM_T=1, SYMMEM_OVERLAP_GEMM_T_TALL=1) " + why;
   }
+  ASSERT_ALL(why.empty(), why);
+}
+
+// The fused form's straddle (SYMMEM_OVERLAP_RS_STRADDLE=1 on hopper_gemm_t, SYMMEM_OVERLAP_RS_GEMM_T=1;
+// at 2 ranks, where a shard's rows leave 1-80 over whole 160-row tiles: HopperRowShards::straddle):
+// one row of tiles holds shard 0's last rows and shard 1's first (its second box starting before
+// shard 1: the maps read zeros there and write nothing), stored into the staging whole, counted in
+// the peer's row group, and its own rows summed apart by the producer warpgroup's idle warps.
+// 512 rows a rank (3 x 160 + 32; eager sum and avg, then a graph), 1792 in seven row groups of
+// 256 (32), 1024 in two (64; in a graph), and 1024 x Nc 4096: more units than clusters, so some
+// clusters run a straddle tile and others none. (The own GEMM takes whole 256-row units a rank,
+// so 32 and 64 are the straddles it meets.) At other team sizes the straddle applies nowhere and
+// the calls must pass all the same.
+TEST(Overlap, OwnGemmTransposedReduceScatterStraddles) {
+  ScopedEnv t("SYMMEM_OVERLAP_RS_GEMM_T", "1");
+  ScopedEnv st("SYMMEM_OVERLAP_RS_STRADDLE", "1");
+  const int n = comm().size();
+  const struct { int64_t rows, k, nc; bool graph; } cases[] = {{512, 320, 384, false}, {512, 128, 512, true}, {1792, 64, 384, false},
+                                                               {1024, 128, 512, true}, {1024, 64, 4096, false}};
+  std::string why;
+  for (const auto& c : cases)
+    if (why.empty() && overlap::schedule::t_straddle_rows(static_cast<int>(c.rows), 2) == 0)
+      why = "internal: " + std::to_string(c.rows) + " rows a rank leave no straddle";
+  for (const auto& c : cases)
+    if (why.empty()) {
+      why = overlap_case(overlap::Mode::kOverlap, c.graph, c.rows * n, c.k, c.nc, "sum", nullptr, "own");
+      if (!why.empty()) why = "(SYMMEM_OVERLAP_RS_STRADDLE=1) " + std::to_string(c.rows) + " rows a rank: " + why;
+    }
   ASSERT_ALL(why.empty(), why);
 }
 

@@ -307,3 +307,56 @@ TEST(HopperSchedule, TransposedTilesCoverEveryShardOnceInLandingOrder) {
             EXPECT_EQ(seen.size(), static_cast<size_t>(count) * per * units_n) << what;
           }
 }
+
+// The straddle (t_unit_tile with t_straddle_rows's rows, 2 shards): every tile 160 rows; per column
+// unit, every row of both shards in exactly one tile's t_tile_rows_in, which is what its two 80-row
+// boxes hold of each shard (the second box of the straddle starts before shard 1, clipped there);
+// the straddle's row of tiles first, then the shards in landing order. Where it applies and what
+// the walk model says at the 8B shape (2 x 8192 rows, 16 column units, 66 clusters: 4000 against
+// the 128-row tiles' 4072).
+TEST(HopperSchedule, StraddleTilesCoverBothShardsOnce) {
+  EXPECT_EQ(t_straddle_rows(8192, 2), 32);
+  EXPECT_EQ(t_straddle_rows(4096, 2), 0);  // (96 rows left: more than a half)
+  EXPECT_EQ(t_straddle_rows(8192, 4), 0);
+  EXPECT_EQ(t_straddle_rows(8000, 2), 0);
+  EXPECT_EQ(t_straddle_rows(560, 2), 80);
+  EXPECT_EQ(t_walk_rows_straddle(8192, 16, 66), 4000);
+  EXPECT_TRUE(t_choose_straddle(8192, 2, 16, 66, 2));
+  EXPECT_FALSE(t_choose_straddle(4096, 2, 16, 66, 2));
+  for (int rows : {161, 200, 240, 488, 512, 560, 1024, 8192})
+    for (int units_n : {1, 3, 16})
+      for (int first = 0; first < 2; ++first) {
+        const int s = t_straddle_rows(rows, 2), per = rows / 160;
+        ASSERT_GT(s, 0) << rows;
+        const std::string what = std::to_string(rows) + " rows, " + std::to_string(units_n) + " column units, first " + std::to_string(first);
+        std::vector<std::vector<int>> cover(2 * units_n, std::vector<int>(rows, 0));  // [shard x units_n + un][row]
+        for (int u = 0; u < (2 * per + 1) * units_n; ++u) {
+          const TTile t = t_unit_tile(u, rows, per, units_n, 2, first, 2, per, s);
+          ASSERT_EQ(t.height, 160) << what << ": unit " << u;
+          ASSERT_EQ(t.straddle, u < units_n) << what << ": unit " << u;
+          ASSERT_EQ(t.row1 - t.row, t.straddle ? s - 80 - (rows - s) : 80) << what;
+          if (!t.straddle) ASSERT_EQ(t.shard, u < (per + 1) * units_n ? first : 1 - first) << what << ": unit " << u << " out of landing order";
+          for (int shard = 0; shard < 2; ++shard) {
+            int r0, r1;
+            t_tile_rows_in(t, shard, rows, s, r0, r1);
+            // What the boxes hold of `shard`: half 0's rows [row, row + 80), half 1's [row1, row1 + 80), clipped to [0, rows).
+            int b0 = rows, b1 = 0;
+            for (int h = 0; h < 2; ++h) {
+              const int hs = h == 0 ? t.shard : t.shard1, hr = h == 0 ? t.row : t.row1;
+              if (hs != shard) continue;
+              const int lo = std::max(hr, 0), hi = std::min(hr + 80, rows);
+              if (lo < hi) b0 = std::min(b0, lo), b1 = std::max(b1, hi);
+            }
+            if (r0 == r1) {
+              ASSERT_EQ(b1, 0) << what << ": unit " << u << " holds rows of shard " << shard << " it does not count";
+              continue;
+            }
+            ASSERT_TRUE(b0 == r0 && b1 == r1) << what << ": unit " << u << ", shard " << shard << ": boxes [" << b0 << ", " << b1
+                                              << ") against rows [" << r0 << ", " << r1 << ")";
+            for (int r = r0; r < r1; ++r) ++cover[shard * units_n + t.un][r];
+          }
+        }
+        for (int i = 0; i < 2 * units_n; ++i)
+          for (int r = 0; r < rows; ++r) ASSERT_EQ(cover[i][r], 1) << what << ": shard " << i / units_n << " row " << r << ", unit " << i % units_n;
+      }
+}

@@ -9,7 +9,10 @@
 // freed one k-block late (as wgmma.wait_group 1 frees it), every peer tile counts in each row group it overlaps after its stores, and each
 // rank's pushes wait for hopper_t_group_count. The consumers' waits are parity waits, as the
 // mbarrier's: the model checks that nothing waits for ever and that no wait ever returns on the
-// wrong fill (a stage two fills behind the one waited for).
+// wrong fill (a stage two fills behind the one waited for). With the straddle (2 ranks,
+// HopperRowShards::straddle: schedule::t_unit_tile's tiles) the straddle tiles count their rows of
+// the peer shard, and each cluster's helpers sum its straddle tiles' own rows once the tile is
+// stored and the peer's signal covers those rows' group; the run completes only when they have.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +30,8 @@ constexpr int kStages = 5;
 struct Tile {
   int shard, row, height;  // (160 rows, or 128 past the shard's tall tiles)
   bool summed;
+  int pushed, r0, r1;  // the shard whose rows [r0, r1) it counts (not summed)
+  bool straddle;
 };
 
 struct Cluster {
@@ -35,6 +40,8 @@ struct Cluster {
   std::vector<bool> loaded, released;
   int next_load = 0;           // the producer's next position
   std::vector<int> handoff;    // handoff[j]: tile j's consumer has made its last wait of it
+  std::vector<int> stored;     // stored[j]: tile j is in C and counted
+  int helped = 0;              // the straddle: this cluster's straddle tiles summed so far
   struct Consumer {
     int next = 0;       // its next tile (x, x + 2, ...)
     int tile = -1;      // the tile in hand (-1: none)
@@ -60,12 +67,14 @@ struct Rank {
 // summed tile's partial stages all waited for before any is freed at 4 ranks too (6 of them); 4
 // at 2 ranks the partial stages in the ring after the k-blocks (as at 3+ ranks, and as before
 // session 61).
-// tall: the shard's 160-row tiles (schedule::t_tall; -1 all), the rest 128 rows.
+// tall: the shard's 160-row tiles (schedule::t_tall; -1 all), the rest 128 rows. straddle: the
+// straddle's rows (2 ranks; schedule::t_straddle_rows), tall then ignored. control 5: the straddle
+// counted in the group of its own rows instead of the peer's.
 std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks, int nclusters, unsigned seed, int control = 0,
-                      int tall = -1) {
+                      int tall = -1, int straddle = 0) {
   namespace sc = symmem::overlap::schedule;
-  tall = sc::t_tall(rows, tall);
-  const int per = sc::t_row_tiles(rows, tall), grows = rows / groups, peers = ranks - 1;
+  tall = straddle > 0 ? rows / sc::kTallRows : sc::t_tall(rows, tall);
+  const int per = straddle > 0 ? rows / sc::kTallRows : sc::t_row_tiles(rows, tall), grows = rows / groups, peers = ranks - 1;
   const int n = units_n * 256;
   std::vector<Rank> rk(ranks);
   for (int me = 0; me < ranks; ++me) {
@@ -74,21 +83,25 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
     r.signal.assign(ranks, 0);
     r.pushed.assign(ranks, 0);
     r.clusters.resize(nclusters);
-    const int units = ranks * per * units_n, first = (me + ranks - 1) % ranks;
+    const int units = (ranks * per + (straddle > 0 ? 1 : 0)) * units_n, first = (me + ranks - 1) % ranks;
     const bool in_ring = !(ranks == 2 && control != 4);  // (kSumC at 2 ranks: the partial outside the ring)
     for (int c = 0; c < nclusters; ++c) {
       Cluster& cl = r.clusters[c];
       int pos = 0;
       for (int u = c; u < units; u += nclusters) {
-        int shard, block, un;
-        symmem::overlap::schedule::shard_unit(u, per, units_n, ranks, first, 2, shard, block, un);
-        cl.tiles.push_back({shard, sc::t_tile_row(block, tall), sc::t_tile_height(block, tall), shard == me});
+        const sc::TTile t = sc::t_unit_tile(u, rows, per, units_n, ranks, first, 2, tall, straddle);
+        const bool summed = t.shard == me && !t.straddle;
+        const int pushed = t.straddle ? (control == 5 ? me : first) : t.shard;
+        int r0 = 0, r1 = 0;
+        sc::t_tile_rows_in(t, pushed, rows, straddle, r0, r1);
+        cl.tiles.push_back({t.shard, t.row, t.height, summed, pushed, r0, r1, t.straddle});
         cl.first_pos.push_back(pos);
-        pos += kblocks + (shard == me && in_ring ? 2 * peers : 0);
+        pos += kblocks + (summed && in_ring ? 2 * peers : 0);
       }
       cl.loaded.assign(pos, false);
       cl.released.assign(pos, false);
       cl.handoff.assign(cl.tiles.size(), 0);
+      cl.stored.assign(cl.tiles.size(), 0);
       cl.cons[1].next = 1;
     }
   }
@@ -182,10 +195,11 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
               for (int q = 1; q <= peers; ++q) landed = landed && r.signal[(tl.shard + q) % ranks] >= static_cast<uint64_t>(g_last(tl)) + 1;
               if (!landed) continue;
             }
-            ev.push_back([&r, &cs, &tl, &g_last, grows] {
+            ev.push_back([&r, &cl, &cs, &tl, j, grows] {
               if (!tl.summed)
-                for (int g = tl.row / grows; g <= g_last(tl); ++g) r.count[tl.shard][g] += 2;  // the cluster's two CTAs
+                for (int g = tl.r0 / grows; g <= (tl.r1 - 1) / grows; ++g) r.count[tl.pushed][g] += 2;  // the cluster's two CTAs
               cs.stored = true;
+              cl.stored[j] = 1;
               return std::string();
             });
             continue;
@@ -193,11 +207,27 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
           ev.push_back([&cs] { cs.tile = -1; cs.next += 2; return std::string(); });
         }
       }
+      // The straddle's helpers: this cluster's next straddle tile, once stored, and once the peer's
+      // signal covers the group of this rank's rows of it.
+      if (straddle > 0)
+        for (Cluster& cl : r.clusters) {
+          int next = -1, seen = 0;
+          for (int j = 0; j < static_cast<int>(cl.tiles.size()); ++j)
+            if (cl.tiles[j].straddle && seen++ == cl.helped) {
+              next = j;
+              break;
+            }
+          if (next < 0) continue;
+          all_done = false;
+          const int r_own = me == 0 ? rows - straddle : 0;
+          if (cl.stored[next] && r.signal[1 - me] >= static_cast<uint64_t>((r_own + straddle - 1) / grows) + 1)
+            ev.push_back([&cl] { ++cl.helped; return std::string(); });
+        }
       // The pushes: block p's group g to rank p once its count reaches the target, in g order.
       for (int p = 0; p < ranks; ++p) {
         if (p == me || r.pushed[p] >= groups) continue;
         const int g = r.pushed[p];
-        if (r.count[p][g] >= symmem::overlap::hopper_t_group_count(rows, grows, g, n, tall) + (control == 2 ? 1 : 0))
+        if (r.count[p][g] >= symmem::overlap::hopper_t_group_count(rows, grows, g, n, tall, straddle, p) + (control == 2 ? 1 : 0))
           ev.push_back([&rk, &r, p, g, me] {
             rk[p].signal[me] = static_cast<uint64_t>(g) + 1;
             ++r.pushed[p];
@@ -249,4 +279,24 @@ TEST(HopperTModel, ControlsFail) {
   EXPECT_TRUE(aliased);
   EXPECT_EQ(run_model(2, 1024, 2, 1, 2, 1, 7u, 2), "stuck");
   EXPECT_EQ(run_model(4, 1024, 2, 1, 2, 1, 7u, 3), "stuck");  // (the sixth needs the first freed)
+}
+
+// The straddle at 2 ranks (every tile 160 rows, one row of them across the two shards, first in the
+// walk): shards whose rows leave 8 to 80 over whole tiles, in one to four row groups, completes at
+// any cluster count and interleaving; counted in the group of its own rows (control 5) the peer
+// shard's push never comes.
+TEST(HopperTModel, StraddleCompletes) {
+  namespace sc = symmem::overlap::schedule;
+  unsigned seed = 1;
+  for (auto [rows, groups] : {std::pair{200, 1}, {512, 1}, {512, 2}, {560, 2}, {1024, 4}, {488, 1}})
+    for (int units_n : {1, 2, 3})
+      for (int kblocks : {1, 2, 7})
+        for (int nclusters : {1, 2, 5, 9}) {
+          const int straddle = sc::t_straddle_rows(rows, 2);
+          ASSERT_GT(straddle, 0) << rows;
+          const std::string why = run_model(2, rows, groups, units_n, kblocks, nclusters, seed++, 0, -1, straddle);
+          ASSERT_EQ(why, "") << rows << " rows in " << groups << " groups, " << units_n << " column units, " << kblocks << " k-blocks, "
+                             << nclusters << " clusters, seed " << seed - 1;
+        }
+  EXPECT_EQ(run_model(2, 512, 2, 1, 2, 1, 7u, 5, -1, 32), "stuck");
 }

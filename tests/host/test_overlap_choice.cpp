@@ -328,3 +328,28 @@ TEST(OverlapChoice, TransposedGroupCountsMatchTheTilesThatOverlapEachGroup) {
                 << rows << " rows, " << groups << " groups, n " << n << ", tall " << tall << ", group " << g;
         }
 }
+
+// With the straddle (2 shards whose rows leave 1-80 over whole 160-row tiles): shard 0's tiles from
+// row 0 and its last rows in the straddle, shard 1's first rows in the straddle and its tiles from
+// there on; each counted where it overlaps.
+TEST(OverlapChoice, StraddleGroupCountsMatchTheTilesThatOverlapEachGroup) {
+  using symmem::overlap::hopper_t_group_count;
+  for (int64_t rows : {512, 560, 1024, 8192})
+    for (int64_t groups : {1, 2, 4, 16})
+      for (int64_t n : {384, 4096}) {
+        if (rows % groups != 0) continue;
+        const int64_t grows = rows / groups, ctas = 2 * ((n + 255) / 256), s = rows % 160, whole = rows / 160;
+        for (int shard = 0; shard < 2; ++shard) {
+          std::vector<std::pair<int64_t, int64_t>> tiles;  // [r0, r1)
+          const int64_t shift = shard == 1 ? s : 0;
+          for (int64_t t = 0; t < whole; ++t) tiles.push_back({shift + 160 * t, shift + 160 * t + 160});
+          tiles.push_back(shard == 0 ? std::pair{rows - s, rows} : std::pair{int64_t{0}, s});
+          std::vector<uint64_t> want(groups, 0);
+          for (auto [r0, r1] : tiles)
+            for (int64_t g = r0 / grows; g <= (r1 - 1) / grows; ++g) want[g] += ctas;
+          for (int64_t g = 0; g < groups; ++g)
+            EXPECT_EQ(hopper_t_group_count(rows, grows, g, n, 0, static_cast<int>(s), shard), want[g])
+                << rows << " rows, " << groups << " groups, n " << n << ", shard " << shard << ", group " << g;
+        }
+      }
+}

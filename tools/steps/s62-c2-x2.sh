@@ -1,0 +1,18 @@
+# Steps for tools/call.sh on a 2-GPU machine (session 62, call 2): the fused form's straddle
+# (HopperRowShards::straddle: one row of 160-row tiles across the two shards, its own rows summed by
+# the producer's idle warps). Overlap* at 2 ranks on their own GPUs (OwnGemmTransposedReduceScatter
+# Straddles first), the own GEMM's tests at 2 ranks on one GPU, the straddle test at 4 ranks on 2
+# GPUs (applies nowhere there); then symmem-bench overlap at M 16384, both models, the straddle
+# against none in one process (SYMMEM_OVERLAP_ALT), both ways round, twice.
+#   COMMIT=<sha> bash tools/call.sh tools/steps/s62-c2-x2.sh
+FILTER="Overlap.OwnGemmTransposedReduceScatterStraddles" TLIMIT=60 T 2 1
+FILTER="Overlap*" TLIMIT=100 T 2 1
+FILTER="Overlap.Own*" TLIMIT=80 T 2 2 SYMMEM_OVERLAP_OWN_SHARED=1
+FILTER="Overlap.OwnGemmTransposedReduceScatterStraddles" TLIMIT=60 T 4 2 SYMMEM_OVERLAP_OWN_SHARED=1 SYMMEM_TIMEOUT_MS=100000
+if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no timing"; else
+  for i in 1 2; do
+    O st-$i SYMMEM_OVERLAP_M=16384 SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_STRADDLE=0 | grep -E "^==|mm\\+rs|alt|form"
+    O no-$i SYMMEM_OVERLAP_M=16384 SYMMEM_OVERLAP_RS_STRADDLE=0 SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_STRADDLE=1 | grep -E "^==|mm\\+rs|alt|form"
+  done
+fi
+true
