@@ -48,6 +48,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -78,6 +79,7 @@ struct TArgs {
   int tall;                // a shard's 160-row tiles (schedule::t_tall); the rest in tiles of 128
   const __nv_bfloat16* c;  // C (the straddle's sums read its rows of shards.sum_shard), ldc elements a row
   int ldc;
+  int dbg;
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -312,7 +314,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     } else if (threadIdx.x == 32 && kSum && args.shards.credits) {  // (after the producer: none of its values live here)
       open_gate(args.shards.handle, gate);
-    } else if (strad > 0 && threadIdx.x >= 64) {
+    } else if (strad > 0 && threadIdx.x >= 64 && (args.dbg & 1) == 0) {
       // The straddle's rows of sum_shard, by warps 2 and 3 (idle otherwise): each of this
       // cluster's straddle tiles (units u < units_n, the first ones it runs) once its consumer has
       // stored it whole into C and counted it (the `straddled` count in shared memory, after
@@ -552,14 +554,18 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
-      // (Each half from its own row of its own shard: the straddle's in two shards.)
+      // (Each half from its own row of its own shard; the straddle's second through map_c48, which
+      // then maps shard 1's first `strad` rows only: the half's other rows are shard 1's first tile's.)
       const CUtensorMap* mo = sum ? &map_out : &map_c;
-      const int oz = sum ? 0 : shard, oz1 = sum ? 0 : t.shard1;
+      const int oz = sum ? 0 : shard;
+      const bool head = strad > 0 && t.straddle;
+      const CUtensorMap* mo1 = head ? &map_c48 : mo;
+      const int oz1 = head ? 0 : oz;
       store_half<0>(acc0, mo, my_c, warp, lane, leader, n0, m0, oz, 1 + cw);
       if (tall) {
-        store_half<1>(acc0, mo, my_c, warp, lane, leader, n0, t.row1, oz1, 1 + cw);
+        store_half<1>(acc0, mo1, my_c, warp, lane, leader, n0, t.row1, oz1, 1 + cw);
         store_half<0>(acc1, mo, my_c, warp, lane, leader, n0 + 64, m0, oz, 1 + cw);
-        store_half<1>(acc1, mo, my_c, warp, lane, leader, n0 + 64, t.row1, oz1, 1 + cw);
+        store_half<1>(acc1, mo1, my_c, warp, lane, leader, n0 + 64, t.row1, oz1, 1 + cw);
       } else {  // (rows 80-127 through the 48-row boxes: rows 128-159 are the next tile's)
         const CUtensorMap* mo48 = sum ? &map_out48 : &map_c48;
         store_half<1, 6>(acc0, mo48, my_c, warp, lane, leader, n0, t.row1, oz1, 1 + cw);
@@ -651,7 +657,7 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   if (m == 0 || n == 0) return;
   check_gemm_operands("hopper_gemm_t", m, n, k, a, lda, b, ldb, c, ldc, opt);
   TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, HopperRowShards{}, false, 0,
-             static_cast<const __nv_bfloat16*>(c), static_cast<int>(ldc)};
+             static_cast<const __nv_bfloat16*>(c), static_cast<int>(ldc), std::getenv("SYMMEM_HGEMM_T_DEBUG") ? std::atoi(std::getenv("SYMMEM_HGEMM_T_DEBUG")) : 0};
   args.shards.rows = static_cast<int>(m);
   args.shards.count = 1;
   if (shards != nullptr) {
@@ -688,7 +694,11 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
   const CUtensorMap ml = args.has_local ? tensor_map_3d(args.shards.local, 1, rows, k, args.shards.local_ld, kTR / 2, kBK, "the local shard") : ma;
   const CUtensorMap mc = tensor_map_3d(c, count, rows, n, ldc, kTR / 2, 64, "C");
-  const CUtensorMap mc48 = tensor_map_3d(c, count, rows, n, ldc, kTR / 2 - 32, 64, "C");
+  // (With a straddle every tile is 160 rows, and map_c48 maps shard 1's first straddle rows: the
+  // straddle's second half's, clipped there.)
+  const CUtensorMap mc48 = args.shards.straddle > 0
+                               ? tensor_map_3d(static_cast<const char*>(c) + static_cast<size_t>(rows) * ldc * 2, 1, args.shards.straddle, n, ldc, kTR / 2, 64, "C")
+                               : tensor_map_3d(c, count, rows, n, ldc, kTR / 2 - 32, 64, "C");
   const bool sum = args.shards.sum_shard >= 0;
   const CUtensorMap mp = sum ? tensor_map_3d(args.shards.partials, count, rows, n, n, kTR / 2, 64, "the partials") : mc;
   const CUtensorMap mo = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2, 64, "the summed rows' output") : mc;

@@ -117,10 +117,10 @@ inline int t_choose_tall(int rows, int count, int units_n, int clusters, int gro
 
 /// The straddle (hopper_gemm_t's fused sum at 2 shards, session 62): where a shard's rows leave
 /// rem = rows % 160 in (0, 80] over whole 160-row tiles, shard 0's tiles start at its row 0 and
-/// shard 1's at its row rem, and one more row of tiles holds shard 0's last rem rows in its first
-/// 80-row half and shard 1's first rem rows at the end of its second (the half's box starts rem -
-/// 80 rows before shard 1, where the tensor maps read zeros and write nothing; the rows between
-/// are zeros, multiplied for nothing). Every tile is then 160 rows: 2 x 8192-row shards are 103
+/// shard 1's at its row rem, and one more row of tiles holds shard 0's last rem rows at the start
+/// of its first 80-row half (the box clipped at shard 0's end: zeros after them) and shard 1's
+/// first 80 rows in its second, of which it stores the first rem (through a map of those rows
+/// only; the rest are shard 1's first tile's, multiplied twice). Every tile is then 160 rows: 2 x 8192-row shards are 103
 /// rows of tiles as the whole 16384-row GEMM, where 160-row tiles alone leave each shard a 32-row
 /// tile, and 128-row ones walk 1.8% longer (t_walk_rows: 4072 against 4000 at 16 column units on
 /// 66 clusters). 0 where it does not apply.
@@ -134,7 +134,8 @@ SYMMEM_HOST_DEVICE inline int t_straddle_rows(int rows, int count) {
 /// tall tiles) and its column unit. Without a straddle: shard_unit's order, both halves in one
 /// shard. With one (straddle = t_straddle_rows's rem, `tall` then the shard's whole tiles,
 /// rows / 160): the straddle's row of tiles first (units 0 .. units_n - 1), then the shards in
-/// shard_unit's order, shard 1's tiles rem rows down.
+/// shard_unit's order, shard 1's tiles rem rows down. (Every box starts inside its shard: a
+/// tensor map's negative coordinates were not tried.)
 struct TTile {
   int shard, row, shard1, row1, height, un;
   bool straddle;
@@ -146,7 +147,7 @@ SYMMEM_HOST_DEVICE inline TTile t_unit_tile(int u, int rows, int per, int units_
       t.shard = 0;
       t.row = rows - straddle;
       t.shard1 = 1;
-      t.row1 = straddle - kTallRows / 2;
+      t.row1 = 0;
       t.height = kTallRows;
       t.un = u;
       t.straddle = true;
@@ -164,8 +165,8 @@ SYMMEM_HOST_DEVICE inline TTile t_unit_tile(int u, int rows, int per, int units_
   return t;
 }
 
-/// The rows [r0, r1) of `shard` that tile t holds (r0 == r1: none): a plain tile's own rows up to
-/// the shard's end, the straddle's rem rows in either shard.
+/// The rows [r0, r1) of `shard` that tile t stores and counts (r0 == r1: none): a plain tile's own
+/// rows up to the shard's end, the straddle's rem rows in either shard.
 SYMMEM_HOST_DEVICE inline void t_tile_rows_in(const TTile& t, int shard, int rows, int straddle, int& r0, int& r1) {
   if (t.straddle) {
     r0 = shard == 0 ? rows - straddle : 0;

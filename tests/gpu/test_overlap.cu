@@ -374,9 +374,9 @@ TEST(Overlap, OwnGemmTransposedReduceScatterMatchesTheReference) {
 
 // The fused form's straddle (SYMMEM_OVERLAP_RS_STRADDLE=1 on hopper_gemm_t, SYMMEM_OVERLAP_RS_GEMM_T=1;
 // at 2 ranks, where a shard's rows leave 1-80 over whole 160-row tiles: HopperRowShards::straddle):
-// one row of tiles holds shard 0's last rows and shard 1's first (its second box starting before
-// shard 1: the maps read zeros there and write nothing), stored into the staging whole, counted in
-// the peer's row group, and its own rows summed apart by the producer warpgroup's idle warps.
+// one row of tiles holds shard 0's last rows and shard 1's first (its first box clipped at shard
+// 0's end, its second stored through a map of shard 1's first rows), stored into the staging,
+// counted in the peer's row group, and its own rows summed apart by the producer's idle warps.
 // 512 rows a rank (3 x 160 + 32; eager sum and avg, then a graph), 1792 in seven row groups of
 // 256 (32), 1024 in two (64; in a graph), and 1024 x Nc 4096: more units than clusters, so some
 // clusters run a straddle tile and others none. (The own GEMM takes whole 256-row units a rank,

@@ -310,7 +310,7 @@ TEST(HopperSchedule, TransposedTilesCoverEveryShardOnceInLandingOrder) {
 
 // The straddle (t_unit_tile with t_straddle_rows's rows, 2 shards): every tile 160 rows; per column
 // unit, every row of both shards in exactly one tile's t_tile_rows_in, which is what its two 80-row
-// boxes hold of each shard (the second box of the straddle starts before shard 1, clipped there);
+// boxes store of each shard (the straddle's second through a map of shard 1's first rows);
 // the straddle's row of tiles first, then the shards in landing order. Where it applies and what
 // the walk model says at the 8B shape (2 x 8192 rows, 16 column units, 66 clusters: 4000 against
 // the 128-row tiles' 4072).
@@ -334,17 +334,18 @@ TEST(HopperSchedule, StraddleTilesCoverBothShardsOnce) {
           const TTile t = t_unit_tile(u, rows, per, units_n, 2, first, 2, per, s);
           ASSERT_EQ(t.height, 160) << what << ": unit " << u;
           ASSERT_EQ(t.straddle, u < units_n) << what << ": unit " << u;
-          ASSERT_EQ(t.row1 - t.row, t.straddle ? s - 80 - (rows - s) : 80) << what;
+          ASSERT_EQ(t.row1 - t.row, t.straddle ? s - rows : 80) << what;
           if (!t.straddle) ASSERT_EQ(t.shard, u < (per + 1) * units_n ? first : 1 - first) << what << ": unit " << u << " out of landing order";
           for (int shard = 0; shard < 2; ++shard) {
             int r0, r1;
             t_tile_rows_in(t, shard, rows, s, r0, r1);
-            // What the boxes hold of `shard`: half 0's rows [row, row + 80), half 1's [row1, row1 + 80), clipped to [0, rows).
+            // What the boxes store of `shard`: half 0's rows [row, row + 80), half 1's [row1, row1 + 80), clipped to
+            // [0, rows), the straddle's half 1 to its s rows (the map of shard 1's first s rows).
             int b0 = rows, b1 = 0;
             for (int h = 0; h < 2; ++h) {
               const int hs = h == 0 ? t.shard : t.shard1, hr = h == 0 ? t.row : t.row1;
               if (hs != shard) continue;
-              const int lo = std::max(hr, 0), hi = std::min(hr + 80, rows);
+              const int lo = std::max(hr, 0), hi = std::min(hr + 80, t.straddle && h == 1 ? s : rows);
               if (lo < hi) b0 = std::min(b0, lo), b1 = std::max(b1, hi);
             }
             if (r0 == r1) {
