@@ -339,10 +339,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (;;) {
             asm volatile("ld.acquire.cta.shared::cta.u32 %0, [%1];" : "=r"(seen) : "r"(flag) : "memory");
             if (seen > i) break;
-            __nanosleep(256);
+            __nanosleep(1000);
           }
-          if (i == 0) device::wait_until(args.shards.handle, args.shards.handle.local_signals + p, Cmp::kGe,
-                                         static_cast<uint64_t>((r_own + strad - 1) / group_rows) + 1, WaitKind::kSignal, p, 1000);
+          if (i == 0) device::wait_until_quiet(args.shards.handle, args.shards.handle.local_signals + p, Cmp::kGe,
+                                               static_cast<uint64_t>((r_own + strad - 1) / group_rows) + 1, WaitKind::kSignal, p, 4000);
         }
         named_sync(5, 64);
         const int n0 = (u * kCluster + static_cast<int>(crank)) * kTC;
