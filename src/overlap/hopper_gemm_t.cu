@@ -7,7 +7,10 @@
 // consumer's C slots instead of the stage ring; host model HopperTModel.*). A shard's row tiles are 160
 // rows, its last ones 128 where that shortens the walk over the clusters (schedule::t_choose_tall:
 // 8192-row shards in 160-row tiles alone end in a partial tile and a partial wave; session 58,
-// 1 x H200, all_gather_matmul's 16384 x 7168 x 4096 over 2 shards 1356 us against 1395).
+// 1 x H200, all_gather_matmul's 16384 x 7168 x 4096 over 2 shards 1356 us against 1395). At 2
+// shards the fused sum takes the straddle where schedule::t_choose_straddle says (HopperRowShards::
+// straddle: one row of tiles across the two shards, every tile 160 rows; session 62, 2 x H200, 8B
+// mm+rs M 16384 1.015-1.035x the GEMM alone against 1.043-1.062 without, four pairs).
 // symmem-hgemm-probe (HGEMM_T=1) checks the GEMM against cuBLASLt and times it.
 //
 // Why: at 16384 rows cuBLASLt's fastest plan on an H200 ("tile 29") runs tiles of 160 of C's rows
@@ -48,7 +51,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -79,7 +81,6 @@ struct TArgs {
   int tall;                // a shard's 160-row tiles (schedule::t_tall); the rest in tiles of 128
   const __nv_bfloat16* c;  // C (the straddle's sums read its rows of shards.sum_shard), ldc elements a row
   int ldc;
-  int dbg;
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -314,14 +315,18 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     } else if (threadIdx.x == 32 && kSum && args.shards.credits) {  // (after the producer: none of its values live here)
       open_gate(args.shards.handle, gate);
-    } else if (strad > 0 && threadIdx.x >= 64 && (args.dbg & 1) == 0) {
+    } else if (strad > 0 && threadIdx.x >= 64) {
       // The straddle's rows of sum_shard, by warps 2 and 3 (idle otherwise): each of this
       // cluster's straddle tiles (units u < units_n, the first ones it runs) once its consumer has
       // stored it whole into C and counted it (the `straddled` count in shared memory, after
       // count_stored's wait for the stores and a GPU-scope fence), and once the peer's partial of
       // those rows has landed (signal slot p >= their row group + 1; bounded, a timeout recorded
       // and what is there summed, as the consumers' waits): scale x (C's rows + the partial),
-      // rounded once, into out. Nothing waits for these warps but the CTA's end, and they wait
+      // rounded once, into out. Both waits poll quietly, microseconds apart, with relaxed loads
+      // (device::wait_until_quiet; session 62, 2 x H200: acquire polls at system scope every
+      // microsecond from these warps made 8B mm+rs M 16384 ~4% slower, the straddle then losing
+      // to no straddle by 2.5%). (C's rows of sum_shard are this rank's straddle's own: nothing
+      // else writes them.) Nothing waits for these warps but the CTA's end, and they wait
       // for nothing that waits for them: the straddle tile waits for nothing (it is the first
       // tile its consumer takes, counted as a peer tile), and the peer's push of that row group
       // waits only for the peer's counts of its peer tiles, which never wait (rs_fused's
@@ -657,7 +662,7 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   if (m == 0 || n == 0) return;
   check_gemm_operands("hopper_gemm_t", m, n, k, a, lda, b, ldb, c, ldc, opt);
   TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, HopperRowShards{}, false, 0,
-             static_cast<const __nv_bfloat16*>(c), static_cast<int>(ldc), std::getenv("SYMMEM_HGEMM_T_DEBUG") ? std::atoi(std::getenv("SYMMEM_HGEMM_T_DEBUG")) : 0};
+             static_cast<const __nv_bfloat16*>(c), static_cast<int>(ldc)};
   args.shards.rows = static_cast<int>(m);
   args.shards.count = 1;
   if (shards != nullptr) {

@@ -134,8 +134,9 @@ SYMMEM_HOST_DEVICE inline int t_straddle_rows(int rows, int count) {
 /// tall tiles) and its column unit. Without a straddle: shard_unit's order, both halves in one
 /// shard. With one (straddle = t_straddle_rows's rem, `tall` then the shard's whole tiles,
 /// rows / 160): the straddle's row of tiles first (units 0 .. units_n - 1), then the shards in
-/// shard_unit's order, shard 1's tiles rem rows down. (Every box starts inside its shard: a
-/// tensor map's negative coordinates were not tried.)
+/// shard_unit's order, shard 1's tiles rem rows down. (Every box starts inside its shard: a box
+/// at a negative row, rem - 80 for the second half, faulted with cudaErrorIllegalInstruction on
+/// an H200, session 62.)
 struct TTile {
   int shard, row, shard1, row1, height, un;
   bool straddle;
