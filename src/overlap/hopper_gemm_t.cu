@@ -316,14 +316,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if (threadIdx.x == 32 && kSum && args.shards.credits) {  // (after the producer: none of its values live here)
       open_gate(args.shards.handle, gate);
     } else if (strad > 0 && threadIdx.x >= 64) {
-      // The straddle's rows of sum_shard, by warps 2 and 3 (idle otherwise): each of this
-      // cluster's straddle tiles (units u < units_n, the first ones it runs) once its consumer has
-      // stored it whole into C and counted it (the `straddled` count in shared memory, after
-      // count_stored's wait for the stores and a GPU-scope fence), and once the peer's partial of
-      // those rows has landed (signal slot p >= their row group + 1; bounded, a timeout recorded
-      // and what is there summed, as the consumers' waits): scale x (C's rows + the partial),
-      // rounded once, into out. Both waits poll quietly, microseconds apart, with relaxed loads
-      // (device::wait_until_quiet; session 62, 2 x H200: acquire polls at system scope every
+      // The straddle's rows of sum_shard, by warps 2 and 3 (idle otherwise): this cluster's
+      // straddle tiles (units u < units_n, the first ones it runs; one, unless the clusters are
+      // fewer than the column units) once its consumers have stored them whole into C and counted
+      // them (the `straddled` count in shared memory reaching their number, each after
+      // count_stored's wait for the stores and a GPU-scope fence: the two consumers may finish
+      // them in either order), and once the peer's partial of those rows has landed (signal slot
+      // p >= their row group + 1; bounded, a timeout recorded and what is there summed, as the
+      // consumers' waits): scale x (C's rows + the partial), rounded once, into out. Both waits
+      // sleep a microsecond or more between polls, the signal's with relaxed loads and one acquire
+      // fence (device::wait_until_quiet; session 62, 2 x H200: acquire polls at system scope every
       // microsecond from these warps made 8B mm+rs M 16384 ~4% slower, the straddle then losing
       // to no straddle by 2.5%). (C's rows of sum_shard are this rank's straddle's own: nothing
       // else writes them.) Nothing waits for these warps but the CTA's end, and they wait
@@ -337,19 +339,21 @@ __global__ void __launch_bounds__(kThreads, 1)
       const uint32_t flag = static_cast<uint32_t>(__cvta_generic_to_shared(straddled));
       const __nv_bfloat16* part = static_cast<const __nv_bfloat16*>(args.shards.partials);
       __nv_bfloat16* out = static_cast<__nv_bfloat16*>(args.shards.out);
-      uint32_t i = 0;
-      for (int u = first_unit; u < units_n; u += unit_step) {
+      const uint32_t mine = first_unit < units_n ? static_cast<uint32_t>((units_n - first_unit + unit_step - 1) / unit_step) : 0;
+      if (mine > 0) {
         if (ht == 0) {
           uint32_t seen = 0;
           for (;;) {
             asm volatile("ld.acquire.cta.shared::cta.u32 %0, [%1];" : "=r"(seen) : "r"(flag) : "memory");
-            if (seen > i) break;
+            if (seen >= mine) break;
             __nanosleep(1000);
           }
-          if (i == 0) device::wait_until_quiet(args.shards.handle, args.shards.handle.local_signals + p, Cmp::kGe,
-                                               static_cast<uint64_t>((r_own + strad - 1) / group_rows) + 1, WaitKind::kSignal, p, 4000);
+          device::wait_until_quiet(args.shards.handle, args.shards.handle.local_signals + p, Cmp::kGe,
+                                   static_cast<uint64_t>((r_own + strad - 1) / group_rows) + 1, WaitKind::kSignal, p, 4000);
         }
         named_sync(5, 64);
+      }
+      for (int u = first_unit; u < units_n; u += unit_step) {
         const int n0 = (u * kCluster + static_cast<int>(crank)) * kTC;
         for (int v = ht; v < strad * (kTC / 8); v += 64) {
           const int r = r_own + v / (kTC / 8), col = n0 + (v % (kTC / 8)) * 8;
@@ -367,7 +371,6 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
           *reinterpret_cast<uint4*>(out + static_cast<size_t>(r) * args.n + col) = z;
         }
-        ++i;
       }
     }
   } else {

@@ -378,8 +378,9 @@ TEST(Overlap, OwnGemmTransposedReduceScatterMatchesTheReference) {
 // 0's end, its second stored through a map of shard 1's first rows), stored into the staging,
 // counted in the peer's row group, and its own rows summed apart by the producer's idle warps.
 // 512 rows a rank (3 x 160 + 32; eager sum and avg, then a graph), 1792 in seven row groups of
-// 256 (32), 1024 in two (64; in a graph), and 1024 x Nc 4096: more units than clusters, so some
-// clusters run a straddle tile and others none. (The own GEMM takes whole 256-row units a rank,
+// 256 (32), 1024 in two (64; in a graph), 1024 x Nc 4096: more units than clusters, so some
+// clusters run a straddle tile and others none, and 512 x Nc 17408: more column units (68) than an
+// H200's clusters (66), so some clusters run two straddle tiles. (The own GEMM takes whole 256-row units a rank,
 // so 32 and 64 are the straddles it meets.) At other team sizes the straddle applies nowhere and
 // the calls must pass all the same.
 TEST(Overlap, OwnGemmTransposedReduceScatterStraddles) {
@@ -387,7 +388,7 @@ TEST(Overlap, OwnGemmTransposedReduceScatterStraddles) {
   ScopedEnv st("SYMMEM_OVERLAP_RS_STRADDLE", "1");
   const int n = comm().size();
   const struct { int64_t rows, k, nc; bool graph; } cases[] = {{512, 320, 384, false}, {512, 128, 512, true}, {1792, 64, 384, false},
-                                                               {1024, 128, 512, true}, {1024, 64, 4096, false}};
+                                                               {1024, 128, 512, true}, {1024, 64, 4096, false}, {512, 64, 17408, false}};
   std::string why;
   for (const auto& c : cases)
     if (why.empty() && overlap::schedule::t_straddle_rows(static_cast<int>(c.rows), 2) == 0)

@@ -41,7 +41,7 @@ struct Cluster {
   int next_load = 0;           // the producer's next position
   std::vector<int> handoff;    // handoff[j]: tile j's consumer has made its last wait of it
   std::vector<int> stored;     // stored[j]: tile j is in C and counted
-  int helped = 0;              // the straddle: this cluster's straddle tiles summed so far
+  int helped = 0;              // the straddle: this cluster's straddle tiles summed
   struct Consumer {
     int next = 0;       // its next tile (x, x + 2, ...)
     int tile = -1;      // the tile in hand (-1: none)
@@ -207,21 +207,21 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
           ev.push_back([&cs] { cs.tile = -1; cs.next += 2; return std::string(); });
         }
       }
-      // The straddle's helpers: this cluster's next straddle tile, once stored, and once the peer's
-      // signal covers the group of this rank's rows of it.
+      // The straddle's helpers: once every straddle tile of this cluster is stored (in any order),
+      // and once the peer's signal covers the group of this rank's rows of them, they sum them.
       if (straddle > 0)
         for (Cluster& cl : r.clusters) {
-          int next = -1, seen = 0;
+          int mine = 0, stored = 0;
           for (int j = 0; j < static_cast<int>(cl.tiles.size()); ++j)
-            if (cl.tiles[j].straddle && seen++ == cl.helped) {
-              next = j;
-              break;
+            if (cl.tiles[j].straddle) {
+              ++mine;
+              stored += cl.stored[j];
             }
-          if (next < 0) continue;
+          if (cl.helped == mine) continue;
           all_done = false;
           const int r_own = me == 0 ? rows - straddle : 0;
-          if (cl.stored[next] && r.signal[1 - me] >= static_cast<uint64_t>((r_own + straddle - 1) / grows) + 1)
-            ev.push_back([&cl] { ++cl.helped; return std::string(); });
+          if (stored == mine && r.signal[1 - me] >= static_cast<uint64_t>((r_own + straddle - 1) / grows) + 1)
+            ev.push_back([&cl, mine] { cl.helped = mine; return std::string(); });
         }
       // The pushes: block p's group g to rank p once its count reaches the target, in g order.
       for (int p = 0; p < ranks; ++p) {
