@@ -11,8 +11,8 @@
 // mbarrier's: the model checks that nothing waits for ever and that no wait ever returns on the
 // wrong fill (a stage two fills behind the one waited for). With the straddle (2 ranks,
 // HopperRowShards::straddle: schedule::t_unit_tile's tiles) the straddle tiles count their rows of
-// the peer shard, and each cluster's helpers sum its straddle tiles' own rows once the tile is
-// stored and the peer's signal covers those rows' group; the run completes only when they have.
+// the peer shard, and each cluster's helpers sum its straddle tiles' own rows once all of them
+// are stored and the peer's signal covers those rows' group; the run completes only when they have.
 #include <gtest/gtest.h>
 
 #include <algorithm>
