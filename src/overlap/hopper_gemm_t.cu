@@ -627,17 +627,22 @@ int t_clusters(const HopperGemmOptions& opt, TKind kind, int dev) {
   return clusters;
 }
 
-// schedule::t_choose_tall, worked out once a shape (it walks every unit of each candidate).
-int choose_tall(int rows, int count, int n, int clusters, int group) {
+// A schedule choice for a shape, worked out once (each walks every unit of its candidates, too much
+// host time for every call): `what` 0 the tall count (schedule::t_choose_tall), 1 whether the
+// straddle (schedule::t_choose_straddle).
+int chosen_once(int what, int rows, int count, int n, int clusters, int group) {
   static std::mutex mu;
-  static std::map<std::tuple<int, int, int, int, int>, int> chosen;
+  static std::map<std::tuple<int, int, int, int, int, int>, int> chosen;
   const int units_n = (n + kTC * kCluster - 1) / (kTC * kCluster);
-  const auto key = std::make_tuple(rows, count, units_n, clusters, group);
+  const auto key = std::make_tuple(what, rows, count, units_n, clusters, group);
   std::lock_guard<std::mutex> lock(mu);
   auto it = chosen.find(key);
-  if (it == chosen.end()) it = chosen.emplace(key, schedule::t_choose_tall(rows, count, units_n, clusters, group)).first;
+  if (it == chosen.end())
+    it = chosen.emplace(key, what == 0 ? schedule::t_choose_tall(rows, count, units_n, clusters, group)
+                                       : schedule::t_choose_straddle(rows, count, units_n, clusters, group) ? 1 : 0).first;
   return it->second;
 }
+int choose_tall(int rows, int count, int n, int clusters, int group) { return chosen_once(0, rows, count, n, clusters, group); }
 }  // namespace
 
 int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const HopperRowShards* shards) {
@@ -649,15 +654,13 @@ int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const Hopp
   return choose_tall(rows, count, static_cast<int>(n), t_clusters(opt, t_kind(shards), dev), opt.group_m);
 }
 
-int hopper_t_straddle(int64_t m, int64_t n, const HopperGemmOptions& opt, const HopperRowShards& shards, int force) {
-  const int rows = shards.rows, count = shards.count;
-  if (force == 0 || shards.sum_shard < 0 || shards.ring || t_kind(&shards) != kTSumC || schedule::t_straddle_rows(rows, count) == 0) return 0;
-  if (force == 1) return schedule::t_straddle_rows(rows, count);
+int hopper_t_straddle(int64_t /*m*/, int64_t n, const HopperGemmOptions& opt, const HopperRowShards& shards, int force) {
+  const int rows = shards.rows, count = shards.count, straddle = schedule::t_straddle_rows(rows, count);
+  if (force == 0 || shards.ring || t_kind(&shards) != kTSumC || straddle == 0) return 0;  // (kTSumC: the fused sum at 2 shards)
+  if (force == 1) return straddle;
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
-  const int units_n = static_cast<int>((n + kTC * kCluster - 1) / (kTC * kCluster));
-  (void)m;
-  return schedule::t_choose_straddle(rows, count, units_n, t_clusters(opt, kTSumC, dev), opt.group_m) ? schedule::t_straddle_rows(rows, count) : 0;
+  return chosen_once(1, rows, count, static_cast<int>(n), t_clusters(opt, kTSumC, dev), opt.group_m) != 0 ? straddle : 0;
 }
 
 void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
