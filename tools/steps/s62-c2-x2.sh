@@ -10,9 +10,6 @@ FILTER="Overlap*" TLIMIT=100 T 2 1
 FILTER="Overlap.Own*" TLIMIT=80 T 2 2 SYMMEM_OVERLAP_OWN_SHARED=1
 FILTER="Overlap.OwnGemmTransposedReduceScatterStraddles" TLIMIT=60 T 4 2 SYMMEM_OVERLAP_OWN_SHARED=1 SYMMEM_TIMEOUT_MS=100000
 if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no timing"; else
-  for i in 1 2; do
-    O st-$i SYMMEM_OVERLAP_M=16384 SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_STRADDLE=0 | grep -E "^==|mm\\+rs|alt|form"
-    O no-$i SYMMEM_OVERLAP_M=16384 SYMMEM_OVERLAP_RS_STRADDLE=0 SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_STRADDLE=1 | grep -E "^==|mm\\+rs|alt|form"
-  done
+  . tools/steps/s62-straddle-ab.sh
 fi
 true
