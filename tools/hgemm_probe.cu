@@ -13,8 +13,9 @@
 // on one GPU, their partials landed beforehand (signals preset, nothing waits): cuBLASLt's whole
 // GEMM, the fused form (the last shard adds count - 1 partials) and the epilogue ring (every shard
 // but the first adds one), replayed in turn; their ceilings without communication (time only: the
-// sums are checked by the GPU tests), and the fused form on hopper_gemm_t.
-// HGEMM_GROUPS=g: row groups a shard (default 1). HGEMM_RS_PEER=p (with HGEMM_RS): a fifth graph,
+// sums are checked by the GPU tests), and the fused form on hopper_gemm_t, its partials through the
+// summing consumer's C slots and (HopperRowShards::sum_in_ring) through the stage ring.
+// HGEMM_GROUPS=g: row groups a shard (default 1). HGEMM_RS_PEER=p (with HGEMM_RS): a sixth graph,
 // the fused form on hopper_gemm_t while a second stream copies the peer blocks' rows of its
 // output to GPU p (peer access, in `groups` pieces a block, all started with the GEMM): the
 // operation's bytes on the links and in memory without its counts, waits and signals. Run one
@@ -255,13 +256,15 @@ int main(int argc, char** argv) {
     fused.out = out;
     fused.handle.local_signals = pad;
     fused.handle.error = nullptr;
-    symmem::overlap::HopperRowShards ring = fused;
+    symmem::overlap::HopperRowShards ring = fused, in_ring = fused;
     ring.ring = true;
+    in_ring.sum_in_ring = true;
     std::vector<std::function<void(cudaStream_t)>> forms{
         [&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, r, n, st); },
         [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &fused); },
         [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, &ring); },
-        [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &fused); }};
+        [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &fused); },
+        [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &in_ring); }};
     // HGEMM_RS_PEER=p: the peer blocks' rows of C (every shard but the summed one, shard 0) copied
     // to GPU p beside the GEMM, `groups` pieces a block, forked from and joined to its stream.
     const int peer = std::getenv("HGEMM_RS_PEER") != nullptr ? std::atoi(std::getenv("HGEMM_RS_PEER")) : -1;
@@ -298,18 +301,18 @@ int main(int argc, char** argv) {
     }
     const std::vector<float> med = replay_medians(forms, sustain, reps);
     std::printf("rs forms %lld x %lld x %lld, %d shards, %d groups, defer_halves %d: cublasLt %.1f us | fused %.1f us (%.3f x) | ring %.1f us (%.3f x) | ring/fused %.4f"
-                " | fused on hopper_gemm_t %.1f us (%.3f x)\n",
+                " | fused on hopper_gemm_t %.1f us (%.3f x) | its partials in the ring %.1f us (%.3f x)\n",
                 (long long)m, (long long)n, (long long)k, fused.count, fused.groups, opt.defer_halves, med[0], med[1], med[1] / med[0], med[2],
-                med[2] / med[0], med[2] / med[1], med[3], med[3] / med[0]);
+                med[2] / med[0], med[2] / med[1], med[3], med[3] / med[0], med[4], med[4] / med[0]);
     if (peer >= 0)
       std::printf("rs forms GPU %d: fused on hopper_gemm_t with its peer blocks copied to GPU %d %.1f us (%.3f x cublasLt, %.3f x without)\n",
-                  device, peer, med[4], med[4] / med[0], med[4] / med[3]);
+                  device, peer, med[5], med[5] / med[0], med[5] / med[3]);
     append_json(json,
                 "\"probe\": \"rs_forms_loopback\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"shards\": %d, \"groups\": %d, "
-                "\"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f, \"fused_t_us\": %.2f, "
+                "\"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f, \"fused_t_us\": %.2f, \"fused_t_in_ring_us\": %.2f, "
                 "\"device\": %d, \"peer\": %d, \"fused_t_copies_us\": %.2f",
                 (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves, med[0], med[1], med[2], med[3],
-                device, peer, peer >= 0 ? med[4] : 0.0f);
+                med[4], device, peer, peer >= 0 ? med[5] : 0.0f);
     return 0;
   }
   std::vector<__nv_bfloat16> hr(m * n);

@@ -56,6 +56,10 @@ struct HopperGemmOptions {
 /// Those tiles store `scale` x the sum into `out` (rows x n, ld n) instead of C, and are not counted
 /// in done.
 ///
+/// `sum_in_ring` (hopper_gemm_t's fused sum only; for measurements): its partials go through the
+/// stage ring after the tile's k-blocks, as hopper_gemm's, instead of through the summing
+/// consumer's C slots after its turn (hopper_gemm_t.cu, kSumC; no straddle then).
+///
 /// `finished` (with `done`; one word, zero at the launch, left zero): the grid's last CTA to end
 /// sets every done word (count x groups) to kHopperDoneAll, past any count's target, so that
 /// nothing waiting on them (matmul_reduce_scatter's pushes) waits past the GEMM's end.
@@ -94,6 +98,7 @@ struct HopperRowShards {
   bool ring = false;
   bool credits = false;
   int straddle = 0;
+  bool sum_in_ring = false;
 };
 
 /// What HopperRowShards::finished leaves in every done word.

@@ -2,9 +2,10 @@
 // where detail::gather_transposed says (Form::kOwnGatherT): row shards through 3-D tensor maps
 // (shard, row within it, column), so a shard's partial last tile is clipped at its own last row,
 // the producer's shard waits bounded as hopper_gemm's. matmul_reduce_scatter's fused form runs in
-// it where detail::reduce_transposed says (Form::kFusedT; the kSum instantiation: partial adds,
-// done counts per overlapped row group, and at 2 shards kSumC: the partial through the summing
-// consumer's C slots instead of the stage ring; host model HopperTModel.*). A shard's row tiles are 160
+// it where detail::reduce_transposed says (Form::kFusedT; the kSumC instantiation: done counts per
+// overlapped row group, the peers' partials through the summing consumer's C slots; kSum, with
+// HopperRowShards::sum_in_ring, the partials through the stage ring instead; host model
+// HopperTModel.*). A shard's row tiles are 160
 // rows, its last ones 128 where that shortens the walk over the clusters (schedule::t_choose_tall:
 // 8192-row shards in 160-row tiles alone end in a partial tile and a partial wave; session 58,
 // 1 x H200, all_gather_matmul's 16384 x 7168 x 4096 over 2 shards 1356 us against 1395). At 2
@@ -214,12 +215,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int peers = args.shards.count - 1;
   const int group_rows = args.shards.rows / args.shards.groups;
   auto summed = [&](int shard) { return kSum && shard == args.shards.sum_shard; };
-  // kSumC (2 shards): a summed tile's partial goes through its consumer's C slots, not the ring
-  // (below, after the k-loop), so that its stages are not held through the drain and adds while
-  // the other consumer's k-loop runs on the rest of the ring (session 61, 2 x H200, 8B mm+rs M
-  // 16384: summing through the ring cost 1.7% over counting alone; starting the accumulators from
-  // the partial before the k-loop, to free the stages at once, was 1.4% slower in the operation:
-  // the adds then sat on the tensor cores' path).
+  // kSumC: a summed tile's partials go through its consumer's C slots, not the ring (below, after
+  // the k-loop), so that no stage is held through the drain and adds, and no turn through the
+  // partials' waits, while the other consumer's k-loop runs on the rest of the ring (session 61,
+  // 2 x H200, 8B mm+rs M 16384: summing through the ring cost 1.7% over counting alone; starting
+  // the accumulators from the partial before the k-loop, to free the stages at once, was 1.4%
+  // slower in the operation: the adds then sat on the tensor cores' path; session 63 took it from
+  // 2 shards to any count: at 4 and more the ring's 6+ partial stages held the turn, below).
   auto ring_partials = [&](int shard) { return !kSumC && summed(shard); };
   auto tile_stages = [&](int shard) { return kblocks + (ring_partials(shard) ? 2 * peers : 0); };  // its ring positions
   // Unit u -> its halves' shards and first rows, its rows (160, or 128 past the shard's tall
@@ -491,10 +493,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       // which the k-loop did. (Releasing the partial stages after the turn only holds the producer
       // back; after the turn this consumer waits for nothing but its own warpgroup.) At 4 ranks
       // and more each partial stage is waited for, added and freed in turn, the turn after them.
-      // (kSumC, 2 shards: the partial is not in the ring; the turn right after the k-loop, and the
-      // consumer then waits for the peer's signal and loads the partial itself, below. That wait
-      // holds this consumer's next turn, never a count: every peer tile comes before every own tile
-      // in the walk, and a tile is counted after its stores, which wait for no turn.)
+      // (kSumC: the partials are not in the ring; the turn right after the k-loop, and the
+      // consumer then waits for each peer's signal and loads that partial itself, below. Those
+      // waits hold this consumer's next turn, never a count, at any number of shards: the summed
+      // shard runs last in every CTA's walk (sum_shard = first + 1), so every tile after a summed
+      // one is summed too and counts nothing, and a peer tile is counted after its stores, which
+      // wait for no turn: every rank's peer tiles complete whatever its summed tiles wait for, so
+      // every push, and with it every signal a summed tile waits for, comes.)
       const int partials = kSum && ring_partials(shard) ? 2 * peers : 0;
       const bool waited_first = partials > 0 && partials < kStages;
       if (waited_first) {
@@ -514,31 +519,33 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_keep(acc1);
       if (leader) release<kCluster>(empty, prev);
       if (kSumC && sum) {
-        // The peer's partial of the tile, through this consumer's two C slots (20 KiB: the
-        // partial's 80-row half as two 64-column boxes, the layout add_partial_half reads), one
-        // half after the other, loaded by the leader once the peer's signal covers the row groups
-        // the tile overlaps (bounded, as the producer's waits: a timeout is recorded and the tile
-        // sums what is there) and once the slots' last stores have been read; every thread's
-        // reads of a half before the next load overwrites it. All of it after the turn: the other
-        // consumer's k-loop runs meanwhile on the whole ring.
-        if (leader) {
-          asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-          const int p = hopper_partial_slot(args.shards, shard, 1);
-          device::wait_signal(args.shards.handle, p, Cmp::kGe, static_cast<uint64_t>((min(m0 + height, args.shards.rows) - 1) / group_rows) + 1, p);
-          device::fence_proxy_async_global();
-        }
-        for (int h = 0; h < 2; ++h) {
+        // The peers' partials of the tile, one after another, each through this consumer's two C
+        // slots (20 KiB: a partial's 80-row half as two 64-column boxes, the layout
+        // add_partial_half reads), one half after the other, loaded by the leader once that
+        // peer's signal covers the row groups the tile overlaps (bounded, as the producer's waits:
+        // a timeout is recorded and the tile sums what is there) and once the slots' last stores
+        // have been read; every thread's reads of a half before the next load overwrites it. All
+        // of it after the turn: the other consumer's k-loop runs meanwhile on the whole ring.
+        const uint64_t need = static_cast<uint64_t>((min(m0 + height, args.shards.rows) - 1) / group_rows) + 1;
+        if (leader) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        for (int q = 1; q <= peers; ++q) {
+          const int p = hopper_partial_slot(args.shards, shard, q);
           if (leader) {
-            device::fence_proxy_async_shared();  // (the slots' earlier reads and writes, before the load)
-            mbar_expect_tx(&pbar[cw], 2 * kPartBox);
-#pragma unroll
-            for (int i = 0; i < 2; ++i)
-              tma_load_3d(my_c + i * kPartBox, &map_part, n0 + i * 64, m0 + h * (kTR / 2), hopper_partial_slot(args.shards, shard, 1), &pbar[cw]);
+            device::wait_signal(args.shards.handle, p, Cmp::kGe, need, p);
+            device::fence_proxy_async_global();
           }
-          mbar_wait(&pbar[cw], pphase);
-          pphase ^= 1;
-          add_stage(h, tall, my_c);
-          named_sync(1 + cw, 128);
+          for (int h = 0; h < 2; ++h) {
+            if (leader) {
+              device::fence_proxy_async_shared();  // (the slots' earlier reads and writes, before the load)
+              mbar_expect_tx(&pbar[cw], 2 * kPartBox);
+#pragma unroll
+              for (int i = 0; i < 2; ++i) tma_load_3d(my_c + i * kPartBox, &map_part, n0 + i * 64, m0 + h * (kTR / 2), p, &pbar[cw]);
+            }
+            mbar_wait(&pbar[cw], pphase);
+            pphase ^= 1;
+            add_stage(h, tall, my_c);
+            named_sync(1 + cw, 128);
+          }
         }
       }
       if (kSum && sum) {
@@ -608,12 +615,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 }  // namespace
 
 namespace {
-// The kernel's instantiations: plain, counted (kSum), counted with the partial through the C slots
-// (kSumC: the fused sum at 2 shards).
+// The kernel's instantiations: plain, counted (kSum: also the fused sum with its partials in the
+// stage ring, HopperRowShards::sum_in_ring), the fused sum with the partials through the C slots
+// (kSumC).
 enum TKind { kTPlain = 0, kTCounted = 1, kTSumC = 2 };
 TKind t_kind(const HopperRowShards* shards) {
   if (shards == nullptr || (shards->sum_shard < 0 && shards->done == nullptr)) return kTPlain;
-  return shards->sum_shard >= 0 && shards->count == 2 ? kTSumC : kTCounted;
+  return shards->sum_shard >= 0 && !shards->sum_in_ring ? kTSumC : kTCounted;
 }
 decltype(&hopper_gemm_t_kernel<false, false>) t_kernel(TKind kind) {
   return kind == kTSumC ? hopper_gemm_t_kernel<true, true> : kind == kTCounted ? hopper_gemm_t_kernel<true, false> : hopper_gemm_t_kernel<false, false>;
@@ -656,7 +664,7 @@ int hopper_t_tall(int64_t m, int64_t n, const HopperGemmOptions& opt, const Hopp
 
 int hopper_t_straddle(int64_t /*m*/, int64_t n, const HopperGemmOptions& opt, const HopperRowShards& shards, int force) {
   const int rows = shards.rows, count = shards.count, straddle = schedule::t_straddle_rows(rows, count);
-  if (force == 0 || shards.ring || t_kind(&shards) != kTSumC || straddle == 0) return 0;  // (kTSumC: the fused sum at 2 shards)
+  if (force == 0 || shards.ring || t_kind(&shards) != kTSumC || straddle == 0) return 0;  // (kTSumC: the fused sum, partials in the C slots)
   if (force == 1) return straddle;
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
@@ -690,9 +698,9 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
                   reinterpret_cast<uintptr_t>(shards->out) % 16 == 0,
               "hopper_gemm_t: the fused sum needs 16-byte aligned partials and out");
     }
-    require(shards->straddle == 0 || (shards->sum_shard >= 0 && shards->count == 2 && shards->done != nullptr &&
+    require(shards->straddle == 0 || (shards->sum_shard >= 0 && shards->count == 2 && shards->done != nullptr && !shards->sum_in_ring &&
                                       shards->straddle == schedule::t_straddle_rows(shards->rows, shards->count)),
-            "hopper_gemm_t: a straddle (", shards->straddle, " rows) needs the fused sum at 2 shards with done words and ",
+            "hopper_gemm_t: a straddle (", shards->straddle, " rows) needs the fused sum at 2 shards with done words, its partials not in the ring, and ",
             "schedule::t_straddle_rows's rows (", schedule::t_straddle_rows(shards->rows, shards->count), " for ", shards->rows, "-row shards)");
     args.shards = *shards;
     args.has_local = shards->local != nullptr;

@@ -99,6 +99,11 @@ struct TensorParallel::Impl {
   // model). Rank-local: a rank's tiles and counts' targets change, not what it pushes, when, or
   // where (a row group is pushed once all of it is in C, however its tiles lie).
   int straddle = -1;
+  // SYMMEM_OVERLAP_RS_SUM_RING=1: the fused form in transposed tiles adds the peers' partials through
+  // the GEMM's stage ring (HopperRowShards::sum_in_ring, as until session 63 at 3+ ranks; no
+  // straddle then) instead of through the summing consumer's C slots. For measurements; rank-local:
+  // how a rank sums its own block, not what it pushes or when.
+  bool sum_ring = false;
   // SYMMEM_OVERLAP_OWN_RS=fused / ring: that own-GEMM form of matmul_reduce_scatter wherever the own
   // GEMM fits (-1 unset: detail::reduce_own_gemm decides, and only the fused form). Compared across
   // ranks: the two forms push to different ranks and slots.
@@ -188,6 +193,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.rs_t = force_knob(why, "SYMMEM_OVERLAP_RS_GEMM_T", "0", "1");
   d.t_tall = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_GEMM_T_TALL", 0, 1 << 20, -1));
   d.straddle = force_knob(why, "SYMMEM_OVERLAP_RS_STRADDLE", "0", "1");
+  d.sum_ring = force_knob(why, "SYMMEM_OVERLAP_RS_SUM_RING", "0", "1") == 1;
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
   d.rs_raster = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_RASTER", 1, 64, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
@@ -784,6 +790,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.ring = ring;
   sh.handle = d.recv.handle();
   sh.credits = true;
+  sh.sum_in_ring = transposed && d.sum_ring;
   HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
   opt.t_tall = d.t_tall;
   opt.group_m = d.rs_raster > 0 ? d.rs_raster : detail::kReduceGroup;  // the raster: row groups' units (at most 2) at a time

@@ -78,6 +78,13 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_GEMM_T_TALL", nullptr, "t >= 0: the transposed GEMM (hopper_gemm_t) runs each row shard as t tiles of 160 "
                                               "rows, then tiles of 128 (default: the count whose walk over the GPU's clusters is "
                                               "shortest, schedule::t_choose_tall; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_RS_STRADDLE", nullptr, "1 or 0: at 2 ranks matmul_reduce_scatter's fused form in transposed tiles lets one "
+                                              "row of 160-row tiles straddle the two shards, where their rows leave 1-80 over whole "
+                                              "tiles, or not (default: where the walk model says it is shorter, "
+                                              "schedule::t_choose_straddle; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_RS_SUM_RING", nullptr, "1: matmul_reduce_scatter's fused form in transposed tiles adds the peers' partials "
+                                              "through its GEMM's stage ring instead of through the summing warpgroup's own buffers "
+                                              "(no straddle then; for measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_OWN_RS", nullptr, "fused or ring: matmul_reduce_scatter's own-GEMM form wherever the own GEMM fits and "
                                          "SYMMEM_OVERLAP_GEMM is not cublas: the fused form (the own block adds every peer's "
                                          "partial) or its epilogue ring (every block but the first adds its predecessor's partial "

@@ -532,13 +532,17 @@ TEST(Overlap, ReduceScatterFormsOneAfterAnother) {
 //   (random, in a symmetric buffer, their signals set beforehand) and store scale x the sum into
 //   out; the other shards go to C and are counted;
 // - its epilogue ring: every shard but the first adds the partial in its own slot (the last
-//   shard's sum to out, scaled), the others go to C with their partial added and are counted.
+//   shard's sum to out, scaled), the others go to C with their partial added and are counted;
+// - the fused form on hopper_gemm_t, the partials through the summing consumer's C slots (the
+//   default at any shard count since session 63) and through the stage ring (sum_in_ring), its
+//   done words counting tiles per row group (hopper_t_group_count).
 // Partial last k-block and column block, a one-k-block loop, one to three row groups, more tiles
 // than CTAs. C, out and done are checked, poisoned first. (Hopper only; skipped elsewhere.)
 TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
   const int dev = this_device();
   const bool hopper = overlap::hopper_gemm_supported(dev);
-  const ShardCase cases[] = {{256, 2, 1, 320, 384, 1.0f}, {768, 3, 3, 64, 640, 0.5f}, {1024, 3, 2, 192, 512, 1.0f}, {512, 4, 1, 128, 4096, 0.25f}};
+  const ShardCase cases[] = {{256, 2, 1, 320, 384, 1.0f},   {768, 3, 3, 64, 640, 0.5f},   {1024, 3, 2, 192, 512, 1.0f},
+                             {512, 4, 1, 128, 4096, 0.25f}, {768, 4, 2, 256, 1024, 0.5f}, {256, 8, 2, 192, 768, 1.0f}};
   std::string why;
   SymmetricBuffer land = comm().alloc(size_t(4) * 512 * 4096 * 2);  // (collective: every rank, Hopper or not)
   for (const ShardCase& c : cases) {
@@ -566,9 +570,19 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
       const uint64_t halves = overlap::hopper_shard_halves(c.rows / c.groups, c.n);
       for (int cluster : {2, 1})
         for (int defer = 0; defer <= 2; ++defer)
-          for (int form = 0; form < 3; ++form) {
+          for (int form = 0; form < 5; ++form) {
+            // (3, 4: hopper_gemm_t's fused sum, its partials through the summing consumer's C slots
+            // and through the stage ring, HopperRowShards::sum_in_ring; once a case: the cluster and
+            // the deferral are hopper_gemm's.)
+            const bool t = form >= 3;
+            if (t && (cluster != 2 || defer != 0)) continue;
             const bool sum = form > 0, ring = form == 2;
-            const std::string name = std::string(ring ? "ring" : sum ? "fused sum" : "gather shards") + ", cluster " + std::to_string(cluster) + ", defer_halves " +
+            const std::string name = std::string(form == 4 ? "hopper_gemm_t's fused sum, partials in the ring"
+                                                 : t       ? "hopper_gemm_t's fused sum, partials in the C slots"
+                                                 : ring    ? "ring"
+                                                 : sum     ? "fused sum"
+                                                           : "gather shards") +
+                                     ", cluster " + std::to_string(cluster) + ", defer_halves " +
                                      std::to_string(defer) + ", " + std::to_string(c.count) + " shards of " + std::to_string(c.rows) + " rows, " +
                                      std::to_string(c.groups) + " row groups, K " + std::to_string(c.k) + ", Nc " + std::to_string(c.n) + ": ";
             upload(da.p, abytes);
@@ -587,6 +601,7 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
               sh.out = dout.p;
               sh.scale = c.scale;
               sh.ring = ring;
+              sh.sum_in_ring = form == 4;
               sh.handle = land.handle();
               const std::vector<uint64_t> landed(c.count, static_cast<uint64_t>(c.groups));  // every group of every peer
               SYMMEM_CUDA_CHECK(cudaMemcpy(land.signal_pad(), landed.data(), landed.size() * 8, cudaMemcpyHostToDevice));
@@ -602,8 +617,17 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
             opt.cluster = cluster;
             opt.group_m = 2;
             opt.defer_halves = defer;
-            overlap::hopper_gemm(m, c.n, c.k, da.p, c.k, db.p, c.n, dc.p, c.n, opt, nullptr, &sh);
+            if (t)
+              overlap::hopper_gemm_t(m, c.n, c.k, da.p, c.k, db.p, c.n, dc.p, c.n, opt, nullptr, &sh);
+            else
+              overlap::hopper_gemm(m, c.n, c.k, da.p, c.k, db.p, c.n, dc.p, c.n, opt, nullptr, &sh);
             ctx()->synchronize(nullptr, "the own GEMM over row shards");
+            // (What a row group's done word reaches: hopper_gemm's half tiles, hopper_gemm_t's tiles
+            // overlapping the group.)
+            const int tall = t ? overlap::hopper_t_tall(m, c.n, opt, &sh) : 0;
+            auto want_done = [&](int g) {
+              return t ? overlap::hopper_t_group_count(c.rows, c.rows / c.groups, g, c.n, tall) : halves;
+            };
             const std::vector<uint8_t> got = download(dc.p, dc.n);
             const std::vector<uint64_t> done = [&] {
               std::vector<uint64_t> d(c.count * c.groups);
@@ -623,9 +647,9 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
               const std::string w = compare(DataType::kBFloat16, rows, want, wmag);
               if (!w.empty()) throw std::runtime_error(name + "C's shard " + std::to_string(p) + ": " + w);
               for (int g = 0; g < c.groups; ++g)
-                if (done[p * c.groups + g] != halves)
+                if (done[p * c.groups + g] != want_done(g))
                   throw std::runtime_error(name + "done[" + std::to_string(p * c.groups + g) + "] = " + std::to_string(done[p * c.groups + g]) +
-                                           ", want " + std::to_string(halves));
+                                           ", want " + std::to_string(want_done(g)));
             }
             if (sum) {
               std::vector<double> ref(static_cast<size_t>(c.rows) * c.n), rmag(ref.size());
@@ -695,7 +719,7 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
                                    ": the finished word is " + std::to_string(w[count * groups]) + " after the GEMM, want 0");
       }
     });
-  const std::string reset = attempt([&] { SYMMEM_CUDA_CHECK(cudaMemset(land.signal_pad(), 0, sizeof(uint64_t) * 4)); });  // (the signals set above)
+  const std::string reset = attempt([&] { SYMMEM_CUDA_CHECK(cudaMemset(land.signal_pad(), 0, sizeof(uint64_t) * 8)); });  // (the signals set above)
   if (why.empty()) why = reset;
   comm().free(land);
   if (!hopper) GTEST_SKIP() << "not a Hopper GPU: symmem's own GEMM does not run here";

@@ -1,11 +1,12 @@
 // A model of matmul_reduce_scatter's fused form on hopper_gemm_t (src/overlap/hopper_gemm_t.cu,
 // overlap.cpp: rs_fused in Form::kFusedT; row tiles of 160 and 128 rows), run to completion under
 // random interleavings at 2-4 ranks: every cluster's producer fills a ring of 5 stages in tile
-// order (at 3+ ranks a summed tile's partial stages after its k-blocks, once every peer's signal
-// covers the row groups it overlaps; at 2 ranks, the kernel's kSumC, the partial is not in the
-// ring: the summed tile's consumer waits for that signal after its turn), two ping-pong consumers
-// take every other tile and hand the turn over after their last wait of a tile (at 3 ranks a
-// summed tile frees its last k-block and its partial stages only after the turn), a stage is
+// order (the kernel's kSumC: the partials are not in the ring, the summed tile's consumer waits
+// for each peer's signal after its turn; with HopperRowShards::sum_in_ring, control 4, a summed
+// tile's partial stages come after its k-blocks, once every peer's signal covers the row groups it
+// overlaps), two ping-pong consumers take every other tile and hand the turn over after their
+// last wait of a tile (in the ring at 2-3 ranks a summed tile frees its last k-block and its
+// partial stages only after the turn), a stage is
 // freed one k-block late (as wgmma.wait_group 1 frees it), every peer tile counts in each row group it overlaps after its stores, and each
 // rank's pushes wait for hopper_t_group_count. The consumers' waits are parity waits, as the
 // mbarrier's: the model checks that nothing waits for ever and that no wait ever returns on the
@@ -62,11 +63,11 @@ struct Rank {
 };
 
 // "" when every case completes; else what stuck or broke.
-// control: 0 as the kernel runs; 1 a summed tile hands the turn over after its k-loop (before its
-// partial stages' waits); 2 the pushes wait for one count more than hopper_t_group_count; 3 the
-// summed tile's partial stages all waited for before any is freed at 4 ranks too (6 of them); 4
-// at 2 ranks the partial stages in the ring after the k-blocks (as at 3+ ranks, and as before
-// session 61).
+// control: 0 as the kernel runs (kSumC); 4 the partial stages in the ring after the k-blocks
+// (sum_in_ring: as at 2 ranks before session 61, at 3+ before session 63); 1 as 4, but a summed
+// tile hands the turn over after its k-loop (before its partial stages' waits); 2 the pushes wait
+// for one count more than hopper_t_group_count; 3 as 4, but the summed tile's partial stages all
+// waited for before any is freed at 4 ranks too (6 of them).
 // tall: the shard's 160-row tiles (schedule::t_tall; -1 all), the rest 128 rows. straddle: the
 // straddle's rows (2 ranks; schedule::t_straddle_rows), tall then ignored. control 5: the straddle
 // counted in the group of its own rows instead of the peer's.
@@ -84,7 +85,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
     r.pushed.assign(ranks, 0);
     r.clusters.resize(nclusters);
     const int units = (ranks * per + (straddle > 0 ? 1 : 0)) * units_n, first = (me + ranks - 1) % ranks;
-    const bool in_ring = !(ranks == 2 && control != 4);  // (kSumC at 2 ranks: the partial outside the ring)
+    const bool in_ring = control == 1 || control == 3 || control == 4;  // (kSumC: the partials outside the ring)
     for (int c = 0; c < nclusters; ++c) {
       Cluster& cl = r.clusters[c];
       int pos = 0;
@@ -105,7 +106,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
       cl.cons[1].next = 1;
     }
   }
-  const bool sum_c = ranks == 2 && control != 4;  // the kernel's kSumC
+  const bool sum_c = !(control == 1 || control == 3 || control == 4);  // the kernel's kSumC
   auto tile_len = [&](const Tile& t) { return kblocks + (t.summed && !sum_c ? 2 * peers : 0); };
   // As the kernel: where a tile's partial stages fit in the ring beside its last k-block (2 and 3
   // ranks), the summed tile waits for them all, hands the turn over, and only then frees its last
@@ -262,22 +263,24 @@ TEST(HopperTModel, FusedFormCompletesWithoutParityAliasing) {
               const std::string why = run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed++, 0, tall);
               ASSERT_EQ(why, "") << ranks << " ranks, " << rows << " rows in " << groups << " groups, " << units_n << " column units, "
                                  << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall << ", seed " << seed - 1;
-              if (ranks == 2)  // (the partial stages in the ring after the k-blocks, as at 3+ ranks)
-                ASSERT_EQ(run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed - 1, 4, tall), "")
-                    << rows << " rows, " << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall << ", partials in the ring";
+              // (sum_in_ring: the partial stages in the ring after the k-blocks)
+              ASSERT_EQ(run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed - 1, 4, tall), "")
+                  << ranks << " ranks, " << rows << " rows, " << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall
+                  << ", partials in the ring";
             }
 }
 
-// The model has teeth: a summed tile that hands the turn over before its partial stages' waits lets
-// the other consumer's parity wait return on the wrong fill at some interleaving (from 4 ranks: 6
-// partial stages, more than the ring's 5, lie between the k-loop and the next tile), and a target
-// one count too high leaves the own block waiting.
+// The model has teeth: with the partials in the ring, a summed tile that hands the turn over before
+// its partial stages' waits lets the other consumer's parity wait return on the wrong fill at some
+// interleaving (from 4 ranks: 6 partial stages, more than the ring's 5, lie between the k-loop and
+// the next tile), and a target one count too high leaves the own block waiting.
 TEST(HopperTModel, ControlsFail) {
   bool aliased = false;
   for (unsigned seed = 1; seed < 400 && !aliased; ++seed)
     aliased = run_model(4, 1024, 2, 1, 2, 1, seed, 1) == "a consumer waited on a stage two fills behind";
   EXPECT_TRUE(aliased);
   EXPECT_EQ(run_model(2, 1024, 2, 1, 2, 1, 7u, 2), "stuck");
+  EXPECT_EQ(run_model(4, 1024, 2, 1, 2, 1, 7u, 2), "stuck");
   EXPECT_EQ(run_model(4, 1024, 2, 1, 2, 1, 7u, 3), "stuck");  // (the sixth needs the first freed)
 }
 
