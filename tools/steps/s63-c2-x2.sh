@@ -11,3 +11,9 @@ grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.l
 grep -B2 -A12 "FAILED  \] Fault.Agreed" $OUT/suite.log | head -30
 O final SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|ag\\+mm|mm\\+rs"
 true
+# (Call 1's loopback again: the fused forms at TP = 4's shapes over 4 shards, kSumC against the ring.)
+for s in "8192 4096 3584 4" "16384 4096 3584 8" "8192 8192 7168 4" "16384 8192 7168 8"; do
+  set -- $s
+  HGEMM_RS=1 HGEMM_GROUPS=$4 HGEMM_SUSTAIN=10 H $1 $2 $3 2 2 15 0 4 --json $OUT/r/rs-loop.json
+done
+true
