@@ -3,7 +3,7 @@
 # Fault.AgreedStepsStopEveryRankTogether, the own GEMM's forms at 2 ranks on 1 GPU and 4 on 2,
 # python_gpu_2gpus, the tensor-parallel example), stopped after 330 s; then symmem-bench overlap at
 # TP = 2, both models, M 8192 / 16384. ~8 minutes with the start.
-#   COMMIT=<sha> bash tools/call.sh tools/steps/s61-c3-x2.sh
+#   EXTRA_TARGETS=symmem-hgemm-probe COMMIT=<sha> bash tools/call.sh tools/steps/s63-c2-x2.sh
 COMMIT=$C SYMMEM_CTEST_STOP_S=330 tools/gpu_run.sh --no-bench \
   --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > $OUT/suite.log 2>&1
 echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -12
