@@ -149,7 +149,9 @@ SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// at 2 ranks with K < 10240 the transposed tiles win whatever the walks say: on 2 x H200 8B
 /// (K 7168) ahead of hopper_gemm's tiles by 1-1.2% at M 8192 (session 59); 70B (K 14336) M 16384
 /// level within the benchmark's noise (its GEMM alone over the shards 2.8% faster; chosen), M 8192
-/// 2.5-3.5% slower (not chosen). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the
+/// 2.5-3.5% slower (not chosen); and at 3+ ranks with blocks of 2048 rows or more, where the fused
+/// sum's partials outside the stage ring (session 63) put the form looped back on one H200 2.5-9%
+/// ahead of hopper_gemm's at TP = 4 and 8 (unmeasured in the operation). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the
 /// pushes, their groups and signals are the same either way). Host-tested.
 SYMMEM_API bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms);
 /// The fused form's raster: row groups' units, at most this many, at a time.
@@ -163,7 +165,10 @@ constexpr int kReduceGroup = 2;
 /// and more where K >= 6144 (at TP = 4 on H100 it won at K 7168, Llama-3 70B, by 1-2.5% and lost
 /// at K 3584, 8B); at 2 ranks where K >= 6144 and a rank has 4096 rows or more (on 2 x H200 it won
 /// at 70B, K 14336, M 8192 and 16384, by 2-4%, and since session 59 at 8B, K 7168, by 0-2% at M
-/// 8192 and 2.6-4.5% at M 16384; it lost at 70B M 4096). Host-tested.
+/// 8192 and 2.6-4.5% at M 16384; it lost at 70B M 4096); and since session 63 at 3+ ranks where K
+/// >= 3584, a rank has 2048 rows or more and the cuBLASLt form would be the sum form (!rs_ring):
+/// 8B M 8192 at TP = 4, whose sum form measured 1.15-1.18x the GEMM alone and the fused form
+/// looped back on one H200 1.01-1.02x (unmeasured in the operation). Host-tested.
 SYMMEM_API bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k);
 /// The fused form's row groups a block (rows a multiple of 256): its pushes and its own tiles'
 /// waits go by row group, 512 rows each (256 where a block is an odd number of 256-row units).

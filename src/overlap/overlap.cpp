@@ -348,6 +348,17 @@ bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms) 
   // favour 128 x 256 there) and of the cuBLASLt ring by 0-2% at M 8192 and 2.6-4.5% at M 16384.
   // With K 14336 (70B) the walks decide: at M 8192 hopper_gemm's tiles were 2.5-3.5% ahead.
   if (nranks == 2 && k < 10240) return true;
+  // At 3 ranks and more with blocks of 2048 rows or more, the transposed tiles whatever the walks
+  // say: since session 63 their fused sum adds the peers' partials outside the stage ring (kSumC),
+  // and the fused forms looped back on one H200 (symmem-hgemm-probe HGEMM_RS=1, partials landed
+  // beforehand; bench/results/*-s63c1-*, *-s63c2-*, *-s63c3-*), x cuBLASLt's whole GEMM, transposed
+  // / 128 x 256: TP = 4 8B M 8192 1.011-1.017 / 1.041-1.042, M 16384 1.070-1.078 / 1.103-1.108,
+  // 70B M 8192 1.010-1.025 / 1.037-1.044, M 16384 0.977-0.996 / 1.025-1.048; TP = 8 (8 shards) M
+  // 16384 8B 1.173 / 1.195, 70B 1.044 / 1.131. Below 2048 rows the walks decide, as the loopback
+  // agrees: TP = 4 M 2048 8B 1.253 / 1.092, 70B 1.126 / 1.025; M 4096 1.053 / 1.047 and 1.046 /
+  // 1.025; TP = 8 M 8192 level (1.102 / 1.105, 1.097 / 1.103). Not yet measured in the operation
+  // at 3+ ranks (no 4-GPU machine since session 45).
+  if (nranks >= 3 && rows >= 2048) return true;
   return transposed_wins(nranks, rows, n, sms, kReduceGroup);
 }
 bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
@@ -369,9 +380,17 @@ bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // after the GEMM gone (HopperRowShards::finished; 21 us at M 8192, 44 us at M 16384) the fused
   // form in transposed tiles read 1.045-1.063x the GEMM alone at M 16384 against the ring's
   // 1.074-1.094, and 0-2% ahead of it at M 8192. So at 2 ranks: K >= 6144 as at 3+, and 4096+ rows.
-  (void)n;
+  // Session 63 took in, at 3+ ranks, blocks of 2048 rows or more with K >= 3584 where the cuBLASLt
+  // form would be the sum form (not rs_ring: parts under 2^23 outputs), i.e. 8B M 8192 at TP = 4:
+  // there the sum form measured 1.15-1.18x the GEMM alone on 4 x H200 (sessions 31-32, random
+  // operands) and the fused form in transposed tiles, its partials outside the stage ring, looped
+  // back on one H200 (no communication; reduce_transposed's figures) 1.011-1.017x; session 37's
+  // 10-24 us loss was hopper_gemm's fused form with a barrier and the count writes after its GEMM
+  // (~20 us at M 8192), both gone since. Where the ring would run (8B M 16384: measured 1.06-1.12x,
+  // the loopback 1.070-1.078) it stays. Not yet measured in the operation at 3+ ranks.
   if (nranks == 2) return k >= 6144 && rows >= 4096;
-  return nranks >= 3 && k >= 6144;
+  if (nranks < 3) return false;
+  return k >= 6144 || (k >= 3584 && rows >= 2048 && !rs_ring(nranks, rows, n, k));
 }
 int rs_groups(int64_t rows) {
   // Row groups of 512 rows (two 256-row units of the GEMM's clusters), or of 256 where a block is

@@ -157,7 +157,15 @@ TEST(OverlapChoice, TransposedTilesWhereTheirWalkIsNoLonger) {
   EXPECT_FALSE(reduce_transposed(2, 4096, 8192, 14336, 132));  // M 8192: 2.5-3.5% slower (session 59)
   EXPECT_TRUE(reduce_transposed(2, 4096, 4096, 7168, 132));    // 8B, M 8192: 1-1.2% faster (the walks favour 128 x 256)
   EXPECT_TRUE(reduce_transposed(2, 8192, 4096, 7168, 132));    // 8B, M 16384
-  EXPECT_FALSE(reduce_transposed(4, 2048, 8192, 7168, 132));   // 70B TP = 4, M 8192: the walks (unmeasured)
+  // 3+ ranks, blocks of 2048 rows or more: the transposed tiles (session 63, the forms looped back
+  // on one H200 with the fused sum's partials outside the stage ring: 2.5-9% ahead); below, the
+  // walks (hopper_gemm's tiles, as the loopback has them too).
+  EXPECT_TRUE(reduce_transposed(4, 2048, 8192, 7168, 132));    // 70B TP = 4, M 8192: 1.010-1.025 against 1.037-1.044
+  EXPECT_TRUE(reduce_transposed(4, 2048, 4096, 3584, 132));    // 8B TP = 4, M 8192: 1.011-1.017 against 1.041-1.042
+  EXPECT_TRUE(reduce_transposed(4, 4096, 4096, 3584, 132));    // 8B TP = 4, M 16384: 1.070-1.078 against 1.103-1.108
+  EXPECT_TRUE(reduce_transposed(8, 2048, 8192, 3584, 132));    // 70B TP = 8, M 16384: 1.044 against 1.131
+  EXPECT_FALSE(reduce_transposed(4, 512, 4096, 3584, 132));    // 8B TP = 4, M 2048: 1.253 against 1.092
+  EXPECT_FALSE(reduce_transposed(4, 1024, 8192, 7168, 132));   // 70B TP = 4, M 4096: 1.046 against 1.025
 }
 
 // The fused form's row groups: 512 rows, or 256 where a block is an odd number of 256-row units.
@@ -183,10 +191,16 @@ TEST(OverlapChoice, FusedReduceScatterRowGroups) {
 // session 59: 8B too, once the count writes after the GEMM were gone). SYMMEM_OVERLAP_GEMM forces it.
 TEST(OverlapChoice, OwnGemmReduceScatterWhereKIsLong) {
   using symmem::overlap::detail::reduce_own_gemm;
-  for (int64_t rows : {512, 1024, 2048, 4096}) {
-    EXPECT_TRUE(reduce_own_gemm(4, rows, 8192, 7168)) << rows;   // 70B at TP = 4: 384-3058 us against 393-3085
-    EXPECT_FALSE(reduce_own_gemm(4, rows, 4096, 3584)) << rows;  // 8B at TP = 4: 8B M 8192 406 against 396
-  }
+  for (int64_t rows : {512, 1024, 2048, 4096}) EXPECT_TRUE(reduce_own_gemm(4, rows, 8192, 7168)) << rows;  // 70B at TP = 4: 384-3058 us against 393-3085
+  // 8B at TP = 4 (K 3584): session 37 lost (M 8192 406 us against 396) on hopper_gemm's fused form
+  // with a barrier and the count writes after its GEMM; since session 63 M 8192, where the sum form
+  // would run, takes the fused form (looped back 1.01-1.02x against the sum form's measured
+  // 1.15-1.18x); M 16384 keeps the ring, smaller blocks the sum form.
+  EXPECT_FALSE(reduce_own_gemm(4, 512, 4096, 3584));
+  EXPECT_FALSE(reduce_own_gemm(4, 1024, 4096, 3584));
+  EXPECT_TRUE(reduce_own_gemm(4, 2048, 4096, 3584));
+  EXPECT_FALSE(reduce_own_gemm(4, 4096, 4096, 3584));   // (rs_ring: 2048-row parts)
+  EXPECT_FALSE(reduce_own_gemm(8, 2048, 4096, 1792));   // 8B at TP = 8: K 1792 (looped back 1.17x)
   EXPECT_TRUE(reduce_own_gemm(2, 4096, 4096, 7168));     // TP = 2, 8B M 8192: fused in transposed tiles 0-2% ahead of the ring
   EXPECT_TRUE(reduce_own_gemm(2, 8192, 4096, 7168));     // TP = 2, 8B M 16384: 2.6-4.5% ahead (session 59)
   EXPECT_FALSE(reduce_own_gemm(2, 2048, 4096, 7168));    // TP = 2, 8B M 4096: small blocks
@@ -229,15 +243,19 @@ TEST(OverlapChoice, TheFormOfACall) {
   EXPECT_EQ(choose_form(ag, Mode::kAuto, 2048, 4096, 3584, bf, facts(4, true)), Form::kCublasGather);    // 512-row shards
   EXPECT_EQ(choose_form(ag, Mode::kOverlap, 2048, 4096, 3584, bf, facts(4, true, 1)), Form::kOwnGather);  // forced
   EXPECT_EQ(choose_form(ag, Mode::kOverlap, 4 * 1100, 4096, 3584, bf, facts(4, true, 1)), Form::kCublasGather);  // not 256-row units
-  // matmul_reduce_scatter: fused where every rank can run it and K is long (3+ ranks); else the
-  // ring at 2 ranks and where a part has 2^23 to 2^24 outputs, the sum form elsewhere.
-  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, bf, facts(4, true)), Form::kFused);      // 70B, TP = 4
+  // matmul_reduce_scatter: fused where every rank can run it and K is long (3+ ranks), or a block
+  // has 2048+ rows and the sum form would run (in transposed tiles from 2048 rows at 3+ ranks);
+  // else the ring at 2 ranks and where a part has 2^23 to 2^24 outputs, the sum form elsewhere.
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, bf, facts(4, true)), Form::kFusedT);     // 70B, TP = 4
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 4096, 7168, 8192, bf, facts(4, true)), Form::kFused);      // 70B, TP = 4, M 4096
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, bf, facts(4, false)), Form::kRing);      // its part: 2^23
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 7168, 8192, fp16, facts(4, true)), Form::kRing);
-  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true)), Form::kSum);        // 8B M 8192
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true)), Form::kFusedT);     // 8B M 8192
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true, 0)), Form::kSum);     // SYMMEM_OVERLAP_GEMM=cublas
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 4096, 3584, 4096, bf, facts(4, true)), Form::kSum);        // 8B M 4096
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 3584, 4096, bf, facts(4, true)), Form::kRing);      // 8B M 16384
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 16384, 3584, 4096, bf, facts(4, true, -1, 0)), Form::kSum);  // SYMMEM_OVERLAP_RS=sum
-  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true, -1, 1)), Form::kRing);  // SYMMEM_OVERLAP_RS=ring
+  EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(4, true, 0, 1)), Form::kRing);  // SYMMEM_OVERLAP_RS=ring (GEMM=cublas)
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 3584, 4096, bf, facts(2, true, -1, 0)), Form::kRing);  // 2 ranks: the ring
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 8192, 14336, 8192, bf, facts(2, true)), Form::kFused);     // 70B, TP = 2, M 8192
   EXPECT_EQ(choose_form(rs, Mode::kAuto, 4096, 14336, 8192, bf, facts(2, true)), Form::kRing);      // 70B, TP = 2, M 4096
