@@ -221,7 +221,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // 2 x H200, 8B mm+rs M 16384: summing through the ring cost 1.7% over counting alone; starting
   // the accumulators from the partial before the k-loop, to free the stages at once, was 1.4%
   // slower in the operation: the adds then sat on the tensor cores' path; session 63 took it from
-  // 2 shards to any count: at 4 and more the ring's 6+ partial stages held the turn, below).
+  // 2 shards to any count: at 4 and more the ring's 6+ partial stages held the turn, below;
+  // looped back on one H200 at TP = 4's shapes over 4 shards, 1-7% faster than through the ring).
   auto ring_partials = [&](int shard) { return !kSumC && summed(shard); };
   auto tile_stages = [&](int shard) { return kblocks + (ring_partials(shard) ? 2 * peers : 0); };  // its ring positions
   // Unit u -> its halves' shards and first rows, its rows (160, or 128 past the shard's tall

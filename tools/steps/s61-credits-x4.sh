@@ -2,8 +2,8 @@
 # (matmul_reduce_scatter's fused forms without their barrier, src/overlap/credits.cuh) at 3 and 4
 # ranks on GPUs of their own and 8 on 4: the reduce-scatter tests; then at TP = 4, 8B and 70B M
 # 8192 / 16384, the credits against SYMMEM_OVERLAP_RS_BARRIER=1 in the alt column, both ways round;
-# then 8B with the fused form forced (SYMMEM_OVERLAP_OWN_RS=fused) against the default (the sum
-# form / ring at K 3584), both ways round. ~6 minutes with the start. Run after s50-merge-x4.sh.
+# (the A/B of 8B's fused form against the cuBLASLt forms that stood here is in s63-forms-x4.sh since
+# session 63 made it the default at 8B M 8192). ~5 minutes with the start. Run after s50-merge-x4.sh.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s61-credits-x4.sh
 F="Overlap.ReduceScatterFormsOneAfterAnother:Overlap.OwnGemm*ReduceScatter*:Overlap.GemmsWithCommunication*"
 FILTER="$F" TLIMIT=120 T 4 1
@@ -14,7 +14,5 @@ if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no
     O cr-vs-bar4-$i SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_BARRIER=1" | grep -E "^==|mm\\+rs"
     O bar-vs-cr4-$i SYMMEM_OVERLAP_M=8192,16384 SYMMEM_OVERLAP_RS_BARRIER=1 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_BARRIER=0" | grep -E "^==|mm\\+rs"
   done
-  O fused4-alt SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_OWN_RS=fused" | grep -E "^==|mm\\+rs"
-  O fused4-main SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 SYMMEM_OVERLAP_OWN_RS=fused "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_OWN_RS=" | grep -E "^==|mm\\+rs"
 fi
 true
