@@ -130,6 +130,15 @@ const std::vector<EnvVar>& env_vars() {
                                            "rank must set the same"},
       {"SYMMEM_MOE_SENDER_CLAIMS", nullptr, "0: an MoE dispatch of one round leaves the claims of expert rows to the receive copy "
                                             "instead of the senders (default: the senders claim); every rank must set the same"},
+      {"SYMMEM_MOE_LL", nullptr, "0: MoE rounds of a few tokens take the staged dispatch and combine too instead of the "
+                                 "flag-in-data lines (for measurements); every rank must set the same"},
+      {"SYMMEM_MOE_LL_TOKENS", "8", "1 to 32: MoE rounds of at most this many tokens a rank take the lines (for measurements); "
+                                    "every rank must set the same"},
+      {"SYMMEM_MOE_LL_WIDE", nullptr, "1 or 0: the lines' combine in wide or narrow lines whatever the round's size (default: "
+                                      "by the size; for measurements); every rank must set the same"},
+      {"SYMMEM_COMMIT", nullptr, "python -m symmem.bench and the peers' benchmarks (bench/peers): the commit their JSON names "
+                                 "(else COMMIT, else git's)"},
+      {"SYMMEM_KIND", nullptr, "the peers' benchmarks (bench/peers, run by tools/peers.sh): the device kind their JSON names"},
       {"SYMMEM_MOE_TUNE", "67", "MoE kernel variants as bits (1: the receive copy spread over every SM, 2: one election in the "
                                 "one-kernel dispatch, 64: the streamed dispatch's copy by the bulk-copy unit, 128: its senders a "
                                 "warp a token at any rank count), for measurements; a rank-local choice"},
