@@ -5,7 +5,8 @@
 #   B LABEL SHAPES [VAR=value...]   symmem-bench moe over SHAPES (comma-separated names)
 #   T RANKS RPG [VAR=value...]      symmem_gpu_tests under $FILTER (default Moe*) by symmem-run,
 #                                   RPG ranks a GPU; its summary lines go to summary.txt
-#   O LABEL [VAR=value...]          symmem-bench overlap
+#   O LABEL [VAR=value...]          symmem-bench overlap (SMI_LOG=1: each GPU's power, SM clock and
+#                                   temperature every 200 ms beside it, r/smi-LABEL.csv, medians printed)
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
@@ -55,11 +56,31 @@ T() {
   grep -E "\[  PASSED  \]|\[  FAILED  \]|\[  SKIPPED \] [0-9]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
   grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
 }
+smi_start() {  # SMI_LOG=1: every GPU's power, clock and temperature each 200 ms into r/smi-LABEL.csv (reading only)
+  [ "${SMI_LOG:-0}" = 1 ] || return 0
+  nvidia-smi --query-gpu=timestamp,index,power.draw,power.limit,clocks.sm,temperature.gpu --format=csv,noheader -lms 200 \
+    > "$OUT/r/smi-$1.csv" 2>/dev/null &
+  SMI_PID=$!
+}
+smi_stop() {  # prints each GPU's median SM clock and power over the run
+  [ -n "${SMI_PID:-}" ] || return 0
+  kill "$SMI_PID" 2>/dev/null; wait "$SMI_PID" 2>/dev/null; SMI_PID=
+  local f="$OUT/r/smi-$1.csv" g n clk pw
+  for g in $(awk -F', *' '{print $2}' "$f" | sort -un); do
+    n=$(awk -F', *' -v g="$g" '$2 == g' "$f" | wc -l)
+    clk=$(awk -F', *' -v g="$g" '$2 == g {print $5 + 0}' "$f" | sort -n | sed -n "$(( (n + 1) / 2 ))p")
+    pw=$(awk -F', *' -v g="$g" '$2 == g {print $3 + 0}' "$f" | sort -n | sed -n "$(( (n + 1) / 2 ))p")
+    echo "   GPU $g: median SM clock $clk MHz, power $pw W ($n samples)"
+  done
+}
 O() {
   local label=$1 bin c; shift
   read -r bin c <<< "$(bench_bin)"
+  smi_start "$label"
   env "$@" timeout 200 "$bin" overlap --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/o.log" 2>&1
-  echo "== $label ($*) rc $? at $(el) s:"; grep -vE "^\[rank [1-9]" "$OUT/o.log" | tail -30
+  local rc=$?
+  echo "== $label ($*) rc $rc at $(el) s:"; grep -vE "^\[rank [1-9]" "$OUT/o.log" | tail -30
+  smi_stop "$label"
 }
 A() {
   local label=$1 op=$2 bin c; shift 2
@@ -91,5 +112,5 @@ S() {  # S: the SASS of .deps/sass/*.cubin (tools/cubins.sh) into $OUT/sass.tgz,
 eval "${STEPS:?give the steps as a file argument or in STEPS}"
 rm -f "$OUT/m.log" "$OUT/t.log" "$OUT/o.log" "$OUT/a.log" "$OUT/p.log" "$OUT"/r/*.svg
 touch "$OUT/summary.txt" "$OUT/suite.log"  # (a name the archive lists but that is missing fails it)
-archive "$OUT" "call-$(date +%H%M%S)" "r/*.json" "build*.log" summary.txt suite.log "t-failed-*.log"
+archive "$OUT" "call-$(date +%H%M%S)" "r/*.json" "r/*.csv" "build*.log" summary.txt suite.log "t-failed-*.log"
 echo "== end at $(el) s"
