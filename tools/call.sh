@@ -7,6 +7,8 @@
 #                                   RPG ranks a GPU; its summary lines go to summary.txt
 #   O LABEL [VAR=value...]          symmem-bench overlap (SMI_LOG=1: each GPU's power, SM clock and
 #                                   temperature every 200 ms beside it, r/smi-LABEL.csv, medians printed)
+#   OAB LABEL TREE TREE_LABEL [VAR=value...]  O of the work tree and of .deps/ab/TREE alternating, twice
+#   tests_passed                    true when every T so far passed (else prints that timing is skipped)
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
@@ -81,6 +83,16 @@ O() {
   local rc=$?
   echo "== $label ($*) rc $rc at $(el) s:"; grep -vE "^\[rank [1-9]" "$OUT/o.log" | tail -30
   smi_stop "$label"
+}
+tests_passed() {  # every T so far passed (else says so: steps that time only tested code skip their timing)
+  ! grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt" || { echo "== tests failed: no timing"; return 1; }
+}
+OAB() {  # OAB LABEL TREE TREE_LABEL [VAR=value...]: O of the work tree and of .deps/ab/TREE's alternating, twice (mm+rs lines)
+  local label=$1 tree=$2 tlabel=$3 i; shift 3
+  for i in 1 2; do
+    O "$label-$i" "$@" | grep -E "^==|mm\\+rs"
+    BIN=$tree O "$tlabel-$i" "$@" | grep -E "^==|mm\\+rs"
+  done
 }
 A() {
   local label=$1 op=$2 bin c; shift 2

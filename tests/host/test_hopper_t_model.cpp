@@ -77,6 +77,8 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
   tall = straddle > 0 ? rows / sc::kTallRows : sc::t_tall(rows, tall);
   const int per = straddle > 0 ? rows / sc::kTallRows : sc::t_row_tiles(rows, tall), grows = rows / groups, peers = ranks - 1;
   const int n = units_n * 256;
+  // The kernel's kSumC (the partials outside the ring), but for the controls that put them in it.
+  const bool sum_c = !(control == 1 || control == 3 || control == 4);
   std::vector<Rank> rk(ranks);
   for (int me = 0; me < ranks; ++me) {
     Rank& r = rk[me];
@@ -85,7 +87,6 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
     r.pushed.assign(ranks, 0);
     r.clusters.resize(nclusters);
     const int units = (ranks * per + (straddle > 0 ? 1 : 0)) * units_n, first = (me + ranks - 1) % ranks;
-    const bool in_ring = control == 1 || control == 3 || control == 4;  // (kSumC: the partials outside the ring)
     for (int c = 0; c < nclusters; ++c) {
       Cluster& cl = r.clusters[c];
       int pos = 0;
@@ -97,7 +98,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
         sc::t_tile_rows_in(t, pushed, rows, straddle, r0, r1);
         cl.tiles.push_back({t.shard, t.row, t.height, summed, pushed, r0, r1, t.straddle});
         cl.first_pos.push_back(pos);
-        pos += kblocks + (summed && in_ring ? 2 * peers : 0);
+        pos += kblocks + (summed && !sum_c ? 2 * peers : 0);
       }
       cl.loaded.assign(pos, false);
       cl.released.assign(pos, false);
@@ -106,7 +107,6 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
       cl.cons[1].next = 1;
     }
   }
-  const bool sum_c = !(control == 1 || control == 3 || control == 4);  // the kernel's kSumC
   auto tile_len = [&](const Tile& t) { return kblocks + (t.summed && !sum_c ? 2 * peers : 0); };
   // As the kernel: where a tile's partial stages fit in the ring beside its last k-block (2 and 3
   // ranks), the summed tile waits for them all, hands the turn over, and only then frees its last

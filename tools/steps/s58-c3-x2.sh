@@ -18,7 +18,7 @@ FILTER="Overlap.OwnGemmTransposedReduce*" TLIMIT=150 T 4 2 SYMMEM_OVERLAP_OWN_SH
   HGEMM_T_TALL=52 HGEMM_SUSTAIN=5 H 16384 14336 8192 2 8 5 0 2 --json $OUT/r/tall.json )
 HGEMM_RS=1 HGEMM_GROUPS=4 HGEMM_SUSTAIN=10 H 16384 4096 7168 2 8 10 0 2 --json $OUT/r/tall.json
 HGEMM_RS=1 HGEMM_GROUPS=4 HGEMM_SUSTAIN=10 H 8192 4096 7168 2 8 10 0 2 --json $OUT/r/tall.json
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no benchmark"; else
+if tests_passed; then
   for i in 1 2; do for first in 0 1; do
     O tall-$i-f$first SYMMEM_OVERLAP_GEMM_T=0 SYMMEM_OVERLAP_OWN_RS=fused "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_GEMM_T=1;SYMMEM_OVERLAP_RS_GEMM_T=1" \
       SYMMEM_OVERLAP_ALT_FIRST=$first SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|ag\+mm|mm\+rs"

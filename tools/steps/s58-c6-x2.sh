@@ -10,7 +10,7 @@ FILTER="Overlap.OwnGemmTransposedReduce*" TLIMIT=120 T 3 2 SYMMEM_OVERLAP_OWN_SH
 FILTER="Overlap.OwnGemmTransposedReduce*" TLIMIT=120 T 4 2 SYMMEM_OVERLAP_OWN_SHARED=1 SYMMEM_TIMEOUT_MS=100000
 HGEMM_RS=1 HGEMM_GROUPS=4 HGEMM_SUSTAIN=10 H 16384 4096 7168 2 8 10 0 2 --json $OUT/r/rs-loop.json
 HGEMM_RS=1 HGEMM_GROUPS=4 HGEMM_SUSTAIN=10 H 8192 4096 7168 2 8 10 0 2 --json $OUT/r/rs-loop.json
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no benchmark"; else
+if tests_passed; then
   for first in 0 1; do
     O rst-f$first "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_OWN_RS=fused;SYMMEM_OVERLAP_RS_GEMM_T=1" SYMMEM_OVERLAP_ALT_FIRST=$first SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|mm\\+rs"
   done

@@ -6,7 +6,7 @@
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s59-c4-x2.sh
 FILTER="Overlap*" TLIMIT=200 T 2 1
 FILTER="Overlap.OwnGemm*Reduce*:Overlap.OwnGemmEpilogue*" TLIMIT=150 T 4 2 SYMMEM_OVERLAP_OWN_SHARED=1 SYMMEM_TIMEOUT_MS=100000
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no benchmark"; else
+if tests_passed; then
   for first in 0 1; do
     O fin-f$first "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_OWN_RS=fused;SYMMEM_OVERLAP_RS_GEMM_T=1" SYMMEM_OVERLAP_ALT_FIRST=$first SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|ag\\+mm|mm\\+rs"
   done

@@ -4,7 +4,7 @@
 # fused form's time goes). ~5 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s59-c7-x2.sh
 FILTER="-Fault*" TLIMIT=200 T 2 1
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no benchmark"; else
+if tests_passed; then
   for i in 1 2; do O final-$i SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|ag\\+mm|mm\\+rs"; done
   O probe-70b SYMMEM_OVERLAP_PROBE=1 SYMMEM_OVERLAP_MODELS=70B SYMMEM_OVERLAP_M=16384 | grep -E "^==|mm\\+rs"
 fi

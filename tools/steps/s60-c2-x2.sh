@@ -7,10 +7,5 @@
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s60-c2-x2.sh
 FILTER="Overlap*" TLIMIT=150 T 2 1
 FILTER="Overlap.ReduceScatterFormsOneAfterAnother:Overlap.OwnGemm*ReduceScatter*" TLIMIT=150 T 4 2 SYMMEM_OVERLAP_OWN_SHARED=1
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no benchmark"; else
-  for i in 1 2; do
-    O credits-$i SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|mm\\+rs"
-    BIN=10781f8 O barrier-$i SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|mm\\+rs"
-  done
-fi
+tests_passed && OAB credits 10781f8 barrier SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384
 true

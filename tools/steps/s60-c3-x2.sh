@@ -4,7 +4,7 @@
 # ranks (the knob's path). ~6 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s60-c3-x2.sh
 FILTER="Overlap.ReduceScatter*:Overlap.OwnGemmTransposedReduceScatter*" TLIMIT=100 T 2 1 SYMMEM_OVERLAP_RS_BARRIER=1
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no benchmark"; else
+if tests_passed; then
   for i in 1 2 3 4; do
     O cr-vs-bar-8b-$i SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_BARRIER=1" | grep -E "^==|mm\\+rs"
     O bar-vs-cr-8b-$i SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 SYMMEM_OVERLAP_RS_BARRIER=1 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_BARRIER=0" | grep -E "^==|mm\\+rs"

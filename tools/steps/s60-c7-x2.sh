@@ -5,7 +5,7 @@
 # 8B M 8192 / 16384, alternating, twice. ~5 minutes with the start.
 #   AB_TARGETS=symmem-hgemm-probe EXTRA_TARGETS=symmem-hgemm-probe COMMIT=<sha> bash tools/call.sh tools/steps/s60-c7-x2.sh
 FILTER="Overlap*" TLIMIT=150 T 2 1
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no timing"; else
+if tests_passed; then
   for i in 1 2; do
     for s in "16384 4096 7168" "8192 8192 14336"; do
       PB build/symmem-hgemm-probe sleep-$i $s 2 8 10

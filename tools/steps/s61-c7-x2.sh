@@ -8,11 +8,8 @@
 FILTER="Overlap*" TLIMIT=150 T 2 1
 FILTER="Overlap.Own*" TLIMIT=120 T 2 2 SYMMEM_OVERLAP_OWN_SHARED=1
 FILTER="Overlap.OwnGemmTransposedReduce*:Overlap.ReduceScatterFormsOneAfterAnother" TLIMIT=150 T 4 2 SYMMEM_OVERLAP_OWN_SHARED=1 SYMMEM_TIMEOUT_MS=100000
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no timing"; else
-  for i in 1 2; do
-    O new-$i SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|mm\\+rs"
-    BIN=pre O pre-$i SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|mm\\+rs"
-  done
+if tests_passed; then
+  OAB new pre pre SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384
   O probe-sf SYMMEM_OVERLAP_PROBE=1 SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=16384 | grep -E "^==|mm\\+rs|# probe 8B mm\\+rs M 16384: cuBLAS"
 fi
 true

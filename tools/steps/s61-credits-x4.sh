@@ -9,7 +9,7 @@ F="Overlap.ReduceScatterFormsOneAfterAnother:Overlap.OwnGemm*ReduceScatter*:Over
 FILTER="$F" TLIMIT=120 T 4 1
 FILTER="$F" TLIMIT=120 T 3 1
 FILTER="Overlap.ReduceScatterFormsOneAfterAnother" TLIMIT=150 T 8 2 SYMMEM_OVERLAP_OWN_SHARED=1
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no benchmark"; else
+if tests_passed; then
   for i in 1 2; do
     O cr-vs-bar4-$i SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_BARRIER=1" | grep -E "^==|mm\\+rs"
     O bar-vs-cr4-$i SYMMEM_OVERLAP_M=8192,16384 SYMMEM_OVERLAP_RS_BARRIER=1 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_BARRIER=0" | grep -E "^==|mm\\+rs"

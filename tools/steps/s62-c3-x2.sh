@@ -12,7 +12,7 @@ if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then
 else
 FILTER="Overlap*" TLIMIT=100 T 2 1
 FILTER="Overlap.Own*" TLIMIT=80 T 2 2 SYMMEM_OVERLAP_OWN_SHARED=1
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no timing"; else
+if tests_passed; then
   . tools/steps/s62-straddle-ab.sh
 fi
 fi

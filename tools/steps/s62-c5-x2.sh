@@ -7,7 +7,7 @@
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s62-c5-x2.sh
 FILTER="Overlap*" TLIMIT=100 T 2 1
 FILTER="Overlap.Own*" TLIMIT=80 T 2 2 SYMMEM_OVERLAP_OWN_SHARED=1
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no timing"; else
+if tests_passed; then
   . tools/steps/s62-straddle-ab.sh
   O dbg-st SYMMEM_HGEMM_T_DEBUG=1 SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=16384 SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_STRADDLE=0 | grep -E "^==|mm\\+rs"
 fi

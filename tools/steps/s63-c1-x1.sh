@@ -13,9 +13,6 @@ echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-
 grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.log | sort | uniq -c | head -20
 grep -E "^\[  FAILED  \]|Failure|OwnGemmRowShardsOnOneGpu" $OUT/suite.log | head -10
 FILTER='Overlap.OwnGemmTransposedReduceScatterMatchesTheReference' TLIMIT=120 T 4 4 SYMMEM_OVERLAP_OWN_SHARED=1 SYMMEM_TIMEOUT_MS=100000
-for s in "8192 4096 3584 4" "16384 4096 3584 8" "8192 8192 7168 4" "16384 8192 7168 8"; do
-  set -- $s
-  HGEMM_RS=1 HGEMM_GROUPS=$4 HGEMM_SUSTAIN=10 H $1 $2 $3 2 2 15 0 4 --json $OUT/r/rs-loop.json
-done
+. tools/steps/s63-rs-loop-tp4.sh
 HGEMM_RS=1 HGEMM_GROUPS=16 HGEMM_SUSTAIN=10 H 16384 4096 7168 2 2 15 0 2 --json $OUT/r/rs-loop.json
 true

@@ -11,7 +11,7 @@
 F="Overlap.ReduceScatterFormsOneAfterAnother:Overlap.OwnGemm*ReduceScatter*:Overlap.GemmsWithCommunication*"
 FILTER="$F" TLIMIT=120 T 4 1
 FILTER="$F" TLIMIT=120 T 3 1
-if grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt"; then echo "== tests failed: no benchmark"; else
+if tests_passed; then
   O own-vs-cublas SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_GEMM=cublas" | grep -E "^==|ag\\+mm|mm\\+rs"
   O cublas-vs-own SYMMEM_OVERLAP_M=8192,16384 SYMMEM_OVERLAP_GEMM=cublas "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_GEMM=" | grep -E "^==|ag\\+mm|mm\\+rs"
   O t-vs-128 SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_GEMM_T=0;SYMMEM_OVERLAP_GEMM_T=0" | grep -E "^==|ag\\+mm|mm\\+rs"
