@@ -184,11 +184,18 @@ void run_overlap(Harness& h) {
     }
     return false;
   };
+  // SYMMEM_OVERLAP_OPS=ag or rs: that operation only (e.g. one form timed alone beside a clock log).
+  const char* only_ops = std::getenv("SYMMEM_OVERLAP_OPS");
+  auto op_wanted = [&](int op) {
+    if (only_ops == nullptr || *only_ops == 0) return true;
+    return std::strstr(only_ops, op == 0 ? "ag" : "rs") != nullptr;
+  };
   for (const Model& md : models) {
     if (only != nullptr && std::strstr(only, md.name) == nullptr) continue;
     for (int64_t m : ms) {
       if (!m_wanted(m)) continue;
       for (int op = 0; op < 2; ++op) {  // 0: all-gather + GEMM, 1: GEMM + reduce-scatter
+        if (!op_wanted(op)) continue;
         const int64_t k = op == 0 ? md.hidden : md.ffn / n, nn = op == 0 ? md.ffn / n : md.hidden;
         const int64_t rows = m / n;
         const int ops = m >= 8192 ? 3 : 5;

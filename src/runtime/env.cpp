@@ -118,6 +118,7 @@ const std::vector<EnvVar>& env_vars() {
                                       "(random bf16 bit patterns)"},
       {"SYMMEM_OVERLAP_PROBE_COPIES", "1", "symmem-bench overlap's probe: push the operation's bytes this many times over"},
       {"SYMMEM_OVERLAP_MODELS", nullptr, "symmem-bench overlap: only these models (8B, 70B)"},
+      {"SYMMEM_OVERLAP_OPS", nullptr, "symmem-bench overlap: only these operations (ag, rs)"},
       {"SYMMEM_OVERLAP_M", nullptr, "symmem-bench overlap: only these M (comma-separated, e.g. 8192,16384)"},
       {"SYMMEM_OVERLAP_PROBE", nullptr, "symmem-bench overlap: also time the reduce-scatter's block and half GEMMs alone, "
                                         "with their cuBLASLt configurations, the ring's GEMMs back to back, and for both operations the "
