@@ -63,6 +63,7 @@ smi_start() {  # SMI_LOG=1: every GPU's power, clock and temperature each 200 ms
   nvidia-smi --query-gpu=timestamp,index,power.draw,power.limit,clocks.sm,temperature.gpu --format=csv,noheader -lms 200 \
     > "$OUT/r/smi-$1.csv" 2>/dev/null &
   SMI_PID=$!
+  disown "$SMI_PID"  # (a step's bare `wait` for its own background jobs must not wait for the log: session 64 lost a call so)
 }
 smi_stop() {  # prints each GPU's median SM clock and power over the run
   [ -n "${SMI_PID:-}" ] || return 0
