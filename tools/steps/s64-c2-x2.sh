@@ -12,7 +12,7 @@ for mg in "16384 2" "16384 8" "16384 16" "8192 2" "8192 8"; do set -- $mg; m=$1 
   pids=
   for d in 0 1; do
     HGEMM_RS=1 HGEMM_GROUPS=$((m / 1024)) HGEMM_SUSTAIN=10 HGEMM_DEVICE=$d timeout 90 build/symmem-hgemm-probe $m 8192 14336 2 $g 15 0 2 \
-      --json $OUT/r/rs-loop-$m-g$g.json > $OUT/p$d.log 2>&1 &
+      --json $OUT/r/rs-loop-$m-g$g-d$d.json > $OUT/p$d.log 2>&1 &
     pids="$pids $!"
   done
   wait $pids
