@@ -145,7 +145,7 @@ SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 /// unmeasured. SYMMEM_OVERLAP_GEMM_T = 1 / 0 forces it. Rank-local (the GEMM reads the rows
 /// the same way either way). Host-tested.
 SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
-/// The same model for matmul_reduce_scatter's fused form (its raster, kReduceGroup), except that
+/// The same model for matmul_reduce_scatter's fused form (its raster, reduce_raster), except that
 /// at 2 ranks with K < 10240 the transposed tiles win whatever the walks say: on 2 x H200 8B
 /// (K 7168) ahead of hopper_gemm's tiles by 1-1.2% at M 8192 (session 59); 70B (K 14336) M 16384
 /// level within the benchmark's noise (its GEMM alone over the shards 2.8% faster; chosen), M 8192
@@ -154,8 +154,20 @@ SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// ahead of hopper_gemm's at TP = 4 and 8 (unmeasured in the operation). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the
 /// pushes, their groups and signals are the same either way). Host-tested.
 SYMMEM_API bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms);
-/// The fused form's raster: row groups' units, at most this many, at a time.
-constexpr int kReduceGroup = 2;
+/// The fused forms' raster (HopperGemmOptions::group_m): row groups' units, at most this many, at
+/// a time; reduce_raster picks it by C's width.
+constexpr int kReduceGroup = 2, kReduceGroupWide = 8;
+/// kReduceGroupWide where C has 8192 columns or more (32 units of 256: at raster 2 a wave of ~66
+/// clusters spans every column of two row units, so B streams whole from memory once per two row
+/// units, ~12 GB over a 16384 x 8192 x 14336 GEMM against ~5 GB at 8), else kReduceGroup (fewer
+/// rows a wave: a row group's tiles done, and its push started, sooner). On 2 x H200, session 64,
+/// both GPUs at their 700 W cap (SM clock 1200-1440 MHz): 70B mm+rs M 16384 at TP = 2 at raster 8
+/// 1.035 / 1.055x the GEMM alone against 1.046 / 1.092 at 2 (both ways round), M 8192 level; the
+/// transposed GEMM looped back at M 16384 3-5% faster (hopper_gemm's level). At 8B (N 4096) 8
+/// was 0.6-1% slower (session 59). hopper_gemm's fused form keeps its raster inside a row group
+/// (schedule::shard_group: 2 units), so this moves the transposed form only. A function of the
+/// shape only; rank-local all the same.
+constexpr int reduce_raster(int64_t n) { return n >= 8192 ? kReduceGroupWide : kReduceGroup; }
 /// Whether matmul_reduce_scatter runs its fused form: one persistent GEMM of symmem's own over all
 /// rows, the peers' blocks first, each row group's push started by the GEMM's count of its stored
 /// tiles, and the own block last, its tiles adding the peers' landed partials before their

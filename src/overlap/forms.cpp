@@ -104,7 +104,7 @@ bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms) 
   // 1.025; TP = 8 M 8192 level (1.102 / 1.105, 1.097 / 1.103). Not yet measured in the operation
   // at 3+ ranks (no 4-GPU machine since session 45).
   if (nranks >= 3 && rows >= 2048) return true;
-  return transposed_wins(nranks, rows, n, sms, kReduceGroup);
+  return transposed_wins(nranks, rows, n, sms, reduce_raster(n));
 }
 bool reduce_own_gemm(int nranks, int64_t rows, int64_t n, int64_t k) {
   // Where K is long enough that the form's costs, which scale with the outputs (the counts, the

@@ -110,7 +110,7 @@ struct TensorParallel::Impl {
   // epilogue: k-block 3 1.056-1.059x cuBLASLt, 5 1.049, 8 1.043; not measured in the operation.)
   int count_at = -1;
   // The fused forms' raster, HopperGemmOptions::group_m (SYMMEM_OVERLAP_RS_RASTER=g; -1 unset:
-  // detail::kReduceGroup). Rank-local: it orders a rank's tiles, not what any rank waits for or
+  // detail::reduce_raster). Rank-local: it orders a rank's tiles, not what any rank waits for or
   // pushes (the pushes wait for counts, whatever order the tiles come in).
   int rs_raster = -1;
   // HopperGemmOptions::defer_halves for both forms (SYMMEM_OVERLAP_DEFER=0|1|2; -1 unset: its
@@ -619,7 +619,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.sum_in_ring = transposed && d.sum_ring;
   HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
   opt.t_tall = d.t_tall;
-  opt.group_m = d.rs_raster > 0 ? d.rs_raster : detail::kReduceGroup;  // the raster: row groups' units (at most 2) at a time
+  opt.group_m = d.rs_raster > 0 ? d.rs_raster : detail::reduce_raster(n);  // the raster: row units at a time
   if (d.count_at >= 0) opt.count_at = d.count_at;
   // (Form::kFusedT: the transposed GEMM, whose done words count its row tiles per row group they
   // overlap, so each group's target is its own; its tall tiles fixed here, for the launch and the

@@ -343,6 +343,9 @@ std::string own_reduce_scatter_cases() {
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 768 * n, 192, 640, "sum", nullptr, "own");
   // Four row groups of 512 rows, in a graph.
   if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, true, 2048 * n, 64, 512, "sum", nullptr, "own");
+  // C 8192 columns wide: the fused forms' wide raster (overlap::detail::reduce_raster: 8 row units
+  // at a time), more units a shard than clusters.
+  if (why.empty()) why = overlap_case(overlap::Mode::kOverlap, false, 2048 * n, 64, 8192, "sum", nullptr, "own");
   return why;
 }
 }  // namespace
@@ -380,7 +383,8 @@ TEST(Overlap, OwnGemmTransposedReduceScatterMatchesTheReference) {
 // 512 rows a rank (3 x 160 + 32; eager sum and avg, then a graph), 1792 in seven row groups of
 // 256 (32), 1024 in two (64; in a graph), 1024 x Nc 4096: more units than clusters, so some
 // clusters run a straddle tile and others none, and 512 x Nc 17408: more column units (68) than an
-// H200's clusters (66), so some clusters run two straddle tiles. (The own GEMM takes whole 256-row units a rank,
+// H200's clusters (66), so some clusters run two straddle tiles; 1792 x Nc 8192 in a graph: the
+// straddle in the wide raster (overlap::detail::reduce_raster). (The own GEMM takes whole 256-row units a rank,
 // so 32 and 64 are the straddles it meets.) At other team sizes the straddle applies nowhere and
 // the calls must pass all the same.
 TEST(Overlap, OwnGemmTransposedReduceScatterStraddles) {
@@ -388,7 +392,8 @@ TEST(Overlap, OwnGemmTransposedReduceScatterStraddles) {
   ScopedEnv st("SYMMEM_OVERLAP_RS_STRADDLE", "1");
   const int n = comm().size();
   const struct { int64_t rows, k, nc; bool graph; } cases[] = {{512, 320, 384, false}, {512, 128, 512, true}, {1792, 64, 384, false},
-                                                               {1024, 128, 512, true}, {1024, 64, 4096, false}, {512, 64, 17408, false}};
+                                                               {1024, 128, 512, true}, {1024, 64, 4096, false}, {512, 64, 17408, false},
+                                                               {1792, 64, 8192, true}};
   std::string why;
   for (const auto& c : cases)
     if (why.empty() && overlap::schedule::t_straddle_rows(static_cast<int>(c.rows), 2) == 0)

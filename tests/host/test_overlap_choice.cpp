@@ -165,6 +165,9 @@ TEST(OverlapChoice, TransposedTilesWhereTheirWalkIsNoLonger) {
   EXPECT_TRUE(reduce_transposed(4, 4096, 4096, 3584, 132));    // 8B TP = 4, M 16384: 1.070-1.078 against 1.103-1.108
   EXPECT_TRUE(reduce_transposed(8, 2048, 8192, 3584, 132));    // 70B TP = 8, M 16384: 1.044 against 1.131
   EXPECT_FALSE(reduce_transposed(4, 512, 4096, 3584, 132));    // 8B TP = 4, M 2048: 1.253 against 1.092
+  // The fused forms' raster: 8 where C is 8192 columns or wider (70B), 2 below (session 64).
+  EXPECT_EQ(symmem::overlap::detail::reduce_raster(8192), 8);
+  EXPECT_EQ(symmem::overlap::detail::reduce_raster(4096), 2);
   EXPECT_FALSE(reduce_transposed(4, 1024, 8192, 7168, 132));   // 70B TP = 4, M 4096: 1.046 against 1.025
 }
 
