@@ -186,6 +186,16 @@ void run_overlap(Harness& h) {
   };
   // SYMMEM_OVERLAP_OPS=ag or rs: that operation only (e.g. one form timed alone beside a clock log).
   const char* only_ops = std::getenv("SYMMEM_OVERLAP_OPS");
+  if (only_ops != nullptr && *only_ops != 0) {
+    std::string rest = only_ops;  // every comma-separated item must name an operation
+    for (size_t at = 0; at <= rest.size();) {
+      const size_t comma = std::min(rest.find(',', at), rest.size());
+      const std::string item = rest.substr(at, comma - at);
+      require(item == "ag" || item == "rs", "symmem-bench overlap: SYMMEM_OVERLAP_OPS=", only_ops,
+              ": give ag, rs or ag,rs (got \"", item, "\")");
+      at = comma + 1;
+    }
+  }
   auto op_wanted = [&](int op) {
     if (only_ops == nullptr || *only_ops == 0) return true;
     return std::strstr(only_ops, op == 0 ? "ag" : "rs") != nullptr;
