@@ -91,7 +91,8 @@ bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms) 
   // At 2 ranks with K < 10240 the transposed tiles, whatever the walks say: 8B (K 7168) on 2 x H200,
   // session 59, both ways round, ahead of hopper_gemm's fused form by 1-1.2% at M 8192 (the walks
   // favour 128 x 256 there) and of the cuBLASLt ring by 0-2% at M 8192 and 2.6-4.5% at M 16384.
-  // With K 14336 (70B) the walks decide: at M 8192 hopper_gemm's tiles were 2.5-3.5% ahead.
+  // With K 14336 (70B) the walks decide: at M 8192 hopper_gemm's tiles were 2.5-3.5% ahead (raster
+  // 2; level since session 64's wide raster, reduce_raster: -0.5 to +0.8% in four pairs).
   if (nranks == 2 && k < 10240) return true;
   // At 3 ranks and more with blocks of 2048 rows or more, the transposed tiles whatever the walks
   // say: since session 63 their fused sum adds the peers' partials outside the stage ring (kSumC),
