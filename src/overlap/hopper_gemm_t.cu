@@ -500,7 +500,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       // shard runs last in every CTA's walk (sum_shard = first + 1), so every tile after a summed
       // one is summed too and counts nothing, and a peer tile is counted after its stores, which
       // wait for no turn: every rank's peer tiles complete whatever its summed tiles wait for, so
-      // every push, and with it every signal a summed tile waits for, comes.)
+      // every push, and with it every signal a summed tile waits for, comes. The raster only
+      // orders tiles inside a shard (schedule::shard_unit), so this holds at any group_m; the host
+      // model runs it at rasters 2 and 8.)
       const int partials = kSum && ring_partials(shard) ? 2 * peers : 0;
       const bool waited_first = partials > 0 && partials < kStages;
       if (waited_first) {

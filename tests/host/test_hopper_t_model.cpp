@@ -70,9 +70,10 @@ struct Rank {
 // waited for before any is freed at 4 ranks too (6 of them).
 // tall: the shard's 160-row tiles (schedule::t_tall; -1 all), the rest 128 rows. straddle: the
 // straddle's rows (2 ranks; schedule::t_straddle_rows), tall then ignored. control 5: the straddle
-// counted in the group of its own rows instead of the peer's.
+// counted in the group of its own rows instead of the peer's. group: the raster (the kernel's
+// HopperGemmOptions::group_m; detail::reduce_raster picks 2 or 8).
 std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks, int nclusters, unsigned seed, int control = 0,
-                      int tall = -1, int straddle = 0) {
+                      int tall = -1, int straddle = 0, int group = 2) {
   namespace sc = symmem::overlap::schedule;
   tall = straddle > 0 ? rows / sc::kTallRows : sc::t_tall(rows, tall);
   const int per = straddle > 0 ? rows / sc::kTallRows : sc::t_row_tiles(rows, tall), grows = rows / groups, peers = ranks - 1;
@@ -91,7 +92,7 @@ std::string run_model(int ranks, int rows, int groups, int units_n, int kblocks,
       Cluster& cl = r.clusters[c];
       int pos = 0;
       for (int u = c; u < units; u += nclusters) {
-        const sc::TTile t = sc::t_unit_tile(u, rows, per, units_n, ranks, first, 2, tall, straddle);
+        const sc::TTile t = sc::t_unit_tile(u, rows, per, units_n, ranks, first, group, tall, straddle);
         const bool summed = t.shard == me && !t.straddle;
         const int pushed = t.straddle ? (control == 5 ? me : first) : t.shard;
         int r0 = 0, r1 = 0;
@@ -257,17 +258,19 @@ TEST(HopperTModel, FusedFormCompletesWithoutParityAliasing) {
       for (int units_n : {1, 2})
         for (int kblocks : {1, 2, 7})
           for (int nclusters : {1, 2, 5})
-            for (int trial = 0; trial < 4; ++trial) {
-              // (trial 1 and 3: tiles of 128 rows after the first 160-row one, or all of them)
-              const int tall = trial == 1 ? 1 : trial == 3 ? 0 : -1;
-              const std::string why = run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed++, 0, tall);
-              ASSERT_EQ(why, "") << ranks << " ranks, " << rows << " rows in " << groups << " groups, " << units_n << " column units, "
-                                 << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall << ", seed " << seed - 1;
-              // (sum_in_ring: the partial stages in the ring after the k-blocks)
-              ASSERT_EQ(run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed - 1, 4, tall), "")
-                  << ranks << " ranks, " << rows << " rows, " << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall
-                  << ", partials in the ring";
-            }
+            for (int trial = 0; trial < 4; ++trial)
+              for (int group : {2, 8}) {  // (the rasters detail::reduce_raster picks)
+                // (trial 1 and 3: tiles of 128 rows after the first 160-row one, or all of them)
+                const int tall = trial == 1 ? 1 : trial == 3 ? 0 : -1;
+                const std::string why = run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed++, 0, tall, 0, group);
+                ASSERT_EQ(why, "") << ranks << " ranks, " << rows << " rows in " << groups << " groups, " << units_n << " column units, "
+                                   << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall << ", raster " << group
+                                   << ", seed " << seed - 1;
+                // (sum_in_ring: the partial stages in the ring after the k-blocks)
+                ASSERT_EQ(run_model(ranks, rows, groups, units_n, kblocks, nclusters, seed - 1, 4, tall, 0, group), "")
+                    << ranks << " ranks, " << rows << " rows, " << kblocks << " k-blocks, " << nclusters << " clusters, tall " << tall
+                    << ", raster " << group << ", partials in the ring";
+              }
 }
 
 // The model has teeth: with the partials in the ring, a summed tile that hands the turn over before
@@ -294,12 +297,13 @@ TEST(HopperTModel, StraddleCompletes) {
   for (auto [rows, groups] : {std::pair{200, 1}, {512, 1}, {512, 2}, {560, 2}, {1024, 4}, {488, 1}})
     for (int units_n : {1, 2, 3})
       for (int kblocks : {1, 2, 7})
-        for (int nclusters : {1, 2, 5, 9}) {
-          const int straddle = sc::t_straddle_rows(rows, 2);
-          ASSERT_GT(straddle, 0) << rows;
-          const std::string why = run_model(2, rows, groups, units_n, kblocks, nclusters, seed++, 0, -1, straddle);
-          ASSERT_EQ(why, "") << rows << " rows in " << groups << " groups, " << units_n << " column units, " << kblocks << " k-blocks, "
-                             << nclusters << " clusters, seed " << seed - 1;
-        }
+        for (int nclusters : {1, 2, 5, 9})
+          for (int group : {2, 8}) {
+            const int straddle = sc::t_straddle_rows(rows, 2);
+            ASSERT_GT(straddle, 0) << rows;
+            const std::string why = run_model(2, rows, groups, units_n, kblocks, nclusters, seed++, 0, -1, straddle, group);
+            ASSERT_EQ(why, "") << rows << " rows in " << groups << " groups, " << units_n << " column units, " << kblocks << " k-blocks, "
+                               << nclusters << " clusters, raster " << group << ", seed " << seed - 1;
+          }
   EXPECT_EQ(run_model(2, 512, 2, 1, 2, 1, 7u, 5, -1, 32), "stuck");
 }
