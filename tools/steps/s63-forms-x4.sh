@@ -6,7 +6,8 @@
 # SYMMEM_OVERLAP_GEMM=cublas: 8B M 8192's fused form against the sum form it replaced, 70B's
 # against the ring / sum form), both ways round; the transposed tiles against hopper_gemm's
 # (SYMMEM_OVERLAP_RS_GEMM_T=0 / SYMMEM_OVERLAP_GEMM_T=0), both ways round; the partials through
-# the C slots against the stage ring (SYMMEM_OVERLAP_RS_SUM_RING=1). ~7 minutes with the start.
+# the C slots against the stage ring (SYMMEM_OVERLAP_RS_SUM_RING=1); 70B mm+rs at raster 8 (session
+# 64's detail::reduce_raster) against 2, both ways round. ~7.5 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s63-forms-x4.sh
 F="Overlap.ReduceScatterFormsOneAfterAnother:Overlap.OwnGemm*ReduceScatter*:Overlap.GemmsWithCommunication*"
 FILTER="$F" TLIMIT=120 T 4 1
@@ -17,5 +18,9 @@ if tests_passed; then
   O t-vs-128 SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_GEMM_T=0;SYMMEM_OVERLAP_GEMM_T=0" | grep -E "^==|ag\\+mm|mm\\+rs"
   O 128-vs-t SYMMEM_OVERLAP_M=8192,16384 SYMMEM_OVERLAP_RS_GEMM_T=0 SYMMEM_OVERLAP_GEMM_T=0 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_GEMM_T=;SYMMEM_OVERLAP_GEMM_T=" | grep -E "^==|ag\\+mm|mm\\+rs"
   O slots-vs-ring SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_RS_SUM_RING=1" | grep -E "^==|mm\\+rs"
+  # (session 64: the fused forms' raster 8 at 70B, N 8192, against raster 2; one way round each)
+  for first in 0 1; do
+    O raster-first$first SYMMEM_OVERLAP_MODELS=70B SYMMEM_OVERLAP_OPS=rs SYMMEM_OVERLAP_M=8192,16384 SYMMEM_OVERLAP_ALT="SYMMEM_OVERLAP_RS_RASTER=2" SYMMEM_OVERLAP_ALT_FIRST=$first | grep -E "^==|mm\\+rs"
+  done
 fi
 true
