@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -94,6 +95,7 @@ std::vector<double> Harness::time_graphs(const std::vector<std::function<void(cu
       for (cudaGraphExec_t e : execs) SYMMEM_CUDA_CHECK(cudaGraphLaunch(e, stream_));
     ctx_->synchronize(stream_, "benchmark warm-up");
     std::vector<std::vector<float>> ms(execs.size());
+    std::vector<std::vector<std::pair<double, double>>> windows(execs.size());  // host time of each replay (ClockLog)
     // Each round runs the programs in an order of its own, shuffled from the round's number alone
     // (the same on every rank: the programs communicate), so that every program follows every
     // other about equally often: what ran just before weighs on a power-capped GPU's clock. (Until
@@ -106,17 +108,21 @@ std::vector<double> Harness::time_graphs(const std::vector<std::function<void(cu
     const bool rotate = order_env != nullptr && std::strcmp(order_env, "rotate") == 0;
     require(order_env == nullptr || *order_env == 0 || rotate || std::strcmp(order_env, "shuffle") == 0,
             "symmem-bench: SYMMEM_BENCH_ORDER must be shuffle (the default) or rotate");
+    if (clocks_) clocks_->start();
     for (int r = 0; r < opt_.replays; ++r)
       for (size_t g : rotate ? rotated_order(execs.size(), r) : round_order(execs.size(), r)) {
+        const double host_t0 = clocks_ ? ClockLog::now() : 0;
         line_up();  // on the GPU, not the host, right before the start event
         SYMMEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
         SYMMEM_CUDA_CHECK(cudaGraphLaunch(execs[g], stream_));
         SYMMEM_CUDA_CHECK(cudaEventRecord(stop_, stream_));
         ctx_->synchronize(stream_, "benchmark replay");
+        if (clocks_) windows[g].emplace_back(host_t0, ClockLog::now());
         float t = 0;
         SYMMEM_CUDA_CHECK(cudaEventElapsedTime(&t, start_, stop_));
         ms[g].push_back(t);
       }
+    const std::vector<ClockSample> samples = clocks_ ? clocks_->stop() : std::vector<ClockSample>{};
     release();
     execs.clear();
     std::vector<double> out;
@@ -124,11 +130,47 @@ std::vector<double> Harness::time_graphs(const std::vector<std::function<void(cu
       std::sort(v.begin(), v.end());
       out.push_back(max_over_ranks(1000.0 * v[v.size() / 2] / ops));
     }
+    // Each program's clocks, agreed over ranks in one exchange (every rank takes this branch or
+    // none: set_clock_sampling is called alike on every rank, and a rank whose log is off sends
+    // "none").
+    last_clocks_.assign(ms.size(), ClockStats{});
+    if (sampling_) {
+      std::vector<double> packed;  // a program's: none (1 / 0), -clock, power, capped share
+      std::vector<ClockStats> mine(ms.size());
+      for (size_t g = 0; g < ms.size(); ++g) {
+        mine[g] = clock_stats(samples, windows[g]);
+        packed.insert(packed.end(), {mine[g].samples > 0 ? 0.0 : 1.0, -mine[g].sm_mhz, mine[g].power_w, mine[g].capped_share});
+      }
+      const std::vector<double> m = max_over_ranks(packed);
+      for (size_t g = 0; g < ms.size(); ++g) {
+        if (m[4 * g] > 0) continue;  // (some rank has no samples of it)
+        ClockStats& c = last_clocks_[g];
+        c.sm_mhz = -m[4 * g + 1];
+        c.power_w = m[4 * g + 2];
+        c.capped_share = m[4 * g + 3];
+        c.samples = mine[g].samples;  // (this rank's)
+      }
+    }
     return out;
   } catch (...) {
+    if (clocks_) (void)clocks_->stop();
     release();
     throw;
   }
+}
+
+void Harness::set_clock_sampling(bool on) {
+  const char* env = std::getenv("SYMMEM_BENCH_CLOCKS");
+  // Collective: every rank samples or none (time_graphs then exchanges the clocks on all or none).
+  sampling_ = max_over_ranks(on && !(env != nullptr && std::strcmp(env, "0") == 0) ? 0.0 : 1.0) == 0;
+  if (sampling_ && !clocks_) {
+    clocks_ = std::make_unique<ClockLog>(ctx_->device());
+    if (!clocks_->enabled()) {
+      if (rank() == 0) std::fprintf(stderr, "symmem-bench: GPU clocks not sampled (%s)\n", clocks_->why_not().c_str());
+      clocks_.reset();
+    }
+  }
+  if (!sampling_) clocks_.reset();
 }
 
 void Harness::line_up() {
@@ -143,6 +185,21 @@ double Harness::max_over_ranks(double v) {
     double x;
     std::memcpy(&x, s.data(), sizeof(x));
     m = std::max(m, x);
+  }
+  return m;
+}
+
+std::vector<double> Harness::max_over_ranks(const std::vector<double>& v) {
+  auto all = team().all_gather(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double)), "benchmark max");
+  std::vector<double> m = v;
+  for (auto& s : all) {
+    require(s.size() == v.size() * sizeof(double), "symmem-bench: ranks disagree on how many values to compare (", s.size() / sizeof(double),
+            " against ", v.size(), ")");
+    for (size_t i = 0; i < v.size(); ++i) {
+      double x;
+      std::memcpy(&x, s.data() + i * sizeof(double), sizeof(x));
+      m[i] = std::max(m[i], x);
+    }
   }
   return m;
 }

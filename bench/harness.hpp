@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "clocks.hpp"
 #include "symmem/symmem.hpp"
 
 namespace symmem::bench {
@@ -71,6 +72,12 @@ class Harness {
   /// spell runs faster than one timed after a second of GEMMs, so figures timed one after the
   /// other are not comparable (session 32). Returns one median a program, in us per op.
   std::vector<double> time_graphs(const std::vector<std::function<void(cudaStream_t)>>& enqueues, int ops);
+  /// With clock sampling on (set_clock_sampling; SYMMEM_BENCH_CLOCKS=0 keeps it off), time_graphs
+  /// also samples the GPU's SM clock and power beside its timed rounds (ClockLog) and keeps, for
+  /// each program, the samples taken during its replays: last_clocks()[g], the lowest median clock
+  /// over ranks, the highest median power and power-capped share (all -1 where a rank has none).
+  void set_clock_sampling(bool on);
+  const std::vector<ClockStats>& last_clocks() const { return last_clocks_; }
   /// Times one enqueue (itself a loop, e.g. a ping-pong kernel) the same way; returns us per call.
   double time_once(const std::function<void(cudaStream_t)>& enqueue) { return time_graph(enqueue, 1); }
   /// Lines the ranks up on the GPU before a timed launch: a spin of ~50 us keeps the GPU busy while
@@ -78,6 +85,8 @@ class Harness {
   void line_up();
   /// Maximum of a value over ranks; sum of a count over ranks.
   double max_over_ranks(double v);
+  /// The same for each element (one exchange for all).
+  std::vector<double> max_over_ranks(const std::vector<double>& v);
   long sum_over_ranks(long v);
 
   void add(const Row& r) { rows_.push_back(r); }
@@ -93,6 +102,9 @@ class Harness {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::vector<Row> rows_;
   SymmetricBuffer sync_;  // for the device barrier before each timed replay
+  bool sampling_ = false;
+  std::unique_ptr<ClockLog> clocks_;  // (null where sampling is off or NVML is missing)
+  std::vector<ClockStats> last_clocks_;
 };
 
 /// Writes the rows as JSON (device, gpus, commit, NCCL version, date) and an SVG plot.

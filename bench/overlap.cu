@@ -36,6 +36,7 @@ namespace symmem::bench {
 
 void run_overlap(Harness& h) {
   const int n = h.size(), me = h.rank();
+  h.set_clock_sampling(true);  // (each program's SM clock and power in the rows; SYMMEM_BENCH_CLOCKS=0: off)
   struct Model { const char* name; int64_t hidden, ffn; };
   const Model models[] = {{"8B", 4096, 14336}, {"70B", 8192, 28672}};
   const int64_t ms[] = {2048, 4096, 8192, 16384};
@@ -243,6 +244,7 @@ void run_overlap(Harness& h) {
         if (tp_alt) programs.push_back(symmem_fn(overlap::Mode::kOverlap, tp_alt.get()));
         if (floor2 != nullptr) programs.push_back([&, floor2](cudaStream_t s) { floor2->run(m, nn, k, a, k, b, nn, c, nn, s); });
         const std::vector<double> t = h.time_graphs(programs, ops);
+        const std::vector<ClockStats> clk = h.last_clocks();  // (each program's clock in this batch)
         const double floor2_us = floor2 != nullptr ? t.back() : -1;
         const double floor_us = floor2 != nullptr ? std::min(t[0], floor2_us) : t[0];
         if (floor2 != nullptr && floor2_us < t[0]) floor_plan = pick.runner_up_plan;
@@ -547,6 +549,24 @@ void run_overlap(Harness& h) {
                         static_cast<long long>(half), t_half, gemm.describe(half, nn, k, k, nn, nn).c_str(), t_acc, n, parts,
                         static_cast<long long>(part), t_chain);
         }
+        // The clock each program ran at (the GPUs sit at their power limit through these GEMMs:
+        // a form that moves more bytes runs at a lower clock; Harness::set_clock_sampling).
+        std::string clock_text;
+        {
+          std::vector<std::pair<const char*, size_t>> named = {{"floor", 0}, {"overlap", 1}, {"sequential", 2}};
+          if (nc != nullptr) named.push_back({"nccl", 3});
+          if (tp_alt) named.push_back({"alt", programs.size() - (floor2 != nullptr ? 2 : 1)});
+          for (const auto& [name, g] : named) {
+            if (g >= clk.size() || clk[g].sm_mhz < 0) continue;
+            r.extra[std::string("sm_mhz_") + name] = clk[g].sm_mhz;
+            r.extra[std::string("power_w_") + name] = clk[g].power_w;
+            r.extra[std::string("power_capped_") + name] = clk[g].capped_share;
+            char one[96];
+            std::snprintf(one, sizeof one, "%s %s %.0f MHz %.0f W%s", clock_text.empty() ? "" : ",", name, clk[g].sm_mhz, clk[g].power_w,
+                          clk[g].capped_share >= 0.5 ? " capped" : "");
+            clock_text += one;
+          }
+        }
         h.add(r);
         char alt_text[160] = "";
         if (tp_alt)
@@ -556,6 +576,9 @@ void run_overlap(Harness& h) {
           std::printf("%5s %6s %8lld | %9.1f %9.1f %9.1f %9.1f %4s | %6.3f %6.2f | %s%s\n", md.name, op == 0 ? "ag+mm" : "mm+rs",
                       static_cast<long long>(m), floor_us, seq_nccl, ov, sq, auto_overlap ? "ov" : "seq", r.extra["vs_floor"],
                       r.extra["hidden_fraction"], r.text["form"].c_str(), alt_text);
+        if (me == 0 && !clock_text.empty())
+          std::printf("#   %s %s %lld clocks (lowest over ranks, power the highest):%s\n", md.name, op == 0 ? "ag+mm" : "mm+rs",
+                      static_cast<long long>(m), clock_text.c_str());
       }
     }
   }

@@ -38,6 +38,8 @@ const std::vector<EnvVar>& env_vars() {
                                 "at the first uncaptured call of each shape (in interleaved rounds; another replaces the first "
                                 "only where 3% faster); "
                                 "verbose: also print each tuned shape's candidates and times on stderr"},
+      {"SYMMEM_BENCH_CLOCKS", "1", "symmem-bench overlap: 0 stops sampling each GPU's SM clock and power (NVML, read-only) beside "
+                                   "the timed rounds; the rows then lack sm_mhz_* and power_w_*"},
       {"SYMMEM_BENCH_ORDER", "shuffle", "symmem-bench: the order of the programs timed together in each round, shuffle (drawn "
                                         "from the round's number, alike on every rank) or rotate (round r starts at program r: every "
                                         "program then always follows the same one, as before session 59)"},
