@@ -4,7 +4,7 @@
 // power limit (2 x H200, session 64: 685-700 W of 700, SM clock 1170-1440 MHz against 1980 idle),
 // so a figure means little without the clock it ran at: a form that reads more bytes than another
 // of the same flops loses clock to it, and machines of the same kind differ. ClockLog samples the
-// GPU a few times a millisecond-long replay on a thread of its own (host only: it never touches
+// GPU every few milliseconds on a thread of its own (host only: it never touches
 // the GPU's work or settings), and clock_stats gives each timed program the samples that fall in
 // its replays.
 //

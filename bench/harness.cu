@@ -164,7 +164,7 @@ void Harness::set_clock_sampling(bool on) {
   // Collective: every rank samples or none (time_graphs then exchanges the clocks on all or none).
   sampling_ = max_over_ranks(on && !(env != nullptr && std::strcmp(env, "0") == 0) ? 0.0 : 1.0) == 0;
   if (sampling_ && !clocks_) {
-    clocks_ = std::make_unique<ClockLog>(ctx_->device());
+    clocks_ = std::make_unique<ClockLog>(ctx_->device(), 2000);  // (a sample each 2 ms: a few a 70B replay; each query is a call into the driver)
     if (!clocks_->enabled()) {
       if (rank() == 0) std::fprintf(stderr, "symmem-bench: GPU clocks not sampled (%s)\n", clocks_->why_not().c_str());
       clocks_.reset();
