@@ -27,9 +27,13 @@ struct Visit {
 
 // The tiles in the order of their units (u = 0, 1, ...: the clusters take u = c, c + clusters, ...,
 // so a smaller u starts no later), each unit's kCluster row blocks together.
-std::vector<Visit> walk(int m, int n, int cluster, int group_m, int shard_rows, int count, int first, int groups = 1) {
+// clip_to_shard: the raster clipped to a shard's units instead of a row group's (hopper_gemm.cu
+// clips to a row group's; a raster wider than a row group needs the shard's: see the fused form's
+// model at raster 8 below).
+std::vector<Visit> walk(int m, int n, int cluster, int group_m, int shard_rows, int count, int first, int groups = 1,
+                        bool clip_to_shard = false) {
   const int units_m = (m + kBlockRows * cluster - 1) / (kBlockRows * cluster), units_n = (n + 255) / 256;
-  const int group = shard_rows > 0 ? shard_group(shard_rows / groups, cluster, group_m) : group_m;
+  const int group = shard_rows > 0 ? shard_group(clip_to_shard ? shard_rows : shard_rows / groups, cluster, group_m) : group_m;
   std::vector<Visit> out;
   for (int u = 0; u < units_m * units_n; ++u) {
     int um, un;
@@ -64,13 +68,14 @@ TEST(HopperSchedule, ShardsRunInLandingOrderAndGroupsStayInside) {
       for (int shard_rows : {256, 512, 1024, 2048, 4096})
         for (int n : {384, 3584, 7168})
           for (int groups : {1, 2, 4})  // (row groups, as the fused form runs: the raster groups inside them)
+          for (bool clip_to_shard : {false, true})  // (or inside the shard only: not built)
           for (int me = 0; me < ranks; ++me) {
             if (shard_rows % (groups * kBlockRows * cluster) != 0) continue;
             const int m = shard_rows * ranks;
             const std::string what = std::to_string(ranks) + " ranks, shards of " + std::to_string(shard_rows) + ", Nc " +
                                      std::to_string(n) + ", cluster " + std::to_string(cluster) + ", " + std::to_string(groups) +
-                                     " row groups, rank " + std::to_string(me);
-            const std::vector<Visit> order = walk(m, n, cluster, 8, shard_rows, ranks, me, groups);
+                                     " row groups, rank " + std::to_string(me) + (clip_to_shard ? ", raster clipped to the shard" : "");
+            const std::vector<Visit> order = walk(m, n, cluster, 8, shard_rows, ranks, me, groups, clip_to_shard);
             std::set<std::pair<int, int>> seen;
             int step = 0;  // position of the current shard in the landing order me, me - 1, ...
             for (const Visit& v : order) {
@@ -116,7 +121,8 @@ namespace {
 // k-loop until rank r - 1 has pushed groups 0..g of the unit's block (its sum so far); a rank
 // pushes its blocks but the own one to rank r + 1, each once counted, in increasing g.
 std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int clusters, unsigned seed,
-                            const std::function<std::vector<Visit>(int rank)>& order_of = nullptr, bool ring = false) {
+                            const std::function<std::vector<Visit>(int rank)>& order_of = nullptr, bool ring = false, int raster = 2,
+                            bool clip_to_shard = false) {
   const int cluster = 2, m = shard_rows * ranks, grows = shard_rows / groups;
   struct Unit {
     int shard, group;
@@ -131,7 +137,8 @@ std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int cl
   // counted[r][b * groups + g]: units of block b, group g that rank r has counted; total: their number.
   std::vector<std::vector<int>> counted(ranks, std::vector<int>(ranks * groups, 0)), total = counted;
   for (int r = 0; r < ranks; ++r) {
-    const std::vector<Visit> order = order_of ? order_of(r) : walk(m, n, cluster, 2, shard_rows, ranks, (r + ranks - 1) % ranks, groups);
+    const std::vector<Visit> order =
+        order_of ? order_of(r) : walk(m, n, cluster, raster, shard_rows, ranks, (r + ranks - 1) % ranks, groups, clip_to_shard);
     for (size_t i = 0; i < order.size(); i += cluster) {  // a unit: `cluster` consecutive row blocks
       const Visit& v = order[i];
       const Unit u{v.shard, (v.m0 - v.shard * shard_rows) / grows};
@@ -199,15 +206,21 @@ std::string run_fused_model(int ranks, int shard_rows, int groups, int n, int cl
 }
 
 // The fused form's (or the ring's) model at 2, 3, 4 and 8 ranks, three shard and row-group shapes,
-// 1-66 clusters, four random interleavings each: every run completes.
+// 1-66 clusters, four random interleavings each: every run completes. Raster 2 clipped to a row
+// group (as hopper_gemm.cu runs it), and raster 8 clipped to the shard (a raster that spans row
+// groups: what hopper_gemm's fused form would need to run raster 8; not built, session 64), over C
+// 512 and 2048 columns wide (2 and 8 column units).
 void expect_every_case_completes(bool ring, unsigned seed) {
-  for (int ranks : {2, 3, 4, 8})
-    for (auto [shard_rows, groups] : {std::pair{1024, 2}, {2048, 4}, {768, 3}})
-      for (int clusters : {1, 3, 7, 66})
-        for (int interleaving = 0; interleaving < 4; ++interleaving) {
-          const std::string why = run_fused_model(ranks, shard_rows, groups, 512, clusters, seed++, nullptr, ring);
-          EXPECT_EQ(why, "") << ranks << " ranks, " << groups << " groups, " << clusters << " clusters, interleaving " << interleaving;
-        }
+  for (auto [raster, clip_to_shard] : {std::pair{2, false}, {8, true}})
+    for (int n : {512, 2048})
+      for (int ranks : {2, 3, 4, 8})
+        for (auto [shard_rows, groups] : {std::pair{1024, 2}, {2048, 4}, {768, 3}, {4096, 8}})
+          for (int clusters : {1, 3, 7, 66})
+            for (int interleaving = 0; interleaving < 4; ++interleaving) {
+              const std::string why = run_fused_model(ranks, shard_rows, groups, n, clusters, seed++, nullptr, ring, raster, clip_to_shard);
+              EXPECT_EQ(why, "") << ranks << " ranks, " << groups << " groups, Nc " << n << ", " << clusters << " clusters, raster " << raster
+                                 << (clip_to_shard ? " (clipped to the shard)" : "") << ", interleaving " << interleaving;
+            }
 }
 
 }  // namespace
