@@ -178,16 +178,7 @@ void Harness::line_up() {
   stream::barrier(sync_, stream_);
 }
 
-double Harness::max_over_ranks(double v) {
-  auto all = team().all_gather(std::string(reinterpret_cast<char*>(&v), sizeof(v)), "benchmark max");
-  double m = v;
-  for (auto& s : all) {
-    double x;
-    std::memcpy(&x, s.data(), sizeof(x));
-    m = std::max(m, x);
-  }
-  return m;
-}
+double Harness::max_over_ranks(double v) { return max_over_ranks(std::vector<double>{v})[0]; }
 
 std::vector<double> Harness::max_over_ranks(const std::vector<double>& v) {
   auto all = team().all_gather(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double)), "benchmark max");

@@ -78,6 +78,8 @@ class Harness {
   /// over ranks, the highest median power and power-capped share (all -1 where a rank has none).
   void set_clock_sampling(bool on);
   const std::vector<ClockStats>& last_clocks() const { return last_clocks_; }
+  /// This rank's GPU's enforced power limit in W, where clocks are sampled (else -1).
+  double power_limit_w() const { return clocks_ ? clocks_->power_limit_w() : -1; }
   /// Times one enqueue (itself a loop, e.g. a ping-pong kernel) the same way; returns us per call.
   double time_once(const std::function<void(cudaStream_t)>& enqueue) { return time_graph(enqueue, 1); }
   /// Lines the ranks up on the GPU before a timed launch: a spin of ~50 us keeps the GPU busy while

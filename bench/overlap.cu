@@ -186,21 +186,10 @@ void run_overlap(Harness& h) {
     return false;
   };
   // SYMMEM_OVERLAP_OPS=ag or rs: that operation only (e.g. one form timed alone beside a clock log).
-  const char* only_ops = std::getenv("SYMMEM_OVERLAP_OPS");
-  if (only_ops != nullptr && *only_ops != 0) {
-    std::string rest = only_ops;  // every comma-separated item must name an operation
-    for (size_t at = 0; at <= rest.size();) {
-      const size_t comma = std::min(rest.find(',', at), rest.size());
-      const std::string item = rest.substr(at, comma - at);
-      require(item == "ag" || item == "rs", "symmem-bench overlap: SYMMEM_OVERLAP_OPS=", only_ops,
-              ": give ag, rs or ag,rs (got \"", item, "\")");
-      at = comma + 1;
-    }
-  }
-  auto op_wanted = [&](int op) {
-    if (only_ops == nullptr || *only_ops == 0) return true;
-    return std::strstr(only_ops, op == 0 ? "ag" : "rs") != nullptr;
-  };
+  const std::string only_ops = std::getenv("SYMMEM_OVERLAP_OPS") != nullptr ? std::getenv("SYMMEM_OVERLAP_OPS") : "";
+  require(only_ops.empty() || only_ops == "ag" || only_ops == "rs" || only_ops == "ag,rs" || only_ops == "rs,ag",
+          "symmem-bench overlap: SYMMEM_OVERLAP_OPS must be ag, rs or ag,rs (got \"", only_ops, "\")");
+  auto op_wanted = [&](int op) { return only_ops.empty() || only_ops.find(op == 0 ? "ag" : "rs") != std::string::npos; };
   for (const Model& md : models) {
     if (only != nullptr && std::strstr(only, md.name) == nullptr) continue;
     for (int64_t m : ms) {
@@ -249,7 +238,8 @@ void run_overlap(Harness& h) {
         const double floor_us = floor2 != nullptr ? std::min(t[0], floor2_us) : t[0];
         if (floor2 != nullptr && floor2_us < t[0]) floor_plan = pick.runner_up_plan;
         const double ov = t[1], sq = t[2], seq_nccl = nc != nullptr ? t[3] : -1;
-        const double alt = tp_alt ? t[programs.size() - (floor2 != nullptr ? 2 : 1)] : -1;
+        const size_t alt_g = programs.size() - (floor2 != nullptr ? 2 : 1);  // (the alt column's program, with tp_alt)
+        const double alt = tp_alt ? t[alt_g] : -1;
         const double comm_part = seq_nccl > floor_us ? seq_nccl - floor_us : 0;
         Row r{"overlap", "bfloat16", std::string(md.name) + (op == 0 ? "/ag_gemm" : "/gemm_rs"), static_cast<size_t>(m)};
         // symmem's figure is what auto runs (TensorParallel::choose), not the better of the two.
@@ -552,10 +542,11 @@ void run_overlap(Harness& h) {
         // The clock each program ran at (the GPUs sit at their power limit through these GEMMs:
         // a form that moves more bytes runs at a lower clock; Harness::set_clock_sampling).
         std::string clock_text;
+        if (h.power_limit_w() > 0) r.extra["power_limit_w"] = h.power_limit_w();  // (rank 0's GPU)
         {
           std::vector<std::pair<const char*, size_t>> named = {{"floor", 0}, {"overlap", 1}, {"sequential", 2}};
           if (nc != nullptr) named.push_back({"nccl", 3});
-          if (tp_alt) named.push_back({"alt", programs.size() - (floor2 != nullptr ? 2 : 1)});
+          if (tp_alt) named.push_back({"alt", alt_g});
           for (const auto& [name, g] : named) {
             if (g >= clk.size() || clk[g].sm_mhz < 0) continue;
             r.extra[std::string("sm_mhz_") + name] = clk[g].sm_mhz;
