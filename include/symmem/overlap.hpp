@@ -165,9 +165,10 @@ constexpr int kReduceGroup = 2, kReduceGroupWide = 8;
 /// both GPUs at their 700 W cap (SM clock 1200-1440 MHz): 70B mm+rs M 16384 at TP = 2 at raster 8
 /// 1.035 / 1.055x the GEMM alone against 1.046 / 1.092 at 2 (both ways round), M 8192 level; the
 /// transposed GEMM looped back at M 16384 3-5% faster (hopper_gemm's level). At 8B (N 4096) 8
-/// was 0.6-1% slower (session 59). hopper_gemm's fused form keeps its raster inside a row group
-/// (schedule::shard_group: 2 units), so this moves the transposed form only. A function of the
-/// shape only; rank-local all the same.
+/// was 0.6-1% slower (session 59). hopper_gemm's fused and ring forms stay at kReduceGroup
+/// (session 65: their raster is clipped to a shard's units, no longer a row group's, so
+/// SYMMEM_OVERLAP_RS_RASTER reaches them), so this moves the transposed form only. A function of
+/// the shape only; rank-local all the same.
 constexpr int reduce_raster(int64_t n) { return n >= 8192 ? kReduceGroupWide : kReduceGroup; }
 /// Whether matmul_reduce_scatter runs its fused form: one persistent GEMM of symmem's own over all
 /// rows, the peers' blocks first, each row group's push started by the GEMM's count of its stored

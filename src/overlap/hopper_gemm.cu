@@ -517,7 +517,10 @@ void hopper_gemm(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, co
   const CUtensorMap mb = tensor_map(b, k, n, ldb, kBK, 64, "B");
   const bool has_local = shards != nullptr && shards->local != nullptr;
   const CUtensorMap ml = has_local ? tensor_map(shards->local, shards->rows, k, shards->local_ld, kBM, kBK, "the local shard") : ma;
-  const int group = shards != nullptr ? schedule::shard_group(shards->rows / shards->groups, opt.cluster, opt.group_m) : opt.group_m;
+  // With row shards the raster is clipped to a shard's units (not a row group's: a group may span
+  // row groups, which delays the first groups' counts but not what they count; the host models
+  // HopperSchedule.*FusedForm* and *EpilogueRing* walk both clips to completion).
+  const int group = shards != nullptr ? schedule::shard_group(shards->rows, opt.cluster, opt.group_m) : opt.group_m;
   Args args{static_cast<__nv_bfloat16*>(c), ldc, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), group,
             HopperRowShards{}, has_local, opt.count_at, opt.defer_halves};
   if (shards != nullptr) args.shards = *shards;

@@ -619,7 +619,10 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.sum_in_ring = transposed && d.sum_ring;
   HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
   opt.t_tall = d.t_tall;
-  opt.group_m = d.rs_raster > 0 ? d.rs_raster : detail::reduce_raster(n);  // the raster: row units at a time
+  // The raster, row units at a time: the transposed form's by C's width; hopper_gemm's fused and
+  // ring forms stay at kReduceGroup (the raster they ran at while clipped to a row group's units)
+  // unless SYMMEM_OVERLAP_RS_RASTER says otherwise.
+  opt.group_m = d.rs_raster > 0 ? d.rs_raster : transposed ? detail::reduce_raster(n) : detail::kReduceGroup;
   if (d.count_at >= 0) opt.count_at = d.count_at;
   // (Form::kFusedT: the transposed GEMM, whose done words count its row tiles per row group they
   // overlap, so each group's target is its own; its tall tiles fixed here, for the launch and the
