@@ -113,6 +113,10 @@ struct TensorParallel::Impl {
   // detail::reduce_raster). Rank-local: it orders a rank's tiles, not what any rank waits for or
   // pushes (the pushes wait for counts, whatever order the tiles come in).
   int rs_raster = -1;
+  // all_gather_matmul's own GEMM's raster (SYMMEM_OVERLAP_AG_RASTER=g; -1 unset: HopperGemmOptions'
+  // default, 8, clipped to a shard's units). Rank-local as rs_raster; the form's choice
+  // (detail::gather_transposed) models the default whatever it says.
+  int ag_raster = -1;
   // HopperGemmOptions::defer_halves for both forms (SYMMEM_OVERLAP_DEFER=0|1|2; -1 unset: its
   // default). Rank-local: it moves when a tile's stores go out, not what any rank waits for.
   int defer = -1;
@@ -192,6 +196,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.sum_ring = force_knob(why, "SYMMEM_OVERLAP_RS_SUM_RING", "0", "1") == 1;
   d.count_at = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_COUNT_AT", 0, 1 << 20, -1));
   d.rs_raster = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_RASTER", 1, 64, -1));
+  d.ag_raster = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_AG_RASTER", 1, 64, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
   d.rs_chunks = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_CHUNKS", 1, detail::kMaxRsChunks, 0));
   int dev = 0;
@@ -372,6 +377,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.local_ld = k;
       HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
       opt.t_tall = d.t_tall;
+      if (d.ag_raster > 0) opt.group_m = d.ag_raster;
       if (form == Form::kOwnGatherT)
         hopper_gemm_t(m, n, k, gathered, k, b, n, c, n, opt, s, &sh);
       else

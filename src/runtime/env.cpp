@@ -102,8 +102,10 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_COUNT_AT", nullptr, "the k-block of a tile's next tile at which matmul_reduce_scatter's fused form counts the "
                                            "tile's stores (default 3; for measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_RS_RASTER", nullptr, "1 to 64: the raster (row tiles at a time) of matmul_reduce_scatter's fused forms' own "
-                                            "GEMM (default detail::reduce_raster: 8 where C has 8192 columns or more, else 2; for "
-                                            "measurements; a rank-local choice)"},
+                                            "GEMM (default: the transposed form's detail::reduce_raster, 8 where C has 8192 columns or "
+                                            "more, else 2; hopper_gemm's fused and ring forms 2; for measurements; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_AG_RASTER", nullptr, "1 to 64: the raster (row tiles at a time) of all_gather_matmul's own GEMM (default 8, "
+                                            "inside each peer's shard; for measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_DEFER", nullptr, "0, 1 or 2: of each own-GEMM tile's two halves, how many are stored under the next tile's "
                                         "first k-blocks (default 2; for measurements and tests; a rank-local choice)"},
       {"SYMMEM_OVERLAP_RS_CHUNKS", nullptr, "1 to 8: into how many parts (a copy and a signal each) matmul_reduce_scatter's cuBLASLt "
