@@ -27,7 +27,8 @@
 // HGEMM_T=1: the experimental hopper_gemm_t (transposed 160 x 128 tiles) checked and timed beside
 // (with shards too, checked against cuBLASLt's result; HGEMM_TILE=t times cuBLASLt's first candidate of
 // tile t instead of the tuned plan; HGEMM_T_TALL=t adds the kernel with t 160-row tiles a shard,
-// HopperGemmOptions::t_tall, beside the one with the chosen count, hopper_t_tall; HGEMM_T_COUNTED=1,
+// HopperGemmOptions::t_tall, beside the one with the chosen count, hopper_t_tall; HGEMM_T_GROUP=g the
+// kernel at raster g beside the one at group_m; HGEMM_T_COUNTED=1,
 // with shards: its counted instantiation, HopperRowShards::done in HGEMM_GROUPS groups, beside).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -347,10 +348,13 @@ int main(int argc, char** argv) {
     int64_t bad_t = 0;
     // (With shards, shard `first`'s rows come from the local copy, A's being poisoned: the result
     // is still cuBLASLt's, computed before the poison.)
-    // HGEMM_T_TALL=t: the kernel with t 160-row tiles a shard (the rest 128) checked and timed beside.
-    const bool forced_on = std::getenv("HGEMM_T_TALL") != nullptr;
+    // HGEMM_T_TALL=t: the kernel with t 160-row tiles a shard (the rest 128) checked and timed beside;
+    // HGEMM_T_GROUP=g: with raster g (its tall tiles then chosen for g, unless HGEMM_T_TALL) beside
+    // the one at group_m, the two replayed in turn (one power state: the cap moves both alike).
+    const bool forced_on = std::getenv("HGEMM_T_TALL") != nullptr || std::getenv("HGEMM_T_GROUP") != nullptr;
     symmem::overlap::HopperGemmOptions lopt = opt;
-    if (forced_on) lopt.t_tall = std::atoi(std::getenv("HGEMM_T_TALL"));
+    if (std::getenv("HGEMM_T_TALL") != nullptr) lopt.t_tall = std::atoi(std::getenv("HGEMM_T_TALL"));
+    if (std::getenv("HGEMM_T_GROUP") != nullptr) lopt.group_m = std::atoi(std::getenv("HGEMM_T_GROUP"));
     const int tall = symmem::overlap::hopper_t_tall(m, n, opt, shp), forced = symmem::overlap::hopper_t_tall(m, n, lopt, shp);
     for (int w = 0; w < (forced_on ? 2 : 1); ++w) {
       CK(cudaMemset(c, 0xFF, m * n * 2));  // poison (NaN)
@@ -395,15 +399,15 @@ int main(int argc, char** argv) {
                 "own_t %.1f us | own_t/cublasLt %.3f, own_t/own %.3f",
                 (long long)m, (long long)n, (long long)k, opt.group_m, shp ? sh.count : 0, tall, bad_t ? "FAIL" : "ok", worst_t, (long long)bad_t, tr,
                 ref.describe(m, n, k, k, n, n).c_str(), to, tt, tr > 0 ? tt / tr : 0.0, to > 0 ? tt / to : 0.0);
-    if (forced_on) std::printf(" | own_t tall %d %.1f us (%.3f x own_t)", forced, tl, tt > 0 ? tl / tt : 0.0);
+    if (forced_on) std::printf(" | own_t group %d tall %d %.1f us (%.3f x own_t)", lopt.group_m, forced, tl, tt > 0 ? tl / tt : 0.0);
     if (counted_on) std::printf(" | own_t counted (%d groups) %.1f us (%.3f x own_t)", counted_sh.groups, tc, tt > 0 ? tc / tt : 0.0);
     std::printf("\n");
     if (counts != nullptr) CK(cudaFree(counts));
     append_json(json,
                 "\"probe\": \"gemm_t\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"sustain\": %d, "
-                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"own_t_forced_us\": %.2f, \"own_t_counted_us\": %.2f, \"tall\": %d, \"forced_tall\": %d, \"shards\": %d, "
+                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"own_t_forced_us\": %.2f, \"own_t_counted_us\": %.2f, \"tall\": %d, \"forced_tall\": %d, \"forced_group_m\": %d, \"shards\": %d, "
                 "\"max_rel_err\": %.5f, \"bad\": %lld, \"cublaslt_plan\": \"%s\"",
-                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, tl, tc, tall, forced, shp ? sh.count : 0,
+                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, tl, tc, tall, forced, lopt.group_m, shp ? sh.count : 0,
                 worst_t, (long long)bad_t, ref.describe(m, n, k, k, n, n).c_str());
     return bad || bad_t ? 1 : 0;
   }
