@@ -22,26 +22,6 @@ __global__ void spin_kernel(unsigned long long ns) {
 
 namespace symmem::bench {
 
-static std::vector<size_t> rotated_order(size_t programs, int round) {
-  std::vector<size_t> order(programs);
-  for (size_t i = 0; i < programs; ++i) order[i] = (i + static_cast<size_t>(round)) % programs;
-  return order;
-}
-
-std::vector<size_t> round_order(size_t programs, int round) {
-  std::vector<size_t> order(programs);
-  for (size_t i = 0; i < programs; ++i) order[i] = i;
-  uint64_t x = 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(round) + 1);
-  auto next = [&x] {  // splitmix64
-    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  for (size_t i = programs; i > 1; --i) std::swap(order[i - 1], order[next() % i]);  // Fisher-Yates
-  return order;
-}
-
 Harness::Harness(const Options& opt) : opt_(opt) {
   ctx_ = Context::init();
   comm_ = std::make_unique<Communicator>(ctx_);
@@ -96,13 +76,12 @@ std::vector<double> Harness::time_graphs(const std::vector<std::function<void(cu
     ctx_->synchronize(stream_, "benchmark warm-up");
     std::vector<std::vector<float>> ms(execs.size());
     std::vector<std::vector<std::pair<double, double>>> windows(execs.size());  // host time of each replay (ClockLog)
-    // Each round runs the programs in an order of its own, shuffled from the round's number alone
-    // (the same on every rank: the programs communicate), so that every program follows every
-    // other about equally often: what ran just before weighs on a power-capped GPU's clock. (Until
-    // session 59 each round started one program later, which keeps every program's predecessor:
-    // program g always ran right after g - 1. So symmem-bench overlap's second TensorParallel read
-    // 0-64 us slower than an identical first one at 70B mm+rs (4 x H100, session 37) and 1.5-2%
-    // faster (2 x H200, sessions 58-59).)
+    // Each round runs the programs in an order of its own (round_order: a shuffle from the round's
+    // number alone, the same on every rank), so that every program follows every other about
+    // equally often. (Until session 59 each round started one program later, so program g always
+    // ran right after g - 1: symmem-bench overlap's second TensorParallel read 0-64 us slower than
+    // an identical first one at 70B mm+rs (4 x H100, session 37) and 1.5-2% faster (2 x H200,
+    // sessions 58-59).)
     // SYMMEM_BENCH_ORDER=rotate: the old order (round r: r, r + 1, ... mod P), to compare the two.
     const char* order_env = std::getenv("SYMMEM_BENCH_ORDER");
     const bool rotate = order_env != nullptr && std::strcmp(order_env, "rotate") == 0;

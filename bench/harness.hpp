@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "clocks.hpp"
+#include "round_order.hpp"
 #include "symmem/symmem.hpp"
 
 namespace symmem::bench {
@@ -41,10 +42,6 @@ struct Row {
   std::map<std::string, double> extra;
   std::map<std::string, std::string> text;  // named words (e.g. the form an overlap call took)
 };
-
-/// The order in which Harness::time_graphs runs `programs` programs in timed round `round`: a
-/// shuffle drawn from the round's number alone, alike on every rank.
-std::vector<size_t> round_order(size_t programs, int round);
 
 class Harness {
  public:

@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the device probes (tools/hgemm_probe.cu, tools/ring_probe.cu): the CUDA check, and
+// Shared by the device probes (tools/hgemm_probe.cu): the CUDA check, and
 // the timing of CUDA graphs replayed in turn.
 #include <cuda_runtime.h>
 
@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <functional>
 #include <vector>
+
+#include "../bench/round_order.hpp"
 
 #define CK(x)                                                                                     \
   do {                                                                                            \
@@ -20,8 +22,10 @@
 
 // Median us of one launch of each variant: each variant's `ops` launches captured in one graph,
 // the graphs replayed in turn (3 warm-up rounds, then `reps`), so that every variant runs at the
-// same clocks (a GPU at its power cap follows what it ran last). A variant with skip[w] set is
-// neither replayed nor timed (0).
+// same clocks (a GPU at its power cap follows what it ran last), each round in an order of its own
+// (round_order, as symmem-bench's: until session 65 a fixed rotation, in which the fourth graph
+// read 4-7% slower than the second at 70B shapes whatever either ran). A variant with skip[w] set
+// is neither replayed nor timed (0).
 inline std::vector<float> replay_medians(const std::vector<std::function<void(cudaStream_t)>>& variants, int ops, int reps,
                                          const std::vector<bool>& skip = {}) {
   cudaStream_t s;
@@ -40,7 +44,7 @@ inline std::vector<float> replay_medians(const std::vector<std::function<void(cu
   CK(cudaEventCreate(&e1));
   std::vector<std::vector<float>> t(variants.size());
   for (int i = 0; i < reps + 3; ++i)
-    for (size_t w = 0; w < variants.size(); ++w) {
+    for (size_t w : symmem::bench::round_order(variants.size(), i)) {
       if (w < skip.size() && skip[w]) continue;
       CK(cudaEventRecord(e0, s));
       CK(cudaGraphLaunch(ex[w], s));

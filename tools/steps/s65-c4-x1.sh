@@ -1,4 +1,4 @@
-# Steps for tools/call.sh on a 1-GPU machine (session 65, call 4): all_gather_matmul's own GEMM
+# Steps for tools/call.sh on a 1-GPU machine (session 65, calls 4 and 5: call 5 with each round in its own order): all_gather_matmul's own GEMM
 # (hopper_gemm_t over 2 row shards, as at TP = 2) at raster 8 (its default) and 2 looped back, the
 # two replayed in turn with cuBLASLt's plan and hopper_gemm (symmem-hgemm-probe HGEMM_T_GROUP, new):
 # the operation's A/B (calls 2-3) moves by +-2% a run; here both rasters share one power state.
