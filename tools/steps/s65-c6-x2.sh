@@ -1,0 +1,18 @@
+# Steps for tools/call.sh on a 2-GPU machine (session 65's last call, where no 4-GPU kind came):
+# the GPU suite's 1- and 2-GPU tiers on the session's final code (ctest gpu_1rank,
+# multigpu_2ranks_2gpus, the fault tier, the own GEMM's forms at 2 ranks on 1 GPU and 4 on 2,
+# python_gpu_2gpus, the tensor-parallel example), stopped after 300 s; then clusters of 4 against
+# 2 for a kernel shaped as hopper_gemm_t (tools/cluster_fit_probe.cu: the 2 x 2 idea's first
+# check); TP = 4's reduce-scatter forms looped back again, now with each round in its own order
+# (session 63's figures came from a fixed rotation); one symmem-bench overlap shape (the
+# benchmark's order now from bench/round_order.hpp). ~8.5 minutes with the start.
+#   COMMIT=<sha> EXTRA_TARGETS=symmem-hgemm-probe bash tools/call.sh tools/steps/s65-c6-x2.sh
+COMMIT=$C SYMMEM_CTEST_STOP_S=300 tools/gpu_run.sh --no-bench \
+  --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > $OUT/suite.log 2>&1
+echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -12
+grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.log | sort | uniq -c | head -30
+echo "== cluster fit at $(el) s"
+nvcc -std=c++17 -arch=sm_90a -o $OUT/cluster-fit tools/cluster_fit_probe.cu > $OUT/cluster-fit.log 2>&1 && $OUT/cluster-fit; rm -f $OUT/cluster-fit
+. tools/steps/s63-rs-loop-tp4.sh
+O one SYMMEM_OVERLAP_MODELS=70B SYMMEM_OVERLAP_M=16384 | grep -E "^==|ag\\+mm|mm\\+rs|clocks"
+true
