@@ -12,7 +12,7 @@ COMMIT=$C SYMMEM_CTEST_STOP_S=300 tools/gpu_run.sh --no-bench \
 echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -12
 grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.log | sort | uniq -c | head -30
 echo "== cluster fit at $(el) s"
-nvcc -std=c++17 -arch=sm_90a -o $OUT/cluster-fit tools/cluster_fit_probe.cu > $OUT/cluster-fit.log 2>&1 && $OUT/cluster-fit; rm -f $OUT/cluster-fit
+"$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -std=c++17 -arch=sm_90a -o $OUT/cluster-fit tools/cluster_fit_probe.cu > $OUT/cluster-fit.log 2>&1 && $OUT/cluster-fit; rm -f $OUT/cluster-fit
 . tools/steps/s63-rs-loop-tp4.sh
 O one SYMMEM_OVERLAP_MODELS=70B SYMMEM_OVERLAP_M=16384 | grep -E "^==|ag\\+mm|mm\\+rs|clocks"
 true
