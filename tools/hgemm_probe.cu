@@ -20,7 +20,8 @@
 // output to GPU p (peer access, in `groups` pieces a block, all started with the GEMM): the
 // operation's bytes on the links and in memory without its counts, waits and signals. Run one
 // probe on each GPU at once (HGEMM_DEVICE) for both directions, as matmul_reduce_scatter moves
-// them. HGEMM_DEVICE=d: the GPU to run on (default 0).
+// them. HGEMM_RS_GROUP=g (with HGEMM_RS): both fused forms again at raster g, in the same rotation.
+// HGEMM_DEVICE=d: the GPU to run on (default 0).
 // HGEMM_CANDIDATES=1 (with HGEMM_SUSTAIN): every cuBLASLt candidate of the shape (its ranking), as
 // graphs replayed in turn with the own GEMM's: which plan is fastest at the power cap, against the
 // one symmem's Gemm keeps (its tuning times single launches back to back).
@@ -300,6 +301,16 @@ int main(int argc, char** argv) {
         CK(cudaStreamWaitEvent(st, join, 0));
       });
     }
+    // HGEMM_RS_GROUP=g: both fused forms again at raster g (group_m; hopper_gemm's clipped to a
+    // shard's units as matmul_reduce_scatter's launch does), in the same rotation as the others.
+    const int rs_group = std::getenv("HGEMM_RS_GROUP") != nullptr ? std::atoi(std::getenv("HGEMM_RS_GROUP")) : 0;
+    symmem::overlap::HopperGemmOptions gopt = opt;
+    const size_t at_group = forms.size();
+    if (rs_group > 0) {
+      gopt.group_m = rs_group;
+      forms.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, gopt, st, &fused); });
+      forms.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, gopt, st, &fused); });
+    }
     const std::vector<float> med = replay_medians(forms, sustain, reps);
     std::printf("rs forms %lld x %lld x %lld, %d shards, %d groups, defer_halves %d: cublasLt %.1f us | fused %.1f us (%.3f x) | ring %.1f us (%.3f x) | ring/fused %.4f"
                 " | fused on hopper_gemm_t %.1f us (%.3f x) | its partials in the ring %.1f us (%.3f x)\n",
@@ -308,12 +319,16 @@ int main(int argc, char** argv) {
     if (peer >= 0)
       std::printf("rs forms GPU %d: fused on hopper_gemm_t with its peer blocks copied to GPU %d %.1f us (%.3f x cublasLt, %.3f x without)\n",
                   device, peer, med[5], med[5] / med[0], med[5] / med[3]);
+    if (rs_group > 0)
+      std::printf("rs forms at raster %d (group_m %d beside): fused %.1f us (%.3f x the fused form at %d) | fused on hopper_gemm_t %.1f us (%.3f x)\n",
+                  rs_group, opt.group_m, med[at_group], med[at_group] / med[1], opt.group_m, med[at_group + 1], med[at_group + 1] / med[3]);
     append_json(json,
                 "\"probe\": \"rs_forms_loopback\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"shards\": %d, \"groups\": %d, "
                 "\"sustain\": %d, \"defer_halves\": %d, \"cublaslt_us\": %.2f, \"fused_us\": %.2f, \"ring_us\": %.2f, \"fused_t_us\": %.2f, \"fused_t_in_ring_us\": %.2f, "
-                "\"device\": %d, \"peer\": %d, \"fused_t_copies_us\": %.2f",
+                "\"device\": %d, \"peer\": %d, \"fused_t_copies_us\": %.2f, \"group_m\": %d, \"rs_group\": %d, \"fused_group_us\": %.2f, \"fused_t_group_us\": %.2f",
                 (long long)m, (long long)n, (long long)k, fused.count, fused.groups, sustain, opt.defer_halves, med[0], med[1], med[2], med[3],
-                med[4], device, peer, peer >= 0 ? med[5] : 0.0f);
+                med[4], device, peer, peer >= 0 ? med[5] : 0.0f, opt.group_m, rs_group, rs_group > 0 ? med[at_group] : 0.0f,
+                rs_group > 0 ? med[at_group + 1] : 0.0f);
     return 0;
   }
   std::vector<__nv_bfloat16> hr(m * n);
