@@ -22,6 +22,8 @@
 // probe on each GPU at once (HGEMM_DEVICE) for both directions, as matmul_reduce_scatter moves
 // them. HGEMM_RS_GROUP=g (with HGEMM_RS): both fused forms again at raster g, in the same rotation.
 // HGEMM_DEVICE=d: the GPU to run on (default 0).
+// HGEMM_COPIES=c (with HGEMM_SUSTAIN, no shards): hopper_gemm_t on c copies of the operands,
+// each allocated apart, replayed in turn (how far the time moves with the buffers' places).
 // HGEMM_CANDIDATES=1 (with HGEMM_SUSTAIN): every cuBLASLt candidate of the shape (its ranking), as
 // graphs replayed in turn with the own GEMM's: which plan is fastest at the power cap, against the
 // one symmem's Gemm keeps (its tuning times single launches back to back).
@@ -181,6 +183,43 @@ int main(int argc, char** argv) {
     sh.local = local;
     sh.local_ld = k;
     shp = &sh;
+  }
+  // HGEMM_COPIES=c (with HGEMM_SUSTAIN): hopper_gemm_t on c copies of A, B and C, each allocated
+  // apart (cudaMalloc), as c graphs replayed in turn with cuBLASLt's: the same kernel on the same
+  // values, only the buffers' places differ. How far a GEMM's time moves with where its buffers
+  // lie (two identical TensorParallel instances of one symmem-bench run differed by 2-3%).
+  if (std::getenv("HGEMM_COPIES") != nullptr && std::atoi(std::getenv("HGEMM_COPIES")) > 0) {
+    const int copies = std::atoi(std::getenv("HGEMM_COPIES"));
+    if (sustain <= 0 || shp != nullptr) {
+      std::fprintf(stderr, "HGEMM_COPIES needs HGEMM_SUSTAIN and no shards\n");
+      return 2;
+    }
+    std::vector<__nv_bfloat16*> bufs;
+    std::vector<std::function<void(cudaStream_t)>> fns{[&](cudaStream_t st) { ref.run(m, n, k, a, k, b, n, r, n, st); }};
+    for (int i = 0; i < copies; ++i) {
+      __nv_bfloat16 *ai, *bi, *ci;
+      CK(cudaMalloc(&ai, m * k * 2));
+      CK(cudaMalloc(&bi, k * n * 2));
+      CK(cudaMalloc(&ci, m * n * 2));
+      CK(cudaMemcpy(ai, a, m * k * 2, cudaMemcpyDeviceToDevice));
+      CK(cudaMemcpy(bi, b, k * n * 2, cudaMemcpyDeviceToDevice));
+      bufs.insert(bufs.end(), {ai, bi, ci});
+      fns.push_back([=](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, ai, k, bi, n, ci, n, opt, st, nullptr); });
+    }
+    const std::vector<float> med = replay_medians(fns, sustain, reps);
+    std::printf("copies %lld x %lld x %lld group %d: cublasLt %.1f us | own_t on %d copies:", (long long)m, (long long)n, (long long)k, opt.group_m, med[0], copies);
+    std::string list;
+    for (int i = 0; i < copies; ++i) {
+      std::printf(" %.1f (%.3f)", med[1 + i], med[1 + i] / med[1]);
+      char one[96];
+      std::snprintf(one, sizeof one, "%s{\"a\": \"%p\", \"us\": %.2f}", i ? ", " : "", static_cast<void*>(bufs[3 * i]), med[1 + i]);
+      list += one;
+    }
+    std::printf("\n");
+    append_json(json, "\"probe\": \"gemm_t_copies\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"sustain\": %d, \"cublaslt_us\": %.2f, \"copies\": [%s]",
+                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, med[0], list.c_str());
+    for (__nv_bfloat16* p : bufs) CK(cudaFree(p));
+    return 0;
   }
   if (std::getenv("HGEMM_CANDIDATES") != nullptr && std::atoi(std::getenv("HGEMM_CANDIDATES")) != 0) {
     if (sustain <= 0) {
