@@ -6,7 +6,8 @@
 // Operands are random (SYMMEM_OVERLAP_DATA=constant: one value everywhere, as before session 31;
 // at the power cap a GEMM runs 15-25% faster on it). SYMMEM_OVERLAP_PROBE=1 adds diagnostics;
 // SYMMEM_OVERLAP_ALT=own|cublas times a second TensorParallel (made under that SYMMEM_OVERLAP_GEMM,
-// or under the VAR=value;... list given) beside the first, interleaved (column alt).
+// or under the VAR=value;... list given) beside the first, interleaved (column alt);
+// SYMMEM_OVERLAP_TWINS=c times each column on c instances made alike (the median).
 // The floor, symmem's two paths and cuBLASLt + NCCL of one shape are timed together, their replays
 // interleaved (Harness::time_graphs): a power-capped GPU's clock depends on what it ran just before.
 #include <cuda.h>
@@ -55,7 +56,14 @@ void run_overlap(Harness& h) {
   const char* alt_env = std::getenv("SYMMEM_OVERLAP_ALT");
   const char* alt_first_env = std::getenv("SYMMEM_OVERLAP_ALT_FIRST");
   const bool alt_first = alt_first_env != nullptr && std::strcmp(alt_first_env, "1") == 0;
+  // SYMMEM_OVERLAP_TWINS=c (1-4): each column's overlap timed on c instances made alike, its figure
+  // the median over them (each instance's in the row's overlap_twins_us / alt_twins_us): two
+  // identical instances of one run have read 1-3% apart (session 65; their clocks too), so an A/B
+  // of one instance a column needs several runs.
+  const char* twins_env = std::getenv("SYMMEM_OVERLAP_TWINS");
+  const int twins = twins_env != nullptr && *twins_env != 0 ? static_cast<int>(detail::parse_int(twins_env, "SYMMEM_OVERLAP_TWINS", 1, 4)) : 1;
   std::unique_ptr<overlap::TensorParallel> tp_alt;
+  std::vector<std::unique_ptr<overlap::TensorParallel>> alt_twins;  // (the alt column's other instances)
   auto make_alt = [&] {
     if (alt_env == nullptr || *alt_env == 0) return;
     std::vector<std::pair<std::string, std::string>> sets;  // (variable, value)
@@ -77,6 +85,7 @@ void run_overlap(Harness& h) {
       setenv(var.c_str(), value.c_str(), 1);
     }
     tp_alt = std::make_unique<overlap::TensorParallel>(h.comm(), max_m, max_k, max_n);
+    for (int i = 1; i < twins; ++i) alt_twins.push_back(std::make_unique<overlap::TensorParallel>(h.comm(), max_m, max_k, max_n));
     for (auto it = saved.rbegin(); it != saved.rend(); ++it) {  // (in reverse: a variable listed twice ends as it was)
       if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
       else unsetenv(it->first.c_str());
@@ -84,6 +93,8 @@ void run_overlap(Harness& h) {
   };
   if (alt_first) make_alt();
   overlap::TensorParallel tp(h.comm(), max_m, max_k, max_n);
+  std::vector<std::unique_ptr<overlap::TensorParallel>> tp_twins;  // (the main column's other instances)
+  for (int i = 1; i < twins; ++i) tp_twins.push_back(std::make_unique<overlap::TensorParallel>(h.comm(), max_m, max_k, max_n));
   if (!alt_first) make_alt();
   overlap::Gemm gemm(size_t(32) << 20);
   // The floor (and cuBLASLt + NCCL) runs cuBLASLt's fastest plan for the full GEMM at the power
@@ -225,21 +236,46 @@ void run_overlap(Harness& h) {
         symmem_fn(overlap::Mode::kOverlap)(h.stream());  // uncaptured: tunes the block GEMMs' shapes
         symmem_fn(overlap::Mode::kSequential)(h.stream());
         if (tp_alt) symmem_fn(overlap::Mode::kOverlap, tp_alt.get())(h.stream());
+        for (auto* twin_set : {&tp_twins, &alt_twins})
+          for (auto& twin : *twin_set) symmem_fn(overlap::Mode::kOverlap, twin.get())(h.stream());
         // The floor, symmem both ways and cuBLASLt + NCCL, their replays interleaved: one stretch
         // of time, one power state for all four (Harness::time_graphs).
         std::vector<std::function<void(cudaStream_t)>> programs = {floor_fn, symmem_fn(overlap::Mode::kOverlap),
                                                                    symmem_fn(overlap::Mode::kSequential)};
         if (nc != nullptr) programs.push_back(nccl_fn);
+        const size_t alt_g = programs.size();  // (the alt column's program, with tp_alt)
         if (tp_alt) programs.push_back(symmem_fn(overlap::Mode::kOverlap, tp_alt.get()));
+        // Each column's other instances (SYMMEM_OVERLAP_TWINS), then the floor's runner-up last.
+        std::vector<size_t> ov_g = {1}, alt_gs = {alt_g};
+        for (auto& twin : tp_twins) {
+          ov_g.push_back(programs.size());
+          programs.push_back(symmem_fn(overlap::Mode::kOverlap, twin.get()));
+        }
+        for (auto& twin : alt_twins) {
+          alt_gs.push_back(programs.size());
+          programs.push_back(symmem_fn(overlap::Mode::kOverlap, twin.get()));
+        }
         if (floor2 != nullptr) programs.push_back([&, floor2](cudaStream_t s) { floor2->run(m, nn, k, a, k, b, nn, c, nn, s); });
         const std::vector<double> t = h.time_graphs(programs, ops);
         const std::vector<ClockStats> clk = h.last_clocks();  // (each program's clock in this batch)
         const double floor2_us = floor2 != nullptr ? t.back() : -1;
         const double floor_us = floor2 != nullptr ? std::min(t[0], floor2_us) : t[0];
         if (floor2 != nullptr && floor2_us < t[0]) floor_plan = pick.runner_up_plan;
-        const double ov = t[1], sq = t[2], seq_nccl = nc != nullptr ? t[3] : -1;
-        const size_t alt_g = programs.size() - (floor2 != nullptr ? 2 : 1);  // (the alt column's program, with tp_alt)
-        const double alt = tp_alt ? t[alt_g] : -1;
+        // A column's figure: the median over its instances (the middle two's mean where even).
+        auto over_twins = [&](const std::vector<size_t>& gs, std::string* list) {
+          std::vector<double> v;
+          for (size_t g : gs) {
+            v.push_back(t[g]);
+            char one[32];
+            std::snprintf(one, sizeof one, "%s%.1f", list != nullptr && !list->empty() ? "," : "", t[g]);
+            if (list != nullptr) *list += one;
+          }
+          std::sort(v.begin(), v.end());
+          return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+        };
+        std::string ov_list, alt_list;
+        const double ov = over_twins(ov_g, &ov_list), sq = t[2], seq_nccl = nc != nullptr ? t[3] : -1;
+        const double alt = tp_alt ? over_twins(alt_gs, &alt_list) : -1;
         const double comm_part = seq_nccl > floor_us ? seq_nccl - floor_us : 0;
         Row r{"overlap", "bfloat16", std::string(md.name) + (op == 0 ? "/ag_gemm" : "/gemm_rs"), static_cast<size_t>(m)};
         // symmem's figure is what auto runs (TensorParallel::choose), not the better of the two.
@@ -267,6 +303,10 @@ void run_overlap(Harness& h) {
         if (tp_alt) {
           r.extra["overlap_alt_us"] = alt;
           r.extra["alt_vs_floor"] = alt / floor_us;
+        }
+        if (twins > 1) {
+          r.text["overlap_twins_us"] = ov_list;
+          if (tp_alt) r.text["alt_twins_us"] = alt_list;
         }
         r.extra["hidden_fraction"] = comm_part > 0 ? std::max(0.0, 1.0 - (ov - floor_us) / comm_part) : -1;
         if (probe) {

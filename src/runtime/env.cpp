@@ -115,6 +115,8 @@ const std::vector<EnvVar>& env_vars() {
                                       "SYMMEM_OVERLAP_GEMM (or under a list VAR=value[;VAR=value...]), its overlap timed "
                                       "interleaved beside the first (column alt; the second instance's matmul_reduce_scatter "
                                       "reads slower at 70B: compare both ways round)"},
+      {"SYMMEM_OVERLAP_TWINS", "1", "symmem-bench overlap: 1 to 4, each column's overlap timed on this many TensorParallel "
+                                  "instances made alike, its figure their median (instances of one run read 1-3% apart)"},
       {"SYMMEM_OVERLAP_ALT_FIRST", nullptr, "symmem-bench overlap: 1 makes SYMMEM_OVERLAP_ALT's TensorParallel before the main one"},
       {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)) or constant (0x3c3c, "
                                         "what sessions before 31 measured; GEMMs at the power cap run faster on it)"},
