@@ -149,11 +149,12 @@ SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// at 2 ranks with K < 10240 the transposed tiles win whatever the walks say: on 2 x H200 8B
 /// (K 7168) ahead of hopper_gemm's tiles by 1-1.2% at M 8192 (session 59); 70B (K 14336) M 16384
 /// level within the benchmark's noise (its GEMM alone over the shards 2.8% faster; chosen; 0.7-1.3%
-/// ahead at raster 8, session 64), M 8192
-/// 2.5-3.5% slower at raster 2 and level at 8 (session 64; not chosen); and at 3+ ranks with blocks of 2048 rows or more, where the fused
-/// sum's partials outside the stage ring (session 63) put the form looped back on one H200 2.5-9%
-/// ahead of hopper_gemm's at TP = 4 and 8 (unmeasured in the operation). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0 forces it. Rank-local (the
-/// pushes, their groups and signals are the same either way). Host-tested.
+/// ahead at raster 8, session 64), M 8192 2.5-3.5% slower at raster 2 and level at 8 (session 64;
+/// not chosen); and at 3+ ranks with blocks of 2048 rows or more, where the fused sum's partials
+/// outside the stage ring (session 63) put the form looped back on one H200 2.5-9% ahead of
+/// hopper_gemm's at TP = 4 and 8 (unmeasured in the operation). SYMMEM_OVERLAP_RS_GEMM_T = 1 / 0
+/// forces it. Rank-local (the pushes, their groups and signals are the same either way).
+/// Host-tested.
 SYMMEM_API bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms);
 /// The fused forms' raster (HopperGemmOptions::group_m): row groups' units, at most this many, at
 /// a time; reduce_raster picks it by C's width.

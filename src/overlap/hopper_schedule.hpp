@@ -120,10 +120,10 @@ inline int t_choose_tall(int rows, int count, int units_n, int clusters, int gro
 /// shard 1's at its row rem, and one more row of tiles holds shard 0's last rem rows at the start
 /// of its first 80-row half (the box clipped at shard 0's end: zeros after them) and shard 1's
 /// first 80 rows in its second, of which it stores the first rem (through a map of those rows
-/// only; the rest are shard 1's first tile's, multiplied twice). Every tile is then 160 rows: 2 x 8192-row shards are 103
-/// rows of tiles as the whole 16384-row GEMM, where 160-row tiles alone leave each shard a 32-row
-/// tile, and 128-row ones walk 1.8% longer (t_walk_rows: 4072 against 4000 at 16 column units on
-/// 66 clusters). 0 where it does not apply.
+/// only; the rest are shard 1's first tile's, multiplied twice). Every tile is then 160 rows: 2 x
+/// 8192-row shards are 103 rows of tiles as the whole 16384-row GEMM, where 160-row tiles alone
+/// leave each shard a 32-row tile, and 128-row ones walk 1.8% longer (t_walk_rows: 4072 against
+/// 4000 at 16 column units on 66 clusters). 0 where it does not apply.
 SYMMEM_HOST_DEVICE inline int t_straddle_rows(int rows, int count) {
   const int rem = rows % kTallRows;
   return count == 2 && rows >= kTallRows && rem > 0 && rem <= kTallRows / 2 ? rem : 0;

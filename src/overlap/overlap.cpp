@@ -275,7 +275,6 @@ TensorParallel::~TensorParallel() {
 
 // (detail::choose_form and the rules it applies, and form_name: forms.cpp.)
 
-
 Mode TensorParallel::choose(Op op, int64_t m, int64_t k, int64_t n) const { return detail::choose_mode(op, m, k, n, comm_.size()); }
 
 Form TensorParallel::form(Op op, int64_t m, int64_t k, int64_t n, Mode mode, DataType dtype) const {

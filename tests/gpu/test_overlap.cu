@@ -384,9 +384,9 @@ TEST(Overlap, OwnGemmTransposedReduceScatterMatchesTheReference) {
 // 256 (32), 1024 in two (64; in a graph), 1024 x Nc 4096: more units than clusters, so some
 // clusters run a straddle tile and others none, and 512 x Nc 17408: more column units (68) than an
 // H200's clusters (66), so some clusters run two straddle tiles; 1792 x Nc 8192 in a graph: the
-// straddle in the wide raster (overlap::detail::reduce_raster). (The own GEMM takes whole 256-row units a rank,
-// so 32 and 64 are the straddles it meets.) At other team sizes the straddle applies nowhere and
-// the calls must pass all the same.
+// straddle in the wide raster (overlap::detail::reduce_raster). (The own GEMM takes whole 256-row
+// units a rank, so 32 and 64 are the straddles it meets.) At other team sizes the straddle applies
+// nowhere and the calls must pass all the same.
 TEST(Overlap, OwnGemmTransposedReduceScatterStraddles) {
   ScopedEnv t("SYMMEM_OVERLAP_RS_GEMM_T", "1");
   ScopedEnv st("SYMMEM_OVERLAP_RS_STRADDLE", "1");
