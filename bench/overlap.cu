@@ -262,21 +262,23 @@ void run_overlap(Harness& h) {
         const double floor_us = floor2 != nullptr ? std::min(t[0], floor2_us) : t[0];
         if (floor2 != nullptr && floor2_us < t[0]) floor_plan = pick.runner_up_plan;
         // A column's figure: the median over its instances (the middle two's mean where even).
-        // (Each instance's time goes to `list`, comma-separated.)
-        auto over_twins = [&](const std::vector<size_t>& gs, std::string& list) {
+        // (Each instance's time goes to `list`, comma-separated, and its SM clock to `mhz`.)
+        auto over_twins = [&](const std::vector<size_t>& gs, std::string& list, std::string& mhz) {
           std::vector<double> v;
           for (size_t g : gs) {
             v.push_back(t[g]);
             char one[32];
             std::snprintf(one, sizeof one, "%s%.1f", list.empty() ? "" : ",", t[g]);
             list += one;
+            std::snprintf(one, sizeof one, "%s%.0f", mhz.empty() ? "" : ",", g < clk.size() ? clk[g].sm_mhz : -1.0);
+            mhz += one;
           }
           std::sort(v.begin(), v.end());
           return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
         };
-        std::string ov_list, alt_list;
-        const double ov = over_twins(ov_g, ov_list), sq = t[2], seq_nccl = nc != nullptr ? t[3] : -1;
-        const double alt = tp_alt ? over_twins(alt_gs, alt_list) : -1;
+        std::string ov_list, alt_list, ov_mhz, alt_mhz;
+        const double ov = over_twins(ov_g, ov_list, ov_mhz), sq = t[2], seq_nccl = nc != nullptr ? t[3] : -1;
+        const double alt = tp_alt ? over_twins(alt_gs, alt_list, alt_mhz) : -1;
         const double comm_part = seq_nccl > floor_us ? seq_nccl - floor_us : 0;
         Row r{"overlap", "bfloat16", std::string(md.name) + (op == 0 ? "/ag_gemm" : "/gemm_rs"), static_cast<size_t>(m)};
         // symmem's figure is what auto runs (TensorParallel::choose), not the better of the two.
@@ -307,7 +309,9 @@ void run_overlap(Harness& h) {
         }
         if (twins > 1) {
           r.text["overlap_twins_us"] = ov_list;
+          r.text["overlap_twins_mhz"] = ov_mhz;  // (-1 where the clocks are not sampled)
           if (tp_alt) r.text["alt_twins_us"] = alt_list;
+          if (tp_alt) r.text["alt_twins_mhz"] = alt_mhz;
         }
         r.extra["hidden_fraction"] = comm_part > 0 ? std::max(0.0, 1.0 - (ov - floor_us) / comm_part) : -1;
         if (probe) {
