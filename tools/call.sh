@@ -7,6 +7,7 @@
 #                                   RPG ranks a GPU; its summary lines go to summary.txt
 #   O LABEL [VAR=value...]          symmem-bench overlap (SMI_LOG=1: each GPU's power, SM clock and
 #                                   temperature every 200 ms beside it, r/smi-LABEL.csv, medians printed)
+#   TW LABEL                        each row of r/LABEL.json's instances (SYMMEM_OVERLAP_TWINS): times, SM clocks
 #   OAB LABEL TREE TREE_LABEL [VAR=value...]  O of the work tree and of .deps/ab/TREE alternating, twice
 #   tests_passed                    true when every T so far passed (else prints that timing is skipped)
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
@@ -84,6 +85,15 @@ O() {
   local rc=$?
   echo "== $label ($*) rc $rc at $(el) s:"; grep -vE "^\[rank [1-9]" "$OUT/o.log" | tail -30
   smi_stop "$label"
+}
+TW() {  # TW LABEL: each row's instances of r/LABEL.json (SYMMEM_OVERLAP_TWINS): times and SM clocks
+  python3 - "$OUT/r/$1.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    print("  %-12s M %6s floor %7.1f  main [%s] @ [%s]  alt [%s] @ [%s]" % (r["algo"], r["bytes"], r.get("gemm_alone_us", -1),
+          r.get("overlap_twins_us", "-"), r.get("overlap_twins_mhz", "-"), r.get("alt_twins_us", "-"), r.get("alt_twins_mhz", "-")))
+PY
 }
 tests_passed() {  # every T so far passed (else says so: steps that time only tested code skip their timing)
   ! grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt" || { echo "== tests failed: no timing"; return 1; }

@@ -5,21 +5,12 @@
 # both M (an instance's property: its buffers) and at a lower clock (more bytes, more power)? Two
 # processes of each, 70B and 8B, M 8192 and 16384. ~4 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s66-c2-x2.sh
-tw() {  # each row's instances, from the JSON
-  python3 - "$OUT/r/$1.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for r in d["rows"]:
-    print("  %-12s M %6s floor %7.1f  main [%s] @ [%s]  alt [%s] @ [%s]" % (r["algo"], r["bytes"], r.get("gemm_alone_us", -1),
-          r.get("overlap_twins_us", "-"), r.get("overlap_twins_mhz", "-"), r.get("alt_twins_us", "-"), r.get("alt_twins_mhz", "-")))
-PY
-}
 for i in 1 2; do
   for md in 70B 8B; do
     O tw$md-$i SYMMEM_OVERLAP_TWINS=4 SYMMEM_OVERLAP_OPS=rs SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_DEFER=2 SYMMEM_OVERLAP_MODELS=$md SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|rror"
-    tw tw$md-$i
+    TW tw$md-$i
   done
 done
 O twag70 SYMMEM_OVERLAP_TWINS=4 SYMMEM_OVERLAP_OPS=ag SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_DEFER=2 SYMMEM_OVERLAP_MODELS=70B SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|rror"
-tw twag70
+TW twag70
 true

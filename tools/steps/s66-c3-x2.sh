@@ -5,23 +5,14 @@
 # instance, never run, before all: if the advantage goes, placement. 70B mm+rs M 16384, four
 # instances a column, spacer 0 / 1 alternating, three each; then ag 70B M 16384 once each.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s66-c3-x2.sh
-tw() {  # each row's instances, from the JSON
-  python3 - "$OUT/r/$1.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for r in d["rows"]:
-    print("  %-12s M %6s floor %7.1f  main [%s] @ [%s]  alt [%s] @ [%s]" % (r["algo"], r["bytes"], r.get("gemm_alone_us", -1),
-          r.get("overlap_twins_us", "-"), r.get("overlap_twins_mhz", "-"), r.get("alt_twins_us", "-"), r.get("alt_twins_mhz", "-")))
-PY
-}
 for i in 1 2 3; do
   for sp in 0 1; do
     O sp$sp-$i SYMMEM_OVERLAP_SPACER=$sp SYMMEM_OVERLAP_TWINS=4 SYMMEM_OVERLAP_OPS=rs SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_DEFER=2 SYMMEM_OVERLAP_MODELS=70B SYMMEM_OVERLAP_M=16384 | grep -E "^==|rror"
-    tw sp$sp-$i
+    TW sp$sp-$i
   done
 done
 for sp in 0 1; do
   O ag-sp$sp SYMMEM_OVERLAP_SPACER=$sp SYMMEM_OVERLAP_TWINS=4 SYMMEM_OVERLAP_OPS=ag SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_DEFER=2 SYMMEM_OVERLAP_MODELS=70B SYMMEM_OVERLAP_M=16384 | grep -E "^==|rror"
-  tw ag-sp$sp
+  TW ag-sp$sp
 done
 true
