@@ -106,6 +106,8 @@ const std::vector<EnvVar>& env_vars() {
                                             "more, else 2; hopper_gemm's fused and ring forms 2; for measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_AG_RASTER", nullptr, "1 to 64: the raster (row tiles at a time) of all_gather_matmul's own GEMM (default 8, "
                                             "inside each peer's shard; for measurements; a rank-local choice)"},
+      {"SYMMEM_OVERLAP_QUIET_NS", nullptr, "0 to 100000: the own GEMMs' signal waits poll relaxed this many ns apart and acquire once "
+                                           "(default 0: acquire polls back to back; for measurements; a rank-local choice)"},
       {"SYMMEM_OVERLAP_DEFER", nullptr, "0, 1 or 2: of each own-GEMM tile's two halves, how many are stored under the next tile's "
                                         "first k-blocks (default 2; for measurements and tests; a rank-local choice)"},
       {"SYMMEM_OVERLAP_RS_CHUNKS", nullptr, "1 to 8: into how many parts (a copy and a signal each) matmul_reduce_scatter's cuBLASLt "
@@ -117,6 +119,8 @@ const std::vector<EnvVar>& env_vars() {
                                       "reads slower at 70B: compare both ways round)"},
       {"SYMMEM_OVERLAP_TWINS", "1", "symmem-bench overlap: 1 to 4, each column's overlap timed on this many TensorParallel "
                                   "instances made alike, its figure their median (instances of one run read 1-3% apart)"},
+      {"SYMMEM_OVERLAP_SPACER", "0", "symmem-bench overlap: 0 to 4 TensorParallel instances made before the timed ones and never "
+                                   "run (does an instance's place in memory move its time?)"},
       {"SYMMEM_OVERLAP_ALT_FIRST", nullptr, "symmem-bench overlap: 1 makes SYMMEM_OVERLAP_ALT's TensorParallel before the main one"},
       {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)) or constant (0x3c3c, "
                                         "what sessions before 31 measured; GEMMs at the power cap run faster on it)"},
