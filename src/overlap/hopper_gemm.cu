@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // Bounded (a timeout is recorded for the host to raise; the tile then computes on what
           // is there). The acquire orders the landed rows for this thread; the proxy fence, for
           // its TMA loads.
-          device::wait_signal(args.shards.handle, shard, Cmp::kGe, args.shards.target, shard);
+          hopper_wait_signal(args.shards, shard, args.shards.target, shard);
           device::fence_proxy_async_global();
           landed |= uint64_t(1) << shard;
         }
@@ -326,11 +326,11 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int g = row_in_shard / group_rows;
           if ((summable >> 16) != shard || g >= (summable & 0xFFFF)) {
             if (args.shards.ring) {  // slot `shard`, from the predecessor (whose index is `first`)
-              device::wait_signal(args.shards.handle, shard, Cmp::kGe, static_cast<uint64_t>(g) + 1, args.shards.first);
+              hopper_wait_signal(args.shards, shard, static_cast<uint64_t>(g) + 1, args.shards.first);
             } else {
               for (int j = 1; j <= peers; ++j) {
                 const int p = hopper_partial_slot(args.shards, shard, j);
-                device::wait_signal(args.shards.handle, p, Cmp::kGe, static_cast<uint64_t>(g) + 1, p);
+                hopper_wait_signal(args.shards, p, static_cast<uint64_t>(g) + 1, p);
               }
             }
             device::fence_proxy_async_global();

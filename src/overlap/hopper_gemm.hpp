@@ -99,7 +99,13 @@ struct HopperRowShards {
   bool credits = false;
   int straddle = 0;
   bool sum_in_ring = false;
+  // How the GEMM's producers and summing consumers wait for signals while the tensor cores run
+  // beside them: 0, acquire polls back to back (the default); otherwise relaxed polls this many ns
+  // apart and one acquire fence once the value is seen (device::wait_until_quiet; session 62 found
+  // acquire polls at system scope costly where a wait lasts: each invalidates the SM's L1).
+  unsigned quiet_ns = 0;
 };
+
 
 /// What HopperRowShards::finished leaves in every done word.
 constexpr unsigned long long kHopperDoneAll = 1ull << 62;

@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // As hopper_gemm's: bounded (a timeout is recorded for the host to raise; the tile then
           // computes on what is there); the acquire orders the landed rows for this thread, the
           // proxy fence for its TMA loads. Each CTA of the cluster waits before loading its half.
-          device::wait_signal(args.shards.handle, shard, Cmp::kGe, args.shards.target, shard);
+          hopper_wait_signal(args.shards, shard, args.shards.target, shard);
           device::fence_proxy_async_global();
           landed |= uint64_t(1) << shard;
         }
@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (g_last >= summable) {
             for (int j = 1; j <= peers; ++j) {
               const int p = hopper_partial_slot(args.shards, shard, j);
-              device::wait_signal(args.shards.handle, p, Cmp::kGe, static_cast<uint64_t>(g_last) + 1, p);
+              hopper_wait_signal(args.shards, p, static_cast<uint64_t>(g_last) + 1, p);
             }
             device::fence_proxy_async_global();
             summable = g_last + 1;
@@ -534,7 +534,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int q = 1; q <= peers; ++q) {
           const int p = hopper_partial_slot(args.shards, shard, q);
           if (leader) {
-            device::wait_signal(args.shards.handle, p, Cmp::kGe, need, p);
+            hopper_wait_signal(args.shards, p, need, p);
             device::fence_proxy_async_global();
           }
           for (int h = 0; h < 2; ++h) {

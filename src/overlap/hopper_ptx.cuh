@@ -22,6 +22,15 @@
 #define SYMMEM_HGEMM_DEVICE 1
 #endif
 
+namespace symmem::overlap {
+/// A bounded wait of the own GEMMs for this rank's signal `slot` to reach `value` (acquire), as
+/// HopperRowShards::quiet_ns says; `peer` names who is expected.
+__device__ __forceinline__ bool hopper_wait_signal(const HopperRowShards& s, int slot, uint64_t value, int peer) {
+  if (s.quiet_ns == 0) return device::wait_signal(s.handle, slot, Cmp::kGe, value, peer);
+  return device::wait_until_quiet(s.handle, s.handle.local_signals + slot, Cmp::kGe, value, WaitKind::kSignal, peer, s.quiet_ns);
+}
+}  // namespace symmem::overlap
+
 namespace symmem::overlap::ptx {
 
 #ifdef SYMMEM_HGEMM_DEVICE

@@ -117,6 +117,9 @@ struct TensorParallel::Impl {
   // default, 8, clipped to a shard's units). Rank-local as rs_raster; the form's choice
   // (detail::gather_transposed) models the default whatever it says.
   int ag_raster = -1;
+  // HopperRowShards::quiet_ns for the own GEMMs' signal waits (SYMMEM_OVERLAP_QUIET_NS=ns; 0 unset:
+  // acquire polls back to back). Rank-local: how a rank polls, not what it waits for.
+  unsigned quiet_ns = 0;
   // HopperGemmOptions::defer_halves for both forms (SYMMEM_OVERLAP_DEFER=0|1|2; -1 unset: its
   // default). Rank-local: it moves when a tile's stores go out, not what any rank waits for.
   int defer = -1;
@@ -198,6 +201,7 @@ TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k,
   d.rs_raster = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_RASTER", 1, 64, -1));
   d.ag_raster = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_AG_RASTER", 1, 64, -1));
   d.defer = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_DEFER", 0, 2, -1));
+  d.quiet_ns = static_cast<unsigned>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_QUIET_NS", 0, 100000, 0));
   d.rs_chunks = static_cast<int>(symmem::detail::knob_number(why, "SYMMEM_OVERLAP_RS_CHUNKS", 1, detail::kMaxRsChunks, 0));
   int dev = 0;
   SYMMEM_CUDA_CHECK(cudaGetDevice(&dev));
@@ -372,6 +376,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
       sh.wait = 1;
       sh.target = 1;
       sh.handle = d.gathered.handle();
+      sh.quiet_ns = d.quiet_ns;
       sh.local = a_shard;
       sh.local_ld = k;
       HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
@@ -620,6 +625,7 @@ void TensorParallel::rs_fused(const void* a, int64_t m, int64_t k, const void* b
   sh.scale = scale;
   sh.ring = ring;
   sh.handle = d.recv.handle();
+  sh.quiet_ns = d.quiet_ns;
   sh.credits = true;
   sh.sum_in_ring = transposed && d.sum_ring;
   HopperGemmOptions opt = own_options(d.defer, comm_.shares_gpu(), d.sms);
