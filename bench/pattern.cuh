@@ -37,6 +37,17 @@ __global__ void fill_bf16_kernel(uint16_t* p, size_t n, uint64_t seed) {
     p[i] = static_cast<uint16_t>(__float_as_uint(f) >> 16);
   }
 }
+// bf16 values normal (mean 0, deviation 1) from a hash of (seed, i), by Box-Muller: the operands
+// torch.randn gives PyTorch's harnesses (python -m symmem.bench), for timing beside them.
+__global__ void fill_bf16_normal_kernel(uint16_t* p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const uint64_t h = mix64(i * 0x9E3779B97F4A7C15ull + seed);
+    const float u1 = (static_cast<float>(h >> 40) + 1.0f) / 16777217.0f;  // (0, 1)
+    const float u2 = static_cast<float>((h >> 16) & 0xFFFFFF) / 16777216.0f;
+    const float f = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+    p[i] = static_cast<uint16_t>(__float_as_uint(f) >> 16);
+  }
+}
 }  // namespace
 
 }  // namespace symmem::bench

@@ -122,8 +122,9 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_OVERLAP_SPACER", "0", "symmem-bench overlap: 0 to 4 TensorParallel instances made before the timed ones and never "
                                    "run (does an instance's place in memory move its time?)"},
       {"SYMMEM_OVERLAP_ALT_FIRST", nullptr, "symmem-bench overlap: 1 makes SYMMEM_OVERLAP_ALT's TensorParallel before the main one"},
-      {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)) or constant (0x3c3c, "
-                                        "what sessions before 31 measured; GEMMs at the power cap run faster on it)"},
+      {"SYMMEM_OVERLAP_DATA", "random", "symmem-bench overlap: the operands, random (bf16 in [-1, 1)), normal (mean 0, "
+                                        "deviation 1: torch.randn's) or constant (0x3c3c, what sessions before 31 measured; GEMMs at "
+                                        "the power cap run faster on it)"},
       {"SYMMEM_MOE_DATA", "constant", "symmem-bench moe: the rows and expert outputs, constant (one byte, zeros) or random "
                                       "(random bf16 bit patterns)"},
       {"SYMMEM_OVERLAP_PROBE_COPIES", "1", "symmem-bench overlap's probe: push the operation's bytes this many times over"},
