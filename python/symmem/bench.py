@@ -139,6 +139,9 @@ def main():
                     help="all_reduce (default), moe (dispatch/combine, decode shape), overlap (all-gather + GEMM, GEMM + reduce-scatter)")
     ap.add_argument("--overlap-models", default="8B,70B", help="overlap suite: Llama-3 MLP shapes, comma-separated (8B, 70B)")
     ap.add_argument("--overlap-ms", default="2048,4096,8192,16384", help="overlap suite: the M values, comma-separated")
+    ap.add_argument("--overlap-data", default="normal", choices=["normal", "uniform"],
+                    help="overlap suite: the operands, normal (torch.randn, the default) or uniform in [-1, 1) (as symmem-bench "
+                    "overlap's default; under the power cap a GEMM's clock depends on its data)")
     args = ap.parse_args()
     global _capture_mode
     _capture_mode = args.capture_mode
@@ -355,8 +358,12 @@ def bench_overlap(args, g):
                 continue
             for op in ("ag_gemm", "gemm_rs"):
                 K, N = (hidden, inter // world) if op == "ag_gemm" else (inter // world, hidden)
-                a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-                b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+                if args.overlap_data == "uniform":
+                    a = (torch.rand(M, K, device="cuda") * 2 - 1).to(torch.bfloat16)
+                    b = (torch.rand(K, N, device="cuda") * 2 - 1).to(torch.bfloat16)
+                else:
+                    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+                    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
                 shard = a[g.rank * (M // world):(g.rank + 1) * (M // world)].contiguous()
                 if op == "ag_gemm":
                     full = torch.empty_like(a)
@@ -378,7 +385,7 @@ def bench_overlap(args, g):
                 err = max_over_ranks(((got - want).norm() / want.norm()).item())  # (every rank prints and records the same)
                 variants = {"gemm_alone_us": (lambda: torch.matmul(a, b), False), "torch_sequential_us": (seq, False),
                             "symmem_us": (ours, False)}
-                row = {"op": op, "model": model, "M": M, "K": K, "N": N, "world": world, "symmem_rel_err": err}
+                row = {"op": op, "model": model, "M": M, "K": K, "N": N, "world": world, "data": args.overlap_data, "symmem_rel_err": err}
                 if torch_fused is not None:
                     try:  # (a shape PyTorch's op refuses is refused on every rank alike)
                         theirs()

@@ -4,7 +4,8 @@
 # ones) or the harness, and is it the fused form's fixed cost? (1) symmem-bench overlap at 8B M
 # 8192, three instances a column, uniform then normal operands (SYMMEM_OVERLAP_DATA=normal, new);
 # (2) the Python harness on the same shape, the default forms and then the cuBLASLt ones
-# (SYMMEM_OVERLAP_GEMM=cublas: the ring at TP = 2), twice each. SMI_LOG=1 throughout (clocks).
+# (SYMMEM_OVERLAP_GEMM=cublas: the ring at TP = 2), twice each, then on uniform operands
+# (--overlap-data uniform, new): data x harness. SMI_LOG=1 throughout (clocks).
 # ~4 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s67-harness-x2.sh
 export SMI_LOG=1
@@ -19,7 +20,7 @@ py() {  # py LABEL [VAR=value...]: the Python harness at 8B, M 8192 / 16384
   local label=$1; shift
   smi_start "$label"
   env "$@" PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$C timeout 120 torchrun --nproc-per-node=2 -m symmem.bench --kind "$kind" \
-    --suite overlap --overlap-models 8B --overlap-ms 8192,16384 --out "$OUT/r/$label.json" > "$OUT/py.log" 2>&1
+    --suite overlap --overlap-models 8B --overlap-ms 8192,16384 --overlap-data "${PYDATA:-normal}" --out "$OUT/r/$label.json" > "$OUT/py.log" 2>&1
   echo "== $label ($*) rc $? at $(el) s"; grep -E "^ +8B|Error" "$OUT/py.log"
   smi_stop "$label"
 }
@@ -27,4 +28,6 @@ for i in 1 2; do
   py py-own-$i
   py py-cublas-$i SYMMEM_OVERLAP_GEMM=cublas
 done
+# (and the Python harness on symmem-bench's uniform operands: with (1), data x harness)
+PYDATA=uniform py py-own-uniform
 true
