@@ -30,6 +30,8 @@ Harness::Harness(const Options& opt) : opt_(opt) {
   SYMMEM_CUDA_CHECK(cudaEventCreate(&start_));
   SYMMEM_CUDA_CHECK(cudaEventCreate(&stop_));
   sync_ = heap().alloc(64);
+  const char* idle = std::getenv("SYMMEM_BENCH_IDLE_US");
+  if (idle != nullptr && *idle != 0) idle_ns_ = 1000ull * static_cast<unsigned long long>(detail::parse_int(idle, "SYMMEM_BENCH_IDLE_US", 0, 100000));
 }
 
 Harness::~Harness() {
@@ -91,6 +93,7 @@ std::vector<double> Harness::time_graphs(const std::vector<std::function<void(cu
     for (int r = 0; r < opt_.replays; ++r)
       for (size_t g : rotate ? rotated_order(execs.size(), r) : round_order(execs.size(), r)) {
         const double host_t0 = clocks_ ? ClockLog::now() : 0;
+        if (idle_ns_ > 0) spin_kernel<<<1, 1, 0, stream_>>>(idle_ns_);
         line_up();  // on the GPU, not the host, right before the start event
         SYMMEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
         SYMMEM_CUDA_CHECK(cudaGraphLaunch(execs[g], stream_));

@@ -102,6 +102,11 @@ class Harness {
   std::vector<Row> rows_;
   SymmetricBuffer sync_;  // for the device barrier before each timed replay
   bool sampling_ = false;
+  // SYMMEM_BENCH_IDLE_US: a spin of one thread this long before each timed replay of time_graphs
+  // (the GPU nearly idle: under the power cap, a lower duty cycle lets the next replay's clock
+  // rise, as python -m symmem.bench's half-millisecond sleep and host barriers between replays do).
+  // The clock records' windows then take in the spin too.
+  unsigned long long idle_ns_ = 0;
   std::unique_ptr<ClockLog> clocks_;  // (null where sampling is off or NVML is missing)
   std::vector<ClockStats> last_clocks_;
 };
