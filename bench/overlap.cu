@@ -259,14 +259,11 @@ void run_overlap(Harness& h) {
         if (tp_alt) programs.push_back(symmem_fn(overlap::Mode::kOverlap, tp_alt.get()));
         // Each column's other instances (SYMMEM_OVERLAP_TWINS), then the floor's runner-up last.
         std::vector<size_t> ov_g = {1}, alt_gs = {alt_g};
-        for (auto& twin : tp_twins) {
-          ov_g.push_back(programs.size());
-          programs.push_back(symmem_fn(overlap::Mode::kOverlap, twin.get()));
-        }
-        for (auto& twin : alt_twins) {
-          alt_gs.push_back(programs.size());
-          programs.push_back(symmem_fn(overlap::Mode::kOverlap, twin.get()));
-        }
+        for (auto [twin_set, gs] : {std::pair{&tp_twins, &ov_g}, std::pair{&alt_twins, &alt_gs}})
+          for (auto& twin : *twin_set) {
+            gs->push_back(programs.size());
+            programs.push_back(symmem_fn(overlap::Mode::kOverlap, twin.get()));
+          }
         if (floor2 != nullptr) programs.push_back([&, floor2](cudaStream_t s) { floor2->run(m, nn, k, a, k, b, nn, c, nn, s); });
         const std::vector<double> t = h.time_graphs(programs, ops);
         const std::vector<ClockStats> clk = h.last_clocks();  // (each program's clock in this batch)

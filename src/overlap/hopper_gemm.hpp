@@ -106,7 +106,6 @@ struct HopperRowShards {
   unsigned quiet_ns = 0;
 };
 
-
 /// What HopperRowShards::finished leaves in every done word.
 constexpr unsigned long long kHopperDoneAll = 1ull << 62;
 
