@@ -88,12 +88,19 @@ bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) {
   return transposed_wins(nranks, rows, n, sms, HopperGemmOptions{}.group_m);
 }
 bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms) {
-  // At 2 ranks with K < 10240 the transposed tiles, whatever the walks say: 8B (K 7168) on 2 x H200,
-  // session 59, both ways round, ahead of hopper_gemm's fused form by 1-1.2% at M 8192 (the walks
-  // favour 128 x 256 there) and of the cuBLASLt ring by 0-2% at M 8192 and 2.6-4.5% at M 16384.
-  // With K 14336 (70B) the walks decide: at M 8192 hopper_gemm's tiles were 2.5-3.5% ahead (raster
-  // 2; level since session 64's wide raster, reduce_raster: -0.5 to +0.8% in four pairs).
-  if (nranks == 2 && k < 10240) return true;
+  // At 2 ranks with K < 10240 the transposed tiles from 8192 rows a rank, whatever the walks say:
+  // 8B (K 7168) M 16384 on 2 x H200 ahead of the cuBLASLt ring by 2.6-4.5% (session 59) and of
+  // hopper_gemm's fused form by 4-7% both replayed back to back and after a near-idle millisecond
+  // (session 67, bench/results/*-s67c3-*). At 4096 rows (M 8192) hopper_gemm's tiles, as the walks
+  // say: the transposed ones were 0.9-1.3% ahead replayed back to back at the power cap (1.031 against
+  // 1.040-1.044x the GEMM alone; session 59 1-1.2%), but 3.8% behind where each replay follows a
+  // near-idle millisecond and the SMs run at ~1850 MHz (1.102 against 1.061-1.062x; looped back
+  // without communication, 660 against 631 us, level at the cap), as in an engine's bursts between
+  // host work and in the Python harness (1.08x, sessions 66-67): the smaller worst case. Between,
+  // the walks. With K 14336 (70B) the walks decide: at M 8192 hopper_gemm's tiles were 2.5-3.5%
+  // ahead (raster 2; level since session 64's wide raster, reduce_raster: -0.5 to +0.8% in four pairs).
+  if (nranks == 2 && k < 10240 && rows >= 8192) return true;
+  if (nranks == 2 && k < 10240 && rows <= 4096) return false;
   // At 3 ranks and more with blocks of 2048 rows or more, the transposed tiles whatever the walks
   // say: since session 63 their fused sum adds the peers' partials outside the stage ring (kSumC),
   // and the fused forms looped back on one H200 (symmem-hgemm-probe HGEMM_RS=1, partials landed
