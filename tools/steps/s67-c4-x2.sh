@@ -6,7 +6,7 @@
 # s66-c5-x2.sh), stopped after 250 s; (5) the README's main job where time is left. ~9 minutes.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s67-c4-x2.sh
 export SMI_LOG=1
-O final-tp2 SYMMEM_OVERLAP_TWINS=2 | grep -E "^==|ag\\+mm|mm\\+rs|GPU"
+O final-tp2 | grep -E "^==|ag\\+mm|mm\\+rs|GPU"
 O final-idle SYMMEM_BENCH_IDLE_US=1000 SYMMEM_OVERLAP_TWINS=2 SYMMEM_OVERLAP_MODELS=8B SYMMEM_OVERLAP_M=8192,16384 | grep -E "^==|ag\\+mm|mm\\+rs|GPU"
 cmake -S . -B build -DSYMMEM_BUILD_PYTHON=ON >> "$OUT/build.log" 2>&1 &&
   cmake --build build -j "$(nproc)" --target symmem_python symmem_python_files >> "$OUT/build.log" 2>&1 || { echo "python build failed"; tail -20 "$OUT/build.log"; }
