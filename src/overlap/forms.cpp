@@ -85,6 +85,10 @@ static bool transposed_wins(int nranks, int64_t rows, int64_t n, int sms, int gr
   return known[key] = static_cast<double>(t_rows) <= 1.003 * static_cast<double>(own_rows);
 }
 bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms) {
+  // (8B M 8192 at TP = 2, session 67, both ways round, twins 2, bench/results/*-s67c3-*: the
+  // transposed tiles 0.985-0.997x the GEMM alone back to back at the power cap against hopper_gemm's
+  // 1.020-1.030, and 1.053-1.058 against 1.037-1.040 where each replay follows a near-idle
+  // millisecond: the smaller mean over the two duty cycles, as reduce_transposed chooses.)
   return transposed_wins(nranks, rows, n, sms, HopperGemmOptions{}.group_m);
 }
 bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms) {
@@ -96,7 +100,8 @@ bool reduce_transposed(int nranks, int64_t rows, int64_t n, int64_t k, int sms) 
   // 1.040-1.044x the GEMM alone; session 59 1-1.2%), but 3.8% behind where each replay follows a
   // near-idle millisecond and the SMs run at ~1850 MHz (1.102 against 1.061-1.062x; looped back
   // without communication, 660 against 631 us, level at the cap), as in an engine's bursts between
-  // host work and in the Python harness (1.08x, sessions 66-67): the smaller worst case. Between,
+  // host work and in the Python harness (1.08x, sessions 66-67): the smaller mean over the two duty
+  // cycles (all_gather_matmul keeps the transposed tiles by the same rule, gather_transposed). Between,
   // the walks. With K 14336 (70B) the walks decide: at M 8192 hopper_gemm's tiles were 2.5-3.5%
   // ahead (raster 2; level since session 64's wide raster, reduce_raster: -0.5 to +0.8% in four pairs).
   if (nranks == 2 && k < 10240 && rows >= 8192) return true;
