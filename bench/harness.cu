@@ -5,20 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "spin.cuh"
 #include "symmem/error.hpp"
 
-namespace {
-// Keeps the GPU busy for `ns` so that the host has queued what follows (barrier, start event, graph
-// launch) before the GPU gets there: the host's launch latency then never lies between the start
-// event and the graph's first kernel.
-__global__ void spin_kernel(unsigned long long ns) {
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  } while (t - t0 < ns);
-}
-}  // namespace
 
 namespace symmem::bench {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../bench/round_order.hpp"
+#include "../bench/spin.cuh"
 
 #define CK(x)                                                                                     \
   do {                                                                                            \
@@ -25,7 +26,8 @@
 // same clocks (a GPU at its power cap follows what it ran last), each round in an order of its own
 // (round_order, as symmem-bench's: until session 65 a fixed rotation, in which the fourth graph
 // read 4-7% slower than the second at 70B shapes whatever either ran). A variant with skip[w] set
-// is neither replayed nor timed (0).
+// is neither replayed nor timed (0). SYMMEM_BENCH_IDLE_US=us (as symmem-bench's): one GPU thread
+// spins that long before each replay, the GPU near idle (its SMs at boost clocks, not the cap).
 inline std::vector<float> replay_medians(const std::vector<std::function<void(cudaStream_t)>>& variants, int ops, int reps,
                                          const std::vector<bool>& skip = {}) {
   cudaStream_t s;
@@ -43,9 +45,12 @@ inline std::vector<float> replay_medians(const std::vector<std::function<void(cu
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   std::vector<std::vector<float>> t(variants.size());
+  const char* idle_env = std::getenv("SYMMEM_BENCH_IDLE_US");
+  const unsigned long long idle_ns = idle_env != nullptr ? 1000ull * std::strtoull(idle_env, nullptr, 10) : 0;
   for (int i = 0; i < reps + 3; ++i)
     for (size_t w : symmem::bench::round_order(variants.size(), i)) {
       if (w < skip.size() && skip[w]) continue;
+      if (idle_ns > 0) symmem::bench::spin_kernel<<<1, 1, 0, s>>>(idle_ns);
       CK(cudaEventRecord(e0, s));
       CK(cudaGraphLaunch(ex[w], s));
       CK(cudaEventRecord(e1, s));

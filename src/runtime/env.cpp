@@ -41,7 +41,8 @@ const std::vector<EnvVar>& env_vars() {
       {"SYMMEM_BENCH_CLOCKS", "1", "symmem-bench overlap: 0 stops sampling each GPU's SM clock and power (NVML, read-only) beside "
                                    "the timed rounds; the rows then lack sm_mhz_* and power_w_*"},
       {"SYMMEM_BENCH_IDLE_US", "0", "symmem-bench: 0 to 100000, a spin of one GPU thread this long before each timed replay of "
-                                    "the programs timed together (a lower duty cycle: under the power cap the clock then rises)"},
+                                    "the programs timed together (a lower duty cycle: under the power cap the clock then rises); symmem-hgemm-probe "
+                                    "takes it too"},
       {"SYMMEM_BENCH_ORDER", "shuffle", "symmem-bench: the order of the programs timed together in each round, shuffle (drawn "
                                         "from the round's number, alike on every rank) or rotate (round r starts at program r: every "
                                         "program then always follows the same one, as before session 59)"},
