@@ -48,6 +48,8 @@ class Harness {
   explicit Harness(const Options& opt);
   ~Harness();
   const Options& opt() const { return opt_; }
+  // The near-idle spin before each timed replay, in us (SYMMEM_BENCH_IDLE_US; 0: none).
+  unsigned long long idle_us() const { return idle_ns_ / 1000; }
   void set_opt(const Options& o) { opt_ = o; }
   Context& ctx() { return *ctx_; }
   Communicator& comm() { return *comm_; }

@@ -146,7 +146,8 @@ void run_overlap(Harness& h) {
   SYMMEM_CUDA_CHECK(cudaEventCreateWithFlags(&probe_join, cudaEventDisableTiming));
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&probe_sms, cudaDevAttrMultiProcessorCount, h.ctx().device()));
   if (me == 0) {
-    std::printf("# symmem-bench overlap: TP=%d, %s; us (median of graph replays, max over ranks)\n", n, h.gpu_name().c_str());
+    std::printf("# symmem-bench overlap: TP=%d, %s; us (median of graph replays, max over ranks%s)\n", n, h.gpu_name().c_str(),
+                h.idle_us() > 0 ? (", each after a " + std::to_string(h.idle_us()) + " us near-idle spin").c_str() : "");
     std::printf("%5s %6s %8s | %9s %9s %9s %9s %4s | %6s %6s | %s\n", "model", "op", "M", "gemm", "gemm+nccl", "overlap", "sequential",
                 "auto", "vs_flr", "hidden", "overlap's form");
   }

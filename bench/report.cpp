@@ -83,7 +83,9 @@ void write_json(const Harness& h, const std::string& suite, const std::string& p
     << quote(h.opt().device_kind) << ",\n  \"gpus\": " << h.size() << ",\n  \"commit\": " << quote(h.opt().commit)
     << ",\n  \"nccl_version\": " << quote(std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100))
     << ",\n  \"date\": " << quote(date) << ",\n  \"timing\": \"CUDA-graph replays timed with events, median of "
-    << h.opt().replays << ", maximum over ranks\",\n  \"environment\": " << environment_json() << ",\n  \"rows\": [\n";
+    << h.opt().replays << ", maximum over ranks"
+    << (h.idle_us() > 0 ? ", each replay after a " + std::to_string(h.idle_us()) + " us near-idle spin (SYMMEM_BENCH_IDLE_US)" : std::string())
+    << "\",\n  \"environment\": " << environment_json() << ",\n  \"rows\": [\n";
   const auto& rows = h.rows();
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];

@@ -237,7 +237,8 @@ def write(args, rank, world, rows, alloc):
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "method": f"CUDA graph of {args.reps} ops, median of {args.replays} replays, max over ranks" if args.suite != "overlap" else
                 f"interleaved rounds, each variant in turn: a CUDA graph of {args.reps // 4 or 1} calls (PyTorch's fused ops: as many "
-                f"eager calls), median of {args.replays} rounds, max over ranks",
+                f"eager calls), each run after a host barrier and a ~0.5 ms one-thread GPU spin (the GPUs below their power cap "
+                f"between rounds, their SMs near boost clocks at each start), median of {args.replays} rounds, max over ranks",
                 "rows": rows, "alloc": alloc}
         with open(args.out, "w") as f:
             json.dump(meta, f, indent=1)
