@@ -8,7 +8,6 @@
 #include "spin.cuh"
 #include "symmem/error.hpp"
 
-
 namespace symmem::bench {
 
 Harness::Harness(const Options& opt) : opt_(opt) {
