@@ -141,13 +141,16 @@ SYMMEM_API bool gather_own_gemm(int nranks, int64_t rows, int64_t n);
 /// 256 (hopper_gemm), on a GPU of `sms` SMs: where the rows the busiest cluster walks
 /// (schedule::t_walk_rows) are at most 0.3% more than hopper_gemm's whole waves. Measured in the
 /// operation at TP = 2 on 2 x H200 (session 58): 8B M 8192 1-2% and M 16384 3-5% faster with them,
-/// 70B M 8192 0.6-2% faster, M 16384 level to 2.5% faster (all chosen); 3+ ranks follow the model
-/// unmeasured. SYMMEM_OVERLAP_GEMM_T = 1 / 0 forces it. Rank-local (the GEMM reads the rows
+/// 70B M 8192 0.6-2% faster, M 16384 level to 2.5% faster (all chosen; session 67: 8B M 8192 1.5%
+/// slower where each call follows a near-idle millisecond, 3% faster at the cap); 3+ ranks follow
+/// the model unmeasured. SYMMEM_OVERLAP_GEMM_T = 1 / 0 forces it. Rank-local (the GEMM reads the rows
 /// the same way either way). Host-tested.
 SYMMEM_API bool gather_transposed(int nranks, int64_t rows, int64_t n, int sms);
 /// The same model for matmul_reduce_scatter's fused form (its raster, reduce_raster), except that
-/// at 2 ranks with K < 10240 the transposed tiles win whatever the walks say: on 2 x H200 8B
-/// (K 7168) ahead of hopper_gemm's tiles by 1-1.2% at M 8192 (session 59); 70B (K 14336) M 16384
+/// at 2 ranks with K < 10240 the transposed tiles from 8192 rows a rank and hopper_gemm's at 4096
+/// and below, whatever the walks say: on 2 x H200 8B (K 7168) M 16384 4-7% ahead; M 8192 1% ahead
+/// at the power cap, 3.8% behind where each call follows a near-idle millisecond (session 67:
+/// the smaller mean over the two, so not chosen there); 70B (K 14336) M 16384
 /// level within the benchmark's noise (its GEMM alone over the shards 2.8% faster; chosen; 0.7-1.3%
 /// ahead at raster 8, session 64), M 8192 2.5-3.5% slower at raster 2 and level at 8 (session 64;
 /// not chosen); and at 3+ ranks with blocks of 2048 rows or more, where the fused sum's partials
