@@ -442,7 +442,27 @@ int main(int argc, char** argv) {
       CK(cudaDeviceSynchronize());
       bad_t += compare(c, hr, m, n, worst_t, "hopper_gemm_t (counted)");
     }
-    float tl = 0, tc = 0;
+    // HGEMM_T_DYN=1: hopper_gemm_t with its dynamic schedule (HopperGemmOptions::tile_counter),
+    // checked (and its counter found zero again) and timed beside.
+    const bool dyn_on = std::getenv("HGEMM_T_DYN") != nullptr && std::atoi(std::getenv("HGEMM_T_DYN")) != 0;
+    symmem::overlap::HopperGemmOptions dopt = opt;
+    unsigned* tile_counter = nullptr;
+    if (dyn_on) {
+      CK(cudaMalloc(&tile_counter, 8));
+      CK(cudaMemset(tile_counter, 0, 8));
+      dopt.tile_counter = tile_counter;
+      CK(cudaMemset(c, 0xFF, m * n * 2));
+      symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, dopt, nullptr, shp);
+      CK(cudaDeviceSynchronize());
+      bad_t += compare(c, hr, m, n, worst_t, "hopper_gemm_t (dynamic schedule)");
+      unsigned words[2] = {1, 1};
+      CK(cudaMemcpy(words, tile_counter, 8, cudaMemcpyDeviceToHost));
+      if (words[0] != 0 || words[1] != 0) {
+        std::printf("hopper_gemm_t (dynamic schedule): tile counter left at %u, %u\n", words[0], words[1]);
+        ++bad_t;
+      }
+    }
+    float tl = 0, tc = 0, td = 0;
     float tr = 0, to = 0, tt = 0;
     if (sustain > 0) {
       std::vector<std::function<void(cudaStream_t)>> fns{
@@ -451,12 +471,14 @@ int main(int argc, char** argv) {
       if (own_runs) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); });
       if (forced_on) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, lopt, st, shp); });
       if (counted_on) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &counted_sh); });
+      if (dyn_on) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, dopt, st, shp); });
       const std::vector<float> med = replay_medians(fns, sustain, reps);
       tr = med[0];
       tt = med[1];
       to = own_runs ? med[2] : 0;
       tl = forced_on ? med[own_runs ? 3 : 2] : 0;
-      tc = counted_on ? med.back() : 0;
+      tc = counted_on ? med[fns.size() - (dyn_on ? 2 : 1)] : 0;
+      td = dyn_on ? med.back() : 0;
     }
     std::printf("gemm_t %lld x %lld x %lld group %d shards %d tall %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
                 "own_t %.1f us | own_t/cublasLt %.3f, own_t/own %.3f",
@@ -464,13 +486,15 @@ int main(int argc, char** argv) {
                 ref.describe(m, n, k, k, n, n).c_str(), to, tt, tr > 0 ? tt / tr : 0.0, to > 0 ? tt / to : 0.0);
     if (forced_on) std::printf(" | own_t group %d tall %d %.1f us (%.3f x own_t)", lopt.group_m, forced, tl, tt > 0 ? tl / tt : 0.0);
     if (counted_on) std::printf(" | own_t counted (%d groups) %.1f us (%.3f x own_t)", counted_sh.groups, tc, tt > 0 ? tc / tt : 0.0);
+    if (dyn_on) std::printf(" | own_t dynamic %.1f us (%.3f x own_t, %.3f x cublasLt)", td, tt > 0 ? td / tt : 0.0, tr > 0 ? td / tr : 0.0);
     std::printf("\n");
+    if (tile_counter != nullptr) CK(cudaFree(tile_counter));
     if (counts != nullptr) CK(cudaFree(counts));
     append_json(json,
                 "\"probe\": \"gemm_t\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"group_m\": %d, \"sustain\": %d, "
-                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"own_t_forced_us\": %.2f, \"own_t_counted_us\": %.2f, \"tall\": %d, \"forced_tall\": %d, \"forced_group_m\": %d, \"shards\": %d, "
+                "\"cublaslt_us\": %.2f, \"own_us\": %.2f, \"own_t_us\": %.2f, \"own_t_forced_us\": %.2f, \"own_t_counted_us\": %.2f, \"own_t_dyn_us\": %.2f, \"tall\": %d, \"forced_tall\": %d, \"forced_group_m\": %d, \"shards\": %d, "
                 "\"max_rel_err\": %.5f, \"bad\": %lld, \"cublaslt_plan\": \"%s\"",
-                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, tl, tc, tall, forced, lopt.group_m, shp ? sh.count : 0,
+                (long long)m, (long long)n, (long long)k, opt.group_m, sustain, tr, to, tt, tl, tc, td, tall, forced, lopt.group_m, shp ? sh.count : 0,
                 worst_t, (long long)bad_t, ref.describe(m, n, k, k, n, n).c_str());
     return bad || bad_t ? 1 : 0;
   }

@@ -25,6 +25,11 @@ struct HopperGemmOptions {
   // hopper_gemm_t only: a shard's tiles of 160 rows before its tiles of 128 (schedule::t_tall);
   // negative: as hopper_t_tall chooses.
   int t_tall = -1;
+  // hopper_gemm_t without row shards' counts or sums only: two words of device memory, zero at
+  // the first launch and left zero by every launch, one pair per launch that may run at once; set,
+  // the clusters take their tiles after the first from an atomic counter in the raster's order
+  // (hopper_gemm_t.cu: a dynamic schedule), null: every clusters-th tile, as ever.
+  unsigned* tile_counter = nullptr;
 };
 
 /// A itself is `count` shards of `rows` rows. The tiles run shard `first` first, then first - 1,

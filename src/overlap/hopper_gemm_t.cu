@@ -72,7 +72,10 @@ constexpr uint32_t kBBytes = 2 * kBBox;           // 16 KiB
 constexpr uint32_t kCBox = kTR * 64 * 2;          // a consumer's two slots, 20 KiB
 constexpr uint32_t kCHalf = kCBox / 2;            // one slot: 80 rows x 64 columns
 constexpr uint32_t kPartBox = (kTR / 2) * 64 * 2;  // the fused sum: a partial's 80 x 64 box, 10 KiB
-constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + (2 * kStages + 3) * sizeof(uint64_t) + 1024;
+// (Barriers: full, empty, the gate and straddle words, pbar[2], the dynamic schedule's ufull[2]
+// and uempty[2]; then its words: tile_word[kStages], uslot[2], ended.)
+constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + (2 * kStages + 7) * sizeof(uint64_t) + (kStages + 3) * 4 + 1024;
+constexpr uint32_t kEndOfTiles = 0xFFFFFFFFu;  // the dynamic schedule's tile word past the last tile
 static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
 struct TArgs {
@@ -82,6 +85,7 @@ struct TArgs {
   int tall;                // a shard's 160-row tiles (schedule::t_tall); the rest in tiles of 128
   const __nv_bfloat16* c;  // C (the straddle's sums read its rows of shards.sum_shard), ldc elements a row
   int ldc;
+  unsigned* sched;         // HopperGemmOptions::tile_counter (kernel<false, false> only), or null
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -199,6 +203,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t* gate = reinterpret_cast<uint32_t*>(empty + kStages);  // HopperRowShards::credits (credits.cuh)
   uint32_t* straddled = gate + 1;                                  // the straddle: this CTA's straddle tiles in C
   uint64_t* pbar = empty + kStages + 1;                            // kSumC: each consumer's partial loads
+  uint64_t* ufull = pbar + 2;     // the dynamic schedule: CTA 1's slot j % 2 holds tile j's unit
+  uint64_t* uempty = ufull + 2;   // ... and CTA 1's producer has read it (in CTA 0)
+  uint32_t* tile_word = reinterpret_cast<uint32_t*>(uempty + 2);  // a stage's tile (its first k-block's)
+  uint32_t* uslot = tile_word + kStages;
+  uint32_t* ended = uslot + 2;     // a consumer found kEndOfTiles
   const int wg = warpgroup_index();
   const uint32_t crank = cluster_rank();
   // (The straddle, HopperRowShards::straddle, only in kSumC: a shard's whole 160-row tiles and
@@ -209,6 +218,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int units = (args.shards.count * per + (strad > 0 ? 1 : 0)) * units_n;
   const int kblocks = (args.k + kBK - 1) / kBK;
   const int first_unit = static_cast<int>(cluster_id()), unit_step = static_cast<int>(cluster_count());
+  const bool dyn = !kSum && args.sched != nullptr;  // the dynamic schedule (HopperGemmOptions::tile_counter)
   // The fused sum: shard sum_shard's tiles, after their k-loop, add the count - 1
   // partials of their rows, two stages a partial (80 rows each); group_rows: HopperRowShards::done's
   // row groups.
@@ -241,6 +251,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     *straddled = 0;
     mbar_init(&pbar[0], 1);
     mbar_init(&pbar[1], 1);
+    for (int i = 0; i < 2; ++i) {
+      mbar_init(&ufull[i], 1);
+      mbar_init(&uempty[i], 1);
+    }
+    *ended = 0;
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   cluster_sync();
@@ -256,7 +271,43 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t phase = 0;
       uint64_t landed = 0;  // shards whose signal this thread has seen
       int summable = 0;     // the fused sum: the row groups 0 .. summable - 1 have landed from every peer
-      for (int u = first_unit; u < units; u += unit_step) {
+      // The dynamic schedule's unit of this CTA's tile j (j >= 1): CTA 0 takes it from the counter
+      // (the units after the first wave, in the raster's order: clusters that finish a tile at the
+      // same time take neighbours, which share B's columns, and their loads of them meet in the L2
+      // request coalescer) and hands it to CTA 1 through CTA 1's slot j % 2 (full: ufull there,
+      // free again: uempty here). The cluster that takes a unit past the last counts itself out,
+      // and the last to do so zeroes both words for the next launch: every cluster has then taken
+      // its last unit. (Every cluster has a first unit: the launch runs min(clusters, units).)
+      auto next_unit = [&](int j) {
+        const int slot = j & 1;
+        const uint32_t n = static_cast<uint32_t>(j - 1) >> 1;  // the slot's earlier handoffs (tiles 1, 3, ... and 2, 4, ...)
+        int v;
+        if (crank == 0) {
+          if (n > 0) mbar_wait(&uempty[slot], (n - 1) & 1);
+          v = static_cast<int>(atomicAdd(args.sched, 1u)) + unit_step;
+          st_cluster_u32(&uslot[slot], 1, static_cast<uint32_t>(v));
+          bar_arrive_cluster_release(&ufull[slot], 1);
+          if (v >= units && atomicAdd(args.sched + 1, 1u) == static_cast<unsigned>(unit_step) - 1) {
+            atomicExch(args.sched, 0u);
+            atomicExch(args.sched + 1, 0u);
+          }
+        } else {
+          mbar_wait_cluster(&ufull[slot], n & 1);
+          v = static_cast<int>(*reinterpret_cast<volatile uint32_t*>(&uslot[slot]));
+          bar_arrive_cluster_release(&uempty[slot], 0);
+        }
+        return v;
+      };
+      for (int j = 0, u = first_unit;; ++j) {
+        if (j > 0) u = dyn ? next_unit(j) : u + unit_step;
+        if (u >= units) {
+          if (dyn) {  // kEndOfTiles in the next position's tile word, its phase completed without bytes
+            mbar_wait(&empty[stage], phase ^ 1);
+            *reinterpret_cast<volatile uint32_t*>(&tile_word[stage]) = kEndOfTiles;
+            bar_arrive(&full[stage]);
+          }
+          break;
+        }
         schedule::TTile t;
         int n0;
         tile(u, t, n0);
@@ -277,6 +328,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // shard's last row and filled with zeros by the map; its wgmma reads the first 128.)
         for (int kb = 0; kb < kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
+          if (dyn && kb == 0) *reinterpret_cast<volatile uint32_t*>(&tile_word[stage]) = static_cast<uint32_t>(u);  // (before the arrival)
           mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
           tma_load_multicast_3d(sa + stage * kABytes + crank * kAHalf, ma, kb * kBK, ar, az, &full[stage], 0x3);
 #pragma unroll
@@ -469,7 +521,26 @@ __global__ void __launch_bounds__(kThreads, 1)
     // walk every tile to count them.)
     long pos = 0;
     constexpr int kWalk = kSum ? 1 : 2;
-    for (int j = kSum ? 0 : cw, u = first_unit + (kSum ? 0 : cw * unit_step); u < units; j += kWalk, u += kWalk * unit_step) {
+    for (int j = kSum ? 0 : cw, u = first_unit + (kSum ? 0 : cw * unit_step); dyn || u < units; j += kWalk, u += kWalk * unit_step) {
+      if (dyn) {
+        // The dynamic schedule: the turn first, then tile j's unit from its first position's tile
+        // word (written before the producer's arrival there). kEndOfTiles: this consumer says so
+        // in `ended` and hands the turn on, and the other, past that turn, ends too. (Every arrival
+        // on a turn barrier meets a wait: each consumer hands the turn on after each k-loop and at
+        // the end, and waits for it before each tile but its first and at the end.)
+        if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);
+        if (*reinterpret_cast<volatile uint32_t*>(ended) != 0) break;
+        const long p0 = static_cast<long>(j) * kblocks;
+        const int s0 = static_cast<int>(p0 % kStages);
+        mbar_wait(&full[s0], static_cast<uint32_t>((p0 / kStages) & 1));
+        const uint32_t w = *reinterpret_cast<volatile uint32_t*>(&tile_word[s0]);
+        if (w == kEndOfTiles) {
+          if (leader) *reinterpret_cast<volatile uint32_t*>(ended) = 1;  // (ordered before the arrival by it)
+          named_arrive(cw == 0 ? 3 : 4, 256);
+          break;
+        }
+        u = static_cast<int>(w);
+      }
       schedule::TTile t;
       int n0;
       tile(u, t, n0);
@@ -483,7 +554,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const bool sum = summed(shard) && !t.straddle, tall = height == kTR;
       int stage = static_cast<int>(pos0 % kStages);
       uint32_t phase = static_cast<uint32_t>((pos0 / kStages) & 1);
-      if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);  // my turn: the other consumer is through tile j - 1's k-loop
+      if (j > 0 && !dyn) named_sync(cw == 0 ? 4 : 3, 256);  // my turn: the other consumer is through tile j - 1's k-loop
       const int prev = tall ? k_loop(std::true_type{}, stage, phase) : k_loop(std::false_type{}, stage, phase);
       // The other's turn (tile j + 1), at once, before the drain. A summed tile's turn comes after
       // its partial stages' waits too, so that every position before the other's next one has been
@@ -516,7 +587,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
-      if ((partials == 0 || waited_first) && u + unit_step < units) named_arrive(cw == 0 ? 3 : 4, 256);
+      if ((partials == 0 || waited_first) && (dyn || u + unit_step < units)) named_arrive(cw == 0 ? 3 : 4, 256);
       wgmma_wait<0>();
       wgmma_keep(acc0);
       wgmma_keep(acc1);
@@ -679,7 +750,7 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   if (m == 0 || n == 0) return;
   check_gemm_operands("hopper_gemm_t", m, n, k, a, lda, b, ldb, c, ldc, opt);
   TArgs args{static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), opt.group_m, HopperRowShards{}, false, 0,
-             static_cast<const __nv_bfloat16*>(c), static_cast<int>(ldc)};
+             static_cast<const __nv_bfloat16*>(c), static_cast<int>(ldc), nullptr};
   args.shards.rows = static_cast<int>(m);
   args.shards.count = 1;
   if (shards != nullptr) {
@@ -727,6 +798,9 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mo48 = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2 - 32, 64, "the summed rows' output") : mc;
   const TKind kind = t_kind(&args.shards);
   int clusters = t_clusters(opt, kind, dev);
+  require(opt.tile_counter == nullptr || reinterpret_cast<uintptr_t>(opt.tile_counter) % 8 == 0,
+          "hopper_gemm_t: the tile counter must be 8-byte aligned device memory (two words, zero at the first launch)");
+  args.sched = kind == kTPlain ? opt.tile_counter : nullptr;
   const int strad = args.shards.straddle;
   args.tall = strad > 0             ? rows / kTR
               : opt.t_tall >= 0     ? schedule::t_tall(rows, opt.t_tall)

@@ -50,6 +50,31 @@ __device__ __forceinline__ void bar_arrive_cluster(uint64_t* b, uint32_t cta) {
       "r"(cta)
       : "memory");
 }
+// The dynamic schedule's handoff between a cluster's CTAs (hopper_gemm_t.cu): a word stored into
+// CTA `cta`'s shared memory at b's offset, an arrival there with release at cluster scope (which
+// orders this thread's accesses before it for whoever acquires the phase), and the wait that
+// acquires a phase at cluster scope.
+__device__ __forceinline__ void st_cluster_u32(uint32_t* w, uint32_t cta, uint32_t v) {
+  asm volatile("{\n .reg .b32 ra;\n mapa.shared::cluster.u32 ra, %0, %1;\n st.shared::cluster.u32 [ra], %2;\n}\n" ::"r"(smem_addr(w)), "r"(cta), "r"(v)
+               : "memory");
+}
+__device__ __forceinline__ void bar_arrive_cluster_release(uint64_t* b, uint32_t cta) {
+  asm volatile(
+      "{\n .reg .b32 ra;\n mapa.shared::cluster.u32 ra, %0, %1;\n mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(
+          smem_addr(b)),
+      "r"(cta)
+      : "memory");
+}
+__device__ __forceinline__ void mbar_wait_cluster(uint64_t* b, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_addr(b)), "r"(parity)
+        : "memory");
+  }
+}
 __device__ __forceinline__ void bar_arrive(uint64_t* b) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(b)) : "memory");
 }

@@ -731,6 +731,97 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
   ASSERT_ALL(why.empty(), why);
 }
 
+// hopper_gemm_t's dynamic schedule (HopperGemmOptions::tile_counter) on one GPU: a plain GEMM whose
+// rows are no multiple of the tile's, with every cluster the device holds (fewer units than
+// clusters: one tile each, then the end) and with 3 and 4 clusters (many units each, handed from
+// CTA 0 to CTA 1); all_gather_matmul's row shards (a local shard, the others' rows poisoned in
+// A). Each case three launches back to back on one counter, then a CUDA graph of it replayed
+// twice: C against the reference after each (poisoned first), the counter's two words zero after
+// each. (Hopper only; skipped elsewhere.)
+TEST(Overlap, TransposedGemmDynamicScheduleOnOneGpu) {
+  const int dev = this_device();
+  const bool hopper = overlap::hopper_gemm_supported(dev);
+  struct DynCase {
+    int64_t m, n, k;
+    int max_ctas, shards;
+  };
+  const DynCase cases[] = {{1000, 768, 192, 0, 0}, {2048, 1024, 128, 6, 0}, {1536, 512, 320, 8, 3}, {2048, 1024, 128, 0, 0}};
+  std::string why;
+  for (const DynCase& c : cases) {
+    if (!hopper || !why.empty()) break;
+    why = attempt([&] {
+      std::vector<uint8_t> abytes, bbytes;
+      const std::vector<float> a = rand_half(DataType::kBFloat16, c.m * c.k, 41 + c.m, &abytes), b = rand_half(DataType::kBFloat16, c.k * c.n, 43 + c.n, &bbytes);
+      std::vector<double> prod(c.m * c.n, 0.0), mag(c.m * c.n, 0.0);
+      parallel_rows(c.m, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t kk = 0; kk < c.k; ++kk) {
+            const double av = a[i * c.k + kk];
+            for (int64_t j = 0; j < c.n; ++j) {
+              prod[i * c.n + j] += av * b[kk * c.n + j];
+              mag[i * c.n + j] += std::fabs(av * b[kk * c.n + j]);
+            }
+          }
+      });
+      DeviceBuffer da(abytes.size()), db(bbytes.size()), dc(c.m * c.n * 2), dcount(8), dlocal(c.shards > 0 ? c.m / c.shards * c.k * 2 : 16);
+      upload(da.p, abytes);
+      upload(db.p, bbytes);
+      SYMMEM_CUDA_CHECK(cudaMemset(dcount.p, 0, dcount.n));
+      overlap::HopperRowShards sh;
+      if (c.shards > 0) {
+        sh.count = c.shards;
+        sh.rows = static_cast<int>(c.m / c.shards);
+        sh.first = 1;
+        const size_t at = static_cast<size_t>(sh.first) * sh.rows * c.k * 2;
+        SYMMEM_CUDA_CHECK(cudaMemcpy(dlocal.p, static_cast<uint8_t*>(da.p) + at, dlocal.n, cudaMemcpyDeviceToDevice));
+        poison(static_cast<uint8_t*>(da.p) + at, dlocal.n);
+        sh.local = dlocal.p;
+        sh.local_ld = c.k;
+      }
+      overlap::HopperGemmOptions opt;
+      opt.group_m = 2;
+      opt.max_ctas = c.max_ctas;
+      opt.tile_counter = static_cast<unsigned*>(dcount.p);
+      const std::string name = "hopper_gemm_t, dynamic schedule, " + std::to_string(c.m) + " x " + std::to_string(c.n) + " x " + std::to_string(c.k) +
+                               ", max_ctas " + std::to_string(c.max_ctas) + ", " + std::to_string(c.shards) + " shards: ";
+      cudaStream_t s = nullptr;
+      SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      cudaGraphExec_t exec = nullptr;
+      std::string bad;
+      for (int run = 0; run < 5 && bad.empty(); ++run) {
+        poison(dc.p, dc.n);
+        auto enqueue = [&] { overlap::hopper_gemm_t(c.m, c.n, c.k, da.p, c.k, db.p, c.n, dc.p, c.n, opt, s, c.shards > 0 ? &sh : nullptr); };
+        if (run < 3) {
+          enqueue();
+        } else {
+          if (exec == nullptr) {
+            cudaGraph_t gr;
+            SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+            enqueue();
+            SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
+            SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
+            SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
+          }
+          SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+        }
+        ctx()->synchronize(s, "hopper_gemm_t with its dynamic schedule");
+        const std::string w = compare(DataType::kBFloat16, download(dc.p, dc.n), prod, mag);
+        if (!w.empty()) bad = name + "run " + std::to_string(run) + ": C " + w;
+        uint32_t words[2] = {1, 1};
+        SYMMEM_CUDA_CHECK(cudaMemcpy(words, dcount.p, 8, cudaMemcpyDeviceToHost));
+        if (bad.empty() && (words[0] != 0 || words[1] != 0))
+          bad = name + "run " + std::to_string(run) + ": the tile counter is left at " + std::to_string(words[0]) + ", " + std::to_string(words[1]) +
+                ", want 0, 0";
+      }
+      if (exec != nullptr) SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+      SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
+      if (!bad.empty()) throw std::runtime_error(bad);
+    });
+  }
+  if (!hopper) GTEST_SKIP() << "not a Hopper GPU: symmem's own GEMM does not run here";
+  ASSERT_ALL(why.empty(), why);
+}
+
 // The epilogue ring's protocol with real waits, on one GPU in one process: V "virtual ranks", each
 // its own persistent own GEMM (a fraction of the SMs, so that all V are resident at once), staging,
 // landing slots, counts and signal pad, and its pushes as matmul_reduce_scatter makes them
