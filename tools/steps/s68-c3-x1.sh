@@ -21,10 +21,11 @@ done
 ms=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_ltcfabric.sum,l1tex__m_xbar2l1tex_read_sectors.sum,dram__sectors_read.sum,lrc__request_sectors_op_read_coalescable.sum,lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum
 export SYMMEM_GEMM_TUNE=0 HGEMM_T=1 HGEMM_T_DYN=1 HGEMM_SUSTAIN=1
 for g in 8 1; do
-  timeout 100 ncu --clock-control none -k regex:"hopper_gemm_t" --launch-skip 2 -c 2 --metrics "$ms" -o "$OUT/d$g" -f \
+  timeout 100 ncu --clock-control none -k regex:"hopper_gemm_t" --launch-skip 0 -c 2 --metrics "$ms" -o "$OUT/d$g" -f \
     build/symmem-hgemm-probe 8192 4096 7168 2 $g 2 > "$OUT/ncu-d$g.log" 2>&1
   echo "== ncu group $g rc $? at $(el) s"
   ncu -i "$OUT/d$g.ncu-rep" --page raw --csv --metrics "$ms" > "$OUT/r/ncu-d$g.csv" 2>&1
+  echo "  (the first line: the static schedule; the second: the dynamic one)"
   python3 - "$OUT/r/ncu-d$g.csv" <<'PY'
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
