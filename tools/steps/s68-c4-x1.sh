@@ -1,0 +1,38 @@
+# Steps for tools/call.sh on a 1-GPU machine (session 68, call 4): hopper_gemm_t's dynamic schedule
+# with the counter read a tile ahead (call 3: taken as each tile started, its atomic held the
+# tile's first loads back: 2-5% slower than the static walk at 16384 rows and at the cap, 0.7-1%
+# faster after idle at 8192, with 20% fewer L2 sectors). Its tests at 1 rank, then the probe as
+# call 3 (static and dynamic in one rotation), and Nsight's counters of both. ~4 minutes.
+#   COMMIT=<sha> EXTRA_TARGETS=symmem-hgemm-probe bash tools/call.sh tools/steps/s68-c4-x1.sh
+export SMI_LOG=1
+FILTER="Overlap.TransposedGemmDynamic*:Overlap.OwnGemmRowShardsOnOneGpu" TLIMIT=200 T 1 1
+tests_passed || exit 0
+P() { echo "== probe $* at $(el) s"; env HGEMM_T=1 HGEMM_T_DYN=1 HGEMM_SUSTAIN=3 "$@" --json $OUT/r/dyn.json 2>&1 | grep -E "gemm_t|error|usage|bad|left" | sed 's/(worst rel err [^)]*)//; s/ (algo [^)]*)//; s/own_t\/cublasLt [0-9.]*, //'; }
+for idle in 1000 0; do
+  smi_start idle$idle
+  for s in "8192 7168 4096 2 8 15 0 2" "8192 4096 7168 2 8 15 0 2" "16384 7168 4096 2 8 15 0 2" "16384 4096 7168 2 8 15 0 2" "8192 4096 7168 2 8 15 0 0" "8192 14336 8192 2 8 9 0 2"; do
+    P SYMMEM_BENCH_IDLE_US=$idle build/symmem-hgemm-probe $s
+  done
+  smi_stop idle$idle
+done
+ms=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_ltcfabric.sum,dram__sectors_read.sum,lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum
+export SYMMEM_GEMM_TUNE=0 HGEMM_T=1 HGEMM_T_DYN=1 HGEMM_SUSTAIN=1
+for s in "8192 4096 7168" "16384 7168 4096"; do
+  timeout 100 ncu --clock-control none -k regex:"hopper_gemm_t" --launch-skip 0 -c 2 --metrics "$ms" -o "$OUT/d" -f \
+    build/symmem-hgemm-probe $s 2 8 2 > "$OUT/ncu-d.log" 2>&1
+  echo "== ncu $s rc $? at $(el) s (the first line: the static schedule; the second: the dynamic one)"
+  ncu -i "$OUT/d.ncu-rep" --page raw --csv --metrics "$ms" > "$OUT/r/ncu-${s// /x}.csv" 2>&1
+  python3 - "$OUT/r/ncu-${s// /x}.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+hdr = rows[0]
+for r in rows[2:]:
+    d = {h: r[i] for i, h in enumerate(hdr)}
+    f = lambda k: float(d[k].replace(",", ""))
+    print("  L2 %6.1fM hwcoal %5.1fM fabric %5.1fM dram %5.1fM cyc %.0fK clk %.3f us %.1f" % (
+          f("lts__t_sectors_srcunit_tex_op_read.sum") / 1e6, f("lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum") / 1e6,
+          f("lts__t_sectors_srcunit_ltcfabric.sum") / 1e6, f("dram__sectors_read.sum") / 1e6, f("sm__cycles_elapsed.max") / 1e3,
+          f("sm__cycles_elapsed.avg.per_second"), f("gpu__time_duration.sum")))
+PY
+done
+true
