@@ -73,8 +73,8 @@ constexpr uint32_t kCBox = kTR * 64 * 2;          // a consumer's two slots, 20 
 constexpr uint32_t kCHalf = kCBox / 2;            // one slot: 80 rows x 64 columns
 constexpr uint32_t kPartBox = (kTR / 2) * 64 * 2;  // the fused sum: a partial's 80 x 64 box, 10 KiB
 // (Barriers: full, empty, the gate and straddle words, pbar[2], the dynamic schedule's ufull[2]
-// and uempty[2]; then its words: tile_word[kStages], uslot[2], ended.)
-constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + (2 * kStages + 7) * sizeof(uint64_t) + (kStages + 3) * 4 + 1024;
+// and uempty[2]; then its words: tile_word[kStages][8], uslot[2], ended.)
+constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + (2 * kStages + 7) * sizeof(uint64_t) + (8 * kStages + 3) * 4 + 1024;
 constexpr uint32_t kEndOfTiles = 0xFFFFFFFFu;  // the dynamic schedule's tile word past the last tile
 static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
@@ -205,8 +205,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* pbar = empty + kStages + 1;                            // kSumC: each consumer's partial loads
   uint64_t* ufull = pbar + 2;     // the dynamic schedule: CTA 1's slot j % 2 holds tile j's unit
   uint64_t* uempty = ufull + 2;   // ... and CTA 1's producer has read it (in CTA 0)
-  uint32_t* tile_word = reinterpret_cast<uint32_t*>(uempty + 2);  // a stage's tile (its first k-block's)
-  uint32_t* uslot = tile_word + kStages;
+  // A stage's tile where it is a tile's first k-block: its unit, then schedule::TTile's fields.
+  uint32_t* tile_word = reinterpret_cast<uint32_t*>(uempty + 2);
+  uint32_t* uslot = tile_word + 8 * kStages;
   uint32_t* ended = uslot + 2;     // a consumer found kEndOfTiles
   const int wg = warpgroup_index();
   const uint32_t crank = cluster_rank();
@@ -265,51 +266,55 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (kSum)
       asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n" ::: "memory");
     else
-      asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 48;\n" ::: "memory");  // (48 x 128 + 232 x 256 = 65536; the dynamic schedule spilled at 40)
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
       uint64_t landed = 0;  // shards whose signal this thread has seen
       int summable = 0;     // the fused sum: the row groups 0 .. summable - 1 have landed from every peer
-      // The dynamic schedule's unit of this CTA's tile j (j >= 1): CTA 0 takes it from the counter
-      // (the units after the first wave, in the raster's order: clusters that finish a tile at the
-      // same time take neighbours, which share B's columns, and their loads of them meet in the L2
-      // request coalescer) and hands it to CTA 1 through CTA 1's slot j % 2 (full: ufull there,
-      // free again: uempty here). The cluster that takes a unit past the last counts itself out,
-      // and the last to do so zeroes both words for the next launch: every cluster has then taken
-      // its last unit. (Every cluster has a first unit: the launch runs min(clusters, units).)
-      // CTA 0 takes each unit from the counter a tile ahead (`ahead`: the counter's value for tile
-      // j + 1, taken as tile j starts), so that the atomic's round trip runs under tile j's loads
-      // (taken as tile j + 1 started, it held every tile's first loads back: session 68, 1 x H200,
-      // 2-5% slower than the static walk at 16384 rows and at the power cap).
+      // The dynamic schedule: CTA 0 takes the units of this cluster's tiles after the first from the
+      // counter (the units after the first wave, in the raster's order: clusters that finish a tile
+      // at the same time take neighbours, which share B's columns, and their loads of them meet in
+      // the L2 request coalescer), each a tile ahead: tile j + 1's is taken as tile j starts and
+      // handed to CTA 1 after tile j's second k-block's loads (through CTA 1's slot (j + 1) % 2:
+      // full, ufull there; read, uempty here), so that neither the atomic's round trip nor the
+      // handoff holds a tile's first loads back (taken as each tile started, it made the GEMM 2-5%
+      // slower than the static walk at 16384 rows: session 68, 1 x H200). The cluster that takes a
+      // unit past the last counts itself out, and the last to do so zeroes both words for the next
+      // launch: every cluster has then taken its last unit. (Every cluster has a first unit: the
+      // launch runs min(clusters, units).)
       unsigned ahead = dyn && crank == 0 ? atomicAdd(args.sched, 1u) : 0u;
-      auto next_unit = [&](int j) {
+      int next_u = units;  // CTA 0: the unit handed on for the next tile
+      auto hand_on = [&](int j) {  // CTA 0, during tile j - 1's loads: tile j's unit
         const int slot = j & 1;
         const uint32_t n = static_cast<uint32_t>(j - 1) >> 1;  // the slot's earlier handoffs (tiles 1, 3, ... and 2, 4, ...)
-        int v;
-        if (crank == 0) {
-          v = static_cast<int>(ahead) + unit_step;
-          if (v < units) ahead = atomicAdd(args.sched, 1u);  // (tile j + 1's)
-          if (n > 0) mbar_wait(&uempty[slot], (n - 1) & 1);
-          st_cluster_u32(&uslot[slot], 1, static_cast<uint32_t>(v));
-          bar_arrive_cluster_release(&ufull[slot], 1);
-          if (v >= units && atomicAdd(args.sched + 1, 1u) == static_cast<unsigned>(unit_step) - 1) {
-            atomicExch(args.sched, 0u);
-            atomicExch(args.sched + 1, 0u);
-          }
-        } else {
-          mbar_wait_cluster(&ufull[slot], n & 1);
-          v = static_cast<int>(*reinterpret_cast<volatile uint32_t*>(&uslot[slot]));
-          bar_arrive_cluster_release(&uempty[slot], 0);
+        const int v = static_cast<int>(ahead) + unit_step;
+        if (v < units) ahead = atomicAdd(args.sched, 1u);  // (tile j + 1's)
+        if (n > 0) mbar_wait(&uempty[slot], (n - 1) & 1);
+        st_cluster_u32(&uslot[slot], 1, static_cast<uint32_t>(v));
+        bar_arrive_cluster_release(&ufull[slot], 1);
+        if (v >= units && atomicAdd(args.sched + 1, 1u) == static_cast<unsigned>(unit_step) - 1) {
+          atomicExch(args.sched, 0u);
+          atomicExch(args.sched + 1, 0u);
         }
+        next_u = v;
+      };
+      auto take = [&](int j) {  // tile j's unit (j >= 1)
+        if (crank == 0) return next_u;
+        const int slot = j & 1;
+        const uint32_t n = static_cast<uint32_t>(j - 1) >> 1;
+        mbar_wait_cluster(&ufull[slot], n & 1);
+        const int v = static_cast<int>(*reinterpret_cast<volatile uint32_t*>(&uslot[slot]));
+        bar_arrive_cluster_release(&uempty[slot], 0);
         return v;
       };
+      const int hand_at = kblocks > 1 ? 1 : 0;  // (the k-block after whose loads CTA 0 hands the next unit on)
       for (int j = 0, u = first_unit;; ++j) {
-        if (j > 0) u = dyn ? next_unit(j) : u + unit_step;
+        if (j > 0) u = dyn ? take(j) : u + unit_step;
         if (u >= units) {
           if (dyn) {  // kEndOfTiles in the next position's tile word, its phase completed without bytes
             mbar_wait(&empty[stage], phase ^ 1);
-            *reinterpret_cast<volatile uint32_t*>(&tile_word[stage]) = kEndOfTiles;
+            *reinterpret_cast<volatile uint32_t*>(&tile_word[8 * stage]) = kEndOfTiles;
             bar_arrive(&full[stage]);
           }
           break;
@@ -334,11 +339,22 @@ __global__ void __launch_bounds__(kThreads, 1)
         // shard's last row and filled with zeros by the map; its wgmma reads the first 128.)
         for (int kb = 0; kb < kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
-          if (dyn && kb == 0) *reinterpret_cast<volatile uint32_t*>(&tile_word[stage]) = static_cast<uint32_t>(u);  // (before the arrival)
+          if (dyn && kb == 0) {  // (the tile for its consumer, before the arrival)
+            volatile uint32_t* w = &tile_word[8 * stage];
+            w[0] = static_cast<uint32_t>(u);
+            w[1] = static_cast<uint32_t>(t.shard);
+            w[2] = static_cast<uint32_t>(t.row);
+            w[3] = static_cast<uint32_t>(t.shard1);
+            w[4] = static_cast<uint32_t>(t.row1);
+            w[5] = static_cast<uint32_t>(t.height);
+            w[6] = static_cast<uint32_t>(t.un);
+            w[7] = t.straddle ? 1u : 0u;
+          }
           mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
           tma_load_multicast_3d(sa + stage * kABytes + crank * kAHalf, ma, kb * kBK, ar, az, &full[stage], 0x3);
 #pragma unroll
           for (int i = 0; i < 2; ++i) tma_load(sb + stage * kBBytes + i * kBBox, &map_b, n0 + i * 64, kb * kBK, &full[stage]);
+          if (dyn && crank == 0 && kb == hand_at) hand_on(j + 1);
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1;
@@ -539,17 +555,29 @@ __global__ void __launch_bounds__(kThreads, 1)
         const long p0 = static_cast<long>(j) * kblocks;
         const int s0 = static_cast<int>(p0 % kStages);
         mbar_wait(&full[s0], static_cast<uint32_t>((p0 / kStages) & 1));
-        const uint32_t w = *reinterpret_cast<volatile uint32_t*>(&tile_word[s0]);
-        if (w == kEndOfTiles) {
+        const volatile uint32_t* w = &tile_word[8 * s0];
+        if (w[0] == kEndOfTiles) {
           if (leader) *reinterpret_cast<volatile uint32_t*>(ended) = 1;  // (ordered before the arrival by it)
           named_arrive(cw == 0 ? 3 : 4, 256);
           break;
         }
-        u = static_cast<int>(w);
+        u = static_cast<int>(w[0]);
       }
       schedule::TTile t;
       int n0;
-      tile(u, t, n0);
+      if (dyn) {  // (decoded by the producer: no divisions between the turn and the k-loop)
+        const volatile uint32_t* w = &tile_word[8 * static_cast<int>((static_cast<long>(j) * kblocks) % kStages)];
+        t.shard = static_cast<int>(w[1]);
+        t.row = static_cast<int>(w[2]);
+        t.shard1 = static_cast<int>(w[3]);
+        t.row1 = static_cast<int>(w[4]);
+        t.height = static_cast<int>(w[5]);
+        t.un = static_cast<int>(w[6]);
+        t.straddle = w[7] != 0;
+        n0 = (t.un * kCluster + static_cast<int>(crank)) * kTC;
+      } else {
+        tile(u, t, n0);
+      }
       const int shard = t.shard, m0 = t.row, height = t.height;
       long pos0 = static_cast<long>(j) * kblocks;
       if (kSum) {
