@@ -186,7 +186,7 @@ __device__ __forceinline__ void add_partial_half(float (&acc0)[80], float (&acc1
 }
 #endif  // SYMMEM_HGEMM_DEVICE
 
-template <bool kSum, bool kSumC>
+template <bool kSum, bool kSumC, bool kDyn = false>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_t_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_local, const __grid_constant__ CUtensorMap map_c,
@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int units = (args.shards.count * per + (strad > 0 ? 1 : 0)) * units_n;
   const int kblocks = (args.k + kBK - 1) / kBK;
   const int first_unit = static_cast<int>(cluster_id()), unit_step = static_cast<int>(cluster_count());
-  const bool dyn = !kSum && args.sched != nullptr;  // the dynamic schedule (HopperGemmOptions::tile_counter)
+  constexpr bool dyn = kDyn && !kSum;  // the dynamic schedule (HopperGemmOptions::tile_counter in args.sched)
   // The fused sum: shard sum_shard's tiles, after their k-loop, add the count - 1
   // partials of their rows, two stages a partial (80 rows each); group_rows: HopperRowShards::done's
   // row groups.
@@ -263,10 +263,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     // (The fused sum's producer, with its partials' waits and loads, spilled at 40 registers.)
-    if (kSum)
+    // (The dynamic schedule's producer spilled at 40 too. What the producers give up is what the
+    // consumers take: the sum stays within the 168 x 384 registers the launch holds, or a
+    // consumer's setmaxnreg.inc waits for ever, as 48 + 232 did, session 68.)
+    if (kSum || dyn)
       asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n" ::: "memory");
     else
-      asm volatile("setmaxnreg.dec.sync.aligned.u32 48;\n" ::: "memory");  // (48 x 128 + 232 x 256 = 65536; the dynamic schedule spilled at 40)
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
@@ -451,7 +454,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   } else {
-    if (kSum)  // (56 x 128 + 224 x 256 = 64512 of the SM's 65536)
+    if (kSum || dyn)  // (56 x 128 + 224 x 256 = 64512 = 168 x 384; 40 x 128 + 232 x 256 too)
       asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n" ::: "memory");
     else
       asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
@@ -725,19 +728,22 @@ __global__ void __launch_bounds__(kThreads, 1)
 namespace {
 // The kernel's instantiations: plain, counted (kSum: also the fused sum with its partials in the
 // stage ring, HopperRowShards::sum_in_ring), the fused sum with the partials through the C slots
-// (kSumC).
-enum TKind { kTPlain = 0, kTCounted = 1, kTSumC = 2 };
+// (kSumC), and the plain one with the dynamic schedule (HopperGemmOptions::tile_counter).
+enum TKind { kTPlain = 0, kTCounted = 1, kTSumC = 2, kTPlainDyn = 3 };
 TKind t_kind(const HopperRowShards* shards) {
   if (shards == nullptr || (shards->sum_shard < 0 && shards->done == nullptr)) return kTPlain;
   return shards->sum_shard >= 0 && !shards->sum_in_ring ? kTSumC : kTCounted;
 }
 decltype(&hopper_gemm_t_kernel<false, false>) t_kernel(TKind kind) {
-  return kind == kTSumC ? hopper_gemm_t_kernel<true, true> : kind == kTCounted ? hopper_gemm_t_kernel<true, false> : hopper_gemm_t_kernel<false, false>;
+  return kind == kTSumC      ? hopper_gemm_t_kernel<true, true>
+         : kind == kTCounted ? hopper_gemm_t_kernel<true, false>
+         : kind == kTPlainDyn ? hopper_gemm_t_kernel<false, false, true>
+                              : hopper_gemm_t_kernel<false, false>;
 }
 // The clusters a launch of that kernel runs on this device: as many as fit, at most
 // opt.max_ctas / 2 (each instantiation asks once: its shared-memory limit is raised then).
 int t_clusters(const HopperGemmOptions& opt, TKind kind, int dev) {
-  static ClusterFit<kCluster> fits[3];
+  static ClusterFit<kCluster> fits[4];
   int clusters = fits[kind].get(t_kernel(kind), dev, kThreads, kSmemBytes, "hopper_gemm_t");
   if (opt.max_ctas > 0) clusters = std::max(1, std::min(clusters, opt.max_ctas / kCluster));
   return clusters;
@@ -830,11 +836,11 @@ void hopper_gemm_t(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, 
   const CUtensorMap mp = sum ? tensor_map_3d(args.shards.partials, count, rows, n, n, kTR / 2, 64, "the partials") : mc;
   const CUtensorMap mo = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2, 64, "the summed rows' output") : mc;
   const CUtensorMap mo48 = sum ? tensor_map_3d(args.shards.out, 1, rows, n, n, kTR / 2 - 32, 64, "the summed rows' output") : mc;
-  const TKind kind = t_kind(&args.shards);
-  int clusters = t_clusters(opt, kind, dev);
   require(opt.tile_counter == nullptr || reinterpret_cast<uintptr_t>(opt.tile_counter) % 8 == 0,
           "hopper_gemm_t: the tile counter must be 8-byte aligned device memory (two words, zero at the first launch)");
-  args.sched = kind == kTPlain ? opt.tile_counter : nullptr;
+  const TKind kind = t_kind(&args.shards) == kTPlain && opt.tile_counter != nullptr ? kTPlainDyn : t_kind(&args.shards);
+  int clusters = t_clusters(opt, kind, dev);
+  args.sched = kind == kTPlainDyn ? opt.tile_counter : nullptr;
   const int strad = args.shards.straddle;
   args.tall = strad > 0             ? rows / kTR
               : opt.t_tall >= 0     ? schedule::t_tall(rows, opt.t_tall)
