@@ -85,7 +85,7 @@ struct TArgs {
   int tall;                // a shard's 160-row tiles (schedule::t_tall); the rest in tiles of 128
   const __nv_bfloat16* c;  // C (the straddle's sums read its rows of shards.sum_shard), ldc elements a row
   int ldc;
-  unsigned* sched;         // HopperGemmOptions::tile_counter (kernel<false, false> only), or null
+  unsigned* sched;         // HopperGemmOptions::tile_counter (the dynamic instantiation only), or null
 };
 
 #ifdef SYMMEM_HGEMM_DEVICE
@@ -307,7 +307,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int slot = j & 1;
         const uint32_t n = static_cast<uint32_t>(j - 1) >> 1;
         mbar_wait_cluster(&ufull[slot], n & 1);
-        const int v = static_cast<int>(*reinterpret_cast<volatile uint32_t*>(&uslot[slot]));
+        const int v = static_cast<int>(lds_u32(&uslot[slot]));
         bar_arrive_cluster_release(&uempty[slot], 0);
         return v;
       };
@@ -317,7 +317,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (u >= units) {
           if (dyn) {  // kEndOfTiles in the next position's tile word, its phase completed without bytes
             mbar_wait(&empty[stage], phase ^ 1);
-            *reinterpret_cast<volatile uint32_t*>(&tile_word[8 * stage]) = kEndOfTiles;
+            sts_u32(&tile_word[8 * stage], kEndOfTiles);
             bar_arrive(&full[stage]);
           }
           break;
@@ -343,15 +343,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int kb = 0; kb < kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
           if (dyn && kb == 0) {  // (the tile for its consumer, before the arrival)
-            volatile uint32_t* w = &tile_word[8 * stage];
-            w[0] = static_cast<uint32_t>(u);
-            w[1] = static_cast<uint32_t>(t.shard);
-            w[2] = static_cast<uint32_t>(t.row);
-            w[3] = static_cast<uint32_t>(t.shard1);
-            w[4] = static_cast<uint32_t>(t.row1);
-            w[5] = static_cast<uint32_t>(t.height);
-            w[6] = static_cast<uint32_t>(t.un);
-            w[7] = t.straddle ? 1u : 0u;
+            uint32_t* w = &tile_word[8 * stage];
+            sts_u32(w, static_cast<uint32_t>(u));
+            sts_u32(w + 1, static_cast<uint32_t>(t.shard));
+            sts_u32(w + 2, static_cast<uint32_t>(t.row));
+            sts_u32(w + 3, static_cast<uint32_t>(t.shard1));
+            sts_u32(w + 4, static_cast<uint32_t>(t.row1));
+            sts_u32(w + 5, static_cast<uint32_t>(t.height));
+            sts_u32(w + 6, static_cast<uint32_t>(t.un));
+            sts_u32(w + 7, t.straddle ? 1u : 0u);
           }
           mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
           tma_load_multicast_3d(sa + stage * kABytes + crank * kAHalf, ma, kb * kBK, ar, az, &full[stage], 0x3);
@@ -554,29 +554,29 @@ __global__ void __launch_bounds__(kThreads, 1)
         // on a turn barrier meets a wait: each consumer hands the turn on after each k-loop and at
         // the end, and waits for it before each tile but its first and at the end.)
         if (j > 0) named_sync(cw == 0 ? 4 : 3, 256);
-        if (*reinterpret_cast<volatile uint32_t*>(ended) != 0) break;
+        if (lds_u32(ended) != 0) break;
         const long p0 = static_cast<long>(j) * kblocks;
         const int s0 = static_cast<int>(p0 % kStages);
         mbar_wait(&full[s0], static_cast<uint32_t>((p0 / kStages) & 1));
-        const volatile uint32_t* w = &tile_word[8 * s0];
-        if (w[0] == kEndOfTiles) {
-          if (leader) *reinterpret_cast<volatile uint32_t*>(ended) = 1;  // (ordered before the arrival by it)
+        const uint32_t w0 = lds_u32(&tile_word[8 * s0]);
+        if (w0 == kEndOfTiles) {
+          if (leader) sts_u32(ended, 1);  // (ordered before the arrival by it)
           named_arrive(cw == 0 ? 3 : 4, 256);
           break;
         }
-        u = static_cast<int>(w[0]);
+        u = static_cast<int>(w0);
       }
       schedule::TTile t;
       int n0;
       if (dyn) {  // (decoded by the producer: no divisions between the turn and the k-loop)
-        const volatile uint32_t* w = &tile_word[8 * static_cast<int>((static_cast<long>(j) * kblocks) % kStages)];
-        t.shard = static_cast<int>(w[1]);
-        t.row = static_cast<int>(w[2]);
-        t.shard1 = static_cast<int>(w[3]);
-        t.row1 = static_cast<int>(w[4]);
-        t.height = static_cast<int>(w[5]);
-        t.un = static_cast<int>(w[6]);
-        t.straddle = w[7] != 0;
+        const uint32_t* w = &tile_word[8 * static_cast<int>((static_cast<long>(j) * kblocks) % kStages)];
+        t.shard = static_cast<int>(lds_u32(w + 1));
+        t.row = static_cast<int>(lds_u32(w + 2));
+        t.shard1 = static_cast<int>(lds_u32(w + 3));
+        t.row1 = static_cast<int>(lds_u32(w + 4));
+        t.height = static_cast<int>(lds_u32(w + 5));
+        t.un = static_cast<int>(lds_u32(w + 6));
+        t.straddle = lds_u32(w + 7) != 0;
         n0 = (t.un * kCluster + static_cast<int>(crank)) * kTC;
       } else {
         tile(u, t, n0);
