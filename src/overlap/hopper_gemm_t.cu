@@ -285,7 +285,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       // slower than the static walk at 16384 rows: session 68, 1 x H200). The cluster that takes a
       // unit past the last counts itself out, and the last to do so zeroes both words for the next
       // launch: every cluster has then taken its last unit. (Every cluster has a first unit: the
-      // launch runs min(clusters, units).)
+      // launch runs min(clusters, units).) Why it completes for any cluster and unit count, every
+      // unit once, the counter zero again, and no parity wait on a wrong fill: each handoff waits
+      // only for CTA 1's read of the one two tiles back, which CTA 1 makes at the top of a tile
+      // whose loads CTA 0's own loads wait for (the multicast halves); the consumers' turns order
+      // every position's wait as the static walk's do, and the end marker hands the turn on. Host
+      // model: HopperDynModel.* (tests/host/test_hopper_dyn_model.cpp, with controls).
       unsigned ahead = dyn && crank == 0 ? atomicAdd(args.sched, 1u) : 0u;
       int next_u = units;  // CTA 0: the unit handed on for the next tile
       auto hand_on = [&](int j) {  // CTA 0, during tile j - 1's loads: tile j's unit
