@@ -14,6 +14,12 @@
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
 #   S                               the SASS of every cubin tools/cubins.sh left in .deps/sass: counts printed, text in $OUT/sass.tgz
+#   PR LABEL [VAR=value...] ARGS... symmem-hgemm-probe ARGS under HGEMM_T=1 HGEMM_SUSTAIN=3 and the VARs (e.g.
+#                                   SYMMEM_BENCH_IDLE_US=1000): its time lines, JSON appended to r/probe-LABEL.json
+#   NM LABEL METRICS [VAR=value...] ARGS...  Nsight Compute (clocks free) of the probe's kernels named by NCU_K (a regex,
+#                                   default hopper_gemm* and cuBLASLt's), NCU_SKIP and NCU_COUNT (0 and 2) of its
+#                                   check launches: one line of METRICS' summary a launch
+#   NSRC LABEL [VAR=value...] ARGS...  as NM with the warp stall samples by instruction (tools/ncu_summary.py source)
 # BIN=<tree under .deps/ab> before B, O or A runs that tree's symmem-bench instead (a baseline
 # measured beside the change, in the same call); before T that tree's tests, which its build makes
 # where AB_TARGETS="symmem_gpu_tests symmem-run" (TLIMIT: T's time limit, default 150 s). Each
@@ -131,6 +137,36 @@ S() {  # S: the SASS of .deps/sass/*.cubin (tools/cubins.sh) into $OUT/sass.tgz,
     [ -e "$f" ] && echo "$(basename "$f"): $(grep -c HGMMA "$f") HGMMA, $(grep -c R2UR "$f") R2UR, $(grep -c 'UIADD3.X' "$f") UIADD3.X, $(grep -cE '^ +/\*[0-9a-f]{4}\*/' "$f") instructions"
   done
   tar czf "$OUT/sass.tgz" -C "$OUT" sass && rm -rf "$OUT/sass"
+}
+split_env() {  # the leading VAR=value words of "$@" into ENVS, the rest into ARGS
+  ENVS=(); ARGS=()
+  while [ $# -gt 0 ] && [[ $1 == [A-Z_]*=* ]]; do ENVS+=("$1"); shift; done
+  ARGS=("$@")
+}
+PR() {
+  local label=$1; shift; split_env "$@"
+  echo "== probe $label ${ENVS[*]} ${ARGS[*]} at $(el) s"
+  env HGEMM_T=1 HGEMM_SUSTAIN=3 "${ENVS[@]}" timeout 100 build/symmem-hgemm-probe "${ARGS[@]}" --json "$OUT/r/probe-$label.json" 2>&1 |
+    grep -E "gemm_t|error|usage|bad|left" | sed 's/(worst rel err [^)]*)//; s/ (algo [^)]*)//'
+}
+ncu_probe() {  # ncu_probe LABEL NCU-ARGS... -- [VAR=value...] PROBE-ARGS...: the report $OUT/LABEL.ncu-rep
+  local label=$1 n=(); shift
+  while [ "$1" != "--" ]; do n+=("$1"); shift; done; shift; split_env "$@"
+  env SYMMEM_GEMM_TUNE=0 HGEMM_T=1 HGEMM_SUSTAIN=1 "${ENVS[@]}" timeout 150 ncu --clock-control none -k regex:"${NCU_K:-nvjet|hopper_gemm}" \
+    --launch-skip "${NCU_SKIP:-0}" -c "${NCU_COUNT:-2}" "${n[@]}" -o "$OUT/$label" -f build/symmem-hgemm-probe "${ARGS[@]}" > "$OUT/ncu-$label.log" 2>&1
+  local rc=$?; echo "== ncu $label ${ENVS[*]} ${ARGS[*]} rc $rc at $(el) s"; [ $rc -eq 0 ] || tail -3 "$OUT/ncu-$label.log"
+}
+NM() {
+  local label=$1 ms=$2; shift 2
+  ncu_probe "$label" --metrics "$ms" -- "$@"
+  ncu -i "$OUT/$label.ncu-rep" --page raw --csv --metrics "$ms" > "$OUT/r/ncu-$label.csv" 2>&1
+  python3 tools/ncu_summary.py metrics "$OUT/r/ncu-$label.csv"
+}
+NSRC() {
+  local label=$1; shift
+  ncu_probe "$label" --section SourceCounters --section WarpStateStats --metrics gpu__time_duration.sum,sm__cycles_elapsed.max -- "$@"
+  ncu -i "$OUT/$label.ncu-rep" --page source --csv --print-source sass > "$OUT/r/src-$label.csv" 2>&1
+  python3 tools/ncu_summary.py source "$OUT/r/src-$label.csv"
 }
 eval "${STEPS:?give the steps as a file argument or in STEPS}"
 rm -f "$OUT/m.log" "$OUT/t.log" "$OUT/o.log" "$OUT/a.log" "$OUT/p.log" "$OUT"/r/*.svg

@@ -443,7 +443,8 @@ int main(int argc, char** argv) {
       bad_t += compare(c, hr, m, n, worst_t, "hopper_gemm_t (counted)");
     }
     // HGEMM_T_DYN=1: hopper_gemm_t with its dynamic schedule (HopperGemmOptions::tile_counter),
-    // checked (and its counter found zero again) and timed beside.
+    // checked (and its counter found zero again) and timed beside; HGEMM_T_DYN_TALL=t with t
+    // 160-row tiles a shard (HopperGemmOptions::t_tall; 1000: every tile 160 rows).
     const bool dyn_on = std::getenv("HGEMM_T_DYN") != nullptr && std::atoi(std::getenv("HGEMM_T_DYN")) != 0;
     symmem::overlap::HopperGemmOptions dopt = opt;
     unsigned* tile_counter = nullptr;
@@ -451,6 +452,7 @@ int main(int argc, char** argv) {
       CK(cudaMalloc(&tile_counter, 8));
       CK(cudaMemset(tile_counter, 0, 8));
       dopt.tile_counter = tile_counter;
+      if (std::getenv("HGEMM_T_DYN_TALL") != nullptr) dopt.t_tall = std::atoi(std::getenv("HGEMM_T_DYN_TALL"));
       CK(cudaMemset(c, 0xFF, m * n * 2));
       symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, dopt, nullptr, shp);
       CK(cudaDeviceSynchronize());

@@ -73,8 +73,8 @@ constexpr uint32_t kCBox = kTR * 64 * 2;          // a consumer's two slots, 20 
 constexpr uint32_t kCHalf = kCBox / 2;            // one slot: 80 rows x 64 columns
 constexpr uint32_t kPartBox = (kTR / 2) * 64 * 2;  // the fused sum: a partial's 80 x 64 box, 10 KiB
 // (Barriers: full, empty, the gate and straddle words, pbar[2], the dynamic schedule's ufull[2]
-// and uempty[2]; then its words: tile_word[kStages][8], uslot[2], ended.)
-constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + (2 * kStages + 7) * sizeof(uint64_t) + (8 * kStages + 3) * 4 + 1024;
+// and uempty[2]; then its words: tile_word[kStages][8], uslot[2], ended, pstate[2], pend[8].)
+constexpr size_t kSmemBytes = size_t(kStages) * (kABytes + kBBytes) + 2 * kCBox + (2 * kStages + 7) * sizeof(uint64_t) + (8 * kStages + 13) * 4 + 1024;
 constexpr uint32_t kEndOfTiles = 0xFFFFFFFFu;  // the dynamic schedule's tile word past the last tile
 static_assert(kSmemBytes <= 227 * 1024, "shared memory");
 
@@ -209,6 +209,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t* tile_word = reinterpret_cast<uint32_t*>(uempty + 2);
   uint32_t* uslot = tile_word + 8 * kStages;
   uint32_t* ended = uslot + 2;     // a consumer found kEndOfTiles
+  // The dynamic schedule's producer state in CTA 0 (in shared memory, not registers, so that the
+  // producer fits its 40: the counter's value for the tile after next, and the next tile's unit).
+  uint32_t* pstate = ended + 1;
+  uint32_t* pend = pstate + 2;  // (and the producer's next tile words, copied to its first stage's tile_word)
   const int wg = warpgroup_index();
   const uint32_t crank = cluster_rank();
   // (The straddle, HopperRowShards::straddle, only in kSumC: a shard's whole 160-row tiles and
@@ -263,10 +267,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     // (The fused sum's producer, with its partials' waits and loads, spilled at 40 registers.)
-    // (The dynamic schedule's producer spilled at 40 too. What the producers give up is what the
-    // consumers take: the sum stays within the 168 x 384 registers the launch holds, or a
-    // consumer's setmaxnreg.inc waits for ever, as 48 + 232 did, session 68.)
-    if (kSum || dyn)
+    // (The dynamic schedule's producer spilled at 40 too, until its state and its next tile's words
+    // went to shared memory, session 69. What the producers give up is what the consumers take:
+    // the sum stays within the 168 x 384 registers the launch holds, or a consumer's
+    // setmaxnreg.inc waits for ever, as 48 + 232 did, session 68.)
+    if (kSum)
       asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n" ::: "memory");
     else
       asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
@@ -291,13 +296,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       // whose loads CTA 0's own loads wait for (the multicast halves); the consumers' turns order
       // every position's wait as the static walk's do, and the end marker hands the turn on. Host
       // model: HopperDynModel.* (tests/host/test_hopper_dyn_model.cpp, with controls).
-      unsigned ahead = dyn && crank == 0 ? atomicAdd(args.sched, 1u) : 0u;
-      int next_u = units;  // CTA 0: the unit handed on for the next tile
+      if (dyn && crank == 0) sts_u32(&pstate[0], atomicAdd(args.sched, 1u));  // ("ahead": tile 1's counter value)
       auto hand_on = [&](int j) {  // CTA 0, during tile j - 1's loads: tile j's unit
         const int slot = j & 1;
         const uint32_t n = static_cast<uint32_t>(j - 1) >> 1;  // the slot's earlier handoffs (tiles 1, 3, ... and 2, 4, ...)
-        const int v = static_cast<int>(ahead) + unit_step;
-        if (v < units) ahead = atomicAdd(args.sched, 1u);  // (tile j + 1's)
+        const int v = static_cast<int>(lds_u32(&pstate[0])) + unit_step;
+        if (v < units) sts_u32(&pstate[0], atomicAdd(args.sched, 1u));  // (tile j + 1's)
         if (n > 0) mbar_wait(&uempty[slot], (n - 1) & 1);
         st_cluster_u32(&uslot[slot], 1, static_cast<uint32_t>(v));
         bar_arrive_cluster_release(&ufull[slot], 1);
@@ -305,13 +309,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           atomicExch(args.sched, 0u);
           atomicExch(args.sched + 1, 0u);
         }
-        next_u = v;
+        sts_u32(&pstate[1], static_cast<uint32_t>(v));  // (the unit take(j) returns in CTA 0)
       };
       auto take = [&](int j) {  // tile j's unit (j >= 1)
-        if (crank == 0) return next_u;
+        if (crank == 0) return static_cast<int>(lds_u32(&pstate[1]));
         const int slot = j & 1;
         const uint32_t n = static_cast<uint32_t>(j - 1) >> 1;
-        mbar_wait_cluster(&ufull[slot], n & 1);
+        mbar_wait<device::MbarScope::kCluster>(&ufull[slot], n & 1);
         const int v = static_cast<int>(lds_u32(&uslot[slot]));
         bar_arrive_cluster_release(&uempty[slot], 0);
         return v;
@@ -330,6 +334,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         schedule::TTile t;
         int n0;
         tile(u, t, n0);
+        if (dyn) {  // (the tile's words kept here until its first stage is free, not in registers)
+          sts_u32(pend, static_cast<uint32_t>(u));
+          sts_u32(pend + 1, static_cast<uint32_t>(t.shard));
+          sts_u32(pend + 2, static_cast<uint32_t>(t.row));
+          sts_u32(pend + 3, static_cast<uint32_t>(t.shard1));
+          sts_u32(pend + 4, static_cast<uint32_t>(t.row1));
+          sts_u32(pend + 5, static_cast<uint32_t>(t.height));
+          sts_u32(pend + 6, static_cast<uint32_t>(t.un));
+          sts_u32(pend + 7, t.straddle ? 1u : 0u);
+        }
         const int shard = t.shard, row = t.row, height = t.height;
         const bool local = shard == args.shards.first;
         if (!local && args.shards.wait && !(landed >> shard & 1)) {
@@ -348,15 +362,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int kb = 0; kb < kblocks; ++kb) {
           mbar_wait(&empty[stage], phase ^ 1);
           if (dyn && kb == 0) {  // (the tile for its consumer, before the arrival)
-            uint32_t* w = &tile_word[8 * stage];
-            sts_u32(w, static_cast<uint32_t>(u));
-            sts_u32(w + 1, static_cast<uint32_t>(t.shard));
-            sts_u32(w + 2, static_cast<uint32_t>(t.row));
-            sts_u32(w + 3, static_cast<uint32_t>(t.shard1));
-            sts_u32(w + 4, static_cast<uint32_t>(t.row1));
-            sts_u32(w + 5, static_cast<uint32_t>(t.height));
-            sts_u32(w + 6, static_cast<uint32_t>(t.un));
-            sts_u32(w + 7, t.straddle ? 1u : 0u);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) sts_u32(&tile_word[8 * stage + i], lds_u32(pend + i));
           }
           mbar_expect_tx(&full[stage], kABytes + kBBytes);  // both CTAs' A halves, this CTA's B boxes
           tma_load_multicast_3d(sa + stage * kABytes + crank * kAHalf, ma, kb * kBK, ar, az, &full[stage], 0x3);
@@ -459,7 +466,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   } else {
-    if (kSum || dyn)  // (56 x 128 + 224 x 256 = 64512 = 168 x 384; 40 x 128 + 232 x 256 too)
+    if (kSum)  // (56 x 128 + 224 x 256 = 64512 = 168 x 384; 40 x 128 + 232 x 256 too)
       asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n" ::: "memory");
     else
       asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");

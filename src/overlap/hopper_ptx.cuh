@@ -53,7 +53,7 @@ __device__ __forceinline__ void bar_arrive_cluster(uint64_t* b, uint32_t cta) {
 // The dynamic schedule's handoff between a cluster's CTAs (hopper_gemm_t.cu): a word stored into
 // CTA `cta`'s shared memory at b's offset, an arrival there with release at cluster scope (which
 // orders this thread's accesses before it for whoever acquires the phase), and the wait that
-// acquires a phase at cluster scope.
+// acquires a phase at cluster scope (device::mbar_wait<MbarScope::kCluster>).
 __device__ __forceinline__ void st_cluster_u32(uint32_t* w, uint32_t cta, uint32_t v) {
   asm volatile("{\n .reg .b32 ra;\n mapa.shared::cluster.u32 ra, %0, %1;\n st.shared::cluster.u32 [ra], %2;\n}\n" ::"r"(smem_addr(w)), "r"(cta), "r"(v)
                : "memory");
@@ -64,16 +64,6 @@ __device__ __forceinline__ void bar_arrive_cluster_release(uint64_t* b, uint32_t
           smem_addr(b)),
       "r"(cta)
       : "memory");
-}
-__device__ __forceinline__ void mbar_wait_cluster(uint64_t* b, uint32_t parity) {
-  uint32_t done = 0;
-  while (!done) {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_addr(b)), "r"(parity)
-        : "memory");
-  }
 }
 // A word of this CTA's shared memory read or written as such (through a generic pointer, a volatile
 // access compiles to LD.E.STRONG.SYS: the dynamic schedule's consumers spent 31% of their stall

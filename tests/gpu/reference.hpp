@@ -124,6 +124,24 @@ void parallel_rows(int64_t rows, int ranks, F f) {
   f(int64_t{0}, rows / parts);
   for (std::thread& th : threads) th.join();
 }
+// The fp64 reference of every GEMM test: ref[i, j] += scale x sum_kk a[i, kk] b[kk, j] and
+// mag[i, j] += scale x sum_kk |a[i, kk] b[kk, j]| (the bound a rounding error scales with), for A
+// m x k and B k x n, row-major, into m x n; summed in kk order, over this host's cores shared by
+// `ranks` processes.
+inline void gemm_reference(const float* a, const float* b, int64_t m, int64_t k, int64_t n, int ranks, double* ref, double* mag,
+                           double scale = 1.0) {
+  parallel_rows(m, ranks, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const double av = a[i * k + kk];
+        for (int64_t j = 0; j < n; ++j) {
+          const double t = av * b[kk * n + j];
+          ref[i * n + j] += t * scale;
+          mag[i * n + j] += std::fabs(t) * scale;
+        }
+      }
+  });
+}
 inline void poison(void* p, size_t bytes) { SYMMEM_CUDA_CHECK(cudaMemset(p, 0xFF, bytes)); }  // NaN for every float type
 
 }  // namespace symmem::test

@@ -69,18 +69,8 @@ void reduce_scatter_reference(const std::vector<std::vector<float>>& fulls, cons
   const int n = comm().size(), me = comm().rank();
   ref->assign(rows * nc, 0.0);
   mag->assign(rows * nc, 0.0);
-  parallel_rows(rows, n, [&](int64_t i0, int64_t i1) {
-    for (int r = 0; r < n; ++r)  // (rank order within each row)
-      for (int64_t i = i0; i < i1; ++i)
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const double av = fulls[r][(me * rows + i) * k + kk];
-          for (int64_t j = 0; j < nc; ++j) {
-            const double t = av * bs[r][kk * nc + j];
-            (*ref)[i * nc + j] += t;
-            (*mag)[i * nc + j] += std::fabs(t);
-          }
-        }
-  });
+  for (int r = 0; r < n; ++r)  // (rank order within each row)
+    gemm_reference(fulls[r].data() + me * rows * k, bs[r].data(), rows, k, nc, n, ref->data(), mag->data());
 }
 
 std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, int64_t nc, DataType dt) {
@@ -138,19 +128,7 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
     const bool avg = !graph && it == 1;
     // All-gather + GEMM: C = [shard_0; ...; shard_{n-1}] x B_me.
     std::vector<double> ref(m * nc, 0.0), mag(m * nc, 0.0);
-    parallel_rows(m, n, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const std::vector<float>& sh = shards[i / rows];
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const double av = sh[(i % rows) * k + kk];
-          for (int64_t j = 0; j < nc; ++j) {
-            const double t = av * bs[me][kk * nc + j];
-            ref[i * nc + j] += t;
-            mag[i * nc + j] += std::fabs(t);
-          }
-        }
-      }
-    });
+    for (int r = 0; r < n; ++r) gemm_reference(shards[r].data(), bs[me].data(), rows, k, nc, n, &ref[r * rows * nc], &mag[r * rows * nc]);
     std::string why = compare(dt, download(cfull.p, m * nc * 2), ref, mag);
     if (!why.empty()) return "all_gather_matmul: " + why;
     std::vector<uint8_t> gathered = download(a_out.p, m * k * 2);
@@ -558,16 +536,7 @@ TEST(Overlap, OwnGemmRowShardsOnOneGpu) {
       const std::vector<float> a = rand_half(DataType::kBFloat16, m * c.k, 17 + c.rows, &abytes), b = rand_half(DataType::kBFloat16, c.k * c.n, 19 + c.count, &bbytes);
       const std::vector<float> part = rand_half(DataType::kBFloat16, m * c.n, 23 + c.groups, &pbytes);  // slot p: the partial "from rank p"
       std::vector<double> prod(m * c.n, 0.0), mag(m * c.n, 0.0);
-      parallel_rows(m, 1, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i)
-          for (int64_t kk = 0; kk < c.k; ++kk) {
-            const double av = a[i * c.k + kk];
-            for (int64_t j = 0; j < c.n; ++j) {
-              prod[i * c.n + j] += av * b[kk * c.n + j];
-              mag[i * c.n + j] += std::fabs(av * b[kk * c.n + j]);
-            }
-          }
-      });
+      gemm_reference(a.data(), b.data(), m, c.k, c.n, 1, prod.data(), mag.data());
       DeviceBuffer da(abytes.size()), db(bbytes.size()), dc(m * c.n * 2), dout(static_cast<size_t>(c.rows) * c.n * 2),
           dlocal(static_cast<size_t>(c.rows) * c.k * 2), ddone(sizeof(unsigned long long) * c.count * c.groups);
       upload(db.p, bbytes);
@@ -753,16 +722,7 @@ TEST(Overlap, TransposedGemmDynamicScheduleOnOneGpu) {
       std::vector<uint8_t> abytes, bbytes;
       const std::vector<float> a = rand_half(DataType::kBFloat16, c.m * c.k, 41 + c.m, &abytes), b = rand_half(DataType::kBFloat16, c.k * c.n, 43 + c.n, &bbytes);
       std::vector<double> prod(c.m * c.n, 0.0), mag(c.m * c.n, 0.0);
-      parallel_rows(c.m, 1, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i)
-          for (int64_t kk = 0; kk < c.k; ++kk) {
-            const double av = a[i * c.k + kk];
-            for (int64_t j = 0; j < c.n; ++j) {
-              prod[i * c.n + j] += av * b[kk * c.n + j];
-              mag[i * c.n + j] += std::fabs(av * b[kk * c.n + j]);
-            }
-          }
-      });
+      gemm_reference(a.data(), b.data(), c.m, c.k, c.n, 1, prod.data(), mag.data());
       DeviceBuffer da(abytes.size()), db(bbytes.size()), dc(c.m * c.n * 2), dcount(8), dlocal(c.shards > 0 ? c.m / c.shards * c.k * 2 : 16);
       upload(da.p, abytes);
       upload(db.p, bbytes);
@@ -933,15 +893,8 @@ TEST(Overlap, EpilogueRingOfVirtualRanksOnOneGpu) {
       for (int v = 0; v < V && w.empty(); ++v) {
         std::vector<double> ref(slot, 0.0), mag(slot, 0.0);
         for (int q = 0; q < V; ++q)  // rank q's product of block v's rows
-          for (int i = 0; i < rows; ++i)
-            for (int64_t kk = 0; kk < k; ++kk) {
-              const double av = r[q].a[(static_cast<int64_t>(v) * rows + i) * k + kk];
-              for (int64_t j = 0; j < n; ++j) {
-                const double t = av * r[q].b[kk * n + j];
-                ref[i * n + j] += t * scale;
-                mag[i * n + j] += std::fabs(t) * scale * V;  // (a rounding to bf16 a step: V - 1 of them)
-              }
-            }
+          gemm_reference(r[q].a.data() + static_cast<int64_t>(v) * rows * k, r[q].b.data(), rows, k, n, 1, ref.data(), mag.data(), scale);
+        for (double& x : mag) x *= V;  // (a rounding to bf16 a step: V - 1 of them)
         w = compare(DataType::kBFloat16, download(r[v].out->p, r[v].out->n), ref, mag);
         if (!w.empty()) w = std::to_string(V) + " virtual ranks, rank " + std::to_string(v) + "'s own block: " + w;
       }

@@ -24,15 +24,28 @@ __device__ __forceinline__ void fence_mbar_init() { asm volatile("fence.mbarrier
 __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
-/// Waits for the phase with this parity to complete (the bytes of a bulk load have landed).
+/// Whose accesses a completed mbarrier phase orders for the waiter: this CTA's (the default of
+/// try_wait, enough for bulk loads' bytes and arrivals from this CTA) or the cluster's (a phase
+/// completed by an arrival with release at cluster scope from another CTA of the cluster).
+enum class MbarScope { kCta, kCluster };
+/// Waits for the phase with this parity to complete (the bytes of a bulk load have landed), with
+/// acquire at `kScope`.
+template <MbarScope kScope = MbarScope::kCta>
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   uint32_t done = 0;
   while (!done) {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_addr(bar)), "r"(parity)
-        : "memory");
+    if constexpr (kScope == MbarScope::kCluster)
+      asm volatile(
+          "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(smem_addr(bar)), "r"(parity)
+          : "memory");
+    else
+      asm volatile(
+          "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(smem_addr(bar)), "r"(parity)
+          : "memory");
   }
 }
 /// Global -> shared, completing `bytes` on `bar`. 16-byte aligned, size a multiple of 16.
