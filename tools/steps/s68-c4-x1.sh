@@ -16,23 +16,6 @@ for idle in 1000 0; do
   smi_stop idle$idle
 done
 ms=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_ltcfabric.sum,dram__sectors_read.sum,lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum
-export SYMMEM_GEMM_TUNE=0 HGEMM_T=1 HGEMM_T_DYN=1 HGEMM_SUSTAIN=1
-for s in "8192 4096 7168" "16384 7168 4096"; do
-  timeout 100 ncu --clock-control none -k regex:"hopper_gemm_t" --launch-skip 0 -c 2 --metrics "$ms" -o "$OUT/d" -f \
-    build/symmem-hgemm-probe $s 2 8 2 > "$OUT/ncu-d.log" 2>&1
-  echo "== ncu $s rc $? at $(el) s (the first line: the static schedule; the second: the dynamic one)"
-  ncu -i "$OUT/d.ncu-rep" --page raw --csv --metrics "$ms" > "$OUT/r/ncu-${s// /x}.csv" 2>&1
-  python3 - "$OUT/r/ncu-${s// /x}.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-hdr = rows[0]
-for r in rows[2:]:
-    d = {h: r[i] for i, h in enumerate(hdr)}
-    f = lambda k: float(d[k].replace(",", ""))
-    print("  L2 %6.1fM hwcoal %5.1fM fabric %5.1fM dram %5.1fM cyc %.0fK clk %.3f us %.1f" % (
-          f("lts__t_sectors_srcunit_tex_op_read.sum") / 1e6, f("lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum") / 1e6,
-          f("lts__t_sectors_srcunit_ltcfabric.sum") / 1e6, f("dram__sectors_read.sum") / 1e6, f("sm__cycles_elapsed.max") / 1e3,
-          f("sm__cycles_elapsed.avg.per_second"), f("gpu__time_duration.sum")))
-PY
-done
+# (Since session 69 through call.sh's NM helper: the first line the static schedule, the second the dynamic one.)
+for s in "8192 4096 7168" "16384 7168 4096"; do NCU_K=hopper_gemm_t NM "d-${s// /x}" "$ms" HGEMM_T_DYN=1 $s 2 8 2; done
 true
