@@ -39,8 +39,11 @@ __device__ inline void broadcast_push(const DirectArgs& a) {
       for (int kk = 1; kk < n; ++kk) {
         const int k = (me + kk) % n;
         piece(kk - 1, s, &lo, &hi);
-        device::copy_bytes(at_rank(a.out_h, k, a.out) + lo, a.in + lo, hi - lo, threadIdx.x, blockDim.x);
-        if (a.in != a.out) device::copy_bytes(a.out + lo, a.in + lo, hi - lo, threadIdx.x, blockDim.x);
+        // (Out of place, the root's own copy of the piece from the same loads: one read of the input.)
+        if (a.in != a.out)
+          device::copy_bytes2(at_rank(a.out_h, k, a.out) + lo, a.out + lo, a.in + lo, hi - lo, threadIdx.x, blockDim.x);
+        else
+          device::copy_bytes(at_rank(a.out_h, k, a.out) + lo, a.in + lo, hi - lo, threadIdx.x, blockDim.x);
       }
     }
     if (me != root && s >= 1) {
