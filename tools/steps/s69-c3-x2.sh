@@ -1,0 +1,23 @@
+# Steps for tools/call.sh on a 2-GPU machine (session 69, call 3): broadcast's push with the root's
+# own copy made from the same loads as the peer's (copy_bytes2; call 2's main job: push 23.1 / 61.9
+# us at 4 / 16 MiB against NCCL's 24.5 / 63.5, while one SM put of 4 MiB reaches 314 GB/s, 13.4
+# us). (1) symmem-bench broadcast 1-64 MiB of the work tree and of .deps/ab/efb5656 (before)
+# alternating, twice each; (2) the 1- and 2-GPU suite (as s69-c2-x2.sh; copy_bytes serves every
+# kernel that copies). ~8 minutes with the start.
+#   tools/ab.sh prepare efb5656; COMMIT=<sha> bash tools/call.sh tools/steps/s69-c3-x2.sh
+for i in 1 2; do
+  A bc-new-$i broadcast -b 1048576 -e 67108864 -f 2
+  BIN=efb5656 A bc-old-$i broadcast -b 1048576 -e 67108864 -f 2
+done
+python3 - "$OUT"/r <<'PY'
+import json, sys, glob, os
+for f in sorted(glob.glob(sys.argv[1] + "/bc-*.json")):
+    d = json.load(open(f))
+    rows = [r for r in d["rows"] if r["op"] == "broadcast"]
+    print("%-10s" % os.path.basename(f)[:-5], "  ".join("%dM push %.2f direct %.2f nccl %.2f" % (r["bytes"] >> 20, r.get("push_us", -1), r.get("direct_us", -1), r["nccl_us"]) for r in rows))
+PY
+COMMIT=$C SYMMEM_CTEST_STOP_S=250 tools/gpu_run.sh --no-bench \
+  --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > $OUT/suite.log 2>&1
+echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -12
+grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.log | sort | uniq -c | head -30
+true
