@@ -14,6 +14,10 @@
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
 #   S                               the SASS of every cubin tools/cubins.sh left in .deps/sass: counts printed, text in $OUT/sass.tgz
+#   SUITE12                         the 1- and 2-GPU ctest tiers (gpu_1rank, multigpu at 2 ranks, the fault, own-GEMM,
+#                                   Python and example tiers) by tools/gpu_run.sh, stopped after 250 s; log suite.log
+#   RS GLOB [KEY...]                each row of r/GLOB.json (symmem-bench's JSON): its size and KEY_us (default push,
+#                                   direct) beside nccl_us, one line a file
 #   PR LABEL [VAR=value...] ARGS... symmem-hgemm-probe ARGS under HGEMM_T=1 HGEMM_SUSTAIN=3 and the VARs (e.g.
 #                                   SYMMEM_BENCH_IDLE_US=1000): its time lines, JSON appended to r/probe-LABEL.json
 #   NM LABEL METRICS [VAR=value...] ARGS...  Nsight Compute (clocks free) of the probe's kernels named by NCU_K (a regex,
@@ -137,6 +141,23 @@ S() {  # S: the SASS of .deps/sass/*.cubin (tools/cubins.sh) into $OUT/sass.tgz,
     [ -e "$f" ] && echo "$(basename "$f"): $(grep -c HGMMA "$f") HGMMA, $(grep -c R2UR "$f") R2UR, $(grep -c 'UIADD3.X' "$f") UIADD3.X, $(grep -cE '^ +/\*[0-9a-f]{4}\*/' "$f") instructions"
   done
   tar czf "$OUT/sass.tgz" -C "$OUT" sass && rm -rf "$OUT/sass"
+}
+SUITE12() {
+  COMMIT=$C SYMMEM_CTEST_STOP_S=250 tools/gpu_run.sh --no-bench \
+    --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > "$OUT/suite.log" 2>&1
+  echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" "$OUT/suite.log" | tail -12
+  grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" "$OUT/suite.log" | sort | uniq -c | head -30
+}
+RS() {
+  local glob=$1; shift
+  python3 - "$OUT/r" "$glob" "${@:-push direct}" <<'PY'
+import glob, json, os, sys
+keys = " ".join(sys.argv[3:]).split() or ["push", "direct"]
+for f in sorted(glob.glob(os.path.join(sys.argv[1], sys.argv[2] + ".json"))):
+    rows = json.load(open(f)).get("rows", [])
+    size = lambda b: "%dM" % (b >> 20) if b >= 1 << 20 else "%dK" % (b >> 10)
+    print("%-20s" % os.path.basename(f)[:-5], "  ".join("%s %s nccl %.2f" % (size(r["bytes"]), " ".join("%s %.2f" % (k, r[k + "_us"]) for k in keys if k + "_us" in r), r["nccl_us"]) for r in rows))
+PY
 }
 split_env() {  # the leading VAR=value words of "$@" into ENVS, the rest into ARGS
   ENVS=(); ARGS=()

@@ -3,10 +3,7 @@
 # included), stopped after 250 s; (2) the README's main job (symmem-bench, p2p and the
 # collectives beside NCCL) where time is left. ~8 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s69-c2-x2.sh
-COMMIT=$C SYMMEM_CTEST_STOP_S=250 tools/gpu_run.sh --no-bench \
-  --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > $OUT/suite.log 2>&1
-echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -12
-grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.log | sort | uniq -c | head -30
+SUITE12
 if [ "$(el)" -lt 450 ]; then
   echo "== symmem-bench (the main job) at $(el) s"
   timeout $(( 560 - $(el) )) build/bench/symmem-bench --kind "$kind" --commit "$C" --json "$OUT/r/main-job.json" > "$OUT/main-job.log" 2>&1

@@ -9,15 +9,6 @@ for i in 1 2; do
   A bc-new-$i broadcast -b 1048576 -e 67108864 -f 2
   BIN=efb5656 A bc-old-$i broadcast -b 1048576 -e 67108864 -f 2
 done
-python3 - "$OUT"/r <<'PY'
-import json, sys, glob, os
-for f in sorted(glob.glob(sys.argv[1] + "/bc-*.json")):
-    d = json.load(open(f))
-    rows = [r for r in d["rows"] if r["op"] == "broadcast"]
-    print("%-10s" % os.path.basename(f)[:-5], "  ".join("%dM push %.2f direct %.2f nccl %.2f" % (r["bytes"] >> 20, r.get("push_us", -1), r.get("direct_us", -1), r["nccl_us"]) for r in rows))
-PY
-COMMIT=$C SYMMEM_CTEST_STOP_S=250 tools/gpu_run.sh --no-bench \
-  --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > $OUT/suite.log 2>&1
-echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -12
-grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.log | sort | uniq -c | head -30
+RS "bc-*"
+SUITE12
 true

@@ -13,11 +13,5 @@ for i in 1 2; do
 done
 A ag-main all_gather -b 8388608 -e 134217728 -f 2
 BIN=v2quiet A ag-v2quiet all_gather -b 8388608 -e 134217728 -f 2
-python3 - "$OUT"/r <<'PY'
-import json, sys, glob, os
-for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
-    d = json.load(open(f))
-    rows = [r for r in d.get("rows", []) if r["op"] in ("broadcast", "all_gather")]
-    print("%-14s" % os.path.basename(f)[:-5], "  ".join("%dM push %.1f direct %.1f nccl %.1f" % (r["bytes"] >> 20, r.get("push_us", -1), r.get("direct_us", -1), r["nccl_us"]) for r in rows))
-PY
+RS "*"
 true

@@ -15,13 +15,6 @@ for i in 1 2; do
   A ar-main-$i all_reduce -b 1024 -e 4194304 -f 4
   BIN=v4hybrid A ar-v4hybrid-$i all_reduce -b 1024 -e 4194304 -f 4
 done
-python3 - "$OUT"/r <<'PY'
-import json, sys, glob, os
-for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
-    d = json.load(open(f))
-    rows = d.get("rows", [])
-    keys = ["push_us", "direct_us"] if "/bc-" in f else ["ll_us", "push_us", "one_shot_us", "two_shot_us"]
-    print("%-20s" % os.path.basename(f)[:-5], "  ".join("%s %s nccl %.1f" % (("%dM" % (r["bytes"] >> 20)) if r["bytes"] >= 1 << 20 else "%dK" % (r["bytes"] >> 10),
-          " ".join("%s %.1f" % (k[:-3], r[k]) for k in keys if k in r), r["nccl_us"]) for r in rows))
-PY
+RS "bc-*"
+RS "ar-*" ll push one_shot two_shot
 true
