@@ -34,8 +34,9 @@ __device__ inline void broadcast_push(const DirectArgs& a) {
   }
   // Two ranks, out of place: the root's own copy on a third of the blocks and its peer's on the
   // rest (local_remote_split, as all_gather), not both pieces by every block one after the other:
-  // session 69, 2 x H200, push 8 / 16 MiB 30.7 / 54.5 us against 35.0 / 59.6. The one barrier is
-  // the general path's after its one step (the non-root, with nothing to forward, takes it there).
+  // session 69, 2 x H200, push 4 / 8 / 16 MiB 21.0 / 32.0 / 55.4 us against 23.1 / 35.5 / 61.8.
+  // The one barrier is the general path's after its one step (the non-root, with nothing to
+  // forward, takes it there): the peer's pass of it acquires the root's writes.
   if (m == 1 && me == root && a.in != a.out && gridDim.x >= 2) {
     const LocalRemoteSplit g = local_remote_split(n);  // (k 0: this rank's own copy; k 1: the peer's)
     device::copy_bytes(g.k_first == 0 ? a.out : at_rank(a.out_h, (me + 1) % n, a.out), a.in, a.bytes, g.idx, g.stride);
