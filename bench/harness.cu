@@ -18,8 +18,7 @@ Harness::Harness(const Options& opt) : opt_(opt) {
   SYMMEM_CUDA_CHECK(cudaEventCreate(&start_));
   SYMMEM_CUDA_CHECK(cudaEventCreate(&stop_));
   sync_ = heap().alloc(64);
-  const char* idle = std::getenv("SYMMEM_BENCH_IDLE_US");
-  if (idle != nullptr && *idle != 0) idle_ns_ = 1000ull * static_cast<unsigned long long>(detail::parse_int(idle, "SYMMEM_BENCH_IDLE_US", 0, 100000));
+  idle_ns_ = idle_ns_from_env();
 }
 
 Harness::~Harness() {

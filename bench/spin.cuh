@@ -6,6 +6,10 @@
 // bursts); the device probes (tools/probe_util.cuh) take the same variable.
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
+#include "symmem/env.hpp"
+
 namespace symmem::bench {
 
 static __global__ void spin_kernel(unsigned long long ns) {
@@ -14,6 +18,12 @@ static __global__ void spin_kernel(unsigned long long ns) {
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   } while (t - t0 < ns);
+}
+
+/// SYMMEM_BENCH_IDLE_US in ns (0 to 100000 us; unset or empty: 0), the one reading of it.
+inline unsigned long long idle_ns_from_env() {
+  const char* idle = std::getenv("SYMMEM_BENCH_IDLE_US");
+  return idle != nullptr && *idle != 0 ? 1000ull * static_cast<unsigned long long>(detail::parse_int(idle, "SYMMEM_BENCH_IDLE_US", 0, 100000)) : 0;
 }
 
 }  // namespace symmem::bench

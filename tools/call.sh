@@ -16,6 +16,8 @@
 #   S                               the SASS of every cubin tools/cubins.sh left in .deps/sass: counts printed, text in $OUT/sass.tgz
 #   SUITE12                         the 1- and 2-GPU ctest tiers (gpu_1rank, multigpu at 2 ranks, the fault, own-GEMM,
 #                                   Python and example tiers) by tools/gpu_run.sh, stopped after 250 s; log suite.log
+#   MAINJOB [BEFORE_S]              the README's main job (symmem-bench, no suite) if the call is under BEFORE_S s in (default
+#                                   450), bounded to end by 560 s; r/main-job.json, its tables' first 60 lines printed
 #   RS GLOB [KEY...]                each row of r/GLOB.json (symmem-bench's JSON): its size and KEY_us (default push,
 #                                   direct) beside nccl_us, one line a file
 #   PR LABEL [VAR=value...] ARGS... symmem-hgemm-probe ARGS under HGEMM_T=1 HGEMM_SUSTAIN=3 and the VARs (e.g.
@@ -147,6 +149,12 @@ SUITE12() {
     --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > "$OUT/suite.log" 2>&1
   echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" "$OUT/suite.log" | tail -12
   grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" "$OUT/suite.log" | sort | uniq -c | head -30
+}
+MAINJOB() {
+  [ "$(el)" -lt "${1:-450}" ] || { echo "== the main job skipped: $(el) s in"; return 0; }
+  echo "== symmem-bench (the main job) at $(el) s"
+  timeout $(( 560 - $(el) )) build/bench/symmem-bench --kind "$kind" --commit "$C" --json "$OUT/r/main-job.json" > "$OUT/main-job.log" 2>&1
+  echo "rc $? at $(el) s"; grep -vE "^\[rank [1-9]" "$OUT/main-job.log" | grep -E "^#|^ +[0-9]+ " | head -60
 }
 RS() {
   local glob=$1; shift

@@ -470,17 +470,23 @@ int main(int argc, char** argv) {
       std::vector<std::function<void(cudaStream_t)>> fns{
           [&](cudaStream_t st) { ref.run(m, n, k, a_ref, k, b, n, shp ? c : r, n, st); },
           [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, shp); }};
-      if (own_runs) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); });
-      if (forced_on) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, lopt, st, shp); });
-      if (counted_on) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &counted_sh); });
-      if (dyn_on) fns.push_back([&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, dopt, st, shp); });
+      // (Each optional variant's place among the timed ones: 0 where it is not timed.)
+      auto add = [&](bool on, std::function<void(cudaStream_t)> f) {
+        if (!on) return size_t(0);
+        fns.push_back(std::move(f));
+        return fns.size() - 1;
+      };
+      const size_t io = add(own_runs, [&](cudaStream_t st) { symmem::overlap::hopper_gemm(m, n, k, a, k, b, n, c, n, opt, st, shp); });
+      const size_t il = add(forced_on, [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, lopt, st, shp); });
+      const size_t ic = add(counted_on, [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, opt, st, &counted_sh); });
+      const size_t id = add(dyn_on, [&](cudaStream_t st) { symmem::overlap::hopper_gemm_t(m, n, k, a, k, b, n, c, n, dopt, st, shp); });
       const std::vector<float> med = replay_medians(fns, sustain, reps);
       tr = med[0];
       tt = med[1];
-      to = own_runs ? med[2] : 0;
-      tl = forced_on ? med[own_runs ? 3 : 2] : 0;
-      tc = counted_on ? med[fns.size() - (dyn_on ? 2 : 1)] : 0;
-      td = dyn_on ? med.back() : 0;
+      to = io > 0 ? med[io] : 0;
+      tl = il > 0 ? med[il] : 0;
+      tc = ic > 0 ? med[ic] : 0;
+      td = id > 0 ? med[id] : 0;
     }
     std::printf("gemm_t %lld x %lld x %lld group %d shards %d tall %d: %s (worst rel err %.4f, %lld bad) | cublasLt %.1f us (%s) | own %.1f us | "
                 "own_t %.1f us | own_t/cublasLt %.3f, own_t/own %.3f",

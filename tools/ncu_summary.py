@@ -4,6 +4,7 @@
   ncu_summary.py metrics CSV   one line a kernel launch of `ncu -i REP --page raw --csv`: time, the
                                max SM cycles and clock, L2 read sectors, their hardware-coalesced
                                share, L2 fabric and DRAM sectors (whichever of them were collected)
+  ncu_summary.py raw CSV       the same CSV in full: each launch's kernel, then every metric it holds
   ncu_summary.py source CSV    per kernel of `ncu -i REP --page source --csv --print-source sass`:
                                stall samples by opcode and the instructions holding the most
 """
@@ -45,6 +46,18 @@ def metrics(path):
         print("  " + "  ".join(parts))
 
 
+def raw(path):
+    rows = list(csv.reader(open(path)))
+    hdr = rows[0]
+    for r in rows[2:]:
+        if len(r) != len(hdr):
+            continue
+        print(r[hdr.index("Kernel Name")][:60])
+        for i, h in enumerate(hdr):
+            if "__" in h:
+                print("   %-62s %s" % (h, r[i]))
+
+
 def source(path):
     kernels, name, hdr, body = [], None, None, None
     for r in csv.reader(open(path)):
@@ -80,6 +93,7 @@ def source(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("metrics", "source"):
+    modes = {"metrics": metrics, "raw": raw, "source": source}
+    if len(sys.argv) != 3 or sys.argv[1] not in modes:
         sys.exit(__doc__)
-    (metrics if sys.argv[1] == "metrics" else source)(sys.argv[2])
+    modes[sys.argv[1]](sys.argv[2])

@@ -45,8 +45,7 @@ inline std::vector<float> replay_medians(const std::vector<std::function<void(cu
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   std::vector<std::vector<float>> t(variants.size());
-  const char* idle_env = std::getenv("SYMMEM_BENCH_IDLE_US");
-  const unsigned long long idle_ns = idle_env != nullptr ? 1000ull * std::strtoull(idle_env, nullptr, 10) : 0;
+  const unsigned long long idle_ns = symmem::bench::idle_ns_from_env();
   for (int i = 0; i < reps + 3; ++i)
     for (size_t w : symmem::bench::round_order(variants.size(), i)) {
       if (w < skip.size() && skip[w]) continue;

@@ -14,14 +14,6 @@ timeout 200 ncu --clock-control none -k regex:"nvjet|hopper_gemm_t" --launch-ski
   -o "$OUT/l2" -f build/symmem-hgemm-probe 16384 4096 7168 2 8 2 > "$OUT/ncu.log" 2>&1
 echo "== ncu rc $? at $(el) s"; tail -2 "$OUT/ncu.log"
 ncu -i "$OUT/l2.ncu-rep" --page raw --csv --metrics "$ms" > "$OUT/raw.csv" 2>&1
-python3 - "$OUT/raw.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-hdr = rows[0]
-for r in rows[2:]:
-    print(r[hdr.index("Kernel Name")][:48])
-    for i, h in enumerate(hdr):
-        if "__" in h: print("   %-60s %s" % (h, r[i]))
-PY
+python3 tools/ncu_summary.py raw "$OUT/raw.csv"
 ncu -i "$OUT/l2.ncu-rep" --page source --csv --print-source sass -k regex:hopper_gemm_t > "$OUT/src-t.csv" 2>&1
 echo "src-t: $(wc -l < "$OUT/src-t.csv") lines"

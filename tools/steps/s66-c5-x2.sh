@@ -5,10 +5,7 @@
 # hopper_wait_signal, SYMMEM_OVERLAP_QUIET_NS unset), stopped after 250 s; then the README's main
 # job, symmem-bench with no suite (p2p and the collectives against NCCL). ~8 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s66-c5-x2.sh
-COMMIT=$C SYMMEM_CTEST_STOP_S=250 tools/gpu_run.sh --no-bench \
-  --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > $OUT/suite.log 2>&1
-echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -12
-grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.log | sort | uniq -c | head -30
+SUITE12
 echo "== symmem-bench (the main job) at $(el) s"
 timeout 150 build/bench/symmem-bench --kind "$kind" --commit "$C" --json "$OUT/r/main-job.json" > "$OUT/main-job.log" 2>&1
 echo "rc $? at $(el) s"; grep -vE "^\[rank [1-9]" "$OUT/main-job.log" | grep -E "^#|^ +[0-9]+ " | head -80

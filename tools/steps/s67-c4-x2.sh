@@ -15,13 +15,6 @@ PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$C timeout 120 torchrun --nproc-per-n
   --suite overlap --overlap-models 8B --overlap-ms 8192,16384 --out "$OUT/r/py-final.json" > "$OUT/py.log" 2>&1
 echo "== py-final rc $? at $(el) s"; grep -E "^ +8B|Error|model" "$OUT/py.log"
 smi_stop py-final
-COMMIT=$C SYMMEM_CTEST_STOP_S=250 tools/gpu_run.sh --no-bench \
-  --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > $OUT/suite.log 2>&1
-echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -12
-grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.log | sort | uniq -c | head -30
-if [ "$(el)" -lt 470 ]; then
-  echo "== symmem-bench (the main job) at $(el) s"
-  timeout $(( 560 - $(el) )) build/bench/symmem-bench --kind "$kind" --commit "$C" --json "$OUT/r/main-job.json" > "$OUT/main-job.log" 2>&1
-  echo "rc $? at $(el) s"; grep -vE "^\[rank [1-9]" "$OUT/main-job.log" | grep -E "^#|^ +[0-9]+ " | head -60
-fi
+SUITE12
+MAINJOB 470
 true

@@ -5,11 +5,10 @@
 # clocks in 8B mm+rs's fused form. Where else, and by how much? ~3 minutes with the start.
 #   COMMIT=<sha> EXTRA_TARGETS=symmem-hgemm-probe bash tools/call.sh tools/steps/s67-c5-x1.sh
 export SMI_LOG=1
-P() { echo "== probe $* at $(el) s"; env HGEMM_T=1 HGEMM_SUSTAIN=3 "$@" --json $OUT/r/t-idle.json 2>&1 | grep -E "gemm_t|error|usage|bad" | sed 's/(worst rel err [^)]*)//; s/ (algo [^)]*)//'; }
 for idle in 1000 0; do
   smi_start idle$idle
   for s in "8192 7168 4096" "8192 4096 7168" "16384 7168 4096" "16384 4096 7168" "8192 14336 8192" "8192 8192 14336"; do
-    P SYMMEM_BENCH_IDLE_US=$idle build/symmem-hgemm-probe $s 2 8 15 0 2
+    PR t-idle SYMMEM_BENCH_IDLE_US=$idle $s 2 8 15 0 2
   done
   smi_stop idle$idle
 done

@@ -4,10 +4,9 @@
 # clusters at N 4096 (528 units) and N 7168 (924)), whole GEMMs (no shards), graphs of 3 in turn,
 # after idle and back to back. cuBLASLt's plan there (tile 24, 256 x 128) meets the same waves.
 #   COMMIT=<sha> EXTRA_TARGETS=symmem-hgemm-probe bash tools/call.sh tools/steps/s67-c6-x1.sh
-P() { echo "== probe $* at $(el) s"; env HGEMM_T=1 HGEMM_SUSTAIN=3 "$@" --json $OUT/r/waves.json 2>&1 | grep -E "gemm_t|error|usage|bad" | sed 's/(worst rel err [^)]*)//; s/ (algo [^)]*)//'; }
 for idle in 1000 0; do
   for s in "8192 4096 7168" "8448 4096 7168" "8192 7168 4096" "8448 7168 4096"; do
-    P SYMMEM_BENCH_IDLE_US=$idle build/symmem-hgemm-probe $s 2 8 15
+    PR waves SYMMEM_BENCH_IDLE_US=$idle $s 2 8 15
   done
 done
 true

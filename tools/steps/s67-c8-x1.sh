@@ -4,11 +4,10 @@
 # rotation (with cuBLASLt's plan and hopper_gemm), after a near-idle millisecond and back to back,
 # 8B ag M 8192 and 16384. ~2.5 minutes with the start.
 #   COMMIT=<sha> EXTRA_TARGETS=symmem-hgemm-probe bash tools/call.sh tools/steps/s67-c8-x1.sh
-P() { echo "== probe $* at $(el) s"; env HGEMM_T=1 HGEMM_SUSTAIN=3 "$@" --json $OUT/r/t-raster.json 2>&1 | grep -E "gemm_t|error|usage|bad" | sed 's/(worst rel err [^)]*)//; s/ (algo [^)]*)//; s/ (SM [^)]*)//'; }
 for idle in 1000 0; do
   for s in "8192 7168 4096" "16384 7168 4096"; do
     for g in 2 4 16; do
-      P SYMMEM_BENCH_IDLE_US=$idle HGEMM_T_GROUP=$g build/symmem-hgemm-probe $s 2 8 15 0 2
+      PR t-raster SYMMEM_BENCH_IDLE_US=$idle HGEMM_T_GROUP=$g $s 2 8 15 0 2
     done
   done
 done

@@ -9,11 +9,10 @@
 # counters where this ncu has them. ~4 minutes with the start.
 #   COMMIT=<sha> EXTRA_TARGETS=symmem-hgemm-probe bash tools/call.sh tools/steps/s68-c1-x1.sh
 export SMI_LOG=1
-P() { echo "== probe $* at $(el) s"; env HGEMM_T=1 HGEMM_SUSTAIN=3 "$@" --json $OUT/r/shards.json 2>&1 | grep -E "gemm_t|error|usage|bad" | sed 's/(worst rel err [^)]*)//'; }
 for idle in 1000 0; do
   smi_start idle$idle
   for s in "8192 4096 7168" "8192 7168 4096"; do
-    for sh in 0 2; do P SYMMEM_BENCH_IDLE_US=$idle build/symmem-hgemm-probe $s 2 8 15 0 $sh; done
+    for sh in 0 2; do PR shards SYMMEM_BENCH_IDLE_US=$idle $s 2 8 15 0 $sh; done
   done
   smi_stop idle$idle
 done
@@ -29,15 +28,7 @@ timeout 240 ncu --clock-control none -k regex:"nvjet|hopper_gemm" --launch-skip 
   --metrics "$ms" -o "$OUT/k" -f build/symmem-hgemm-probe 8192 4096 7168 2 8 2 > "$OUT/ncu.log" 2>&1
 echo "== ncu rc $? at $(el) s"; tail -3 "$OUT/ncu.log"
 ncu -i "$OUT/k.ncu-rep" --page raw --csv --metrics "$ms" > "$OUT/r/ncu-raw.csv" 2>&1
-python3 - "$OUT/r/ncu-raw.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-hdr = rows[0]
-for r in rows[2:]:
-    print(r[hdr.index("Kernel Name")][:60])
-    for i, h in enumerate(hdr):
-        if "__" in h: print("   %-62s %s" % (h, r[i]))
-PY
+python3 tools/ncu_summary.py raw "$OUT/r/ncu-raw.csv"
 ncu -i "$OUT/k.ncu-rep" --page details --section WarpStateStats > "$OUT/r/ncu-stalls.csv" 2>&1
 grep -E "nvjet|hopper_gemm|Stall|Warp Cycles|Avg. Active" "$OUT/r/ncu-stalls.csv" | head -60
 for kk in hopper_gemm_kernel hopper_gemm_t_kernel nvjet; do

@@ -8,11 +8,10 @@
 # rasters timed after idle. ~5 minutes with the start.
 #   COMMIT=<sha> EXTRA_TARGETS=symmem-hgemm-probe bash tools/call.sh tools/steps/s68-c2-x1.sh
 export SMI_LOG=1
-P() { echo "== probe $* at $(el) s"; env HGEMM_T=1 HGEMM_SUSTAIN=3 "$@" --json $OUT/r/shards.json 2>&1 | grep -E "gemm_t|error|usage|bad" | sed 's/(worst rel err [^)]*)//; s/ (algo [^)]*)//'; }
 for idle in 1000 0; do
   smi_start idle$idle
   for s in "8192 7168 4096" "8192 4096 7168" "16384 7168 4096" "16384 4096 7168" "8192 14336 8192" "8192 8192 14336"; do
-    P SYMMEM_BENCH_IDLE_US=$idle build/symmem-hgemm-probe $s 2 8 15 0 2
+    PR shards SYMMEM_BENCH_IDLE_US=$idle $s 2 8 15 0 2
   done
   smi_stop idle$idle
 done
@@ -25,18 +24,10 @@ for g in 8 1 2 4 16; do
     build/symmem-hgemm-probe 8192 4096 7168 2 $g 2 > "$OUT/ncu-g$g.log" 2>&1
   echo "== ncu group $g rc $? at $(el) s"
   ncu -i "$OUT/g$g.ncu-rep" --page raw --csv --metrics "$ms" > "$OUT/r/ncu-g$g.csv" 2>&1
-  python3 - "$OUT/r/ncu-g$g.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-hdr = rows[0]
-for r in rows[2:]:
-    print(r[hdr.index("Kernel Name")][:50])
-    for i, h in enumerate(hdr):
-        if "__" in h: print("   %-70s %s" % (h, r[i]))
-PY
+  python3 tools/ncu_summary.py raw "$OUT/r/ncu-g$g.csv"
 done
 unset SYMMEM_GEMM_TUNE HGEMM_TILE
 for idle in 1000 0; do
-  for g in 1 2 4 8 16; do P SYMMEM_BENCH_IDLE_US=$idle build/symmem-hgemm-probe 8192 4096 7168 2 $g 15 0 0; done
+  for g in 1 2 4 8 16; do PR shards SYMMEM_BENCH_IDLE_US=$idle 8192 4096 7168 2 $g 15 0 0; done
 done
 true

@@ -9,34 +9,15 @@
 export SMI_LOG=1
 FILTER="Overlap.TransposedGemmDynamic*:Overlap.OwnGemmRowShardsOnOneGpu:Overlap.EpilogueRing*" TLIMIT=200 T 1 1
 tests_passed || exit 0
-P() { echo "== probe $* at $(el) s"; env HGEMM_T=1 HGEMM_T_DYN=1 HGEMM_SUSTAIN=3 "$@" --json $OUT/r/dyn.json 2>&1 | grep -E "gemm_t|error|usage|bad|left" | sed 's/(worst rel err [^)]*)//; s/ (algo [^)]*)//'; }
 for idle in 1000 0; do
   smi_start idle$idle
   for s in "8192 7168 4096" "8192 4096 7168" "16384 7168 4096" "16384 4096 7168"; do
-    for sh in 2 0; do P SYMMEM_BENCH_IDLE_US=$idle build/symmem-hgemm-probe $s 2 8 15 0 $sh; done
+    for sh in 2 0; do PR dyn HGEMM_T_DYN=1 SYMMEM_BENCH_IDLE_US=$idle $s 2 8 15 0 $sh; done
   done
-  P SYMMEM_BENCH_IDLE_US=$idle build/symmem-hgemm-probe 8192 7168 4096 2 1 15 0 2
+  PR dyn HGEMM_T_DYN=1 SYMMEM_BENCH_IDLE_US=$idle 8192 7168 4096 2 1 15 0 2
   smi_stop idle$idle
 done
 ms=gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_ltcfabric.sum,l1tex__m_xbar2l1tex_read_sectors.sum,dram__sectors_read.sum,lrc__request_sectors_op_read_coalescable.sum,lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum
-export SYMMEM_GEMM_TUNE=0 HGEMM_T=1 HGEMM_T_DYN=1 HGEMM_SUSTAIN=1
-for g in 8 1; do
-  timeout 100 ncu --clock-control none -k regex:"hopper_gemm_t" --launch-skip 0 -c 2 --metrics "$ms" -o "$OUT/d$g" -f \
-    build/symmem-hgemm-probe 8192 4096 7168 2 $g 2 > "$OUT/ncu-d$g.log" 2>&1
-  echo "== ncu group $g rc $? at $(el) s"
-  ncu -i "$OUT/d$g.ncu-rep" --page raw --csv --metrics "$ms" > "$OUT/r/ncu-d$g.csv" 2>&1
-  echo "  (the first line: the static schedule; the second: the dynamic one)"
-  python3 - "$OUT/r/ncu-d$g.csv" <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-hdr = rows[0]
-for r in rows[2:]:
-    d = {h: r[i] for i, h in enumerate(hdr)}
-    f = lambda k: float(d[k].replace(",", ""))
-    print("  %-40s L2 %6.1fM hwcoal %5.1fM fabric %5.1fM dram %5.1fM cyc %.0fK clk %.3f us %.1f" % (d["Kernel Name"][:40],
-          f("lts__t_sectors_srcunit_tex_op_read.sum") / 1e6, f("lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum") / 1e6,
-          f("lts__t_sectors_srcunit_ltcfabric.sum") / 1e6, f("dram__sectors_read.sum") / 1e6, f("sm__cycles_elapsed.max") / 1e3,
-          f("sm__cycles_elapsed.avg.per_second"), f("gpu__time_duration.sum")))
-PY
-done
+# (Since session 69 through call.sh's NM helper: the first line the static schedule, the second the dynamic one.)
+for g in 8 1; do NCU_K=hopper_gemm_t NM "d$g" "$ms" HGEMM_T_DYN=1 8192 4096 7168 2 $g 2; done
 true

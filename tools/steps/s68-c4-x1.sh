@@ -7,11 +7,10 @@
 export SMI_LOG=1
 FILTER="Overlap.TransposedGemmDynamic*:Overlap.OwnGemmRowShardsOnOneGpu" TLIMIT=200 T 1 1
 tests_passed || exit 0
-P() { echo "== probe $* at $(el) s"; env HGEMM_T=1 HGEMM_T_DYN=1 HGEMM_SUSTAIN=3 "$@" --json $OUT/r/dyn.json 2>&1 | grep -E "gemm_t|error|usage|bad|left" | sed 's/(worst rel err [^)]*)//; s/ (algo [^)]*)//; s/own_t\/cublasLt [0-9.]*, //'; }
 for idle in 1000 0; do
   smi_start idle$idle
   for s in "8192 7168 4096 2 8 15 0 2" "8192 4096 7168 2 8 15 0 2" "16384 7168 4096 2 8 15 0 2" "16384 4096 7168 2 8 15 0 2" "8192 4096 7168 2 8 15 0 0" "8192 14336 8192 2 8 9 0 2"; do
-    P SYMMEM_BENCH_IDLE_US=$idle build/symmem-hgemm-probe $s
+    PR dyn HGEMM_T_DYN=1 SYMMEM_BENCH_IDLE_US=$idle $s
   done
   smi_stop idle$idle
 done

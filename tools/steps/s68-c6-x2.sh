@@ -6,17 +6,13 @@
 #   COMMIT=<sha> EXTRA_TARGETS=symmem-hgemm-probe bash tools/call.sh tools/steps/s68-c6-x2.sh
 FILTER="Overlap.TransposedGemmDynamic*" TLIMIT=60 T 1 1
 if tests_passed; then
-  P() { echo "== probe $* at $(el) s"; env HGEMM_T=1 HGEMM_T_DYN=1 HGEMM_SUSTAIN=3 "$@" --json $OUT/r/dyn.json 2>&1 | grep -E "gemm_t|error|usage|bad|left" | sed 's/(worst rel err [^)]*)//; s/ (algo [^)]*)//; s/own_t\/cublasLt [0-9.]*, //'; }
   for idle in 1000 0; do
     for s in "8192 7168 4096 2 8 15 0 2" "8192 4096 7168 2 8 15 0 0" "16384 7168 4096 2 8 15 0 2"; do
-      P SYMMEM_BENCH_IDLE_US=$idle timeout 40 build/symmem-hgemm-probe $s
+      PR dyn HGEMM_T_DYN=1 SYMMEM_BENCH_IDLE_US=$idle $s
     done
   done
 else
   exit 0  # (the suite runs the same test on every rank: not worth its minutes then)
 fi
-COMMIT=$C SYMMEM_CTEST_STOP_S=250 tools/gpu_run.sh --no-bench \
-  --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > $OUT/suite.log 2>&1
-echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" $OUT/suite.log | tail -12
-grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" $OUT/suite.log | sort | uniq -c | head -30
+SUITE12
 true
