@@ -8,6 +8,18 @@
 #if defined(SYMMEM_DEVICE_COMPILE)
 namespace symmem::device {
 
+/// How barrier_block waits: acquire polls for its first kBarrierEagerNs, then relaxed polls
+/// kBarrierBackoffNs apart (wait_until_patient): a block that waits through a peer's long
+/// transfer into this GPU must not poll at system scope all along.
+#ifndef SYMMEM_BARRIER_EAGER_NS
+#define SYMMEM_BARRIER_EAGER_NS 4000
+#endif
+#ifndef SYMMEM_BARRIER_BACKOFF_NS
+#define SYMMEM_BARRIER_BACKOFF_NS 500
+#endif
+constexpr unsigned kBarrierEagerNs = SYMMEM_BARRIER_EAGER_NS;
+constexpr unsigned kBarrierBackoffNs = SYMMEM_BARRIER_BACKOFF_NS;
+
 /// Every thread of the block calls it. Returns true on every thread once all ranks have arrived on
 /// `channel`; false (on every thread) if a wait timed out. Writes the block made before the call
 /// are visible to every peer's block after its barrier returns, and the reverse.
@@ -25,7 +37,8 @@ __device__ inline bool barrier_block(const DeviceHandle& h, int channel = 0) {
     // Arrival: release, so the block's writes reach peer p before it can pass its barrier.
     st_release(h.signals[p] + pad::barrier_slot(channel, h.rank), epoch);
     // Departure: acquire, so every peer's pre-barrier writes are visible to this block after it.
-    ok &= wait_until(h, h.local_signals + pad::barrier_slot(channel, p), Cmp::kGe, epoch, WaitKind::kBarrier, p);
+    ok &= wait_until_patient(h, h.local_signals + pad::barrier_slot(channel, p), Cmp::kGe, epoch, WaitKind::kBarrier, p,
+                             kBarrierEagerNs, kBarrierBackoffNs);
   }
   return __syncthreads_and(ok) != 0;
 }

@@ -65,12 +65,15 @@ __device__ __forceinline__ uint64_t wait_bound_ns(const DeviceHandle& h) {
 /// polls (waiters that share the GPU with the work they wait for then take fewer issue slots and
 /// memory requests from it). `observed`, where given, receives the value that satisfied `done`
 /// (a caller that needs it saves a second load after the wait). kQuiet: polls with relaxed loads
-/// and acquires once, by a fence, after the value is seen (wait_until_quiet).
+/// and acquires once, by a fence, after the value is seen (wait_until_quiet). eager_ns > 0: for
+/// that long from the wait's start it polls with acquire loads and no pause, and only then as
+/// kQuiet and backoff_ns say (wait_until_patient).
 template <bool kQuiet = false, class Done>
 __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Done done, Cmp cmp, uint64_t value, WaitKind kind, int peer,
-                                unsigned backoff_ns = 0, uint64_t* observed = nullptr) {
+                                unsigned backoff_ns = 0, uint64_t* observed = nullptr, unsigned eager_ns = 0) {
+  bool eager = eager_ns != 0;
   auto load = [&] {
-    if (!kQuiet) return ld_acquire(addr);
+    if (!kQuiet || eager) return ld_acquire(addr);
     const uint64_t x = ld_relaxed(addr);
     if (done(x)) fence_acq_rel();  // (the relaxed read of the releaser's write, then the fence: an acquire)
     return x;
@@ -83,7 +86,11 @@ __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Don
   const uint64_t start = global_timer_ns();
   uint64_t bound = 0;
   for (uint32_t it = 1;; ++it) {
-    if (backoff_ns != 0) __nanosleep(backoff_ns);
+    if (eager) {
+      eager = global_timer_ns() - start < eager_ns;
+    } else if (backoff_ns != 0) {
+      __nanosleep(backoff_ns);
+    }
     v = load();
     if (done(v)) {
       if (observed != nullptr) *observed = v;
@@ -114,6 +121,16 @@ __device__ inline bool wait_until(const DeviceHandle& h, const uint64_t* addr, C
 __device__ inline bool wait_until_quiet(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value, WaitKind kind, int peer,
                                         unsigned backoff_ns) {
   return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns);
+}
+/// wait_until for a wait that may last through a long transfer into this GPU: acquire polls for
+/// the first `eager_ns` (a short wait ends as soon as wait_until's), then relaxed polls
+/// `backoff_ns` apart and one acquire fence once the value is seen. (Session 69, 2 x H200: with
+/// every block of broadcast's waiting side polling `ld.acquire.sys` through the transfer, 32 MiB
+/// took 330-540 us; with relaxed polls 500 ns apart, 101-112, as NCCL.)
+__device__ inline bool wait_until_patient(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value, WaitKind kind, int peer,
+                                          unsigned eager_ns, unsigned backoff_ns) {
+  return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns, nullptr,
+                        eager_ns);
 }
 
 }  // namespace symmem::device
