@@ -9,16 +9,21 @@
 namespace symmem::device {
 
 /// How barrier_block waits: acquire polls for its first kBarrierEagerNs, then relaxed polls
-/// kBarrierBackoffNs apart (wait_until_patient): a block that waits through a peer's long
-/// transfer into this GPU must not poll at system scope all along.
+/// whose pauses grow by 1 / 2^kBarrierPaceShift of the time waited past it, up to
+/// kBarrierBackoffNs (wait_until_patient): a block that waits through a peer's long transfer
+/// into this GPU must not poll at system scope all along.
 #ifndef SYMMEM_BARRIER_EAGER_NS
-#define SYMMEM_BARRIER_EAGER_NS 4000
+#define SYMMEM_BARRIER_EAGER_NS 8000
 #endif
 #ifndef SYMMEM_BARRIER_BACKOFF_NS
-#define SYMMEM_BARRIER_BACKOFF_NS 500
+#define SYMMEM_BARRIER_BACKOFF_NS 1000
+#endif
+#ifndef SYMMEM_BARRIER_PACE_SHIFT
+#define SYMMEM_BARRIER_PACE_SHIFT 5
 #endif
 constexpr unsigned kBarrierEagerNs = SYMMEM_BARRIER_EAGER_NS;
 constexpr unsigned kBarrierBackoffNs = SYMMEM_BARRIER_BACKOFF_NS;
+constexpr unsigned kBarrierPaceShift = SYMMEM_BARRIER_PACE_SHIFT;
 
 /// Every thread of the block calls it. Returns true on every thread once all ranks have arrived on
 /// `channel`; false (on every thread) if a wait timed out. Writes the block made before the call
@@ -38,7 +43,7 @@ __device__ inline bool barrier_block(const DeviceHandle& h, int channel = 0) {
     st_release(h.signals[p] + pad::barrier_slot(channel, h.rank), epoch);
     // Departure: acquire, so every peer's pre-barrier writes are visible to this block after it.
     ok &= wait_until_patient(h, h.local_signals + pad::barrier_slot(channel, p), Cmp::kGe, epoch, WaitKind::kBarrier, p,
-                             kBarrierEagerNs, kBarrierBackoffNs);
+                             kBarrierEagerNs, kBarrierBackoffNs, kBarrierPaceShift);
   }
   return __syncthreads_and(ok) != 0;
 }

@@ -67,10 +67,11 @@ __device__ __forceinline__ uint64_t wait_bound_ns(const DeviceHandle& h) {
 /// (a caller that needs it saves a second load after the wait). kQuiet: polls with relaxed loads
 /// and acquires once, by a fence, after the value is seen (wait_until_quiet). eager_ns > 0: for
 /// that long from the wait's start it polls with acquire loads and no pause, and only then as
-/// kQuiet and backoff_ns say (wait_until_patient).
+/// kQuiet says, its pauses growing with the time waited past eager_ns (1 / 2^pace_shift of it,
+/// between 32 ns and backoff_ns) (wait_until_patient).
 template <bool kQuiet = false, class Done>
 __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Done done, Cmp cmp, uint64_t value, WaitKind kind, int peer,
-                                unsigned backoff_ns = 0, uint64_t* observed = nullptr, unsigned eager_ns = 0) {
+                                unsigned backoff_ns = 0, uint64_t* observed = nullptr, unsigned eager_ns = 0, unsigned pace_shift = 6) {
   bool eager = eager_ns != 0;
   auto load = [&] {
     if (!kQuiet || eager) return ld_acquire(addr);
@@ -86,8 +87,10 @@ __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Don
   const uint64_t start = global_timer_ns();
   uint64_t bound = 0;
   for (uint32_t it = 1;; ++it) {
-    if (eager) {
-      eager = global_timer_ns() - start < eager_ns;
+    if (eager_ns != 0) {
+      const uint64_t waited = global_timer_ns() - start;
+      eager = waited < eager_ns;
+      if (!eager) __nanosleep(static_cast<unsigned>(min(static_cast<uint64_t>(backoff_ns), max(uint64_t{32}, (waited - eager_ns) >> pace_shift))));
     } else if (backoff_ns != 0) {
       __nanosleep(backoff_ns);
     }
@@ -123,14 +126,16 @@ __device__ inline bool wait_until_quiet(const DeviceHandle& h, const uint64_t* a
   return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns);
 }
 /// wait_until for a wait that may last through a long transfer into this GPU: acquire polls for
-/// the first `eager_ns` (a short wait ends as soon as wait_until's), then relaxed polls
-/// `backoff_ns` apart and one acquire fence once the value is seen. (Session 69, 2 x H200: with
+/// the first `eager_ns` (a short wait ends as soon as wait_until's), then relaxed polls whose
+/// pauses grow with the time waited (1 / 2^pace_shift of what is past eager_ns, at most
+/// `max_backoff_ns`) and one acquire fence once the value is seen. (Session 69, 2 x H200: with
 /// every block of broadcast's waiting side polling `ld.acquire.sys` through the transfer, 32 MiB
-/// took 330-540 us; with relaxed polls 500 ns apart, 101-112, as NCCL.)
+/// took 330-540 us; with relaxed polls 500 ns apart, 101-112, as NCCL. A kernel ends with its
+/// last block, which wakes up to a full pause late: hence pauses that start short.)
 __device__ inline bool wait_until_patient(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value, WaitKind kind, int peer,
-                                          unsigned eager_ns, unsigned backoff_ns) {
-  return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns, nullptr,
-                        eager_ns);
+                                          unsigned eager_ns, unsigned max_backoff_ns, unsigned pace_shift) {
+  return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, max_backoff_ns, nullptr,
+                        eager_ns, pace_shift);
 }
 
 }  // namespace symmem::device
