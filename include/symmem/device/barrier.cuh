@@ -19,7 +19,7 @@ namespace symmem::device {
 #define SYMMEM_BARRIER_BACKOFF_NS 1000
 #endif
 #ifndef SYMMEM_BARRIER_PACE_SHIFT
-#define SYMMEM_BARRIER_PACE_SHIFT 5
+#define SYMMEM_BARRIER_PACE_SHIFT 6
 #endif
 constexpr unsigned kBarrierEagerNs = SYMMEM_BARRIER_EAGER_NS;
 constexpr unsigned kBarrierBackoffNs = SYMMEM_BARRIER_BACKOFF_NS;

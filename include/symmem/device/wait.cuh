@@ -76,7 +76,11 @@ __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Don
   auto load = [&] {
     if (!kQuiet || eager) return ld_acquire(addr);
     const uint64_t x = ld_relaxed(addr);
-    if (done(x)) fence_acq_rel();  // (the relaxed read of the releaser's write, then the fence: an acquire)
+    if (!done(x)) return x;
+    // Seen: acquire it. A patient wait loads it again with acquire (the caller then judges that
+    // value); a quiet one fences (the relaxed read of the releaser's write, then the fence).
+    if (eager_ns != 0) return ld_acquire(addr);
+    fence_acq_rel();
     return x;
   };
   uint64_t v = load();
@@ -90,7 +94,8 @@ __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Don
     if (eager_ns != 0) {
       const uint64_t waited = global_timer_ns() - start;
       eager = waited < eager_ns;
-      if (!eager) __nanosleep(static_cast<unsigned>(min(static_cast<uint64_t>(backoff_ns), max(uint64_t{32}, (waited - eager_ns) >> pace_shift))));
+      const unsigned pause = eager ? 0u : static_cast<unsigned>(min(static_cast<uint64_t>(backoff_ns), max(uint64_t{32}, (waited - eager_ns) >> pace_shift)));
+      if (pause != 0) __nanosleep(pause);
     } else if (backoff_ns != 0) {
       __nanosleep(backoff_ns);
     }
