@@ -77,7 +77,9 @@ TuningTable TuningTable::defaults() {
   // and to 2 MiB for all-gather at 3+ ranks (1 MiB ll 7.4, push 9.7; 2 MiB 12.2, 13.3; 4 MiB push
   // wins). two_shot up to 8 MiB at 3+ ranks: 55.6-55.9 us against NCCL's 60.9-61.3 in four 4 x H100
   // runs (0eb1c38, and session 9's bench/results/2026-11-26-h100x4-cc65534-all_reduce-run*.json);
-  // NCCL from 16 MiB. "nccl" is chosen only where NCCL on ordinary
+  // NCCL from 16 MiB. Broadcast at 2 ranks: push at every size from 1 MiB since barrier_block's
+  // waits pause (session 70, 2 x H200: 32 / 64 / 128 MiB 102.6 / 194.3 / 376 us, NCCL 112.6 / 206
+  // / 388; bench/results/2026-11-30-h200x2-*-s70c*). "nccl" is chosen only where NCCL on ordinary
   // buffers (what symmem calls) was faster than every symmem algorithm. (Broadcast never names
   // direct: auto decides from `out` alone, since only the root passes an input.) Where buffers do not fit
   // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
@@ -103,8 +105,7 @@ all_gather      *      *      2097152       ll
 all_gather      *      *      67108864      push
 all_gather      *      *      1099511627776 direct
 broadcast       *      2      1048576       ll
-broadcast       *      2      16777216      push
-broadcast       *      2      1099511627776 nccl
+broadcast       *      2      1099511627776 push
 broadcast       *      *      262144        ll
 broadcast       *      *      1099511627776 nccl
 all_to_all      *      2      1048576       ll

@@ -95,6 +95,8 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   // Broadcast decides from `out` alone: never direct in auto.
   EXPECT_EQ(choose_algo(t, CollOp::kBroadcast, bf, 2, 8 * MiB, false, true, false, true, ll), Algo::kPush);
   EXPECT_EQ(choose_algo(t, CollOp::kBroadcast, bf, 4, 8 * MiB, false, true, false, true, ll), Algo::kNccl);
+  // At 2 ranks push at every size past ll's (since session 70's patient barrier); NCCL where push cannot.
+  EXPECT_EQ(choose_algo(t, CollOp::kBroadcast, bf, 2, 128 * MiB, false, true, false, true, ll), Algo::kPush);
   // all-gather with an ordinary output at 4 ranks, 64 MiB: push cannot (writes peers' outputs), direct pulls.
   EXPECT_EQ(choose_algo(t, CollOp::kAllGather, bf, 4, 64 * MiB, true, false, false, true, ll), Algo::kDirect);
   // all_to_all_v: ll (which turns direct on the GPU when a split is large).

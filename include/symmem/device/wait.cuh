@@ -65,10 +65,11 @@ __device__ __forceinline__ uint64_t wait_bound_ns(const DeviceHandle& h) {
 /// polls (waiters that share the GPU with the work they wait for then take fewer issue slots and
 /// memory requests from it). `observed`, where given, receives the value that satisfied `done`
 /// (a caller that needs it saves a second load after the wait). kQuiet: polls with relaxed loads
-/// and acquires once, by a fence, after the value is seen (wait_until_quiet). eager_ns > 0: for
-/// that long from the wait's start it polls with acquire loads and no pause, and only then as
-/// kQuiet says, its pauses growing with the time waited past eager_ns (1 / 2^pace_shift of it,
-/// between 32 ns and backoff_ns) (wait_until_patient).
+/// and acquires once, by a fence, after the value is seen (wait_until_quiet). eager_ns > 0 (with
+/// kQuiet): for that long from the wait's start it polls with acquire loads and no pause, then
+/// with relaxed loads whose pauses grow with the time waited past eager_ns (1 / 2^pace_shift of
+/// it, between 32 ns and backoff_ns), and acquires a seen value by loading it again with acquire
+/// (a system fence there cost ~0.8 us a wait, session 70) (wait_until_patient).
 template <bool kQuiet = false, class Done>
 __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Done done, Cmp cmp, uint64_t value, WaitKind kind, int peer,
                                 unsigned backoff_ns = 0, uint64_t* observed = nullptr, unsigned eager_ns = 0, unsigned pace_shift = 6) {
@@ -130,13 +131,14 @@ __device__ inline bool wait_until_quiet(const DeviceHandle& h, const uint64_t* a
                                         unsigned backoff_ns) {
   return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns);
 }
-/// wait_until for a wait that may last through a long transfer into this GPU: acquire polls for
-/// the first `eager_ns` (a short wait ends as soon as wait_until's), then relaxed polls whose
-/// pauses grow with the time waited (1 / 2^pace_shift of what is past eager_ns, at most
-/// `max_backoff_ns`) and one acquire fence once the value is seen. (Session 69, 2 x H200: with
-/// every block of broadcast's waiting side polling `ld.acquire.sys` through the transfer, 32 MiB
-/// took 330-540 us; with relaxed polls 500 ns apart, 101-112, as NCCL. A kernel ends with its
-/// last block, which wakes up to a full pause late: hence pauses that start short.)
+/// wait_until for a wait that may last through a long transfer into or out of this GPU: acquire
+/// polls for the first `eager_ns` (a short wait ends as soon as wait_until's), then relaxed polls
+/// whose pauses grow with the time waited (1 / 2^pace_shift of what is past eager_ns, at most
+/// `max_backoff_ns`), the seen value loaded again with acquire. (Sessions 69-70, 2 x H200: with
+/// every block of broadcast's waiting side polling through the transfer, acquire or relaxed, 32
+/// MiB took 240-540 us; with pauses of 500 ns, 101-112, as NCCL; 128 MiB needed pauses of 2-4 us.
+/// A kernel ends with its last block, which wakes up to a full pause late: hence pauses that
+/// start short and grow.)
 __device__ inline bool wait_until_patient(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value, WaitKind kind, int peer,
                                           unsigned eager_ns, unsigned max_backoff_ns, unsigned pace_shift) {
   return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, max_backoff_ns, nullptr,
