@@ -80,6 +80,37 @@ __global__ void multi_channel_barrier_kernel(DeviceHandle h, int rounds, int* er
   }
 }
 
+// As multi_channel_barrier_kernel with every round's writer late and many words a block: rank
+// (round % n) spins 20-240 us (the block and round vary it) before it writes, so the others' waits
+// in barrier_block run past its eager phase into the paced one (device::wait_until_patient, whose
+// acquire is a second load), and each block then reads `words` words from every peer.
+__device__ inline uint64_t late_tag(int round, int rank, int i) {
+  return (static_cast<uint64_t>(round) << 40) ^ (static_cast<uint64_t>(rank) << 32) ^ static_cast<uint64_t>(i * 2654435761u);
+}
+__global__ void late_barrier_kernel(DeviceHandle h, int rounds, int words, unsigned late_ns, int* errors) {
+  uint64_t* buf = static_cast<uint64_t*>(h.local);  // [block][rank][words]
+  const size_t mine = (static_cast<size_t>(blockIdx.x) * h.nranks + h.rank) * words;
+  for (int r = 1; r <= rounds; ++r) {
+    if (r % h.nranks == h.rank && threadIdx.x == 0) {
+      const uint64_t until = device::global_timer_ns() + static_cast<uint64_t>(late_ns) * (1 + blockIdx.x % 4) * (1 + r % 3);
+      while (device::global_timer_ns() < until) {
+      }
+    }
+    __syncthreads();
+    for (int p = 0; p < h.nranks; ++p) {
+      uint64_t* dst = device::peer_ptr(h, p, buf) + mine;
+      for (int i = threadIdx.x; i < words; i += blockDim.x) dst[i] = late_tag(r, h.rank, i);
+    }
+    if (!device::barrier_block(h, blockIdx.x)) { if (threadIdx.x == 0) atomicAdd(errors, 1000); return; }
+    for (int p = 0; p < h.nranks; ++p) {
+      const uint64_t* src = buf + (static_cast<size_t>(blockIdx.x) * h.nranks + p) * words;
+      for (int i = threadIdx.x; i < words; i += blockDim.x)
+        if (src[i] != late_tag(r, p, i)) atomicAdd(errors, 1);
+    }
+    if (!device::barrier_block(h, blockIdx.x)) { if (threadIdx.x == 0) atomicAdd(errors, 1000); return; }
+  }
+}
+
 const char* scope_name(int s) { return s == kThread ? "thread" : s == kWarp ? "warp" : "block"; }
 
 }  // namespace
@@ -182,5 +213,22 @@ TEST(DeviceApi, BarriersOnManyChannels) {
   int e;
   SYMMEM_CUDA_CHECK(cudaMemcpy(&e, errors.p, sizeof(int), cudaMemcpyDeviceToHost));
   ASSERT_ALL(e == 0, e << " words missed or barriers that timed out (x1000)");
+  heap().free(b);
+}
+
+TEST(DeviceApi, BarriersWaitedOnLongStillOrderTheData) {
+  const int blocks = 8, n = heap().team().size(), words = 4096, rounds = 12;
+  const size_t bytes = sizeof(uint64_t) * blocks * n * words;
+  SymmetricBuffer b = heap().alloc(bytes);
+  SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), kPoison, bytes));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  stream::barrier(b, nullptr);
+  DeviceBuffer errors(sizeof(int));
+  SYMMEM_CUDA_CHECK(cudaMemset(errors.p, 0, sizeof(int)));
+  late_barrier_kernel<<<blocks, 256>>>(b.handle(), rounds, words, 20000, errors.as<int>());
+  ctx()->synchronize(nullptr, "barriers waited on long");
+  int e;
+  SYMMEM_CUDA_CHECK(cudaMemcpy(&e, errors.p, sizeof(int), cudaMemcpyDeviceToHost));
+  ASSERT_ALL(e == 0, e << " words wrong after a barrier, or barriers that timed out (x1000)");
   heap().free(b);
 }
