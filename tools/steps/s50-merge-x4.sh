@@ -11,3 +11,7 @@ echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-
 O defer SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_DEFER=0"
 O defer-rev SYMMEM_OVERLAP_M=8192,16384 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_DEFER=0" SYMMEM_OVERLAP_ALT_FIRST=1
 O at8 SYMMEM_OVERLAP_M=8192,16384 SYMMEM_OVERLAP_MODELS=70B SYMMEM_OVERLAP_COUNT_AT=8 "SYMMEM_OVERLAP_ALT=SYMMEM_OVERLAP_COUNT_AT=3"
+# (Session 70) broadcast at 4 ranks since barrier_block waits patiently: push / direct against NCCL
+# from 256 KiB (the table takes NCCL there at 3+ ranks; session 69's cliff was at 2 ranks).
+A bc4 broadcast -b 262144 -e 134217728 -f 4
+RS bc4
