@@ -12,11 +12,11 @@ namespace symmem::device {
 /// pauses are 1 / 2^kBarrierPaceShift of the time waited past it, up to kBarrierBackoffNs
 /// (wait_until_patient): a block that waits through a peer's long transfer into or out of this
 /// GPU must not poll all along. Session 70, 2 x H200, broadcast (where one side only waits), push
-/// / direct against polls without pauses: 32 MiB 102.6 / 99.6 us against 237-483 / 339-350 (NCCL
-/// 112.6), 64 MiB 194.3 / 192 against 252 / 372-387 (NCCL 206), 128 MiB 376 / 374 against 392-409
-/// / 479-484 (NCCL 388); 1-16 MiB 0.3-1.7% slower. Pauses of at most 1 us left 128 MiB direct at
-/// 527-533, relaxed polls without pauses left every cliff, and 16 us eager left 64 MiB push at
-/// 231-252 (calls 1-3, HISTORY). The settings are compile-time: every rank runs the same.
+/// / direct in us against polls without pauses: 32 MiB 102.6 / 99.6 against 237-483 / 325-387
+/// (NCCL 112.6), 64 MiB 194.3 / 192 against 244-282 / 368-409 (NCCL 206), 128 MiB 375-377 / 374
+/// against 388-409 / 476-515 (NCCL 388); 1-16 MiB 0.3-1.8% slower. Pauses of at most 1 us left
+/// 128 MiB direct at 508-611, relaxed polls without pauses left every cliff, and 16 us eager left
+/// 64 MiB push at 231-255 (HISTORY, "Measured in session 70"). Compile-time: every rank the same.
 #ifndef SYMMEM_BARRIER_EAGER_NS
 #define SYMMEM_BARRIER_EAGER_NS 8000
 #endif
