@@ -4,6 +4,8 @@
 #
 # Here (with git):   tools/ab.sh prepare REF     exports REF's tree into .deps/ab/REF (ignored; every
 #                                                tree left in .deps/ab is built and timed: clear old ones)
+#                    tools/ab.sh define NAME REF MACRO=VALUE...   the same as .deps/ab/NAME, built with
+#                                                those compile definitions (a header's #ifndef settings)
 # On the device:     tools/ab.sh run [SUITE...]  builds the working tree and every .deps/ab/* tree,
 #                    then runs `symmem-bench SUITE` (default: all_reduce) with each, alternating
 #                    trees per suite, JSON and logs as <suite>-<tree>.json in $OUT/ab-<time>.tgz
@@ -14,10 +16,21 @@ set -uo pipefail
 cmd=${1:-}
 shift || true
 case "$cmd" in
-  prepare)
-    ref=${1:?usage: tools/ab.sh prepare REF}
-    dir=.deps/ab/$(echo "$ref" | tr '/' '_')
-    rm -rf "$dir" && mkdir -p "$dir" && git archive "$ref" | tar -x -C "$dir" && echo "exported $ref into $dir"
+  prepare|define)
+    # define NAME REF MACRO=VALUE...: REF's tree as NAME with those compile definitions (for the
+    # settings a header keeps behind #ifndef, e.g. SYMMEM_BARRIER_BACKOFF_NS=16000).
+    if [ "$cmd" = define ]; then
+      name=${1:?usage: tools/ab.sh define NAME REF MACRO=VALUE...}; ref=${2:?usage: tools/ab.sh define NAME REF MACRO=VALUE...}; shift 2
+    else
+      ref=${1:?usage: tools/ab.sh prepare REF}; name=$(echo "$ref" | tr '/' '_'); shift
+    fi
+    dir=.deps/ab/$name
+    rm -rf "$dir" && mkdir -p "$dir" && git archive "$ref" | tar -x -C "$dir" || exit 1
+    # (bench/results and docs stay behind: the device tool carries at most 64 MiB, session 70)
+    rm -rf "$dir/bench/results" "$dir/docs"
+    # (right after project(): a directory's definitions reach only the targets made after them)
+    for d in "$@"; do sed -i "/^project(/a add_compile_definitions($d)" "$dir/CMakeLists.txt"; done
+    echo "exported $ref into $dir${*:+ with $*}"
     ;;
   run)
     OUT=${OUT:-$PWD/gpu-out}
