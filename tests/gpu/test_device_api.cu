@@ -66,32 +66,19 @@ __global__ void signal_add_kernel(DeviceHandle h, int rounds, bool* ok) {
   if (threadIdx.x == 0) *ok = good;
 }
 
-// Each block counts up its own word on every peer between barriers on its own channel; after each
-// barrier, every peer's word must show the round.
-__global__ void multi_channel_barrier_kernel(DeviceHandle h, int rounds, int* errors) {
-  uint64_t* words = static_cast<uint64_t*>(h.local);  // [block][rank]
-  for (int r = 1; r <= rounds; ++r) {
-    for (int p = threadIdx.x; p < h.nranks; p += blockDim.x)
-      device::peer_ptr(h, p, words)[blockIdx.x * h.nranks + h.rank] = r;
-    if (!device::barrier_block(h, blockIdx.x)) { if (threadIdx.x == 0) atomicAdd(errors, 1000); return; }
-    for (int p = threadIdx.x; p < h.nranks; p += blockDim.x)
-      if (words[blockIdx.x * h.nranks + p] != static_cast<uint64_t>(r)) atomicAdd(errors, 1);
-    if (!device::barrier_block(h, blockIdx.x)) { if (threadIdx.x == 0) atomicAdd(errors, 1000); return; }
-  }
-}
-
-// As multi_channel_barrier_kernel with every round's writer late and many words a block: rank
-// (round % n) spins 20-240 us (the block and round vary it) before it writes, so the others' waits
-// in barrier_block run past its eager phase into the paced one (device::wait_until_patient, whose
-// acquire is a second load), and each block then reads `words` words from every peer.
-__device__ inline uint64_t late_tag(int round, int rank, int i) {
+// Rounds of barriers, each block on its own channel: every block writes `words` words of the round
+// into its slot on every peer, passes a barrier, checks every peer's slot in this rank's buffer,
+// and passes another. late_ns > 0: rank (round % n) spins late_ns x 1-12 (the block and round vary
+// it) before it writes, so the others' waits in barrier_block run past its eager phase into the
+// paced one (device::wait_until_patient, whose acquire is a second load).
+__device__ inline uint64_t round_tag(int round, int rank, int i) {
   return (static_cast<uint64_t>(round) << 40) ^ (static_cast<uint64_t>(rank) << 32) ^ static_cast<uint64_t>(i * 2654435761u);
 }
-__global__ void late_barrier_kernel(DeviceHandle h, int rounds, int words, unsigned late_ns, int* errors) {
+__global__ void barrier_rounds_kernel(DeviceHandle h, int rounds, int words, unsigned late_ns, int* errors) {
   uint64_t* buf = static_cast<uint64_t*>(h.local);  // [block][rank][words]
   const size_t mine = (static_cast<size_t>(blockIdx.x) * h.nranks + h.rank) * words;
   for (int r = 1; r <= rounds; ++r) {
-    if (r % h.nranks == h.rank && threadIdx.x == 0) {
+    if (late_ns != 0 && r % h.nranks == h.rank && threadIdx.x == 0) {
       const uint64_t until = device::global_timer_ns() + static_cast<uint64_t>(late_ns) * (1 + blockIdx.x % 4) * (1 + r % 3);
       while (device::global_timer_ns() < until) {
       }
@@ -99,13 +86,13 @@ __global__ void late_barrier_kernel(DeviceHandle h, int rounds, int words, unsig
     __syncthreads();
     for (int p = 0; p < h.nranks; ++p) {
       uint64_t* dst = device::peer_ptr(h, p, buf) + mine;
-      for (int i = threadIdx.x; i < words; i += blockDim.x) dst[i] = late_tag(r, h.rank, i);
+      for (int i = threadIdx.x; i < words; i += blockDim.x) dst[i] = round_tag(r, h.rank, i);
     }
     if (!device::barrier_block(h, blockIdx.x)) { if (threadIdx.x == 0) atomicAdd(errors, 1000); return; }
     for (int p = 0; p < h.nranks; ++p) {
       const uint64_t* src = buf + (static_cast<size_t>(blockIdx.x) * h.nranks + p) * words;
       for (int i = threadIdx.x; i < words; i += blockDim.x)
-        if (src[i] != late_tag(r, p, i)) atomicAdd(errors, 1);
+        if (src[i] != round_tag(r, p, i)) atomicAdd(errors, 1);
     }
     if (!device::barrier_block(h, blockIdx.x)) { if (threadIdx.x == 0) atomicAdd(errors, 1000); return; }
   }
@@ -200,35 +187,25 @@ TEST(DeviceApi, SignalAddCountsEveryPeer) {
   heap().free(b);
 }
 
-TEST(DeviceApi, BarriersOnManyChannels) {
-  const int blocks = 8, n = heap().team().size();
-  SymmetricBuffer b = heap().alloc(sizeof(uint64_t) * blocks * n);
-  SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), 0, sizeof(uint64_t) * blocks * n));
-  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
-  stream::barrier(b, nullptr);
-  DeviceBuffer errors(sizeof(int));
-  SYMMEM_CUDA_CHECK(cudaMemset(errors.p, 0, sizeof(int)));
-  multi_channel_barrier_kernel<<<blocks, 64>>>(b.handle(), 50, errors.as<int>());
-  ctx()->synchronize(nullptr, "multi-channel barrier");
-  int e;
-  SYMMEM_CUDA_CHECK(cudaMemcpy(&e, errors.p, sizeof(int), cudaMemcpyDeviceToHost));
-  ASSERT_ALL(e == 0, e << " words missed or barriers that timed out (x1000)");
-  heap().free(b);
-}
-
-TEST(DeviceApi, BarriersWaitedOnLongStillOrderTheData) {
-  const int blocks = 8, n = heap().team().size(), words = 4096, rounds = 12;
-  const size_t bytes = sizeof(uint64_t) * blocks * n * words;
+// barrier_rounds_kernel over `blocks` channels on a buffer filled with `fill`; asserts on every
+// rank that no word was wrong and no barrier timed out.
+static void barrier_rounds(int blocks, int threads, int rounds, int words, unsigned late_ns, uint8_t fill, const char* what) {
+  const size_t bytes = sizeof(uint64_t) * blocks * heap().team().size() * words;
   SymmetricBuffer b = heap().alloc(bytes);
-  SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), kPoison, bytes));
+  SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), fill, bytes));
   SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
   stream::barrier(b, nullptr);
   DeviceBuffer errors(sizeof(int));
   SYMMEM_CUDA_CHECK(cudaMemset(errors.p, 0, sizeof(int)));
-  late_barrier_kernel<<<blocks, 256>>>(b.handle(), rounds, words, 20000, errors.as<int>());
-  ctx()->synchronize(nullptr, "barriers waited on long");
+  barrier_rounds_kernel<<<blocks, threads>>>(b.handle(), rounds, words, late_ns, errors.as<int>());
+  ctx()->synchronize(nullptr, what);
   int e;
   SYMMEM_CUDA_CHECK(cudaMemcpy(&e, errors.p, sizeof(int), cudaMemcpyDeviceToHost));
   ASSERT_ALL(e == 0, e << " words wrong after a barrier, or barriers that timed out (x1000)");
   heap().free(b);
 }
+
+TEST(DeviceApi, BarriersOnManyChannels) { barrier_rounds(8, 64, 50, 1, 0, 0, "multi-channel barrier"); }
+
+// Every round's writer late (20-240 us) and 32 KiB a block a peer on a poisoned buffer.
+TEST(DeviceApi, BarriersWaitedOnLongStillOrderTheData) { barrier_rounds(8, 256, 12, 4096, 20000, kPoison, "barriers waited on long"); }
