@@ -35,7 +35,7 @@ SYMMEM_API void signal(const SymmetricBuffer& buf, int peer, int slot, uint64_t 
 /// context's device timeout; Context::synchronize then throws Timeout).
 SYMMEM_API void wait(const SymmetricBuffer& buf, int slot, Cmp cmp, uint64_t value, cudaStream_t stream);
 /// Holds the stream until every team member has reached the same barrier on `buf`. (Its wait polls
-/// without pause for 8 us, then with pauses of 1/64 of the time waited, at most 4 us: a barrier
+/// without pause for 8 us, then with pauses of 1/64 of the time waited, at most 16 us: a barrier
 /// that waits on a late rank returns up to a pause after it arrives; device::barrier_block.)
 SYMMEM_API void barrier(const SymmetricBuffer& buf, cudaStream_t stream);
 

@@ -16,12 +16,15 @@ namespace symmem::device {
 /// (NCCL 112.6), 64 MiB 194.3 / 192 against 244-282 / 368-409 (NCCL 206), 128 MiB 375-377 / 374
 /// against 388-409 / 476-515 (NCCL 388); 1-16 MiB 0.3-1.8% slower. Pauses of at most 1 us left
 /// 128 MiB direct at 508-611, relaxed polls without pauses left every cliff, and 16 us eager left
-/// 64 MiB push at 231-255 (HISTORY, "Measured in session 70"). Compile-time: every rank the same.
+/// 64 MiB push at 231-255 (HISTORY, "Measured in session 70"). The cap grew with the transfer
+/// (~200 polls a waiter each at most): 4 us left 256 MiB direct at 922 us; 16 us and none (1 ms)
+/// both gave 740 (push 738-742, NCCL 754), 1-128 MiB level with 4 us (session 71). 16 us keeps a
+/// late arrival's wake within 1.6% of the wait past the first ms. Compile-time: every rank the same.
 #ifndef SYMMEM_BARRIER_EAGER_NS
 #define SYMMEM_BARRIER_EAGER_NS 8000
 #endif
 #ifndef SYMMEM_BARRIER_BACKOFF_NS
-#define SYMMEM_BARRIER_BACKOFF_NS 4000
+#define SYMMEM_BARRIER_BACKOFF_NS 16000
 #endif
 #ifndef SYMMEM_BARRIER_PACE_SHIFT
 #define SYMMEM_BARRIER_PACE_SHIFT 6

@@ -134,11 +134,11 @@ __device__ inline bool wait_until_quiet(const DeviceHandle& h, const uint64_t* a
 /// wait_until for a wait that may last through a long transfer into or out of this GPU: acquire
 /// polls for the first `eager_ns` (a short wait ends as soon as wait_until's), then relaxed polls
 /// whose pauses grow with the time waited (1 / 2^pace_shift of what is past eager_ns, at most
-/// `max_backoff_ns`), the seen value loaded again with acquire. (Sessions 69-70, 2 x H200: with
+/// `max_backoff_ns`), the seen value loaded again with acquire. (Sessions 69-71, 2 x H200: with
 /// every block of broadcast's waiting side polling through the transfer, acquire or relaxed, 32
-/// MiB took 240-540 us; with pauses of 500 ns, 101-112, as NCCL; 128 MiB needed pauses of 2-4 us.
+/// MiB took 240-540 us; with pauses of 500 ns, 101-112, as NCCL; 128 MiB needed 2-4 us, 256 MiB 16.)
 /// A kernel ends with its last block, which wakes up to a full pause late: hence pauses that
-/// start short and grow.)
+/// start short and grow.
 __device__ inline bool wait_until_patient(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value, WaitKind kind, int peer,
                                           unsigned eager_ns, unsigned max_backoff_ns, unsigned pace_shift) {
   return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, max_backoff_ns, nullptr,
