@@ -16,7 +16,7 @@
 #   S                               the SASS of every cubin tools/cubins.sh left in .deps/sass: counts printed, text in $OUT/sass.tgz
 #   SUITE12                         the 1- and 2-GPU ctest tiers (gpu_1rank, multigpu at 2 ranks, the fault, own-GEMM,
 #                                   Python and example tiers) by tools/gpu_run.sh, stopped after SUITE_STOP_S (default
-#                                   300; ~220 s on a quick host, ~330 on a slow one: session 70); log suite.log
+#                                   360; ~300 s on session 71's host (the 4-rank own-GEMM tier 107 s), more on a slow one); log suite.log
 #   MAINJOB [BEFORE_S]              the README's main job (symmem-bench, no suite) if the call is under BEFORE_S s in (default
 #                                   450), bounded to end by 560 s; r/main-job.json, its tables' first 60 lines printed
 #   RS GLOB [KEY...]                each row of r/GLOB.json (symmem-bench's JSON): its size and KEY_us (default push,
@@ -146,7 +146,7 @@ S() {  # S: the SASS of .deps/sass/*.cubin (tools/cubins.sh) into $OUT/sass.tgz,
   tar czf "$OUT/sass.tgz" -C "$OUT" sass && rm -rf "$OUT/sass"
 }
 SUITE12() {
-  COMMIT=$C SYMMEM_CTEST_STOP_S=${SUITE_STOP_S:-300} tools/gpu_run.sh --no-bench \
+  COMMIT=$C SYMMEM_CTEST_STOP_S=${SUITE_STOP_S:-360} tools/gpu_run.sh --no-bench \
     --ctest-args "-R gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus" > "$OUT/suite.log" 2>&1
   echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" "$OUT/suite.log" | tail -12
   grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" "$OUT/suite.log" | sort | uniq -c | head -30
