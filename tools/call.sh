@@ -147,7 +147,7 @@ S() {  # S: the SASS of .deps/sass/*.cubin (tools/cubins.sh) into $OUT/sass.tgz,
 }
 SUITE12() {
   COMMIT=$C SYMMEM_CTEST_STOP_S=${SUITE_STOP_S:-360} tools/gpu_run.sh --no-bench \
-    --ctest-args "-R ${1:-gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm|python_gpu_2gpus|python_example_tp_mlp_2gpus}" > "$OUT/suite.log" 2>&1
+    --ctest-args "-R ${1:-gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm_2ranks_1gpu|multigpu_own_gemm_4ranks_2gpus|python_gpu_2gpus|python_example_tp_mlp_2gpus}" > "$OUT/suite.log" 2>&1
   echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" "$OUT/suite.log" | tail -12
   grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" "$OUT/suite.log" | sort | uniq -c | head -30
 }
