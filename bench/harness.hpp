@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "clocks.hpp"
+#include "fastest.hpp"
 #include "round_order.hpp"
 #include "symmem/symmem.hpp"
 
@@ -116,7 +117,6 @@ class Harness {
 /// Writes the rows as JSON (device, gpus, commit, NCCL version, date) and an SVG plot.
 void write_json(const Harness& h, const std::string& suite, const std::string& path);
 void write_svg(const std::vector<Row>& rows, const std::string& title, const std::string& path);
-std::string human_bytes(size_t b);
 
 /// Benchmarks: each runs collectively on every rank and adds rows.
 void run_p2p(Harness& h);

@@ -122,6 +122,11 @@ int main(int argc, char** argv) {
       for (CollOp op : colls) run_collective(h, op, &t);
       h.set_opt(saved);
       if (!table_path.empty()) write_table(h, t, table_path);
+      if (h.rank() == 0)
+        std::printf("# the fastest method by size on this machine (%d x %s, %s %s, graph replays; nccl where NCCL on plain "
+                    "buffers was faster):\n%s# (symmem's built-in table was measured on H100/H200: symmem-bench tune writes "
+                    "this machine's, used with SYMMEM_TUNING_FILE)\n",
+                    h.size(), h.gpu_name().c_str(), co.dtype.c_str(), co.redop.c_str(), fastest_by_size(t).c_str());
     } else if (suite == "tune") {
       TuningTable t;
       for (CollOp op : colls) run_collective(h, op, &t);

@@ -17,16 +17,6 @@ extern char** environ;
 
 namespace symmem::bench {
 
-std::string human_bytes(size_t b) {
-  const char* u[] = {"B", "KiB", "MiB", "GiB"};
-  int i = 0;
-  double v = static_cast<double>(b);
-  while (v >= 1024 && i < 3 && std::fmod(v, 1024) == 0) { v /= 1024; ++i; }
-  std::ostringstream s;
-  s << v << " " << u[i];
-  return s.str();
-}
-
 static std::string num(double v) {
   if (!std::isfinite(v) || v < 0) return "null";  // JSON has no inf or nan
   char buf[32];
