@@ -18,7 +18,8 @@
 #                                   Python and example tiers) by tools/gpu_run.sh, stopped after SUITE_STOP_S (default
 #                                   360; ~300 s on session 71's host (the 4-rank own-GEMM tier 107 s), more on a slow one); log suite.log
 #   MAINJOB [BEFORE_S]              the README's main job (symmem-bench, no suite) if the call is under BEFORE_S s in (default
-#                                   530: it takes ~15 s at 2 GPUs, session 71), bounded to end by 560 s; r/main-job.json, its tables' first 60 lines printed
+#                                   530: it takes ~15 s at 2 GPUs, session 71), bounded to end by 560 s; r/main-job.json, its tables' first 60 lines
+#                                   and its closing lines (the fastest method by size) printed
 #   RS GLOB [KEY...]                each row of r/GLOB.json (symmem-bench's JSON): its size and KEY_us (default push,
 #                                   direct) beside nccl_us, one line a file
 #   PR LABEL [VAR=value...] ARGS... symmem-hgemm-probe ARGS under HGEMM_T=1 HGEMM_SUSTAIN=3 and the VARs (e.g.
@@ -156,6 +157,7 @@ MAINJOB() {
   echo "== symmem-bench (the main job) at $(el) s"
   timeout $(( 560 - $(el) )) build/bench/symmem-bench --kind "$kind" --commit "$C" --json "$OUT/r/main-job.json" > "$OUT/main-job.log" 2>&1
   echo "rc $? at $(el) s"; grep -vE "^\[rank [1-9]" "$OUT/main-job.log" | grep -E "^#|^ +[0-9]+ " | head -60
+  grep -A8 "fastest method" "$OUT/main-job.log"
 }
 RS() {
   local glob=$1; shift
