@@ -3,6 +3,7 @@
 // collectives suite measured (bench/collectives.cu: per size, symmem's fastest algorithm, or NCCL
 // where NCCL on plain buffers was faster), one line an operation with runs of one method merged:
 // "all_reduce       ll to 1 MiB, two_shot to 16 MiB, two_shot_push above".
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <sstream>
@@ -32,7 +33,7 @@ inline std::string fastest_by_size(const TuningTable& measured, const std::strin
   for (size_t i = 0; i < e.size();) {
     const CollOp op = e[i].op;
     std::string line = prefix + coll_name(op);
-    line.resize(prefix.size() + 16, ' ');
+    line.resize(std::max(line.size() + 1, prefix.size() + 16), ' ');
     bool first = true;
     for (; i < e.size() && e[i].op == op; ++i) {
       if (i + 1 < e.size() && e[i + 1].op == op && e[i + 1].algo == e[i].algo) continue;  // a run goes on

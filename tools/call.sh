@@ -11,6 +11,7 @@
 #   OAB LABEL TREE TREE_LABEL [VAR=value...]  O of the work tree and of .deps/ab/TREE alternating, twice
 #   tests_passed                    true when every T so far passed (else prints that timing is skipped)
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
+#   AAB PREFIX "TREE..." OP [ARGS...]  A of the work tree and of each .deps/ab TREE alternating, twice
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
 #   S                               the SASS of every cubin tools/cubins.sh left in .deps/sass: counts printed, text in $OUT/sass.tgz
@@ -117,6 +118,13 @@ OAB() {  # OAB LABEL TREE TREE_LABEL [VAR=value...]: O of the work tree and of .
   for i in 1 2; do
     O "$label-$i" "$@" | grep -E "^==|mm\\+rs"
     BIN=$tree O "$tlabel-$i" "$@" | grep -E "^==|mm\\+rs"
+  done
+}
+AAB() {  # AAB PREFIX "TREE..." OP [ARGS...]: A of the work tree (PREFIX-work-i) and of each .deps/ab TREE (PREFIX-TREE-i) alternating, twice
+  local prefix=$1 trees=$2 op=$3 i t; shift 3
+  for i in 1 2; do
+    A "$prefix-work-$i" "$op" "$@"
+    for t in $trees; do BIN=$t A "$prefix-$t-$i" "$op" "$@"; done
   done
 }
 A() {

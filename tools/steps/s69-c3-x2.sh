@@ -5,10 +5,7 @@
 # alternating, twice each; (2) the 1- and 2-GPU suite (as s69-c2-x2.sh; copy_bytes serves every
 # kernel that copies). ~8 minutes with the start.
 #   tools/ab.sh prepare efb5656; COMMIT=<sha> bash tools/call.sh tools/steps/s69-c3-x2.sh
-for i in 1 2; do
-  A bc-new-$i broadcast -b 1048576 -e 67108864 -f 2
-  BIN=efb5656 A bc-old-$i broadcast -b 1048576 -e 67108864 -f 2
-done
+AAB bc efb5656 broadcast -b 1048576 -e 67108864 -f 2  # (labels bc-new-i / bc-old-i when it ran)
 RS "bc-*"
 SUITE12
 true

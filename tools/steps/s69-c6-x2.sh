@@ -4,10 +4,7 @@
 # alternating, twice each, 1-16 MiB; then the 1- and 2-GPU suite (as s69-c2-x2.sh), stopped after
 # 250 s. ~7 minutes with the start.
 #   tools/ab.sh prepare efb5656; COMMIT=<sha> bash tools/call.sh tools/steps/s69-c6-x2.sh
-for i in 1 2; do
-  A bc-split-$i broadcast -b 1048576 -e 16777216 -f 2
-  BIN=efb5656 A bc-before-$i broadcast -b 1048576 -e 16777216 -f 2
-done
+AAB bc efb5656 broadcast -b 1048576 -e 16777216 -f 2  # (labels bc-split-i / bc-before-i when it ran)
 RS "bc-*"
 SUITE12
 true

@@ -6,9 +6,6 @@
 # 1/64, up to 1 us), g4s6c2 (4 us, 1/64, up to 2 us), call 1's pe4b1000 and main, alternating, twice:
 # broadcast 1-128 MiB. ~4 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s70-c2-x2.sh
-for i in 1 2; do
-  A bc-work-$i broadcast -b 1048576 -e 134217728 -f 2
-  for t in main pe4b1000 g16s6 g8s6 g4s6c2; do BIN=$t A bc-$t-$i broadcast -b 1048576 -e 134217728 -f 2; done
-done
+AAB bc "main pe4b1000 g16s6 g8s6 g4s6c2" broadcast -b 1048576 -e 134217728 -f 2
 RS "bc-*"
 true

@@ -6,9 +6,6 @@
 # no pause), a8s6c4 (pauses up to 4 us), call 2's g16s6 (16 us eager, fence) and main,
 # alternating, twice: broadcast 1-128 MiB. ~3 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s70-c3-x2.sh
-for i in 1 2; do
-  A bc-work-$i broadcast -b 1048576 -e 134217728 -f 2
-  for t in main a16s6 a8n a8s6c4 g16s6; do BIN=$t A bc-$t-$i broadcast -b 1048576 -e 134217728 -f 2; done
-done
+AAB bc "main a16s6 a8n a8s6c4 g16s6" broadcast -b 1048576 -e 134217728 -f 2
 RS "bc-*"
 true

@@ -9,10 +9,7 @@
 #   tools/ab.sh define cap16 HEAD SYMMEM_BARRIER_BACKOFF_NS=16000
 #   tools/ab.sh define uncapped HEAD SYMMEM_BARRIER_BACKOFF_NS=1000000
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s71-bc-x2.sh
-for i in 1 2; do
-  A bc-work-$i broadcast -b 1048576 -e 268435456 -f 2
-  for t in cap16 uncapped; do BIN=$t A bc-$t-$i broadcast -b 1048576 -e 268435456 -f 2; done
-done
+AAB bc "cap16 uncapped" broadcast -b 1048576 -e 268435456 -f 2
 RS "bc-*"
 SUITE12
 true
