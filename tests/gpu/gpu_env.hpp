@@ -72,6 +72,28 @@ inline std::vector<uint8_t> download(const void* src, size_t n) {
 }
 constexpr uint8_t kPoison = 0xCD;
 
+/// A CUDA graph of what enqueue(s) puts on stream s, instantiated (the caller destroys it with
+/// cudaGraphExecDestroy). Where enqueue throws, the capture is ended and dropped first, so the
+/// stream is usable again when the error reaches the test.
+template <class F>
+cudaGraphExec_t capture_graph(cudaStream_t s, F&& enqueue, cudaStreamCaptureMode mode = cudaStreamCaptureModeThreadLocal) {
+  cudaGraph_t gr = nullptr;
+  SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, mode));
+  try {
+    enqueue();
+  } catch (...) {
+    if (cudaStreamEndCapture(s, &gr) == cudaSuccess && gr != nullptr) cudaGraphDestroy(gr);
+    (void)cudaGetLastError();  // (an invalidated capture leaves its error behind)
+    throw;
+  }
+  SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t e = cudaGraphInstantiate(&exec, gr, 0);
+  cudaGraphDestroy(gr);
+  SYMMEM_CUDA_CHECK(e);
+  return exec;
+}
+
 /// Ranks agree on pass/fail before any of them asserts, so that one rank's failure never leaves
 /// the others in a different operation. `msg` is this rank's reason ("" when it passed). Collective
 /// over the world: every rank calls it at the same point. Returns "" when every rank passed, else a

@@ -458,15 +458,12 @@ TEST(Collectives, GraphCaptureReplaysWithNewData) {
   DeviceBuffer plain_in(small * 4), plain_out(small * 4), ag_out(small * 4 * n);
   cudaStream_t s;
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cudaGraph_t g;
-  cudaGraphExec_t exec;
-  SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  c.all_reduce(plain_in.p, plain_out.p, small, DataType::kFloat32, ReduceOp::kSum, s, Algo::kLL);
-  c.all_reduce(in.ptr(), out.ptr(), large, DataType::kFloat32, ReduceOp::kSum, s, Algo::kTwoShot);
-  c.all_gather(plain_in.p, ag_out.p, small, DataType::kFloat32, s, Algo::kLL);
-  c.all_reduce(plain_in.p, plain_in.p, small, DataType::kFloat32, ReduceOp::kMax, s, Algo::kPush);  // in place
-  SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
-  SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+  cudaGraphExec_t exec = capture_graph(s, [&] {
+    c.all_reduce(plain_in.p, plain_out.p, small, DataType::kFloat32, ReduceOp::kSum, s, Algo::kLL);
+    c.all_reduce(in.ptr(), out.ptr(), large, DataType::kFloat32, ReduceOp::kSum, s, Algo::kTwoShot);
+    c.all_gather(plain_in.p, ag_out.p, small, DataType::kFloat32, s, Algo::kLL);
+    c.all_reduce(plain_in.p, plain_in.p, small, DataType::kFloat32, ReduceOp::kMax, s, Algo::kPush);  // in place
+  });
   for (int rep = 0; rep < 3; ++rep) {
     std::vector<std::vector<uint8_t>> a, b;
     for (int r = 0; r < n; ++r) {
@@ -495,7 +492,6 @@ TEST(Collectives, GraphCaptureReplaysWithNewData) {
     ASSERT_ALL(why.empty() && bad == 0, "replay " << rep << ": " << bad << " wrong; " << why);
   }
   SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  SYMMEM_CUDA_CHECK(cudaGraphDestroy(g));
   SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
   c.free(in);
   c.free(out);
@@ -517,18 +513,14 @@ TEST(Collectives, NcclCapturedInGlobalModeBesideTheWatchdog) {
   upload(in.p, a[me]);
   std::string why = attempt([&] {
     c.all_reduce(in.p, out.p, count, DataType::kFloat32, ReduceOp::kSum, s, Algo::kNccl);  // watched: an event is pending
-    cudaGraph_t g;
-    cudaGraphExec_t exec;
-    SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    c.all_reduce(in.p, out.p, count, DataType::kFloat32, ReduceOp::kSum, s, Algo::kNccl);
-    usleep(150 * 1000);  // the watchdog wakes (every 50 ms) while the capture is open
-    SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &g));
-    SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
+    cudaGraphExec_t exec = capture_graph(s, [&] {
+      c.all_reduce(in.p, out.p, count, DataType::kFloat32, ReduceOp::kSum, s, Algo::kNccl);
+      usleep(150 * 1000);  // the watchdog wakes (every 50 ms) while the capture is open
+    }, cudaStreamCaptureModeGlobal);
     poison(out.p, count * 4);
     SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
     ctx()->synchronize(s, "graph replay");
     SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    SYMMEM_CUDA_CHECK(cudaGraphDestroy(g));
   });
   long bad = 0;
   if (why.empty()) bad = check_reduced(DataType::kFloat32, ReduceOp::kSum, a, 0, download(out.p, count * 4), count, n, &why);

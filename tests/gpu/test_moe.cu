@@ -115,14 +115,10 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
     }
     SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0, y.n));
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
-    cudaGraph_t gr;
-    cudaGraphExec_t pair;
-    SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    ep.dispatch({x.p, sc.as<float>(), idx.p, false, nullptr, r0.tokens}, {recv_x.p, recv_sc.as<float>(), counts.as<int>()}, s);
-    ep.combine(y.p, out.p, false, s);
-    SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
-    SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&pair, gr, 0));
-    SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
+    cudaGraphExec_t pair = capture_graph(s, [&] {
+      ep.dispatch({x.p, sc.as<float>(), idx.p, false, nullptr, r0.tokens}, {recv_x.p, recv_sc.as<float>(), counts.as<int>()}, s);
+      ep.combine(y.p, out.p, false, s);
+    });
     for (int i = 0; i < warm; ++i) SYMMEM_CUDA_CHECK(cudaGraphLaunch(pair, s));
     ctx()->synchronize(s, "moe warm-up pairs");
     SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(pair));
@@ -151,14 +147,7 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
       ep.dispatch_recv(dout, s);
     };
     // Dispatch (in a graph: captured once; every replay reads the new routing and rows).
-    if (graph && it == 0) {
-      cudaGraph_t gr;
-      SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-      dispatch();
-      SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
-      SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
-      SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
-    }
+    if (graph && it == 0) exec = capture_graph(s, dispatch);
     for (int d = 0; d < dispatches; ++d) {  // a dispatch may follow a dispatch: the last one counts
       if (graph) SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
       else dispatch();

@@ -111,14 +111,7 @@ std::string run_overlap(overlap::Mode mode, bool graph, int64_t m, int64_t k, in
       if (each) ended("matmul_reduce_scatter", st);
     };
     if (graph) {
-      if (it == 0) {
-        cudaGraph_t gr;
-        SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        enqueue(s, false);
-        SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
-        SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
-        SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
-      }
+      if (it == 0) exec = capture_graph(s, [&] { enqueue(s, false); });
       SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
     } else {
       enqueue(s, named_cases());
@@ -462,14 +455,7 @@ std::string reduce_scatter_forms_one_after_another(std::string* forms) {
       if (it < 2) {
         enqueue(s);
       } else {
-        if (exec == nullptr) {
-          cudaGraph_t gr;
-          SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-          enqueue(s);
-          SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
-          SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
-          SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
-        }
+        if (exec == nullptr) exec = capture_graph(s, [&] { enqueue(s); });
         SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
       }
       ctx()->synchronize(s, "matmul_reduce_scatter's forms");
@@ -754,14 +740,7 @@ TEST(Overlap, TransposedGemmDynamicScheduleOnOneGpu) {
         if (run < 3) {
           enqueue();
         } else {
-          if (exec == nullptr) {
-            cudaGraph_t gr;
-            SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-            enqueue();
-            SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &gr));
-            SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, gr, 0));
-            SYMMEM_CUDA_CHECK(cudaGraphDestroy(gr));
-          }
+          if (exec == nullptr) exec = capture_graph(s, enqueue);
           SYMMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
         }
         ctx()->synchronize(s, "hopper_gemm_t with its dynamic schedule");

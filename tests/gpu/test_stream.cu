@@ -51,16 +51,13 @@ TEST(Stream, CapturedInAGraphAndReplayed) {
   DeviceBuffer src(len);
   cudaStream_t s;
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  SYMMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  stream::barrier(b, s);  // the previous replay's readers are done
-  stream::put(b, next, 0, src.p, len, s, Engine::kSM);
-  stream::put(b, next, len, src.p, len, s, Engine::kCopyEngine);
-  stream::signal(b, next, 3, 1, SignalOp::kAdd, s);
-  stream::barrier(b, s);
-  SYMMEM_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
-  SYMMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaGraphExec_t exec = capture_graph(s, [&] {
+    stream::barrier(b, s);  // the previous replay's readers are done
+    stream::put(b, next, 0, src.p, len, s, Engine::kSM);
+    stream::put(b, next, len, src.p, len, s, Engine::kCopyEngine);
+    stream::signal(b, next, 3, 1, SignalOp::kAdd, s);
+    stream::barrier(b, s);
+  });
   for (int replay = 1; replay <= 4; ++replay) {
     upload(src.p, random_bytes(len, 500 + replay * 16 + me));
     SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), kPoison, 2 * len));
@@ -80,7 +77,6 @@ TEST(Stream, CapturedInAGraphAndReplayed) {
     heap().team().barrier("checked");
   }
   SYMMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  SYMMEM_CUDA_CHECK(cudaGraphDestroy(graph));
   SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
   heap().free(b);
 }
