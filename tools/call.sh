@@ -16,8 +16,9 @@
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
 #   S                               the SASS of every cubin tools/cubins.sh left in .deps/sass: counts printed, text in $OUT/sass.tgz
 #   SUITE12 [REGEX]                 the 1- and 2-GPU ctest tiers (or those REGEX names) (gpu_1rank, multigpu at 2 ranks, the fault, own-GEMM,
-#                                   Python and example tiers) by tools/gpu_run.sh, stopped after SUITE_STOP_S (default
-#                                   360; ~300 s on session 71's host (the 4-rank own-GEMM tier 107 s), more on a slow one); log suite.log
+#                                   Python and example tiers, 3 ranks on 2 GPUs) by tools/gpu_run.sh, stopped after SUITE_STOP_S
+#                                   (default 440; ~300 s on session 71's host (the 4-rank own-GEMM tier 107 s), 3 ranks
+#                                   79 s more in session 72, more on a slow one); log suite.log
 #   MAINJOB [BEFORE_S]              the README's main job (symmem-bench, no suite) if the call is under BEFORE_S s in (default
 #                                   530: it takes ~15 s at 2 GPUs, session 71), bounded to end by 560 s; r/main-job.json, its tables' first 60 lines
 #                                   and its closing lines (the fastest method by size) printed
@@ -155,8 +156,8 @@ S() {  # S: the SASS of .deps/sass/*.cubin (tools/cubins.sh) into $OUT/sass.tgz,
   tar czf "$OUT/sass.tgz" -C "$OUT" sass && rm -rf "$OUT/sass"
 }
 SUITE12() {
-  COMMIT=$C SYMMEM_CTEST_STOP_S=${SUITE_STOP_S:-360} tools/gpu_run.sh --no-bench \
-    --ctest-args "-R ${1:-gpu_1rank|multigpu_2ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm_2ranks_1gpu|multigpu_own_gemm_4ranks_2gpus|python_gpu_2gpus|python_example_tp_mlp_2gpus}" > "$OUT/suite.log" 2>&1
+  COMMIT=$C SYMMEM_CTEST_STOP_S=${SUITE_STOP_S:-440} tools/gpu_run.sh --no-bench \
+    --ctest-args "-R ${1:-gpu_1rank|multigpu_2ranks_2gpus|multigpu_3ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm_2ranks_1gpu|multigpu_own_gemm_4ranks_2gpus|python_gpu_2gpus|python_example_tp_mlp_2gpus}" > "$OUT/suite.log" 2>&1
   echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" "$OUT/suite.log" | tail -12
   grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" "$OUT/suite.log" | sort | uniq -c | head -30
 }
