@@ -234,10 +234,11 @@ TEST(DeviceApi, BarriersOnManyChannels) { barrier_rounds(8, 64, 50, 1, 0, 0, "mu
 // Every round's writer late (20-240 us) and 32 KiB a block a peer on a poisoned buffer.
 TEST(DeviceApi, BarriersWaitedOnLongStillOrderTheData) { barrier_rounds(8, 256, 12, 4096, 20000, kPoison, "barriers waited on long"); }
 
-// A paced wait (pauses up to 16 us) gives up once another wait's timeout raises the abort flag:
-// it looks every 256 polls (device/wait.cuh), ~4.1-4.6 ms at full pauses. Median of 5 of the
-// latency from the abort to the wait's return, under 10 ms (a rank that shares its GPU may lose
-// a time slice in one of them).
+// A paced wait (pauses up to 16 us) gives up once another wait's timeout raises the abort flag,
+// long before its own bound (seconds): it looks every 256 polls (device/wait.cuh), ~4.3 ms at
+// full pauses. Measured in session 72 (1 x H200, median of 5 = max): 1.3 ms alone on the GPU,
+// 5.5-7.3 ms with 2 ranks sharing it (their time slices stretch the polls), so the median is
+// asserted under 100 ms: an abort noticed, at any number of ranks a GPU the tiers run.
 TEST(DeviceApi, PatientWaitGivesUpOnAnAbort) {
   SymmetricBuffer b = heap().alloc(4096);
   DeviceBuffer times(4 * sizeof(uint64_t));
@@ -264,8 +265,8 @@ TEST(DeviceApi, PatientWaitGivesUpOnAnAbort) {
   if (why.empty()) {
     std::sort(latency_us.begin(), latency_us.end());
     std::printf("[rank %d] patient wait after the abort: median %.0f us, max %.0f us\n", heap().team().rank(), latency_us[2], latency_us.back());
-    if (latency_us[2] >= 10000.0) why = "median latency from the abort to the wait's return " + std::to_string(latency_us[2]) + " us (max " +
-                                        std::to_string(latency_us.back()) + "): want < 10000";
+    if (latency_us[2] >= 100000.0) why = "median latency from the abort to the wait's return " + std::to_string(latency_us[2]) + " us (max " +
+                                         std::to_string(latency_us.back()) + "): want < 100000";
   }
   heap().free(b);
   ASSERT_ALL(why.empty(), why);
