@@ -1,6 +1,6 @@
-# Steps for tools/call.sh on a 2-GPU machine (written in session 71, not run: its device time was
-# spent): the ctest tiers multigpu_3ranks_2gpus and multigpu_own_gemm_3ranks_2gpus, added in
-# session 71 and never run: every multi-rank suite at 3 ranks (an odd team; ranks 0 and 1 share
+# Steps for tools/call.sh on a 2-GPU machine (written in session 71; session 72 ran both tiers in
+# s72-c1-x2.sh: passed, 79 s and 47 s): the ctest tiers multigpu_3ranks_2gpus and
+# multigpu_own_gemm_3ranks_2gpus: every multi-rank suite at 3 ranks (an odd team; ranks 0 and 1 share
 # GPU 0, rank 2 has GPU 1), then the own GEMM's reduce-scatter forms there (session 63's choices
 # for 3+ ranks, so far run only looped back on one GPU): the only 3-rank runs a 2-GPU machine
 # gives (3 on 3 GPUs last ran in session 45). ~6 minutes with the start (4 ranks on 2 GPUs took
