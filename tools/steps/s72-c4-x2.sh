@@ -4,5 +4,5 @@
 # reverted), stopped after 240 s. ~5 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s72-c4-x2.sh
 SUITE_STOP_S=240 SUITE12 "multigpu_4ranks_2gpus|multigpu_own_gemm_3ranks_2gpus"
-grep -h "patient wait after the abort" "$OUT/suite.log" 2>/dev/null | sort | uniq | head -8
+grep -h "patient wait after the abort" "$OUT/suite.log" build/Testing/Temporary/LastTest.log 2>/dev/null | sort | uniq | head -8
 true
