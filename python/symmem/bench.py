@@ -32,14 +32,16 @@ _sync = None  # a small symmetric tensor: its barrier lines the ranks up on the 
 _capture_mode = "global"  # torch.cuda.graph's capture_error_mode (--capture-mode)
 
 
-def graph_us(fn, reps, replays):
+def graph_us(fn, reps, replays, after_capture=None):
     """fn's time a call: `reps` calls captured in one CUDA graph, replayed after a GPU-side barrier that
     lines the ranks up; median of the replays, maximum over ranks (interleaved_us of one variant)."""
-    return interleaved_us({"fn": (fn, False)}, reps, replays)["fn"]
+    return interleaved_us({"fn": (fn, False, after_capture)}, reps, replays)["fn"]
 
 
 def interleaved_us(variants, reps, replays):
-    """Times each of `variants` (name -> (fn, eager)) in rounds: every round runs each variant once,
+    """Times each of `variants` (name -> (fn, eager) or (fn, eager, after_capture): a call every rank
+    makes once the graph is captured, before it first runs, e.g. a peer's registration of the
+    addresses it captured) in rounds: every round runs each variant once,
     in turn: `reps` calls captured in one CUDA graph and replayed, or, with eager, `reps` calls queued
     from Python (for ops that cannot be captured); each run lined up on every rank. Median of the
     rounds divided by reps, maximum over ranks. Interleaved because a GPU at its power cap runs at
@@ -49,23 +51,25 @@ def interleaved_us(variants, reps, replays):
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        for fn, _ in variants.values():
+        for fn, *_ in variants.values():
             for _ in range(3):
                 fn()
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     graphs = {}
-    for name, (fn, eager) in variants.items():
+    for name, (fn, eager, *after) in variants.items():
         if not eager:
             graphs[name] = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graphs[name], capture_error_mode=_capture_mode):
                 for _ in range(reps):
                     fn()
+            if after and after[0] is not None:
+                after[0]()
             graphs[name].replay()
     torch.cuda.synchronize()
     times = {name: [] for name in variants}
     for _ in range(replays):
-        for name, (fn, eager) in variants.items():
+        for name, (fn, eager, *_after) in variants.items():
             dist.barrier()
             torch.cuda.synchronize()
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -131,6 +135,9 @@ def main():
     ap.add_argument("--no-torch-symm-mem", action="store_true")
     ap.add_argument("--raw", action="store_true", help="also time the extension called directly (no torch.library "
                     "operator in between): column symmem_raw_us")
+    ap.add_argument("--vllm-peer", default="", help="all_reduce suite: the path of bench/peers/vllm_custom_ar.py, to time vLLM's "
+                    "custom all-reduce beside symmem below 8 MiB (built here against .deps/vllm/csrc; tools/peers.sh prepare "
+                    "fetches it): columns vllm_us and vllm_wrong, or vllm_error")
     ap.add_argument("--capture-mode", default="global", choices=["global", "thread_local", "relaxed"],
                     help="torch.cuda.graph capture_error_mode")
     ap.add_argument("--algos", default="", help="comma-separated symmem algorithms to time as well, out of place and in place "
@@ -166,11 +173,14 @@ def main():
         except ImportError:
             symm_mem = None
     group_name = dist.group.WORLD.group_name
+    vllm, vllm_error = load_vllm_peer(args.vllm_peer) if args.vllm_peer else (None, None)
     rows = []
     nbytes = args.min_bytes
     if rank == 0:
         print(f"# symmem.bench: all_reduce bf16 sum, {world} ranks, {torch.cuda.get_device_name()}; us per op", flush=True)
-        print(f"{'bytes':>12} {'symmem':>9} {'inplace':>9} {'algo':>9} {'nccl':>9} {'t_1shot':>9} {'t_2shot':>9} {'ratio':>6}",
+        if vllm_error:
+            print(f"# vLLM custom all-reduce not timed: {vllm_error}", flush=True)
+        print(f"{'bytes':>12} {'symmem':>9} {'inplace':>9} {'algo':>9} {'nccl':>9} {'t_1shot':>9} {'t_2shot':>9} {'vllm':>9} {'ratio':>6}",
               flush=True)
     while nbytes <= args.max_bytes:
         n = nbytes // 2
@@ -208,13 +218,18 @@ def main():
             row["torch_two_shot_us"] = graph_us(lambda: torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", group_name),
                                                 args.reps, args.replays)
             del buf
-        peers = [row[k] for k in ("nccl_us", "torch_one_shot_us", "torch_two_shot_us") if k in row]
+        if vllm_error:
+            row["vllm_error"] = vllm_error
+        elif vllm is not None and vllm.fits(nbytes):
+            row.update(time_vllm_peer(vllm, n, args))
+        peers = [row[k] for k in ("nccl_us", "torch_one_shot_us", "torch_two_shot_us", "vllm_us") if k in row]
         row["ratio_to_best_peer"] = row["symmem_us"] / min(peers)
         rows.append(row)
         if rank == 0:
             print(f"{nbytes:>12} {row['symmem_us']:>9.2f} {row['symmem_inplace_us']:>9.2f} {row['symmem_algo']:>9} {row['nccl_us']:>9.2f} "
                   f"{row.get('torch_one_shot_us', float('nan')):>9.2f} {row.get('torch_two_shot_us', float('nan')):>9.2f} "
-                  f"{row['ratio_to_best_peer']:>6.2f}", flush=True)
+                  f"{row.get('vllm_us', float('nan')):>9.2f} {row['ratio_to_best_peer']:>6.2f}"
+                  + ("  (vLLM's result WRONG)" if row.get("vllm_wrong") else ""), flush=True)
             extra = {k: v for k, v in row.items() if k.startswith("symmem_") and k not in ("symmem_us", "symmem_inplace_us", "symmem_algo")}
             if extra:
                 print("    " + " ".join(f"{k}={v:.2f}" if v is not None else f"{k}=n/a" for k, v in extra.items()), flush=True)
@@ -228,6 +243,39 @@ def main():
     write(args, rank, world, rows, alloc)
     dist.barrier()
     os._exit(0)  # skip teardown: PyTorch's symmetric memory can hang in it
+
+
+def load_vllm_peer(path):
+    """(peer, None), or (None, the reason on every rank) where vLLM's custom all-reduce cannot be built or set up here."""
+    import importlib.util
+    try:
+        spec = importlib.util.spec_from_file_location("vllm_custom_ar", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        peer, error = mod.VllmCustomAllReduce(), ""
+    except Exception as e:  # reported in the rows, not fatal: the other columns still run
+        peer, error = None, f"{type(e).__name__}: {e}"[:300]
+    errors = [None] * dist.get_world_size()
+    dist.all_gather_object(errors, error)
+    error = next((e for e in errors if e), None)
+    return (None if error else peer), error
+
+
+def time_vllm_peer(peer, n, args):
+    """vLLM's custom all-reduce of n bf16 values (its registered input, random data) under a CUDA graph,
+    timed as symmem's; checked once against NCCL's sum of the same data first (vllm_wrong, agreed by
+    every rank)."""
+    x = peer.input_view(n)
+    x.copy_(torch.randn(n, device="cuda", dtype=torch.bfloat16))
+    ref = x.clone()
+    dist.all_reduce(ref)
+    out = torch.full((n,), float("nan"), device="cuda", dtype=torch.bfloat16)  # poisoned
+    peer.call(out)()
+    torch.cuda.synchronize()
+    # Two to eight bf16 inputs summed in another order: a few bf16 ulps of the largest partial sum.
+    wrong = not torch.allclose(out.float(), ref.float(), rtol=2e-2, atol=2e-2 * float(ref.abs().max()))
+    return {"vllm_us": graph_us(peer.call(out), args.reps, args.replays, after_capture=peer.after_capture),
+            "vllm_wrong": max_over_ranks(float(wrong)) > 0, "vllm_source": peer.HEADER_SOURCE}
 
 
 def write(args, rank, world, rows, alloc):
