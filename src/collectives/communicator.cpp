@@ -537,12 +537,7 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
   } else {
     coll::DirectArgs args = direct_args(in, bytes, p.algo != Algo::kTwoShotPush, out, bytes,
                                         p.algo == Algo::kTwoShot || p.algo == Algo::kTwoShotPush, bytes);
-#ifdef SYMMEM_ONE_SHOT_BLOCKS
-    const int grid = p.algo == Algo::kOneShot ? std::min(SYMMEM_ONE_SHOT_BLOCKS, direct_blocks(bytes, sms_)) : direct_blocks(bytes, sms_);
-#else
-    const int grid = direct_blocks(bytes, sms_);
-#endif
-    coll::launch_all_reduce(p.algo, args, dtype, op, grid, s);
+    coll::launch_all_reduce(p.algo, args, dtype, op, direct_blocks(bytes, sms_), s);
   }
 }
 

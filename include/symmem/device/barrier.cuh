@@ -48,11 +48,7 @@ __device__ inline bool barrier_block(const DeviceHandle& h, int channel = 0) {
   bool ok = true;
   for (int p = threadIdx.x; p < h.nranks; p += blockDim.x) {
     // Arrival: release, so the block's writes reach peer p before it can pass its barrier.
-#ifdef SYMMEM_BARRIER_ARRIVE_RELAXED
-    st_relaxed(h.signals[p] + pad::barrier_slot(channel, h.rank), epoch);
-#else
     st_release(h.signals[p] + pad::barrier_slot(channel, h.rank), epoch);
-#endif
     // Departure: acquire, so every peer's pre-barrier writes are visible to this block after it
     // (wait_until_patient returns only once a load with acquire has read `epoch` or later: a later
     // value is peer p's release of a later barrier on this channel, after this one in its order).
