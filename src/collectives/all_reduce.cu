@@ -1,6 +1,8 @@
 // Zero-copy all-reduce over symmetric inputs. Each block synchronises with the same block on every
 // peer (its own barrier channel) at the start (inputs are ready) and the end (peers are done
-// reading this rank's input, and every shard of the output has arrived).
+// reading this rank's input, and every shard of the output has arrived). The first barriers, and
+// one_shot's last (it only loads peers' inputs), signal with device::Arrival::kRelaxed (its
+// comment has the argument); a barrier after stores into peers' outputs releases them.
 //   one_shot: every rank reduces the whole message from all inputs into its own output.
 //   two_shot: rank r reduces shard r and stores it into every rank's output.
 #include "kernels.hpp"
@@ -18,7 +20,7 @@ __device__ __forceinline__ bool aligned16(const void* a, const void* b) {
 template <DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) one_shot_kernel(DirectArgs a) {
   pdl_wait();
-  if (!device::barrier_block(a.ws, blockIdx.x)) return;
+  if (!device::barrier_block(a.ws, blockIdx.x, device::Arrival::kRelaxed)) return;
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t esize = sizeof(typename device::Elem<D>::Raw), count = a.bytes / esize;
   char* dsts[1] = {a.out};
@@ -36,13 +38,13 @@ __global__ void __launch_bounds__(kThreads) one_shot_kernel(DirectArgs a) {
     done = words * 16 / esize;
   }
   reduce_elements<D, R>(a.in_h, a.in, dsts, 1, done, count, idx, stride);
-  device::barrier_block(a.ws, blockIdx.x);
+  device::barrier_block(a.ws, blockIdx.x, device::Arrival::kRelaxed);  // peers' inputs only loaded
 }
 
 template <DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) two_shot_kernel(DirectArgs a) {
   pdl_wait();
-  if (!device::barrier_block(a.ws, blockIdx.x)) return;
+  if (!device::barrier_block(a.ws, blockIdx.x, device::Arrival::kRelaxed)) return;
   const int n = a.in_h.nranks, me = a.in_h.rank;
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t esize = sizeof(typename device::Elem<D>::Raw), count = a.bytes / esize;
@@ -78,7 +80,7 @@ __global__ void __launch_bounds__(kThreads) two_shot_kernel(DirectArgs a) {
 template <DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) two_shot_push_kernel(DirectArgs a) {
   pdl_wait();
-  if (!device::barrier_block(a.ws, blockIdx.x)) return;  // the peer's output is free
+  if (!device::barrier_block(a.ws, blockIdx.x, device::Arrival::kRelaxed)) return;  // the peer's output is free
   const int me = a.ws.rank, peer = 1 - me;
   using Raw = typename device::Elem<D>::Raw;
   const size_t half = a.bytes / 32 * 16;

@@ -126,8 +126,12 @@ __device__ inline bool a2av_counts_valid(const DirectArgs& a) {
 template <int K>
 __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
   pdl_wait();
+  // The first barrier orders nothing of this kernel but all_to_all_v's published capacities, and the
+  // last one, where this rank pulled (loads of peers' inputs, stores into its own output), only
+  // that the loads are done; where it pushed into peers' outputs, the last one releases the stores
+  // (device::Arrival has the argument).
   if constexpr (K == kA2AV) a2av_publish(a);
-  if (!device::barrier_block(a.ws, blockIdx.x)) return;
+  if (!device::barrier_block(a.ws, blockIdx.x, K == kA2AV ? device::Arrival::kRelease : device::Arrival::kRelaxed)) return;
   const DeviceHandle& h = a.in_h;
   const int n = a.ws.nranks, me = a.ws.rank;
   const size_t idx = device::grid_index(), stride = device::grid_size();
@@ -196,7 +200,7 @@ __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
       device::copy_bytes(a.out + recv_off[p] * es, at_rank(h, p, a.in) + send_off[p] * es, cnt[p] * es, gidx, gstride);
     }
   }
-  device::barrier_block(a.ws, blockIdx.x);
+  device::barrier_block(a.ws, blockIdx.x, a.push ? device::Arrival::kRelease : device::Arrival::kRelaxed);
 }
 
 }  // namespace

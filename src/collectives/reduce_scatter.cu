@@ -1,5 +1,6 @@
 // Zero-copy reduce-scatter over a symmetric input: rank r reduces chunk r of every rank's input
-// into its own output. Barriers as in all_reduce.cu.
+// into its own output. Barriers as in all_reduce.cu's one_shot (both relaxed: before the last one
+// the block only loads peers' inputs and writes its own output).
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "reduce_common.cuh"
@@ -11,7 +12,7 @@ namespace {
 template <DataType D, ReduceOp R>
 __global__ void __launch_bounds__(kThreads) reduce_scatter_kernel(DirectArgs a) {
   pdl_wait();
-  if (!device::barrier_block(a.ws, blockIdx.x)) return;
+  if (!device::barrier_block(a.ws, blockIdx.x, device::Arrival::kRelaxed)) return;
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t esize = sizeof(typename device::Elem<D>::Raw), count = a.bytes / esize;
   const char* src = a.in + static_cast<size_t>(a.in_h.rank) * a.bytes;
@@ -30,7 +31,7 @@ __global__ void __launch_bounds__(kThreads) reduce_scatter_kernel(DirectArgs a) 
     done = words * 16 / esize;
   }
   reduce_elements<D, R>(a.in_h, src, dsts, 1, done, count, idx, stride);
-  device::barrier_block(a.ws, blockIdx.x);
+  device::barrier_block(a.ws, blockIdx.x, device::Arrival::kRelaxed);
 }
 
 }  // namespace

@@ -33,10 +33,40 @@ constexpr unsigned kBarrierEagerNs = SYMMEM_BARRIER_EAGER_NS;
 constexpr unsigned kBarrierBackoffNs = SYMMEM_BARRIER_BACKOFF_NS;
 constexpr unsigned kBarrierPaceShift = SYMMEM_BARRIER_PACE_SHIFT;
 
+/// What a barrier's arrival signal orders for the peers that pass the barrier after it.
+enum class Arrival {
+  /// Every write the block made before the call (and, through the stream, before its kernel) is
+  /// visible to each peer's block once that block's barrier returns. The default.
+  kRelease,
+  /// Only that every thread of the block reached the call: the signal is a relaxed store, which
+  /// skips the system-scope release (~1 us a barrier: the release waits until the block's memory
+  /// operations are acknowledged across the system). For the two places where a peer, past the
+  /// barrier, needs no write this kernel made before it:
+  ///  (1) a kernel's first barrier, taken before the block writes anything. What peers read past it
+  ///      (this rank's inputs) was written before the kernel began: by earlier work on the stream
+  ///      (a kernel starts, and pdl_wait returns, only once that work completed and its memory
+  ///      operations were performed), by the host, or by peers whose releases this rank acquired at
+  ///      an earlier barrier. Those writes sit in this GPU's memory, where every peer's load of it
+  ///      is served, and the peers read it only after an acquire poll saw this signal, so no cache
+  ///      of theirs serves an older copy. (The first barriers of vLLM's and TensorRT-LLM's custom
+  ///      all-reduces signal the same way.)
+  ///  (2) a kernel's last barrier, when before it the block only loaded peers' memory and wrote its
+  ///      own, and the peers past it may overwrite what it loaded (their inputs). Every thread used
+  ///      the value of each of its loads (stored what it computed from it) before the __syncthreads
+  ///      that precedes the signal, so every load was performed before the signal was issued, and a
+  ///      peer's later write cannot reach it.
+  /// Never after the block wrote peer memory that peers read past the barrier, nor after writes of
+  /// this kernel that peers read (two_shot's last barrier, all_to_all_v's published capacities):
+  /// those need kRelease. Session 73, 2 x H200, both barriers relaxed against released (us):
+  /// one_shot all-reduce 256 KiB 5.96 / 7.76, 1 MiB 8.09-8.14 / 10.24-10.26, 4 MiB 17.7 / 19.8.
+  kRelaxed,
+};
+
 /// Every thread of the block calls it. Returns true on every thread once all ranks have arrived on
-/// `channel`; false (on every thread) if a wait timed out. Writes the block made before the call
-/// are visible to every peer's block after its barrier returns, and the reverse.
-__device__ inline bool barrier_block(const DeviceHandle& h, int channel = 0) {
+/// `channel`; false (on every thread) if a wait timed out. With Arrival::kRelease (the default),
+/// writes the block made before the call are visible to every peer's block after its barrier
+/// returns, and the reverse; Arrival::kRelaxed orders only what its comment above says.
+__device__ inline bool barrier_block(const DeviceHandle& h, int channel = 0, Arrival arrival = Arrival::kRelease) {
   __shared__ uint64_t epoch;
   __syncthreads();  // the block's earlier writes precede the arrival signals below
   if (threadIdx.x == 0) {
@@ -47,8 +77,10 @@ __device__ inline bool barrier_block(const DeviceHandle& h, int channel = 0) {
   __syncthreads();
   bool ok = true;
   for (int p = threadIdx.x; p < h.nranks; p += blockDim.x) {
-    // Arrival: release, so the block's writes reach peer p before it can pass its barrier.
-    st_release(h.signals[p] + pad::barrier_slot(channel, h.rank), epoch);
+    // Arrival: release, so the block's writes reach peer p before it can pass its barrier (or
+    // relaxed where Arrival::kRelaxed's conditions hold).
+    if (arrival == Arrival::kRelaxed) st_relaxed(h.signals[p] + pad::barrier_slot(channel, h.rank), epoch);
+    else st_release(h.signals[p] + pad::barrier_slot(channel, h.rank), epoch);
     // Departure: acquire, so every peer's pre-barrier writes are visible to this block after it
     // (wait_until_patient returns only once a load with acquire has read `epoch` or later: a later
     // value is peer p's release of a later barrier on this channel, after this one in its order).
