@@ -83,9 +83,14 @@ TuningTable TuningTable::defaults() {
   // buffers (what symmem calls) was faster than every symmem algorithm. (Broadcast never names
   // direct: auto decides from `out` alone, since only the root passes an input.) Where buffers do not fit
   // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
+  // All-reduce at 2 ranks, 1-4 MiB: one_shot since its barriers' arrivals are relaxed (session 73,
+  // 2 x H200, two runs each: 1 MiB 8.03-8.06 us against ll 8.22-8.24 and push 8.19-8.21, 2 MiB
+  // 11.0-11.2 against push 11.37, 4 MiB 17.6-17.7 against two_shot 17.9-18.0; 512 KiB ll 5.03
+  // against 6.64; bench/results/2026-11-30-h200x2-7a3bd2e-s73c5-*); in place, or from an
+  // ordinary input, it falls back to what stood here before (ll, push, then two_shot).
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
-all_reduce      *      2      1048576       ll
-all_reduce      *      2      2097152       push
+all_reduce      *      2      1048575       ll
+all_reduce      *      2      4194304       one_shot
 all_reduce      *      2      16777216      two_shot
 all_reduce      *      2      1099511627776 two_shot_push
 all_reduce      *      *      1048576       ll
@@ -232,6 +237,11 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
   };
   const Algo a = table.lookup(op, dtype, nranks, bytes);
   if (fits(a)) return a;
+  // one_shot that cannot run (in place, or an ordinary input): LL or push where they fit, as the
+  // table chose before one_shot took their sizes (session 73), then the zero-copy paths below.
+  if (a == Algo::kOneShot)
+    for (Algo b : {Algo::kLL, Algo::kPush})
+      if (fits(b)) return b;
   // The table's choice cannot run with these buffers (or NCCL is absent: ranks share a GPU). A
   // choice above LL's range falls back to the zero-copy paths first; then LL; then NCCL; then push
   // (reductions through the workspace).

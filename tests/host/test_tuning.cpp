@@ -88,8 +88,19 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, MiB + MiB / 2, false, false, false, true, ll), Algo::kNccl);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, MiB + MiB / 2, false, false, false, false, ll), Algo::kPush);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 64 * MiB, false, false, false, true, ll), Algo::kNccl);
-  // One_shot in place is not allowed: the table's choices avoid it, and in place two_shot runs.
+  // One_shot in place is not allowed: in place two_shot runs.
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 8 * MiB, true, true, true, true, ll), Algo::kTwoShot);
+  // 2 ranks, 1-4 MiB: one_shot out of place from a symmetric input; in place or from an ordinary
+  // input what the table held before (ll to 1 MiB, push to 2 x ll, then two_shot).
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 512 * 1024, true, true, false, true, ll), Algo::kLL);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB, true, true, false, true, ll), Algo::kOneShot);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 4 * MiB, true, false, false, true, ll), Algo::kOneShot);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB, true, true, true, true, ll), Algo::kLL);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB, false, false, false, true, ll), Algo::kLL);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 2 * MiB, true, true, true, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 2 * MiB, false, false, false, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 4 * MiB, true, true, true, true, ll), Algo::kTwoShot);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 4 * MiB, false, false, false, true, ll), Algo::kNccl);
   // two_shot_push needs a symmetric output and not in place: 2 ranks fall back to two_shot.
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 256 * MiB, true, true, true, true, ll), Algo::kTwoShot);
   // Broadcast decides from `out` alone: never direct in auto.
