@@ -28,6 +28,14 @@ case "$cmd" in
     mirror=${DEEPEP_MIRROR:-/work/.mirror/deepseek-ai+DeepEP/repo}
     rm -rf .deps/deepep && mkdir -p .deps/deepep &&
       git --git-dir="$mirror" archive v1.2.1 | tar -x -C .deps/deepep && echo "exported DeepEP v1.2.1 into .deps/deepep"
+    # vLLM's custom all-reduce (bench/peers/vllm_custom_ar.py, the --vllm-peer column of `python -m
+    # symmem.bench`) needs .deps/vllm/csrc/custom_all_reduce.cuh. vllm-project/vllm is too large for
+    # the library's fetch (1.1 GB); session 73 wrote that one file from the library's stored copy
+    # (read_file repo=vllm-project/vllm path=csrc/custom_all_reduce.cuh
+    # commit=c9eabec7d862b69d943f516580c883c20bea5a0e, 17,097 characters; one
+    # comment line lost a trailing space on the way). It is not part of symmem.
+    [ -f .deps/vllm/csrc/custom_all_reduce.cuh ] ||
+      echo "no .deps/vllm/csrc/custom_all_reduce.cuh: write it from the stored vLLM file named in tools/peers.sh to time vLLM's custom all-reduce"
     # pplx-kernels at 12cecfd: its last commit before NVSHMEM4Py (nvshmem.core, cuda.core: Python
     # packages the GPU machines lack); its own C++ NVSHMEM bindings need only the library.
     pmirror=${PPLX_MIRROR:-/work/.mirror/perplexityai+pplx-kernels/repo}
