@@ -94,9 +94,12 @@ PY
   [ "${SYMMEM_BENCH_ALL:-1}" = 1 ] && [ "${SYMMEM_BENCH_OP:-all}" = all ] && anchor torch_allreduce torch.log
   suite moe torch_moe_a2a        # MoE dispatch/combine beside NCCL and PyTorch's baseline (issue 10)
   suite overlap torch_overlap    # GEMM overlap beside the GEMM alone, cuBLASLt + NCCL, PyTorch's fused ops (issue 11)
-  # symmem from Python beside PyTorch's symmetric memory and NCCL, in the same run.
+  # symmem from Python beside PyTorch's symmetric memory and NCCL, in the same run, and vLLM's
+  # custom all-reduce where its header is in .deps/vllm (tools/peers.sh says how it gets there).
   if [ -d build/python/symmem ] && [ "${SYMMEM_BENCH_PYTHON:-1}" = 1 ]; then
-    PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit timeout "$T" torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" ${SYMMEM_PYBENCH_ARGS:-} \
+    vllm=()
+    [ -f .deps/vllm/csrc/custom_all_reduce.cuh ] && vllm=(--vllm-peer bench/peers/vllm_custom_ar.py)
+    PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$commit TORCH_EXTENSIONS_DIR=$PWD/.deps/torch-ext timeout "$T" torchrun --nproc-per-node="$ngpu" -m symmem.bench --kind "$kind" "${vllm[@]}" ${SYMMEM_PYBENCH_ARGS:-} \
       --out "$prefix-python.json" > "$OUT/pybench.log" 2>&1 || { echo "python bench failed (see pybench.log)"; rc=1; }
     grep -E "^#|^ " "$OUT/pybench.log" | head -20
   fi
