@@ -12,14 +12,12 @@ import torch
 import torch.distributed as dist
 from torch.utils import cpp_extension
 
-HEADER_SOURCE = "vllm-project/vllm c9eabec7 csrc/custom_all_reduce.cuh"
-
 
 def _build():
     here = os.path.dirname(os.path.abspath(__file__))
     csrc = os.environ.get("VLLM_CSRC", os.path.join(os.getcwd(), ".deps", "vllm", "csrc"))
     if not os.path.isfile(os.path.join(csrc, "custom_all_reduce.cuh")):
-        raise FileNotFoundError(f"no custom_all_reduce.cuh in {csrc}: run tools/peers.sh prepare (or set VLLM_CSRC)")
+        raise FileNotFoundError(f"no custom_all_reduce.cuh in {csrc}: tools/peers.sh (prepare) says how to write it, or set VLLM_CSRC")
     return cpp_extension.load(name="symmem_peer_vllm_custom_ar", sources=[os.path.join(here, "vllm_custom_ar.cu")],
                               extra_include_paths=[csrc], extra_cuda_cflags=["-O3"], extra_ldflags=["-lcuda"], verbose=False)
 
@@ -28,7 +26,7 @@ class VllmCustomAllReduce:
     """One instance a process: all_reduce(n) returns a callable that sums n bf16 values from the
     registered input buffer into `out` (a torch tensor) on the current stream."""
 
-    HEADER_SOURCE = HEADER_SOURCE
+    HEADER_SOURCE = "vllm-project/vllm c9eabec7 csrc/custom_all_reduce.cuh"
 
     def __init__(self, max_bytes=8 << 20):
         self.ext = _build()

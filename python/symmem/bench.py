@@ -136,8 +136,8 @@ def main():
     ap.add_argument("--raw", action="store_true", help="also time the extension called directly (no torch.library "
                     "operator in between): column symmem_raw_us")
     ap.add_argument("--vllm-peer", default="", help="all_reduce suite: the path of bench/peers/vllm_custom_ar.py, to time vLLM's "
-                    "custom all-reduce beside symmem below 8 MiB (built here against .deps/vllm/csrc; tools/peers.sh prepare "
-                    "fetches it): columns vllm_us and vllm_wrong, or vllm_error")
+                    "custom all-reduce beside symmem below 8 MiB (built here against .deps/vllm/csrc; tools/peers.sh says "
+                    "how its header gets there): columns vllm_us and vllm_wrong, or vllm_error")
     ap.add_argument("--capture-mode", default="global", choices=["global", "thread_local", "relaxed"],
                     help="torch.cuda.graph capture_error_mode")
     ap.add_argument("--algos", default="", help="comma-separated symmem algorithms to time as well, out of place and in place "

@@ -48,8 +48,8 @@ enum class Arrival {
   ///      operations were performed), by the host, or by peers whose releases this rank acquired at
   ///      an earlier barrier. Those writes sit in this GPU's memory, where every peer's load of it
   ///      is served, and the peers read it only after an acquire poll saw this signal, so no cache
-  ///      of theirs serves an older copy. (The first barriers of vLLM's and TensorRT-LLM's custom
-  ///      all-reduces signal the same way.)
+  ///      of theirs serves an older copy. (vLLM's custom all-reduce signals its first barrier the
+  ///      same way, with plain volatile stores.)
   ///  (2) a kernel's last barrier, when before it the block only loaded peers' memory and wrote its
   ///      own, and the peers past it may overwrite what it loaded (their inputs). Every thread used
   ///      the value of each of its loads (stored what it computed from it) before the __syncthreads
