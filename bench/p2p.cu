@@ -1,6 +1,7 @@
 // symmem-bench p2p: one-way latency of device-initiated put-with-signal (ping-pong / 2), a remote
 // atomic's round trip, and put/get bandwidth (SM-driven and copy engine, one direction and both)
 // between ranks 0 and 1, beside NCCL send/recv measured in the same run.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -15,6 +16,8 @@ namespace {
 
 constexpr int kPingSlot = 10;      // ping-pong signal
 constexpr int kPingEpochSlot = 11; // local: rounds completed so far (graph replays continue the count)
+constexpr int kGridSlot = 12;      // the grid ping-pong's signal: every block of the peer adds 1 a round
+constexpr int kGridTotalSlot = 13; // local: what kGridSlot has reached at the end of the last launch
 
 // Nothing: one replayed launch of it is the floor under every collective kernel's time.
 __global__ void empty_kernel() {}
@@ -66,6 +69,35 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
   }
   if (threadIdx.x == 0) h.local_signals[kPingEpochSlot] = base + iters;
 }
+
+// The same bounce from a grid: block b puts its 16-byte-aligned slice of the n bytes with
+// put_signal<BlockScope>, adding 1 to the peer's kGridSlot, and a round is received once the slot
+// has grown by gridDim.x. Both ranks send the same rounds, so the slot's value at the end of a
+// launch is its value at the start plus iters * gridDim.x, kept in kGridTotalSlot by block 0 for
+// the next launch (any grid size). Block 0 writes it only after its last wait, which needs the
+// peer to have received a round from every block of this grid (iters >= 2): every block has read
+// the old total by then.
+__global__ void pingpong_grid_kernel(DeviceHandle h, int peer, bool initiator, const char* src, size_t n, int iters) {
+  const uint64_t base = h.local_signals[kGridTotalSlot];
+  const size_t words = n / 16, g = gridDim.x, b = blockIdx.x;
+  const size_t lo = words * b / g * 16, hi = b + 1 == g ? n : words * (b + 1) / g * 16;
+  char* dst = static_cast<char*>(h.local);
+  auto recv = [&](int i) -> bool {
+    bool ok = true;
+    if (threadIdx.x == 0) ok = device::wait_signal(h, kGridSlot, Cmp::kGe, base + static_cast<uint64_t>(i) * g, peer);
+    return __syncthreads_and(ok);
+  };
+  for (int i = 1; i <= iters; ++i) {
+    if (!initiator && !recv(i)) return;
+    device::put_signal<device::BlockScope>(h, peer, dst + lo, src + lo, hi - lo, kGridSlot, 1, SignalOp::kAdd);
+    if (initiator && !recv(i)) return;
+  }
+  if (b == 0 && threadIdx.x == 0) h.local_signals[kGridTotalSlot] = base + static_cast<uint64_t>(iters) * g;
+}
+
+// Blocks of the grid ping-pong at n bytes: 32 KiB a block, at most 32 (one block up to 64 KiB,
+// where one block's put is as fast).
+int pingpong_blocks(size_t n) { return n <= (size_t(64) << 10) ? 1 : static_cast<int>(std::min<size_t>(32, n / (size_t(32) << 10))); }
 
 // A remote atomic's round trip: rank 0's thread 0 adds to rank 1's word `iters` times, each add
 // waiting for the previous one's old value (device::atomic_fetch_add: one round trip each).
@@ -137,7 +169,8 @@ void run_p2p(Harness& h) {
 
   if (me == 0) {
     std::printf("# symmem-bench p2p: ranks 0 <-> 1 of %d, %s, NCCL %d\n", h.size(), h.gpu_name().c_str(), NCCL_VERSION_CODE);
-    std::printf("# latency: one-way, ping-pong / 2 (us); bandwidth: GB/s each way; uni = rank 0 -> 1, bi = both at once\n");
+    std::printf("# latency: one-way, ping-pong / 2 (us), put_signal from one block (above 64 KiB the faster of one block and a\n"
+                "#   grid of up to 32, 32 KiB a block: JSON one_block_us, grid_us); bandwidth: GB/s each way; uni = rank 0 -> 1, bi = both at once\n");
     std::printf("%12s %9s %9s | %8s %8s %8s %8s %8s | %8s %8s %8s | %6s\n", "size", "lat_put", "lat_nccl", "put_sm", "put_ce",
                 "get_sm", "get_ce", "nccl", "putsm_bi", "putce_bi", "nccl_bi", "#wrong");
   }
@@ -150,7 +183,19 @@ void run_p2p(Harness& h) {
           if (active) kernel<<<1, 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), n, pp_iters);
         }) / (2.0 * pp_iters);
       };
+      // From one block up to 64 KiB; above, the faster of one block and a grid (each block's
+      // put_signal adding to one signal): what device-initiated puts reach at that size.
       lat.symmem_us = pp(pingpong_kernel<0>);
+      lat.extra["one_block_us"] = lat.symmem_us;
+      const int grid = pingpong_blocks(n);
+      lat.extra["grid_blocks"] = grid;
+      if (grid > 1) {
+        const double g_us = h.time_once([&](cudaStream_t s) {
+          if (active) pingpong_grid_kernel<<<grid, 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), n, pp_iters);
+        }) / (2.0 * pp_iters);
+        lat.extra["grid_us"] = g_us;
+        lat.symmem_us = std::min(lat.symmem_us, g_us);
+      }
       lat.extra["put_then_release_us"] = pp(pingpong_kernel<1>);
       if (n == o.min_bytes) {
         lat.extra["signal_only_us"] = pp(pingpong_kernel<2>);

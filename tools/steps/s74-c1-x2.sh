@@ -5,7 +5,9 @@
 # the 2-rank table's crossovers now lie: all_reduce at 768 KiB (ll against one_shot), and
 # reduce_scatter at 1-8 MiB (push against direct: direct won at 4 MiB, 11.0 us against 11.4), each
 # twice. A reduce_scatter entry for direct needs a push fallback in choose_algo first (one_shot's
-# is the model). ~5 minutes with the start.
+# is the model). (3) Session 74: symmem-bench p2p at 64 KiB - 1 MiB, twice: the put_signal
+# ping-pong from a grid beside one block's (the main job had one block's 13.9 / 25.5 us at 512 KiB
+# / 1 MiB against NCCL's 11.1 / 14.7). ~6 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s74-c1-x2.sh
 cmake -S . -B build -DSYMMEM_BUILD_PYTHON=ON >> "$OUT/build.log" 2>&1 &&
   cmake --build build -j "$(nproc)" --target symmem_python symmem_python_files >> "$OUT/build.log" 2>&1 || echo "python build failed"
@@ -23,4 +25,8 @@ for i in 1 2; do
 done
 RS "ar768k-*" ll one_shot push
 RS "rs-*" push direct
+for i in 1 2; do
+  timeout 120 build/bench/symmem-bench p2p -b 64K -e 1M -f 2 --kind "$kind" --commit "$C" --json "$OUT/r/p2p-$i.json" > "$OUT/p2p.log" 2>&1
+  echo "== p2p $i rc $? at $(el) s"; grep -vE "^\[rank [1-9]" "$OUT/p2p.log" | grep -E "^#|^ +[0-9]+ "
+done
 true
