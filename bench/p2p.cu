@@ -95,9 +95,9 @@ __global__ void pingpong_grid_kernel(DeviceHandle h, int peer, bool initiator, c
   if (b == 0 && threadIdx.x == 0) h.local_signals[kGridTotalSlot] = base + static_cast<uint64_t>(iters) * g;
 }
 
-// Blocks of the grid ping-pong at n bytes: 32 KiB a block, at most 32 (one block up to 64 KiB,
-// where one block's put is as fast).
-int pingpong_blocks(size_t n) { return n <= (size_t(64) << 10) ? 1 : static_cast<int>(std::min<size_t>(32, n / (size_t(32) << 10))); }
+// Blocks of the grid ping-pong at n bytes: 16 KiB or more a block, at most 32 (session 74, 2 x
+// H200: 32 blocks at 1 MiB 5.3 us against one block's 25.5, 4 at 128 KiB 3.1 against 5.3).
+int pingpong_blocks(size_t n) { return static_cast<int>(std::min<size_t>(32, std::max<size_t>(1, n / (size_t(16) << 10)))); }
 
 // A remote atomic's round trip: rank 0's thread 0 adds to rank 1's word `iters` times, each add
 // waiting for the previous one's old value (device::atomic_fetch_add: one round trip each).
@@ -169,8 +169,8 @@ void run_p2p(Harness& h) {
 
   if (me == 0) {
     std::printf("# symmem-bench p2p: ranks 0 <-> 1 of %d, %s, NCCL %d\n", h.size(), h.gpu_name().c_str(), NCCL_VERSION_CODE);
-    std::printf("# latency: one-way, ping-pong / 2 (us), put_signal from one block (above 64 KiB the faster of one block and a\n"
-                "#   grid of up to 32, 32 KiB a block: JSON one_block_us, grid_us); bandwidth: GB/s each way; uni = rank 0 -> 1, bi = both at once\n");
+    std::printf("# latency: one-way, ping-pong / 2 (us), put_signal from one block (from 32 KiB the faster of one block and a\n"
+                "#   grid of up to 32, 16 KiB or more a block: JSON one_block_us, grid_us); bandwidth: GB/s each way; uni = rank 0 -> 1, bi = both at once\n");
     std::printf("%12s %9s %9s | %8s %8s %8s %8s %8s | %8s %8s %8s | %6s\n", "size", "lat_put", "lat_nccl", "put_sm", "put_ce",
                 "get_sm", "get_ce", "nccl", "putsm_bi", "putce_bi", "nccl_bi", "#wrong");
   }
@@ -183,8 +183,8 @@ void run_p2p(Harness& h) {
           if (active) kernel<<<1, 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), n, pp_iters);
         }) / (2.0 * pp_iters);
       };
-      // From one block up to 64 KiB; above, the faster of one block and a grid (each block's
-      // put_signal adding to one signal): what device-initiated puts reach at that size.
+      // From 32 KiB the faster of one block and a grid (each block's put_signal adding to one
+      // signal): what device-initiated puts reach at that size.
       lat.symmem_us = pp(pingpong_kernel<0>);
       lat.extra["one_block_us"] = lat.symmem_us;
       const int grid = pingpong_blocks(n);

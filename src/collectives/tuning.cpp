@@ -88,6 +88,10 @@ TuningTable TuningTable::defaults() {
   // 11.0-11.2 against push 11.37, 4 MiB 17.6-17.7 against two_shot 17.9-18.0; 512 KiB ll 5.03
   // against 6.64; bench/results/2026-11-30-h200x2-7a3bd2e-s73c5-*); in place, or from an
   // ordinary input, it falls back to what stood here before (ll, push, then two_shot).
+  // Reduce-scatter at 2 ranks, 1-4 MiB: direct since its first barriers' arrivals are relaxed
+  // (session 74, 2 x H200, two runs: 2 MiB 8.00-8.02 us against push 8.21-8.22, 4 MiB 11.04-11.07
+  // against 11.38-11.39; 1 MiB push 6.56-6.57 against 6.65-6.66; bench/results/
+  // 2026-11-30-h200x2-0107eb9-s74c1-*); from an ordinary input push, as before.
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
 all_reduce      *      2      1048575       ll
 all_reduce      *      2      4194304       one_shot
@@ -97,7 +101,7 @@ all_reduce      *      *      1048576       ll
 all_reduce      *      *      8388608       two_shot
 all_reduce      *      *      1099511627776 nccl
 reduce_scatter  *      2      524288        ll
-reduce_scatter  *      2      4194304       push
+reduce_scatter  *      2      1048576       push
 reduce_scatter  *      2      1099511627776 direct
 reduce_scatter  *      *      262144        ll
 reduce_scatter  *      *      4194304       push
@@ -238,10 +242,12 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
   const Algo a = table.lookup(op, dtype, nranks, bytes);
   if (fits(a)) return a;
   // one_shot that cannot run (in place, or an ordinary input): LL or push where they fit, as the
-  // table chose before one_shot took their sizes (session 73), then the zero-copy paths below.
+  // table chose before one_shot took their sizes (session 73), then the zero-copy paths below; a
+  // direct reduce-scatter from an ordinary input likewise push, as before session 74.
   if (a == Algo::kOneShot)
     for (Algo b : {Algo::kLL, Algo::kPush})
       if (fits(b)) return b;
+  if (a == Algo::kDirect && op == CollOp::kReduceScatter && fits(Algo::kPush)) return Algo::kPush;
   // The table's choice cannot run with these buffers (or NCCL is absent: ranks share a GPU). A
   // choice above LL's range falls back to the zero-copy paths first; then LL; then NCCL; then push
   // (reductions through the workspace).

@@ -101,6 +101,13 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 2 * MiB, false, false, false, true, ll), Algo::kPush);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 4 * MiB, true, true, true, true, ll), Algo::kTwoShot);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 4 * MiB, false, false, false, true, ll), Algo::kNccl);
+  // Reduce-scatter at 2 ranks: push to 1 MiB, direct above from a symmetric input; from an
+  // ordinary one push while it fits (2 x ll a peer), then NCCL.
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, MiB, true, true, false, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 2 * MiB, true, false, false, true, ll), Algo::kDirect);
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 2 * MiB, false, false, false, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 4 * MiB, false, true, false, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 8 * MiB, false, false, false, true, ll), Algo::kNccl);
   // two_shot_push needs a symmetric output and not in place: 2 ranks fall back to two_shot.
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 256 * MiB, true, true, true, true, ll), Algo::kTwoShot);
   // Broadcast decides from `out` alone: never direct in auto.
