@@ -35,12 +35,12 @@ __device__ inline void broadcast_push(const DirectArgs& a) {
   // Two ranks, out of place: the root's own copy on a third of the blocks and its peer's on the
   // rest (local_remote_split, as all_gather), not both pieces by every block one after the other:
   // session 69, 2 x H200, push 4 / 8 / 16 MiB 21.0 / 32.0 / 55.4 us against 23.1 / 35.5 / 61.8.
-  // The one barrier is the general path's after its one step (the non-root, with nothing to
-  // forward, takes it there): the peer's pass of it acquires the root's writes.
+  // At two ranks there is nothing to forward, so no barrier here: the kernel's last barrier
+  // (a release after a push) is the one the peer's pass acquires the root's writes at (session 74:
+  // a barrier here as well, as the general path's after its step, cost ~X us at every size).
   if (m == 1 && me == root && a.in != a.out && gridDim.x >= 2) {
     const LocalRemoteSplit g = local_remote_split(n);  // (k 0: this rank's own copy; k 1: the peer's)
     device::copy_bytes(g.k_first == 0 ? a.out : at_rank(a.out_h, (me + 1) % n, a.out), a.in, a.bytes, g.idx, g.stride);
-    device::barrier_block(a.ws, blockIdx.x);
     return;
   }
   const int j_me = (me - root - 1 + n) % n;  // this rank's chunk (non-roots)
@@ -61,7 +61,7 @@ __device__ inline void broadcast_push(const DirectArgs& a) {
         if (k != root) device::copy_bytes(at_rank(a.out_h, k, a.out) + lo, a.out + lo, hi - lo, threadIdx.x, blockDim.x);
       }
     }
-    if (s < steps && !device::barrier_block(a.ws, blockIdx.x)) return;
+    if (m > 1 && s < steps && !device::barrier_block(a.ws, blockIdx.x)) return;  // m == 1: the last barrier only
   }
 }
 
