@@ -36,8 +36,10 @@ __device__ inline void broadcast_push(const DirectArgs& a) {
   // rest (local_remote_split, as all_gather), not both pieces by every block one after the other:
   // session 69, 2 x H200, push 4 / 8 / 16 MiB 21.0 / 32.0 / 55.4 us against 23.1 / 35.5 / 61.8.
   // At two ranks there is nothing to forward, so no barrier here: the kernel's last barrier
-  // (a release after a push) is the one the peer's pass acquires the root's writes at (session 74:
-  // a barrier here as well, as the general path's after its step, cost ~X us at every size).
+  // (a release after a push) is the one the peer's pass acquires the root's writes at. Session 74,
+  // 2 x H200, against a barrier here as well (the general path's after its step): push 1 / 4 / 16 /
+  // 64 MiB 7.72 / 17.13 / 52.2 / 190-191 us against 11.2 / 20.4 / 55.2 / 193.6 (direct 7.50 / 16.8
+  // / 51.8 / 189.7).
   if (m == 1 && me == root && a.in != a.out && gridDim.x >= 2) {
     const LocalRemoteSplit g = local_remote_split(n);  // (k 0: this rank's own copy; k 1: the peer's)
     device::copy_bytes(g.k_first == 0 ? a.out : at_rank(a.out_h, (me + 1) % n, a.out), a.in, a.bytes, g.idx, g.stride);

@@ -79,7 +79,8 @@ TuningTable TuningTable::defaults() {
   // runs (0eb1c38, and session 9's bench/results/2026-11-26-h100x4-cc65534-all_reduce-run*.json);
   // NCCL from 16 MiB. Broadcast at 2 ranks: push at every size from 1 MiB since barrier_block's
   // waits pause (session 70, 2 x H200: 32 / 64 / 128 MiB 102.6 / 194.3 / 376 us, NCCL 112.6 / 206
-  // / 388; bench/results/2026-11-30-h200x2-*-s70c*). "nccl" is chosen only where NCCL on ordinary
+  // / 388; bench/results/2026-11-30-h200x2-*-s70c*; since session 74 push at 2 ranks has one barrier
+  // less: 1 / 4 / 16 MiB 7.72 / 17.1 / 52.2 us against NCCL's 11.6 / 24.6 / 64.1). "nccl" is chosen only where NCCL on ordinary
   // buffers (what symmem calls) was faster than every symmem algorithm. (Broadcast never names
   // direct: auto decides from `out` alone, since only the root passes an input.) Where buffers do not fit
   // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
