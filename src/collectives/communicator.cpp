@@ -76,13 +76,16 @@ coll::LLArgs ll_args(const DeviceHandle& ws, const ws::Layout& L, const void* in
 // 8.32 to 8.04, and changed nothing at 4 ranks; session 11, 4 x H100: 64 lines a block against 128
 // took all-reduce at 8-64 KiB 0.02-0.14 us lower at 2 and 4 ranks, the same above; 256 lines a
 // block was slower; 16 or 32 were slower everywhere from 128 KiB in session 10; one block up to
-// 1024 or 2048 lines was up to 2x slower at 8-16 KiB).
+// 1024 or 2048 lines was up to 2x slower at 8-16 KiB). At 2 ranks up to two blocks an SM (session
+// 74, under measurement: 128 blocks of 512 threads hold 65536 lines, 768 KiB of wide lines, and
+// 1 MiB took a second pass: 2.2 us more than 768 KiB where 512 -> 768 KiB took 1.0).
 int ll_blocks(const coll::LLArgs& a, int sms) {
   const size_t lines = a.payload == ws::kLLNarrow ? ws::ll_lines<ws::kLLNarrow>(a.bytes) : ws::ll_lines(a.bytes);
   if (lines <= static_cast<size_t>(coll::kThreads)) return 1;
   constexpr size_t kLinesPerBlock = 64;
   const size_t b = (lines + kLinesPerBlock - 1) / kLinesPerBlock;
-  return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::min(sms, 128))));
+  const int cap = a.ws.nranks == 2 ? 2 * sms : std::min(sms, 128);
+  return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(cap)));
 }
 int push_blocks(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>((bytes + 8191) / 8192, 1, ws::kMaxBlocks));
