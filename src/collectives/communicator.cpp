@@ -76,15 +76,19 @@ coll::LLArgs ll_args(const DeviceHandle& ws, const ws::Layout& L, const void* in
 // 8.32 to 8.04, and changed nothing at 4 ranks; session 11, 4 x H100: 64 lines a block against 128
 // took all-reduce at 8-64 KiB 0.02-0.14 us lower at 2 and 4 ranks, the same above; 256 lines a
 // block was slower; 16 or 32 were slower everywhere from 128 KiB in session 10; one block up to
-// 1024 or 2048 lines was up to 2x slower at 8-16 KiB). At 2 ranks up to two blocks an SM (session
-// 74, under measurement: 128 blocks of 512 threads hold 65536 lines, 768 KiB of wide lines, and
-// 1 MiB took a second pass: 2.2 us more than 768 KiB where 512 -> 768 KiB took 1.0).
-int ll_blocks(const coll::LLArgs& a, int sms) {
+// 1024 or 2048 lines was up to 2x slower at 8-16 KiB). At 2 ranks up to two blocks an SM, but for
+// broadcast (session 74, 2 x H200, against 128 blocks in one call, two runs each: 128 blocks of
+// 512 threads hold 65536 lines, 768 KiB of wide lines, and a larger message took a second pass;
+// all-reduce 1 MiB 7.05 us against 8.20-8.25, reduce-scatter / all-gather / all-to-all 2 MiB (1
+// MiB a peer) 7.15 / 6.86 / 6.90 against 8.57 / 7.15 / 7.22, 256 KiB 0.1-0.16 us faster, the rest
+// level; broadcast, where the root alone sends data, 0.1-0.15 us slower at 256 KiB - 1 MiB;
+// bench/results/2026-11-30-h200x2-05c2118-s74c3-*).
+int ll_blocks(const coll::LLArgs& a, int sms, CollOp op) {
   const size_t lines = a.payload == ws::kLLNarrow ? ws::ll_lines<ws::kLLNarrow>(a.bytes) : ws::ll_lines(a.bytes);
   if (lines <= static_cast<size_t>(coll::kThreads)) return 1;
   constexpr size_t kLinesPerBlock = 64;
   const size_t b = (lines + kLinesPerBlock - 1) / kLinesPerBlock;
-  const int cap = a.ws.nranks == 2 ? 2 * sms : std::min(sms, 128);
+  const int cap = a.ws.nranks == 2 && op != CollOp::kBroadcast ? 2 * sms : std::min(sms, 128);
   return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(cap)));
 }
 int push_blocks(size_t bytes) {
@@ -533,7 +537,7 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
     nccl_started(s, "all_reduce");
   } else if (p.algo == Algo::kLL) {
     const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, bytes, 0, detail::ll_two_shot_chunk(bytes, size(), L.ll_slot_lines));
-    coll::launch_ll(CollOp::kAllReduce, args, dtype, op, ll_blocks(args, sms_), s);
+    coll::launch_ll(CollOp::kAllReduce, args, dtype, op, ll_blocks(args, sms_, CollOp::kAllReduce), s);
   } else if (p.algo == Algo::kPush) {
     coll::PushArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes};
     coll::launch_push(CollOp::kAllReduce, args, dtype, op, push_blocks(bytes), s);
@@ -555,7 +559,7 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
     nccl_started(s, "reduce_scatter");
   } else if (p.algo == Algo::kLL) {
     const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, 0);
-    coll::launch_ll(CollOp::kReduceScatter, args, dtype, op, ll_blocks(args, sms_), s);
+    coll::launch_ll(CollOp::kReduceScatter, args, dtype, op, ll_blocks(args, sms_, CollOp::kReduceScatter), s);
   } else if (p.algo == Algo::kPush) {
     coll::PushArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk};
     coll::launch_push(CollOp::kReduceScatter, args, dtype, op, push_blocks(chunk), s);
@@ -576,7 +580,7 @@ void Communicator::all_gather(const void* in, void* out, size_t send_count, Data
   } else if (p.algo == Algo::kLL) {
     const ws::Layout L = workspace_layout(size(), opt_);
     const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, 0);
-    coll::launch_ll(CollOp::kAllGather, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_), s);
+    coll::launch_ll(CollOp::kAllGather, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_, CollOp::kAllGather), s);
   } else {
     coll::DirectArgs args = direct_args(in, chunk, p.algo != Algo::kPush, out, total, p.algo == Algo::kPush || p.in_place, chunk);
     args.push = p.algo == Algo::kPush;
@@ -596,7 +600,7 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
   } else if (p.algo == Algo::kLL) {
     const ws::Layout L = workspace_layout(size(), opt_);
     const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, bytes, root);
-    coll::launch_ll(CollOp::kBroadcast, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_), s);
+    coll::launch_ll(CollOp::kBroadcast, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_, CollOp::kBroadcast), s);
   } else {
     // direct: every rank pulls from the root's symmetric input (same offset on every rank);
     // push: the root and then every rank write into the peers' symmetric outputs.
@@ -624,7 +628,7 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
   } else if (p.algo == Algo::kLL) {
     const ws::Layout L = workspace_layout(size(), opt_);
     const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, 0);
-    coll::launch_ll(CollOp::kAllToAll, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_), s);
+    coll::launch_ll(CollOp::kAllToAll, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_, CollOp::kAllToAll), s);
   } else {
     coll::DirectArgs args = direct_args(in, total, p.algo != Algo::kPush, out, total, p.algo == Algo::kPush, chunk);
     args.push = p.algo == Algo::kPush;

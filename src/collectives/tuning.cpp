@@ -84,32 +84,35 @@ TuningTable TuningTable::defaults() {
   // buffers (what symmem calls) was faster than every symmem algorithm. (Broadcast never names
   // direct: auto decides from `out` alone, since only the root passes an input.) Where buffers do not fit
   // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
-  // All-reduce at 2 ranks, 1-4 MiB: one_shot since its barriers' arrivals are relaxed (session 73,
+  // All-reduce at 2 ranks, 1-4 MiB (1 MiB: ll since session 74, below): one_shot since its barriers' arrivals are relaxed (session 73,
   // 2 x H200, two runs each: 1 MiB 8.03-8.06 us against ll 8.22-8.24 and push 8.19-8.21, 2 MiB
   // 11.0-11.2 against push 11.37, 4 MiB 17.6-17.7 against two_shot 17.9-18.0; 512 KiB ll 5.03
   // against 6.64; bench/results/2026-11-30-h200x2-7a3bd2e-s73c5-*); in place, or from an
   // ordinary input, it falls back to what stood here before (ll, push, then two_shot).
-  // Reduce-scatter at 2 ranks, 1-4 MiB: direct since its first barriers' arrivals are relaxed
-  // (session 74, 2 x H200, two runs: 2 MiB 8.00-8.02 us against push 8.21-8.22, 4 MiB 11.04-11.07
-  // against 11.38-11.39; 1 MiB push 6.56-6.57 against 6.65-6.66; bench/results/
-  // 2026-11-30-h200x2-0107eb9-s74c1-*); from an ordinary input push, as before.
+  // 2 ranks, since LL grids take up to two blocks an SM there (session 74, 2 x H200, two runs
+  // each; bench/results/2026-11-30-h200x2-05c2118-s74c3-*): ll up to its capacity, 1 MiB a peer,
+  // for all-reduce (1 MiB 7.05 us against one_shot 7.98-8.13), reduce-scatter (2 MiB 7.15 against
+  // direct 8.00-8.02 and push 8.21-8.23; ll had won at 1 MiB before, 5.13 against push 6.57),
+  // all-gather (6.86 against push 8.12) and all-to-all (6.90 against 8.12-8.17). Reduce-scatter
+  // above: direct since its first barriers' arrivals are relaxed (4 MiB 11.04-11.07 against push
+  // 11.38-11.39, bench/results/2026-11-30-h200x2-0107eb9-s74c1-*); from an ordinary input push
+  // while it fits, as before.
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
-all_reduce      *      2      1048575       ll
+all_reduce      *      2      1048576       ll
 all_reduce      *      2      4194304       one_shot
 all_reduce      *      2      16777216      two_shot
 all_reduce      *      2      1099511627776 two_shot_push
 all_reduce      *      *      1048576       ll
 all_reduce      *      *      8388608       two_shot
 all_reduce      *      *      1099511627776 nccl
-reduce_scatter  *      2      524288        ll
-reduce_scatter  *      2      1048576       push
+reduce_scatter  *      2      2097152       ll
 reduce_scatter  *      2      1099511627776 direct
 reduce_scatter  *      *      262144        ll
 reduce_scatter  *      *      4194304       push
 reduce_scatter  *      *      16777216      nccl
 reduce_scatter  *      *      268435456     direct
 reduce_scatter  *      *      1099511627776 nccl
-all_gather      *      2      1048576       ll
+all_gather      *      2      2097152       ll
 all_gather      *      2      1099511627776 push
 all_gather      *      *      2097152       ll
 all_gather      *      *      67108864      push
@@ -118,7 +121,7 @@ broadcast       *      2      1048576       ll
 broadcast       *      2      1099511627776 push
 broadcast       *      *      262144        ll
 broadcast       *      *      1099511627776 nccl
-all_to_all      *      2      1048576       ll
+all_to_all      *      2      2097152       ll
 all_to_all      *      2      1099511627776 push
 all_to_all      *      *      262144        ll
 all_to_all      *      *      67108864      push

@@ -90,10 +90,11 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 4, 64 * MiB, false, false, false, true, ll), Algo::kNccl);
   // One_shot in place is not allowed: in place two_shot runs.
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 8 * MiB, true, true, true, true, ll), Algo::kTwoShot);
-  // 2 ranks, 1-4 MiB: one_shot out of place from a symmetric input; in place or from an ordinary
-  // input what the table held before (ll to 1 MiB, push to 2 x ll, then two_shot).
+  // 2 ranks: ll to 1 MiB; above, to 4 MiB, one_shot out of place from a symmetric input; in place
+  // or from an ordinary input what the table held before (push to 2 x ll, then two_shot).
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 512 * 1024, true, true, false, true, ll), Algo::kLL);
-  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB, true, true, false, true, ll), Algo::kOneShot);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB, true, true, false, true, ll), Algo::kLL);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB + 8, true, true, false, true, ll), Algo::kOneShot);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 4 * MiB, true, false, false, true, ll), Algo::kOneShot);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB, true, true, true, true, ll), Algo::kLL);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB, false, false, false, true, ll), Algo::kLL);
@@ -101,11 +102,17 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 2 * MiB, false, false, false, true, ll), Algo::kPush);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 4 * MiB, true, true, true, true, ll), Algo::kTwoShot);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 4 * MiB, false, false, false, true, ll), Algo::kNccl);
-  // Reduce-scatter at 2 ranks: push to 1 MiB, direct above from a symmetric input; from an
-  // ordinary one push while it fits (2 x ll a peer), then NCCL.
-  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, MiB, true, true, false, true, ll), Algo::kPush);
-  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 2 * MiB, true, false, false, true, ll), Algo::kDirect);
-  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 2 * MiB, false, false, false, true, ll), Algo::kPush);
+  // Reduce-scatter at 2 ranks: ll to its capacity (1 MiB a peer), direct above from a symmetric
+  // input; from an ordinary one push while it fits (2 x ll a peer), then NCCL. Sizes the table
+  // gives ll that a smaller ll capacity cannot carry go to NCCL (as every ll entry's).
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 2 * MiB, false, false, false, true, ll), Algo::kLL);
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 2 * MiB + 16, true, false, false, true, ll), Algo::kDirect);
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 2 * MiB + 16, false, false, false, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 2 * MiB, true, true, false, true, ll / 2), Algo::kNccl);
+  // All-gather and all-to-all at 2 ranks: ll to 2 MiB (1 MiB a peer), push above.
+  EXPECT_EQ(choose_algo(t, CollOp::kAllGather, bf, 2, 2 * MiB, true, true, false, true, ll), Algo::kLL);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllGather, bf, 2, 4 * MiB, true, true, false, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllToAll, bf, 2, 2 * MiB, false, false, false, true, ll), Algo::kLL);
   EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 4 * MiB, false, true, false, true, ll), Algo::kPush);
   EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, bf, 2, 8 * MiB, false, false, false, true, ll), Algo::kNccl);
   // two_shot_push needs a symmetric output and not in place: 2 ranks fall back to two_shot.
