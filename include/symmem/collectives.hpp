@@ -97,7 +97,11 @@ struct CommOptions {
 /// reduce_scatter out == in + rank * recv_count; all_gather in == out + rank * send_count;
 /// broadcast in == out; all_to_all and all_to_all_v never. Any other overlap of in and out is
 /// rejected. Pointers must be aligned to the dtype's size. Operations of one communicator must be
-/// ordered on the GPU (one stream, or streams joined by events).
+/// ordered on the GPU (one stream, or streams joined by events). Operations of several
+/// communicators may overlap on separate streams if every rank issues them in the same order (as
+/// with NCCL): one symmem kernel may occupy every SM (2-rank LL grids take two blocks an SM, MoE
+/// and the overlap GEMMs all of them), and a kernel whose peer's GPU is held by another
+/// communicator's kernel, itself waiting for this GPU, waits until the bound (Timeout).
 ///
 /// Failure: after a Timeout (or abort()) the communicator is failed: every later call raises
 /// symmem::Error saying so, and the only way on is a new communicator.
