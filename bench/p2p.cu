@@ -176,6 +176,7 @@ void run_p2p(Harness& h) {
   }
   for (size_t n : h.sizes()) {
     Row lat{"p2p_latency", "int8", "put_signal", n};
+    long ping_wrong = 0;  // bytes the ping-pongs left wrong (counted into the size's #wrong)
     const int pp_iters = n <= (64 << 10) ? 200 : 20;
     if (n <= (size_t(1) << 20)) {
       auto pp = [&](auto kernel) {
@@ -184,7 +185,10 @@ void run_p2p(Harness& h) {
         }) / (2.0 * pp_iters);
       };
       // From 32 KiB the faster of one block and a grid (each block's put_signal adding to one
-      // signal): what device-initiated puts reach at that size.
+      // signal): what device-initiated puts reach at that size. Every form that moves the n bytes
+      // leaves the peer's source in dst, checked after them (the LL put and the atomic below
+      // write other things there).
+      poison(h, b.dst.ptr(), n);
       lat.symmem_us = pp(pingpong_kernel<0>);
       lat.extra["one_block_us"] = lat.symmem_us;
       const int grid = pingpong_blocks(n);
@@ -197,6 +201,7 @@ void run_p2p(Harness& h) {
         lat.symmem_us = std::min(lat.symmem_us, g_us);
       }
       lat.extra["put_then_release_us"] = pp(pingpong_kernel<1>);
+      if (active) ping_wrong = count_wrong(h, b.dst.ptr(), n, peer);
       if (n == o.min_bytes) {
         lat.extra["signal_only_us"] = pp(pingpong_kernel<2>);
         lat.extra["ll_put_8B_us"] = pp(pingpong_kernel<3>);
@@ -221,7 +226,7 @@ void run_p2p(Harness& h) {
     }
     const int ops = n >= (size_t(256) << 20) ? 3 : n >= (size_t(16) << 20) ? 5 : o.iters;
     auto gbps = [&](double us) { return us > 0 ? n / us / 1000.0 : -1.0; };
-    long wrong = 0;
+    long wrong = ping_wrong;
     auto measure_put = [&](Engine e, bool bidir) {
       poison(h, b.dst.ptr(), n);
       double us = h.time_graph([&](cudaStream_t s) {
