@@ -222,6 +222,9 @@ SYMMEM_API bool sharing_unmeant(bool shares, int visible, int ranks, const char*
 /// from just past 256 KiB at 3 ranks or more (4 x H100: 512 KiB 10.8 us against 14.8 one-shot;
 /// below 256 KiB its second hop costs more than the bytes it saves).
 SYMMEM_API size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines);
+/// The grid of an LL operation of `lines` lines a peer over n ranks, `threads` a block, on a team
+/// whose smallest GPU has `sms` SMs: facts every rank shares, so every rank launches the same grid.
+SYMMEM_API int ll_grid(size_t lines, int nranks, CollOp op, int sms, int threads);
 }  // namespace detail
 
 }  // namespace symmem

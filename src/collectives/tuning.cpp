@@ -264,6 +264,28 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
   return Algo::kNccl;  // the caller reports why it cannot run
 }
 
+// A line a thread in one block where they fit (no election in seq_end), else ~64 lines a block
+// (more SMs polling at once), up to 128 blocks (session 10, 4 x H200: 128 against 64 blocks took 2
+// ranks' 512 KiB all-reduce from 5.99 to 5.07 us, 1 MiB from 8.32 to 8.04, and changed nothing at
+// 4 ranks; session 11, 4 x H100: 64 lines a block against 128 took all-reduce at 8-64 KiB
+// 0.02-0.14 us lower at 2 and 4 ranks, the same above; 256 lines a block was slower; 16 or 32 were
+// slower everywhere from 128 KiB in session 10; one block up to 1024 or 2048 lines was up to 2x
+// slower at 8-16 KiB). At 2 ranks up to two blocks an SM, but for broadcast (session 74, 2 x H200,
+// against 128 blocks in one call, two runs each: 128 blocks of 512 threads hold 65536 lines, 768
+// KiB of wide lines, and a larger message took a second pass; all-reduce 1 MiB 7.05 us against
+// 8.20-8.25, reduce-scatter / all-gather / all-to-all 2 MiB (1 MiB a peer) 7.15 / 6.86 / 6.90
+// against 8.57 / 7.15 / 7.22, 256 KiB 0.1-0.16 us faster, the rest level; broadcast, where the
+// root alone sends data, 0.1-0.15 us slower at 256 KiB - 1 MiB;
+// bench/results/2026-11-30-h200x2-05c2118-s74c3-*). Two 512-thread blocks fit an SM because no
+// LL kernel uses more than 64 registers (ptxas -v, sm_90).
+int ll_grid(size_t lines, int nranks, CollOp op, int sms, int threads) {
+  if (lines <= static_cast<size_t>(threads)) return 1;
+  constexpr size_t kLinesPerBlock = 64;
+  const size_t b = (lines + kLinesPerBlock - 1) / kLinesPerBlock;
+  const int cap = nranks == 2 && op != CollOp::kBroadcast ? 2 * sms : std::min(sms, 128);
+  return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::max(cap, 1))));
+}
+
 // A function of the size and team size alone (and the workspace layout, the same on every rank):
 // every rank runs the same form.
 size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines) {

@@ -128,6 +128,21 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   EXPECT_EQ(choose_algo(t, CollOp::kAllToAllV, bf, 8, 64 * MiB, true, false, false, true, ll), Algo::kLL);
 }
 
+// LL grids: one block while a line a thread fits, ~64 lines a block above, up to 128 blocks (or the
+// SMs); at 2 ranks up to two blocks an SM but for broadcast. Only shared facts go in.
+TEST(Tuning, LLGrid) {
+  using detail::ll_grid;
+  EXPECT_EQ(ll_grid(512, 2, CollOp::kAllReduce, 132, 512), 1);
+  EXPECT_EQ(ll_grid(513, 4, CollOp::kAllReduce, 132, 512), 9);
+  EXPECT_EQ(ll_grid(8192, 4, CollOp::kAllGather, 132, 512), 128);
+  EXPECT_EQ(ll_grid(87382, 4, CollOp::kAllReduce, 132, 512), 128);  // 1 MiB of wide lines
+  EXPECT_EQ(ll_grid(87382, 4, CollOp::kAllReduce, 100, 512), 100);
+  EXPECT_EQ(ll_grid(87382, 2, CollOp::kAllReduce, 132, 512), 264);  // one pass: 264 x 512 >= 87382
+  EXPECT_EQ(ll_grid(87382, 2, CollOp::kReduceScatter, 100, 512), 200);
+  EXPECT_EQ(ll_grid(87382, 2, CollOp::kBroadcast, 132, 512), 128);
+  EXPECT_EQ(ll_grid(12000, 2, CollOp::kAllToAll, 132, 512), 188);
+}
+
 // LL all-reduce's form: one-shot up to 256 KiB or at 2 ranks, else two-shot over chunks of whole
 // 8-byte words, every chunk non-empty, both halves within the slot.
 TEST(Tuning, LLTwoShotChunk) {
