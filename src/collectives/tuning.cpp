@@ -277,12 +277,18 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
 // against 8.57 / 7.15 / 7.22, 256 KiB 0.1-0.16 us faster, the rest level; broadcast, where the
 // root alone sends data, 0.1-0.15 us slower at 256 KiB - 1 MiB;
 // bench/results/2026-11-30-h200x2-05c2118-s74c3-*). Two 512-thread blocks fit an SM because no
-// LL kernel uses more than 64 registers (ptxas -v, sm_90).
+// LL kernel uses more than 64 registers (ptxas -v, sm_90). Teams of 3+ ranks keep 128 blocks until
+// measured: SYMMEM_LL_WIDE_GRID_MAX_RANKS (compile-time, so every rank alike; default 2) is the
+// largest team that takes the wide grid, for an A/B tree (`tools/ab.sh define`).
+#ifndef SYMMEM_LL_WIDE_GRID_MAX_RANKS
+#define SYMMEM_LL_WIDE_GRID_MAX_RANKS 2
+#endif
 int ll_grid(size_t lines, int nranks, CollOp op, int sms, int threads) {
   if (lines <= static_cast<size_t>(threads)) return 1;
   constexpr size_t kLinesPerBlock = 64;
   const size_t b = (lines + kLinesPerBlock - 1) / kLinesPerBlock;
-  const int cap = nranks == 2 && op != CollOp::kBroadcast ? 2 * sms : std::min(sms, 128);
+  const bool wide = nranks >= 2 && nranks <= SYMMEM_LL_WIDE_GRID_MAX_RANKS && op != CollOp::kBroadcast;
+  const int cap = wide ? 2 * sms : std::min(sms, 128);
   return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::max(cap, 1))));
 }
 
