@@ -92,7 +92,7 @@ TuningTable TuningTable::defaults() {
   // 2 ranks, since LL grids take up to two blocks an SM there (session 74, 2 x H200, two runs
   // each; bench/results/2026-11-30-h200x2-05c2118-s74c3-*): ll up to its capacity, 1 MiB a peer,
   // for all-reduce (1 MiB 7.05 us against one_shot 7.98-8.13), reduce-scatter (2 MiB 7.15 against
-  // direct 8.00-8.02 and push 8.21-8.23; ll had won at 1 MiB before, 5.13 against push 6.57),
+  // direct 7.94-7.97 and push 8.22-8.23; ll had won at 1 MiB before, 5.13 against push 6.57),
   // all-gather (6.86 against push 8.12) and all-to-all (6.90 against 8.12-8.17). Reduce-scatter
   // above: direct since its first barriers' arrivals are relaxed (4 MiB 11.04-11.07 against push
   // 11.38-11.39, bench/results/2026-11-30-h200x2-0107eb9-s74c1-*); from an ordinary input push
