@@ -170,7 +170,8 @@ void run_p2p(Harness& h) {
   if (me == 0) {
     std::printf("# symmem-bench p2p: ranks 0 <-> 1 of %d, %s, NCCL %d\n", h.size(), h.gpu_name().c_str(), NCCL_VERSION_CODE);
     std::printf("# latency: one-way, ping-pong / 2 (us), put_signal from one block (from 32 KiB the faster of one block and a\n"
-                "#   grid of up to 32, 16 KiB or more a block: JSON one_block_us, grid_us); bandwidth: GB/s each way; uni = rank 0 -> 1, bi = both at once\n");
+                "#   grid of up to 32, 16 KiB or more a block: JSON one_block_us, grid_us);\n"
+                "# bandwidth: GB/s each way; uni = rank 0 -> 1, bi = both at once\n");
     std::printf("%12s %9s %9s | %8s %8s %8s %8s %8s | %8s %8s %8s | %6s\n", "size", "lat_put", "lat_nccl", "put_sm", "put_ce",
                 "get_sm", "get_ce", "nccl", "putsm_bi", "putce_bi", "nccl_bi", "#wrong");
   }

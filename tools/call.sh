@@ -19,6 +19,7 @@
 #                                   Python and example tiers, 3 ranks on 2 GPUs) by tools/gpu_run.sh, stopped after SUITE_STOP_S
 #                                   (default 440; ~300 s on session 71's host (the 4-rank own-GEMM tier 107 s), 3 ranks
 #                                   79 s more in session 72, more on a slow one); log suite.log
+#   PYBUILD                         the Python package into build/python (python -m symmem.bench, pytest)
 #   MAINJOB [BEFORE_S]              the README's main job (symmem-bench, no suite) if the call is under BEFORE_S s in (default
 #                                   530: it takes ~15 s at 2 GPUs, session 71), bounded to end by 560 s; r/main-job.json, its tables' first 60 lines
 #                                   and its closing lines (the fastest method by size) printed
@@ -160,6 +161,11 @@ SUITE12() {
     --ctest-args "-R ${1:-gpu_1rank|multigpu_2ranks_2gpus|multigpu_3ranks_2gpus|multigpu_fault_2ranks_2gpus|multigpu_own_gemm_2ranks_1gpu|multigpu_own_gemm_4ranks_2gpus|python_gpu_2gpus|python_example_tp_mlp_2gpus}" > "$OUT/suite.log" 2>&1
   echo "== suite rc $? at $(el) s"; grep -E "tests passed|Total Test|^ *[0-9]+/[0-9]+ Test" "$OUT/suite.log" | tail -12
   grep -E "\[  PASSED  \]|\[  FAILED  \]|[0-9]+ passed|[0-9]+ failed" "$OUT/suite.log" | sort | uniq -c | head -30
+}
+PYBUILD() {  # the Python package into build/python (for python -m symmem.bench and the Python tests); prints when built
+  cmake -S . -B build -DSYMMEM_BUILD_PYTHON=ON >> "$OUT/build.log" 2>&1 &&
+    cmake --build build -j "$(nproc)" --target symmem_python symmem_python_files >> "$OUT/build.log" 2>&1 || echo "python build failed"
+  echo "== python built at $(el) s"
 }
 MAINJOB() {
   [ "$(el)" -lt "${1:-530}" ] || { echo "== the main job skipped: $(el) s in"; return 0; }

@@ -79,24 +79,23 @@ TuningTable TuningTable::defaults() {
   // runs (0eb1c38, and session 9's bench/results/2026-11-26-h100x4-cc65534-all_reduce-run*.json);
   // NCCL from 16 MiB. Broadcast at 2 ranks: push at every size from 1 MiB since barrier_block's
   // waits pause (session 70, 2 x H200: 32 / 64 / 128 MiB 102.6 / 194.3 / 376 us, NCCL 112.6 / 206
-  // / 388; bench/results/2026-11-30-h200x2-*-s70c*; since session 74 push at 2 ranks has one barrier
-  // less: 1 / 4 / 16 MiB 7.72 / 17.1 / 52.2 us against NCCL's 11.6 / 24.6 / 64.1). "nccl" is chosen only where NCCL on ordinary
-  // buffers (what symmem calls) was faster than every symmem algorithm. (Broadcast never names
-  // direct: auto decides from `out` alone, since only the root passes an input.) Where buffers do not fit
-  // the choice, or NCCL is absent (ranks share a GPU), Communicator::select falls back.
-  // All-reduce at 2 ranks, 1-4 MiB (1 MiB: ll since session 74, below): one_shot since its barriers' arrivals are relaxed (session 73,
-  // 2 x H200, two runs each: 1 MiB 8.03-8.06 us against ll 8.22-8.24 and push 8.19-8.21, 2 MiB
-  // 11.0-11.2 against push 11.37, 4 MiB 17.6-17.7 against two_shot 17.9-18.0; 512 KiB ll 5.03
-  // against 6.64; bench/results/2026-11-30-h200x2-7a3bd2e-s73c5-*); in place, or from an
-  // ordinary input, it falls back to what stood here before (ll, push, then two_shot).
+  // / 388; bench/results/2026-11-30-h200x2-*-s70c*); since session 74 with one barrier less (1 / 4
+  // / 16 MiB 7.72 / 17.1 / 52.2 us against NCCL's 11.6 / 24.6 / 64.1). "nccl" is chosen only where
+  // NCCL on ordinary buffers (what symmem calls) was faster than every symmem algorithm.
+  // (Broadcast never names direct: auto decides from `out` alone, since only the root passes an
+  // input.) Where buffers do not fit the choice, or NCCL is absent (ranks share a GPU),
+  // Communicator::select falls back.
   // 2 ranks, since LL grids take up to two blocks an SM there (session 74, 2 x H200, two runs
   // each; bench/results/2026-11-30-h200x2-05c2118-s74c3-*): ll up to its capacity, 1 MiB a peer,
   // for all-reduce (1 MiB 7.05 us against one_shot 7.98-8.13), reduce-scatter (2 MiB 7.15 against
-  // direct 7.94-7.97 and push 8.22-8.23; ll had won at 1 MiB before, 5.13 against push 6.57),
-  // all-gather (6.86 against push 8.12) and all-to-all (6.90 against 8.12-8.17). Reduce-scatter
-  // above: direct since its first barriers' arrivals are relaxed (4 MiB 11.04-11.07 against push
+  // direct 7.94-7.97 and push 8.22-8.23), all-gather (6.86 against push 8.12) and all-to-all (6.90
+  // against 8.12-8.17). All-reduce above 1 MiB to 4 MiB: one_shot since its barriers' arrivals are
+  // relaxed (session 73, two runs each: 2 MiB 11.0-11.2 against push 11.37, 4 MiB 17.6-17.7
+  // against two_shot 17.9-18.0; bench/results/2026-11-30-h200x2-7a3bd2e-s73c5-*); in place, or
+  // from an ordinary input, it falls back to push, then two_shot. Reduce-scatter above 2 MiB:
+  // direct since its first barriers' arrivals are relaxed (4 MiB 11.04-11.07 against push
   // 11.38-11.39, bench/results/2026-11-30-h200x2-0107eb9-s74c1-*); from an ordinary input push
-  // while it fits, as before.
+  // while it fits.
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
 all_reduce      *      2      1048576       ll
 all_reduce      *      2      4194304       one_shot

@@ -9,9 +9,7 @@
 # ping-pong from a grid beside one block's (the main job had one block's 13.9 / 25.5 us at 512 KiB
 # / 1 MiB against NCCL's 11.1 / 14.7). ~6 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s74-c1-x2.sh
-cmake -S . -B build -DSYMMEM_BUILD_PYTHON=ON >> "$OUT/build.log" 2>&1 &&
-  cmake --build build -j "$(nproc)" --target symmem_python symmem_python_files >> "$OUT/build.log" 2>&1 || echo "python build failed"
-echo "== python built at $(el) s"
+PYBUILD
 export TORCH_EXTENSIONS_DIR=$PWD/.deps/torch-ext
 for i in 1 2; do
   PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$C timeout 240 torchrun --nproc-per-node=2 -m symmem.bench --kind "$kind" \

@@ -4,9 +4,7 @@
 # (python -m symmem.bench --vllm-peer; needs .deps/vllm/csrc/custom_all_reduce.cuh), then the
 # README's main job. ~5 minutes with the start.
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s74-c4-x2.sh
-cmake -S . -B build -DSYMMEM_BUILD_PYTHON=ON >> "$OUT/build.log" 2>&1 &&
-  cmake --build build -j "$(nproc)" --target symmem_python symmem_python_files >> "$OUT/build.log" 2>&1 || echo "python build failed"
-echo "== python built at $(el) s"
+PYBUILD
 export TORCH_EXTENSIONS_DIR=$PWD/.deps/torch-ext
 PYTHONPATH=$PWD/build/python SYMMEM_COMMIT=$C timeout 200 torchrun --nproc-per-node=2 -m symmem.bench --kind "$kind" \
   --max-bytes $((16 << 20)) --vllm-peer bench/peers/vllm_custom_ar.py \
