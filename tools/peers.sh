@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The MoE peers (issue 10) beside symmem, built from their public source on the GPU machine.
+# The peers beside symmem, built from their public source (or wheels) on the GPU machine: the MoE
+# peers (issue 10) by `prepare` and `run`, NVSHMEM's one-sided primitives by `nvshmem` (below).
 #
 # Here (with the library's mirrors):  tools/peers.sh prepare
 #     exports DeepEP v1.2.1 into .deps/deepep and pplx-kernels 12cecfd into .deps/pplx (ignored;
@@ -121,8 +122,46 @@ CMAKE
     # first one's archive: session 9 lost pplx's log that way.)
     archive "$OUT" peers "peer-*.log" "deepep_moe*.json" "pplx_moe*.json" "python_moe_deepep*.json"
     ;;
+  nvshmem)
+    # NVSHMEM's one-sided primitives beside symmem's, ranks 0 and 1 of this machine, one call:
+    # bench/peers/nvshmem_p2p.cu built against the NVSHMEM that PyTorch's wheels bring (into
+    # build/nvshmem-p2p; needs symmem's build/ for symmem-run and symmem-bench), then
+    # `symmem-bench p2p ARGS` and nvshmem-p2p ARGS (default -e 2M) one after the other, twice
+    # (symmem first, then NVSHMEM first), and bench/peers/compare_p2p.py on each pair: JSON in
+    # $OUT/r/ (p2p-symmem-N, p2p-nvshmem-N, p2p-vs-nvshmem-N), the build log in $OUT/build-nvshmem.log.
+    OUT=${OUT:-$PWD/gpu-out}
+    mkdir -p "$OUT/r"
+    nv=$(python -c "import importlib.util as u; print(u.find_spec('nvidia.nvshmem').submodule_search_locations[0])" 2>/dev/null)
+    host=$(ls "$nv"/lib/libnvshmem_host.so* 2>/dev/null | head -1)
+    [ -n "$nv" ] && [ -n "$host" ] || { echo "no NVSHMEM here (python: import nvidia.nvshmem)" >&2; exit 3; }
+    [ -x build/symmem-run ] && [ -x build/bench/symmem-bench ] || { echo "build symmem-run and symmem-bench into build/ first" >&2; exit 2; }
+    cuda=$(dirname "$(dirname "$(command -v nvcc)")")
+    timeout 300 nvcc -std=c++17 -O3 -arch=sm_90 -rdc=true ${CXX:+-ccbin "$CXX"} -I"$nv/include" -I"$cuda/include/cccl" \
+      -o build/nvshmem-p2p bench/peers/nvshmem_p2p.cu -L"$nv/lib" -lnvshmem_device -Xlinker "-l:$(basename "$host")" \
+      -Xlinker -rpath -Xlinker "$nv/lib" -L"$cuda/lib64/stubs" -lcuda > "$OUT/build-nvshmem.log" 2>&1 ||
+      { echo "nvshmem-p2p build failed"; tail -20 "$OUT/build-nvshmem.log"; exit 1; }
+    echo "== nvshmem-p2p built ($(basename "$host"))"
+    [ $# -gt 0 ] || set -- -e 2M
+    kind=$(gpu_kind)
+    sym() {
+      timeout 200 build/bench/symmem-bench p2p "$@" --kind "$kind" --commit "${COMMIT:-x}" --json "$OUT/r/p2p-symmem-$i.json" \
+        > "$OUT/p2p-symmem.log" 2>&1 || { echo "symmem-bench p2p failed"; tail -5 "$OUT/p2p-symmem.log"; }
+    }
+    nvs() {
+      # (the bootstrap plugin is loaded by name from NVSHMEM's lib folder; one node: no remote transport)
+      LD_LIBRARY_PATH="$nv/lib:${LD_LIBRARY_PATH:-}" NVSHMEM_REMOTE_TRANSPORT=none NVSHMEM_IB_ENABLE_IBGDA=0 SYMMEM_KIND="$kind" \
+        timeout 200 build/symmem-run -n 2 build/nvshmem-p2p --uid-file "/tmp/symmem-nvshmem-uid-$$-$i" "$@" \
+        --json "$OUT/r/p2p-nvshmem-$i.json" > "$OUT/p2p-nvshmem.log" 2>&1 ||
+        { echo "nvshmem-p2p failed"; grep -v "^\s*$" "$OUT/p2p-nvshmem.log" | tail -15; }
+    }
+    for i in 1 2; do
+      if [ "$i" = 1 ]; then sym "$@"; nvs "$@"; else nvs "$@"; sym "$@"; fi
+      grep -E "^#" "$OUT/p2p-nvshmem.log" | head -3
+      python3 bench/peers/compare_p2p.py "$OUT/r/p2p-symmem-$i.json" "$OUT/r/p2p-nvshmem-$i.json" --out "$OUT/r/p2p-vs-nvshmem-$i.json"
+    done
+    ;;
   *)
-    echo "usage: tools/peers.sh prepare | run [NPROC]" >&2
+    echo "usage: tools/peers.sh prepare | run [NPROC] | nvshmem [symmem-bench p2p ARGS]" >&2
     exit 2
     ;;
 esac
