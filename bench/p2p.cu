@@ -70,6 +70,55 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
   if (threadIdx.x == 0) h.local_signals[kPingEpochSlot] = base + iters;
 }
 
+// The memory-ordering forms of a bounce (SYMMEM_BENCH_P2P_ORDER=1, at the first size only): what
+// each side of a signal costs. Sig: 0 a release store (device::signal), 1 a relaxed store (orders
+// nothing: a notification), 2 a system fence then a relaxed store, 3 fence.acq_rel.sys then a
+// relaxed store. Wait: 0 acquire polls (device::wait_signal), 1 relaxed polls then one acquire load
+// of the seen value, 2 relaxed polls alone (orders nothing), 3 relaxed polls then fence.acq_rel.sys.
+// Data: a warp puts n bytes before the signal (else the signal alone). Bounded at 2 s a wait
+// (returns; the round's time then shows it).
+template <int Sig, int Wait, bool Data>
+__global__ void pingpong_order_kernel(DeviceHandle h, int peer, bool initiator, const char* src, size_t n, int iters) {
+  if (threadIdx.x >= 32) return;
+  const uint64_t base = h.local_signals[kPingEpochSlot];
+  char* dst = static_cast<char*>(h.local);
+  uint64_t* mine = h.local_signals + kPingSlot;
+  auto send = [&](uint64_t v) {
+    if (Data) device::put<device::WarpScope>(h, peer, dst, src, n);
+    __syncwarp();
+    if (threadIdx.x != 0) return;
+    uint64_t* p = h.signals[peer] + kPingSlot;
+    if (Sig == 0) device::st_release(p, v);
+    else {
+      if (Sig == 2) __threadfence_system();
+      if (Sig == 3) device::fence_acq_rel();
+      device::st_relaxed(p, v);
+    }
+  };
+  auto recv = [&](uint64_t v) {
+    if (threadIdx.x == 0) {
+      const uint64_t t0 = device::global_timer_ns();
+      for (uint32_t it = 1;; ++it) {
+        const uint64_t x = Wait == 0 ? device::ld_acquire(mine) : device::ld_relaxed(mine);
+        if (x >= v) {
+          if (Wait == 1) (void)device::ld_acquire(mine);
+          if (Wait == 3) device::fence_acq_rel();
+          break;
+        }
+        if ((it & 255u) == 0u && device::global_timer_ns() - t0 > 2000000000ull) break;
+      }
+    }
+    __syncwarp();
+  };
+  for (int i = 1; i <= iters; ++i) {
+    const uint64_t v = base + i;
+    if (!initiator) recv(v);
+    send(v);
+    if (initiator) recv(v);
+  }
+  if (threadIdx.x == 0) h.local_signals[kPingEpochSlot] = base + iters;
+}
+
 // The same bounce from a grid: block b puts its 16-byte-aligned slice of the n bytes with
 // put_signal<BlockScope>, adding 1 to the peer's kGridSlot, and a round is received once the slot
 // has grown by gridDim.x. Both ranks send the same rounds, so the slot's value at the end of a
@@ -210,6 +259,33 @@ void run_p2p(Harness& h) {
         lat.extra["atomic_fetch_add_us"] = h.time_once([&](cudaStream_t s) {
           if (me == 0) fetch_add_kernel<<<1, 1, 0, s>>>(b.dst.handle(), peer, pp_iters, static_cast<unsigned long long*>(b.out));
         }) / pp_iters;
+        if (std::getenv("SYMMEM_BENCH_P2P_ORDER")) {
+          // Every (signal, wait) form above, the signal alone and after a warp's put of n bytes.
+          auto order = [&](auto kernel) {
+            return h.time_once([&](cudaStream_t s) {
+              if (active) kernel<<<1, 32, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), n, pp_iters);
+            }) / (2.0 * pp_iters);
+          };
+          auto row = [&](const char* sig, auto k0, auto k1, auto k2, auto k3) {
+            const double w[4] = {order(k0), order(k1), order(k2), order(k3)};
+            if (me == 0) std::printf("# order %-26s %8.2f %8.2f %8.2f %8.2f\n", sig, w[0], w[1], w[2], w[3]);
+          };
+          if (me == 0)
+            std::printf("# order: one-way us at %zu B by signal (rows) and wait (columns: acquire polls, relaxed polls + acquire"
+                        " load, relaxed polls only, relaxed polls + fence)\n", n);
+          row("signal release", pingpong_order_kernel<0, 0, false>, pingpong_order_kernel<0, 1, false>, pingpong_order_kernel<0, 2, false>,
+              pingpong_order_kernel<0, 3, false>);
+          row("signal relaxed", pingpong_order_kernel<1, 0, false>, pingpong_order_kernel<1, 1, false>, pingpong_order_kernel<1, 2, false>,
+              pingpong_order_kernel<1, 3, false>);
+          row("signal sysfence+relaxed", pingpong_order_kernel<2, 0, false>, pingpong_order_kernel<2, 1, false>,
+              pingpong_order_kernel<2, 2, false>, pingpong_order_kernel<2, 3, false>);
+          row("put + release", pingpong_order_kernel<0, 0, true>, pingpong_order_kernel<0, 1, true>, pingpong_order_kernel<0, 2, true>,
+              pingpong_order_kernel<0, 3, true>);
+          row("put + sysfence+relaxed", pingpong_order_kernel<2, 0, true>, pingpong_order_kernel<2, 1, true>,
+              pingpong_order_kernel<2, 2, true>, pingpong_order_kernel<2, 3, true>);
+          row("put + acqrelfence+relaxed", pingpong_order_kernel<3, 0, true>, pingpong_order_kernel<3, 1, true>,
+              pingpong_order_kernel<3, 2, true>, pingpong_order_kernel<3, 3, true>);
+        }
         // Back-to-back launches of an empty kernel, timed as the collectives are.
         lat.extra["empty_kernel_us"] = h.time_graph([](cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); }, o.iters);
         if (me == 0)
