@@ -1,4 +1,4 @@
-// symmem-bench p2p: one-way latency of device-initiated put-with-signal (ping-pong / 2), a remote
+// symmem-bench p2p: one-way latency of device-initiated put-with-signal and LL puts (ping-pong / 2), a remote
 // atomic's round trip, and put/get bandwidth (SM-driven and copy engine, one direction and both)
 // between ranks 0 and 1, beside NCCL send/recv measured in the same run.
 #include <algorithm>
@@ -25,13 +25,12 @@ __global__ void empty_kernel() {}
 // Ranks 0 and 1 bounce n bytes `iters` times: put-with-signal, then wait for the answer.
 // Mode 0: device::put_signal (the library's path). The others are measured for comparison:
 // 1: put, then a release store of the signal (the same as 0 since put_signal dropped its extra
-// fence); 2: the signal alone (no data); 3: an LL put: 8 bytes of data and the flag in one 16-byte
-// store (device::ll_store / ll_wait; n ignored).
+// fence); 2: the signal alone (no data); 3: the signal alone, relaxed (device::signal_relaxed).
 template <int Mode>
 __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const char* src, size_t n, int iters) {
   uint64_t base = h.local_signals[kPingEpochSlot];
   char* dst = static_cast<char*>(h.local);
-  const bool warp = Mode == 3 || n <= 1024;
+  const bool warp = Mode >= 2 || n <= 1024;
   if (warp && threadIdx.x >= 32) return;
   auto send = [&](uint64_t v) {
     if (Mode == 0) {
@@ -45,21 +44,14 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
     } else if (Mode == 2) {
       if (threadIdx.x == 0) device::signal(h, peer, kPingSlot, v);
     } else if (threadIdx.x == 0) {
-      device::ll_store(reinterpret_cast<device::LLLine*>(device::peer_ptr(h, peer, dst)), *reinterpret_cast<const uint64_t*>(src),
-                       ws::flag_of(v));
+      device::signal_relaxed(h, peer, kPingSlot, v);
     }
   };
   auto recv = [&](uint64_t v) -> bool {
-    if (Mode != 3) {
-      bool ok = true;
-      if (threadIdx.x == 0) ok = device::wait_signal(h, kPingSlot, Cmp::kGe, v, peer);
-      if (warp) return __shfl_sync(0xffffffffu, ok, 0);
-      return __syncthreads_and(ok);
-    }
     bool ok = true;
-    uint64_t data;
-    if (threadIdx.x == 0) ok = device::ll_wait(h, reinterpret_cast<const device::LLLine*>(dst), ws::flag_of(v), peer, &data);
-    return __shfl_sync(0xffffffffu, ok, 0);
+    if (threadIdx.x == 0) ok = device::wait_signal(h, kPingSlot, Cmp::kGe, v, peer);
+    if (warp) return __shfl_sync(0xffffffffu, ok, 0);
+    return __syncthreads_and(ok);
   };
   for (int i = 1; i <= iters; ++i) {
     const uint64_t v = base + i;
@@ -68,6 +60,38 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
     if (initiator && !recv(v)) return;
   }
   if (threadIdx.x == 0) h.local_signals[kPingEpochSlot] = base + iters;
+}
+
+// The bounce as LL lines (device::ll_put / ll_get: the flag in the data, no signal, no fence):
+// rank r's lines are the first ll_lines<P>(n) lines of its dst, written by the peer only; each
+// round's flag is ws::flag_of of the round's number (the rounds continue over launches through
+// kPingEpochSlot, with the other ping-pongs). The receiver unpacks each round into `out` (checked
+// after). A warp up to 1 KiB, else the block. The caller zeroes the lines first (no word of other
+// data may carry a round's flag), and one launch's 3600 or fewer rounds never bring a flag round.
+template <size_t P>
+__global__ void pingpong_ll_kernel(DeviceHandle h, int peer, bool initiator, const char* src, char* out, size_t n, int iters) {
+  const uint64_t base = h.local_signals[kPingEpochSlot];
+  const bool warp = n <= 1024;
+  if (warp && threadIdx.x >= 32) return;
+  const size_t stride = warp ? 32 : blockDim.x;
+  const device::LLLine* mine = static_cast<const device::LLLine*>(h.local);
+  device::LLLine* theirs = device::peer_ptr(h, peer, static_cast<device::LLLine*>(h.local));
+  auto recv = [&](uint64_t v) -> bool {
+    const bool ok = device::ll_get<P>(h, mine, out, n, ws::flag_of(v), peer, threadIdx.x, stride);
+    if (warp) return __all_sync(0xffffffffu, ok);
+    return __syncthreads_and(ok);
+  };
+  for (int i = 1; i <= iters; ++i) {
+    const uint64_t v = base + i;
+    if (!initiator && !recv(v)) return;
+    device::ll_put<P>(theirs, src, n, ws::flag_of(v), threadIdx.x, stride);
+    if (initiator && !recv(v)) return;
+  }
+  if (threadIdx.x == 0) h.local_signals[kPingEpochSlot] = base + iters;
+}
+// LL lines for n bytes in the format symmem's collectives give a message of that size a peer.
+size_t ll_ping_bytes(size_t n) {
+  return n <= ws::kLLNarrowMaxBytes ? ws::ll_lines<ws::kLLNarrow>(n) * ws::kLLLineBytes : ws::ll_lines<ws::kLLPayload>(n) * ws::kLLLineBytes;
 }
 
 // The memory-ordering forms of a bounce (SYMMEM_BENCH_P2P_ORDER=1, at the first size only): what
@@ -219,9 +243,10 @@ void run_p2p(Harness& h) {
   if (me == 0) {
     std::printf("# symmem-bench p2p: ranks 0 <-> 1 of %d, %s, NCCL %d\n", h.size(), h.gpu_name().c_str(), NCCL_VERSION_CODE);
     std::printf("# latency: one-way, ping-pong / 2 (us), put_signal from one block (from 32 KiB the faster of one block and a\n"
-                "#   grid of up to 32, 16 KiB or more a block: JSON one_block_us, grid_us);\n"
+                "#   grid of up to 32, 16 KiB or more a block: JSON one_block_us, grid_us); lat_ll: the same bounce as LL\n"
+                "#   lines (device::ll_put / ll_get, the flag in the data), up to 64 KiB (JSON ll_put_us);\n"
                 "# bandwidth: GB/s each way; uni = rank 0 -> 1, bi = both at once\n");
-    std::printf("%12s %9s %9s | %8s %8s %8s %8s %8s | %8s %8s %8s | %6s\n", "size", "lat_put", "lat_nccl", "put_sm", "put_ce",
+    std::printf("%12s %9s %9s %9s | %8s %8s %8s %8s %8s | %8s %8s %8s | %6s\n", "size", "lat_put", "lat_ll", "lat_nccl", "put_sm", "put_ce",
                 "get_sm", "get_ce", "nccl", "putsm_bi", "putce_bi", "nccl_bi", "#wrong");
   }
   for (size_t n : h.sizes()) {
@@ -252,9 +277,22 @@ void run_p2p(Harness& h) {
       }
       lat.extra["put_then_release_us"] = pp(pingpong_kernel<1>);
       if (active) ping_wrong = count_wrong(h, b.dst.ptr(), n, peer);
+      // The bounce as LL lines, up to 64 KiB where the lines fit dst: zeroed first, each received
+      // message unpacked into out, checked after.
+      if (n <= (size_t(64) << 10) && ll_ping_bytes(n) <= cap) {
+        SYMMEM_CUDA_CHECK(cudaMemsetAsync(b.dst.ptr(), 0, ll_ping_bytes(n), h.stream()));
+        poison(h, b.out, n);
+        auto ll = [&](auto kernel) {
+          return h.time_once([&](cudaStream_t s) {
+            if (active) kernel<<<1, 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), static_cast<char*>(b.out), n, pp_iters);
+          }) / (2.0 * pp_iters);
+        };
+        lat.extra["ll_put_us"] = n <= ws::kLLNarrowMaxBytes ? ll(pingpong_ll_kernel<ws::kLLNarrow>) : ll(pingpong_ll_kernel<ws::kLLPayload>);
+        if (active) ping_wrong += count_wrong(h, b.out, n, peer);
+      }
       if (n == o.min_bytes) {
         lat.extra["signal_only_us"] = pp(pingpong_kernel<2>);
-        lat.extra["ll_put_8B_us"] = pp(pingpong_kernel<3>);
+        lat.extra["signal_relaxed_us"] = pp(pingpong_kernel<3>);
         // A remote atomic's round trip (rank 0 -> 1; rank 1 idle), on the dst buffer's first word.
         lat.extra["atomic_fetch_add_us"] = h.time_once([&](cudaStream_t s) {
           if (me == 0) fetch_add_kernel<<<1, 1, 0, s>>>(b.dst.handle(), peer, pp_iters, static_cast<unsigned long long*>(b.out));
@@ -289,9 +327,9 @@ void run_p2p(Harness& h) {
         // Back-to-back launches of an empty kernel, timed as the collectives are.
         lat.extra["empty_kernel_us"] = h.time_graph([](cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); }, o.iters);
         if (me == 0)
-          std::printf("# latency variants at %zu B: put_signal %.2f us, put+release %.2f us, signal only %.2f us, LL put 8 B %.2f us;"
-                      " an empty kernel in a graph %.2f us; a remote atomic_fetch_add's round trip %.2f us\n", n, lat.symmem_us,
-                      lat.extra["put_then_release_us"], lat.extra["signal_only_us"], lat.extra["ll_put_8B_us"], lat.extra["empty_kernel_us"],
+          std::printf("# latency variants at %zu B: put_signal %.2f us, put+release %.2f us, signal only %.2f us, signal_relaxed only"
+                      " %.2f us; an empty kernel in a graph %.2f us; a remote atomic_fetch_add's round trip %.2f us\n", n, lat.symmem_us,
+                      lat.extra["put_then_release_us"], lat.extra["signal_only_us"], lat.extra["signal_relaxed_us"], lat.extra["empty_kernel_us"],
                       lat.extra["atomic_fetch_add_us"]);
       }
       lat.nccl_us = h.time_once([&](cudaStream_t s) {
@@ -355,7 +393,9 @@ void run_p2p(Harness& h) {
     row("p2p_put_bidir", "sm", put_sm_bi, nccl_bi);
     row("p2p_put_bidir", "copy_engine", put_ce_bi, nccl_bi);
     if (me == 0) {
-      std::printf("%12zu %9.2f %9.2f | %8.1f %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %6ld\n", n, lat.symmem_us, lat.nccl_us,
+      const auto llp = lat.extra.find("ll_put_us");
+      std::printf("%12zu %9.2f %9.2f %9.2f | %8.1f %8.1f %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %6ld\n", n, lat.symmem_us,
+                  llp == lat.extra.end() ? -1.0 : llp->second, lat.nccl_us,
                   gbps(put_sm), gbps(put_ce), gbps(get_sm), gbps(get_ce), gbps(nccl_uni), gbps(put_sm_bi), gbps(put_ce_bi),
                   gbps(nccl_bi), wrong);
       std::fflush(stdout);

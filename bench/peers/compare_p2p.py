@@ -4,8 +4,10 @@
     compare_p2p.py SYMMEM_JSON NVSHMEM_JSON [--out MERGED_JSON]
 
 Prints, size by size, symmem's time over NVSHMEM's for each row both programs measured (one-way
-put-with-signal latency, SM and copy-engine put and get, both directions at once; below 1: symmem
-faster), the latency variants at the first size (signal alone, a remote fetch-add's round trip),
+put-with-signal latency, and symmem's LL put beside NVSHMEM's put with signal; SM and copy-engine
+put and get, both directions at once; below 1: symmem faster), the latency variants at the first
+size (a signal alone, released and relaxed, against NVSHMEM's, which orders nothing; a remote
+fetch-add's round trip),
 and the bytes either program found wrong. --out writes both programs' rows and the ratios as one
 JSON (for bench/results/).
 """
@@ -39,7 +41,9 @@ def main():
         return 1
     print("# symmem / NVSHMEM %s time (below 1: symmem faster), %s, symmem %s, NVSHMEM %s" %
           ("p2p", sym.get("device", "?"), sym.get("commit", "?"), nvs.get("nvshmem_version", "?")))
-    print("%10s " % "size" + " ".join("%14s" % c[2] for c in cols) + " %7s %7s" % ("wrong_s", "wrong_n"))
+    names = [c[2] for c in cols]
+    names.insert(1, "ll/nvsh_put")
+    print("%10s " % "size" + " ".join("%14s" % c for c in names) + " %7s %7s" % ("wrong_s", "wrong_n"))
     ratios = []
     bad = 0
     for n in sizes:
@@ -58,17 +62,26 @@ def main():
                 ratios.append({"op": op, "algo": algo, "bytes": n, "symmem_us": su, "nvshmem_us": nu, "ratio": su / nu})
             else:
                 cells.append("-")
+            if op == "p2p_latency":  # symmem's LL put beside NVSHMEM's put with signal (it has no LL form)
+                lu = s.get("ll_put_us") if s else None
+                if lu and nu:
+                    cells.append("%6.2f/%-6.2f" % (lu, nu))
+                    ratios.append({"op": op, "algo": "ll_put", "bytes": n, "symmem_us": lu, "nvshmem_us": nu, "ratio": lu / nu})
+                else:
+                    cells.append("-")
         bad += ws + wn
         print("%10d " % n + " ".join("%14s" % c for c in cells) + " %7d %7d" % (ws, wn))
     # The first size's latency variants.
     n0 = sizes[0]
     s0, v0 = S.get(("p2p_latency", "put_signal", n0)), N.get(("p2p_latency", "put_signal", n0))
     if s0 and v0:
-        for key in ("signal_only_us", "atomic_fetch_add_us"):
-            if s0.get(key) and v0.get(key):
-                print("# %s at %d B: symmem %.2f us, NVSHMEM %.2f us (%.2fx)" % (key, n0, s0[key], v0[key], s0[key] / v0[key]))
-                ratios.append({"op": "p2p_latency", "algo": key[:-3], "bytes": n0, "symmem_us": s0[key], "nvshmem_us": v0[key],
-                               "ratio": s0[key] / v0[key]})
+        # (NVSHMEM's signal alone orders nothing: symmem's signal_relaxed is its like; signal releases)
+        for skey, nkey in (("signal_only_us", "signal_only_us"), ("signal_relaxed_us", "signal_only_us"),
+                           ("atomic_fetch_add_us", "atomic_fetch_add_us")):
+            if s0.get(skey) and v0.get(nkey):
+                print("# %s at %d B: symmem %.2f us, NVSHMEM %s %.2f us (%.2fx)" % (skey, n0, s0[skey], nkey, v0[nkey], s0[skey] / v0[nkey]))
+                ratios.append({"op": "p2p_latency", "algo": skey[:-3], "bytes": n0, "symmem_us": s0[skey], "nvshmem_us": v0[nkey],
+                               "ratio": s0[skey] / v0[nkey]})
     if a.out:
         json.dump({"symmem": sym, "nvshmem": nvs, "ratios": ratios}, open(a.out, "w"), indent=1)
     if bad:

@@ -1,5 +1,5 @@
 // The device API: put/get at each scope with odd sizes and alignments, put-with-signal ordering,
-// signal add, and multi-channel barriers.
+// signal add (released and relaxed), LL puts and gets of whole messages, and multi-channel barriers.
 #include <algorithm>
 #include <cstdio>
 
@@ -59,13 +59,37 @@ __global__ void ring_put_signal_kernel(DeviceHandle h, const char* src, size_t n
   if (threadIdx.x == 0) *ok = good;
 }
 
-__global__ void signal_add_kernel(DeviceHandle h, int rounds, bool* ok) {
+template <bool kRelaxed>
+__global__ void signal_add_kernel(DeviceHandle h, int rounds, uint64_t base, bool* ok) {
   bool good = true;
   for (int r = 1; r <= rounds; ++r) {
-    if (threadIdx.x < h.nranks) device::signal(h, threadIdx.x, 5, 1, SignalOp::kAdd);
-    if (threadIdx.x == 0) good &= device::wait_signal(h, 5, Cmp::kGe, static_cast<uint64_t>(r) * h.nranks);
+    if (threadIdx.x < h.nranks) {
+      if (kRelaxed) device::signal_relaxed(h, threadIdx.x, 5, 1, SignalOp::kAdd);
+      else device::signal(h, threadIdx.x, 5, 1, SignalOp::kAdd);
+    }
+    if (threadIdx.x == 0) good &= device::wait_signal(h, 5, Cmp::kGe, base + static_cast<uint64_t>(r) * h.nranks);
     good = __syncthreads_and(good);
   }
+  if (threadIdx.x == 0) *ok = good;
+}
+
+// Rounds of LL messages around the ring: round r's n bytes (src + r n) go to the next rank's lines
+// of round r (a region of `region` lines a round, so no line is reused) with flag flag0 + r, and
+// the previous rank's arrive in out + r n. A warp (scope kWarp) or the whole block moves them.
+template <size_t P>
+__global__ void ll_ring_kernel(DeviceHandle h, int scope, const char* src, size_t n, int rounds, size_t region, uint32_t flag0, char* out,
+                               bool* ok) {
+  if (scope == kWarp && threadIdx.x >= 32) return;
+  const size_t stride = scope == kWarp ? 32 : blockDim.x;
+  const int next = (h.rank + 1) % h.nranks, prev = (h.rank + h.nranks - 1) % h.nranks;
+  device::LLLine* lines = static_cast<device::LLLine*>(h.local);
+  bool good = true;
+  for (int r = 0; r < rounds; ++r) {
+    device::LLLine* at = lines + static_cast<size_t>(r) * region;
+    device::ll_put<P>(device::peer_ptr(h, next, at), src + static_cast<size_t>(r) * n, n, flag0 + r, threadIdx.x, stride);
+    good &= device::ll_get<P>(h, at, out + static_cast<size_t>(r) * n, n, flag0 + r, prev, threadIdx.x, stride);
+  }
+  good = scope == kWarp ? __all_sync(0xffffffffu, good) : __syncthreads_and(good);
   if (threadIdx.x == 0) *ok = good;
 }
 
@@ -198,16 +222,67 @@ TEST(DeviceApi, PutSignalNeverOvertakesItsData) {
 TEST(DeviceApi, SignalAddCountsEveryPeer) {
   SymmetricBuffer b = heap().alloc(64);
   DeviceBuffer ok(sizeof(bool));
-  signal_add_kernel<<<1, 64>>>(b.handle(), 10, ok.as<bool>());
-  ctx()->synchronize(nullptr, "signal add");
-  const bool waited = download(ok.p, 1)[0];
-  auto pad_words = download(b.signal_pad() + 5, 8);
-  uint64_t v;
-  std::memcpy(&v, pad_words.data(), 8);
-  ASSERT_ALL(waited && v == 10u * heap().team().size(), (waited ? "" : "a wait timed out; ") << "slot 5 holds " << v << ", expected "
-                                                                                              << 10u * heap().team().size());
+  // Released adds, then relaxed ones (device::signal_relaxed) on top: every add counts once. A
+  // rank's total is read once its own wait saw it, before the barrier that lets the next phase's
+  // adds come.
+  const uint64_t per_phase = 10u * heap().team().size();
+  for (int relaxed = 0; relaxed < 2; ++relaxed) {
+    if (relaxed) signal_add_kernel<true><<<1, 64>>>(b.handle(), 10, per_phase, ok.as<bool>());
+    else signal_add_kernel<false><<<1, 64>>>(b.handle(), 10, 0, ok.as<bool>());
+    ctx()->synchronize(nullptr, relaxed ? "relaxed signal add" : "signal add");
+    const bool waited = download(ok.p, 1)[0];
+    auto pad_words = download(b.signal_pad() + 5, 8);
+    uint64_t v;
+    std::memcpy(&v, pad_words.data(), 8);
+    const uint64_t expect = per_phase * (1 + relaxed);
+    ASSERT_ALL(waited && v == expect, (relaxed ? "relaxed: " : "released: ") << (waited ? "" : "a wait timed out; ") << "slot 5 holds " << v
+                                                                              << ", expected " << expect);
+    stream::barrier(b, nullptr);
+    ctx()->synchronize(nullptr);
+  }
   stream::barrier(b, nullptr);
   ctx()->synchronize(nullptr);
+  heap().free(b);
+}
+
+TEST(DeviceApi, LLPutAndGetCarryWholeMessages) {
+  // Both line formats, a warp and a block, sizes around line and vector boundaries, odd source and
+  // destination offsets; every round a new flag, the output poisoned first and checked to its end.
+  const int n = heap().team().size(), me = heap().team().rank(), prev = (me + n - 1) % n;
+  const int rounds = 3;
+  const size_t max_len = 65536 + 5, so = 3, dofs = 1;
+  const size_t region = ws::ll_lines<ws::kLLNarrow>(max_len);  // lines a round (the narrow format needs the most)
+  SymmetricBuffer b = heap().alloc(rounds * region * ws::kLLLineBytes);
+  DeviceBuffer src(rounds * max_len + 16), out(rounds * max_len + 16), ok(sizeof(bool));
+  uint64_t seed = 90;
+  uint32_t flag0 = 1;
+  for (int narrow = 0; narrow < 2; ++narrow)
+    for (int scope : {kWarp, kBlock})
+      for (size_t len : {size_t(1), size_t(7), size_t(8), size_t(12), size_t(13), size_t(100), size_t(1000), size_t(4099), size_t(32768),
+                         max_len}) {
+        ++seed;
+        flag0 += 7 * rounds;  // (up to ~850: flags other than the first few, none past ws::kLLFlagMax)
+        SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), 0, b.bytes()));  // no line carries a flag before its put
+        SYMMEM_CUDA_CHECK(cudaMemset(out.p, kPoison, rounds * max_len + 16));
+        upload(src.as<char>() + so, random_bytes(rounds * len, seed * 977 + me));
+        SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        stream::barrier(b, nullptr);
+        char* o = out.as<char>() + dofs;
+        if (narrow)
+          ll_ring_kernel<ws::kLLNarrow><<<1, 256>>>(b.handle(), scope, src.as<char>() + so, len, rounds, region, flag0, o, ok.as<bool>());
+        else
+          ll_ring_kernel<ws::kLLPayload><<<1, 256>>>(b.handle(), scope, src.as<char>() + so, len, rounds, region, flag0, o, ok.as<bool>());
+        ctx()->synchronize(nullptr, "ll ring");
+        auto got = download(o, rounds * len + 1);
+        auto expect = random_bytes(rounds * len, seed * 977 + prev);
+        expect.push_back(kPoison);  // nothing past the last message's end
+        const bool waited = download(ok.p, 1)[0];
+        ASSERT_ALL(waited && first_diff(got, expect) == -1, (narrow ? "narrow" : "wide") << " lines, " << scope_name(scope) << ", "
+                                                             << len << " B a round: " << (waited ? "" : "a wait timed out; ")
+                                                             << "first wrong byte at " << first_diff(got, expect));
+        stream::barrier(b, nullptr);
+        ctx()->synchronize(nullptr);
+      }
   heap().free(b);
 }
 
