@@ -66,32 +66,51 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
 // rank r's lines are the first ll_lines<P>(n) lines of its dst, written by the peer only; each
 // round's flag is ws::flag_of of the round's number (the rounds continue over launches through
 // kPingEpochSlot, with the other ping-pongs). The receiver unpacks each round into `out` (checked
-// after). A warp up to 1 KiB, else the block. The caller zeroes the lines first (no word of other
-// data may carry a round's flag), and one launch's 3600 or fewer rounds never bring a flag round.
+// after). A warp where the lines are 32 or fewer, else a grid of ll_ping_blocks(n) blocks, a line
+// or so a thread: thread t of the grid sends and receives lines t, t + stride, ..., and sends a
+// round only after it received the peer's (the initiator: before), so each of its lines on the
+// peer is rewritten only after the peer's thread t has read it; the threads need not wait for each
+// other. The epoch moves on when the grid's last block is done (kLLDoneSlot counts them): every
+// block has read it by then. The caller zeroes the lines first (no word of other data may carry a
+// round's flag), and one launch's 3600 or fewer rounds never bring a flag round again.
+constexpr int kLLDoneSlot = 14;  // local: blocks of the LL ping-pong done in this launch
+template <size_t P>
+__device__ inline bool ll_ping_warp(size_t n) { return device::ll_lines<P>(n) <= 32; }
 template <size_t P>
 __global__ void pingpong_ll_kernel(DeviceHandle h, int peer, bool initiator, const char* src, char* out, size_t n, int iters) {
   const uint64_t base = h.local_signals[kPingEpochSlot];
-  const bool warp = n <= 1024;
+  const bool warp = ll_ping_warp<P>(n);
   if (warp && threadIdx.x >= 32) return;
-  const size_t stride = warp ? 32 : blockDim.x;
+  const size_t idx = warp ? threadIdx.x : blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  const size_t stride = warp ? 32 : size_t(gridDim.x) * blockDim.x;
   const device::LLLine* mine = static_cast<const device::LLLine*>(h.local);
   device::LLLine* theirs = device::peer_ptr(h, peer, static_cast<device::LLLine*>(h.local));
   auto recv = [&](uint64_t v) -> bool {
-    const bool ok = device::ll_get<P>(h, mine, out, n, ws::flag_of(v), peer, threadIdx.x, stride);
-    if (warp) return __all_sync(0xffffffffu, ok);
-    return __syncthreads_and(ok);
+    const bool ok = device::ll_get<P>(h, mine, out, n, ws::flag_of(v), peer, idx, stride);
+    return warp ? __all_sync(0xffffffffu, ok) : __syncthreads_and(ok);
   };
   for (int i = 1; i <= iters; ++i) {
     const uint64_t v = base + i;
     if (!initiator && !recv(v)) return;
-    device::ll_put<P>(theirs, src, n, ws::flag_of(v), threadIdx.x, stride);
+    device::ll_put<P>(theirs, src, n, ws::flag_of(v), idx, stride);
     if (initiator && !recv(v)) return;
   }
-  if (threadIdx.x == 0) h.local_signals[kPingEpochSlot] = base + iters;
+  if (threadIdx.x != 0) return;
+  if (!warp) {
+    __threadfence();
+    if (atomicAdd(reinterpret_cast<unsigned long long*>(h.local_signals + kLLDoneSlot), 1ull) != gridDim.x - 1) return;
+    h.local_signals[kLLDoneSlot] = 0;
+  }
+  h.local_signals[kPingEpochSlot] = base + iters;
 }
-// LL lines for n bytes in the format symmem's collectives give a message of that size a peer.
+// The LL form symmem's collectives give n bytes a peer (narrow lines to 32 KiB, wide above): its
+// bytes of lines and its grid (a line a thread, at most 32 blocks of 512).
 size_t ll_ping_bytes(size_t n) {
-  return n <= ws::kLLNarrowMaxBytes ? ws::ll_lines<ws::kLLNarrow>(n) * ws::kLLLineBytes : ws::ll_lines<ws::kLLPayload>(n) * ws::kLLLineBytes;
+  return (n <= ws::kLLNarrowMaxBytes ? ws::ll_lines<ws::kLLNarrow>(n) : ws::ll_lines<ws::kLLPayload>(n)) * ws::kLLLineBytes;
+}
+int ll_ping_blocks(size_t n) {
+  const size_t lines = ll_ping_bytes(n) / ws::kLLLineBytes;
+  return static_cast<int>(std::min<size_t>(32, (lines + 511) / 512));
 }
 
 // The memory-ordering forms of a bounce (SYMMEM_BENCH_P2P_ORDER=1, at the first size only): what
@@ -244,7 +263,8 @@ void run_p2p(Harness& h) {
     std::printf("# symmem-bench p2p: ranks 0 <-> 1 of %d, %s, NCCL %d\n", h.size(), h.gpu_name().c_str(), NCCL_VERSION_CODE);
     std::printf("# latency: one-way, ping-pong / 2 (us), put_signal from one block (from 32 KiB the faster of one block and a\n"
                 "#   grid of up to 32, 16 KiB or more a block: JSON one_block_us, grid_us); lat_ll: the same bounce as LL\n"
-                "#   lines (device::ll_put / ll_get, the flag in the data), up to 64 KiB (JSON ll_put_us);\n"
+                "#   lines (device::ll_put / ll_get, the flag in the data; a warp, or a grid of a line a thread), up to 64 KiB\n"
+                "#   (JSON ll_put_us);\n"
                 "# bandwidth: GB/s each way; uni = rank 0 -> 1, bi = both at once\n");
     std::printf("%12s %9s %9s %9s | %8s %8s %8s %8s %8s | %8s %8s %8s | %6s\n", "size", "lat_put", "lat_ll", "lat_nccl", "put_sm", "put_ce",
                 "get_sm", "get_ce", "nccl", "putsm_bi", "putce_bi", "nccl_bi", "#wrong");
@@ -284,7 +304,9 @@ void run_p2p(Harness& h) {
         poison(h, b.out, n);
         auto ll = [&](auto kernel) {
           return h.time_once([&](cudaStream_t s) {
-            if (active) kernel<<<1, 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), static_cast<char*>(b.out), n, pp_iters);
+            if (active)
+              kernel<<<ll_ping_blocks(n), 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), static_cast<char*>(b.out), n,
+                                                       pp_iters);
           }) / (2.0 * pp_iters);
         };
         lat.extra["ll_put_us"] = n <= ws::kLLNarrowMaxBytes ? ll(pingpong_ll_kernel<ws::kLLNarrow>) : ll(pingpong_ll_kernel<ws::kLLPayload>);
