@@ -142,6 +142,13 @@ inline void gemm_reference(const float* a, const float* b, int64_t m, int64_t k,
       }
   });
 }
-inline void poison(void* p, size_t bytes) { SYMMEM_CUDA_CHECK(cudaMemset(p, 0xFF, bytes)); }  // NaN for every float type
+// NaN for every float type, complete before the call returns: cudaMemset runs on the legacy
+// default stream and may finish after it returns, and work on a non-blocking stream does not wait
+// for it (session 75: Overlap.TransposedGemmDynamicScheduleOnOneGpu's poison of C landed after
+// the GEMM's first tiles in 5 of 25 runs where 2 ranks shared the GPU: "got -nan").
+inline void poison(void* p, size_t bytes) {
+  SYMMEM_CUDA_CHECK(cudaMemset(p, 0xFF, bytes));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 }  // namespace symmem::test

@@ -10,7 +10,7 @@ rep() {  # rep LABEL RANKS REPEAT [VAR=value...]
   echo "== $label ($n ranks, $r repeats, $*) rc $? at $(el) s: $(grep -c '\[       OK \]' "$OUT/rep-$label.log") OK, $(grep -c '\[  FAILED  \] Overlap' "$OUT/rep-$label.log") FAILED lines"
   grep -E "got |left at" "$OUT/rep-$label.log" | sort | uniq -c | head -6
 }
-rep one 1 40
+rep one 1 20
 rep two 2 25
 rep two-debug 2 25 SYMMEM_DEBUG_CHECKS=1
 true
