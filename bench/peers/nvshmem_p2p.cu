@@ -418,18 +418,12 @@ int main(int argc, char** argv) {
     }
     const int ops = n >= (size_t(256) << 20) ? 3 : n >= (size_t(16) << 20) ? 5 : 20;
     const int blocks = grid_blocks(n);
-    auto put_sm = [&](bool bidir) {
+    auto put = [&](bool ce, bool bidir) {
       poison(dst, n);
       const double us = h.time_graph([&](cudaStream_t st) {
-        if (me == 0 || bidir) grid_copy_kernel<true><<<blocks, 512, 0, st>>>(dst, src, n, peer);
-      }, ops);
-      if (me == 1 || bidir) wrong += count_wrong(dst, n);
-      return us;
-    };
-    auto put_ce = [&](bool bidir) {
-      poison(dst, n);
-      const double us = h.time_graph([&](cudaStream_t st) {
-        if (me == 0 || bidir) nvshmemx_putmem_on_stream(dst, src, n, peer, st);
+        if (me != 0 && !bidir) return;
+        if (ce) nvshmemx_putmem_on_stream(dst, src, n, peer, st);
+        else grid_copy_kernel<true><<<blocks, 512, 0, st>>>(dst, src, n, peer);
       }, ops);
       if (me == 1 || bidir) wrong += count_wrong(dst, n);
       return us;
@@ -444,7 +438,8 @@ int main(int argc, char** argv) {
       if (me == 0) wrong += count_wrong(out, n);
       return us;
     };
-    const double psm = put_sm(false), pce = put_ce(false), gsm = get(false), gce = get(true), psm_bi = put_sm(true), pce_bi = put_ce(true);
+    const double psm = put(false, false), pce = put(true, false), gsm = get(false), gce = get(true), psm_bi = put(false, true),
+                 pce_bi = put(true, true);
     wrong = h.sum_over_ranks(wrong);
     if (lat.us > 0) {
       lat.wrong = wrong;
