@@ -255,8 +255,9 @@ __device__ inline void ll_put(LLLine* dst, const void* src, size_t n, uint32_t f
 /// `src` (ll_lines<P>(n) lines of this rank's symmetric memory); member idx of a group of stride,
 /// each member waiting for its own lines (the group has the whole message once every member has
 /// returned true and the group has synchronised). No signal, no fence on either side: a put and
-/// its notification in one store a line (session 75, 2 x H200: 8 B one way in 0.92 us, against
-/// put_signal's 2.2 and NVSHMEM's put with signal's 2.1; symmem-bench p2p's ll_put_us).
+/// its notification in one store a line (session 75, 2 x H200, from a grid of a line a thread:
+/// 8 B - 64 KiB one way in 0.93-1.42 us, against put_signal's 2.30-2.69 and NVSHMEM's put with
+/// signal's 2.07-2.58; symmem-bench p2p's ll_put_us).
 /// Returns false, the facts recorded for the host, where a line does not arrive within the bound.
 /// Reusing the lines: each message takes a new flag (1 .. ws::kLLFlagMax); the receiver must have
 /// returned from its ll_get before the sender's next ll_put to the same lines (a reply, a credit),
