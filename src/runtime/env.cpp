@@ -47,6 +47,7 @@ const std::vector<EnvVar>& env_vars() {
                                         "from the round's number, alike on every rank) or rotate (round r starts at program r: every "
                                         "program then always follows the same one, as before session 59)"},
       {"SYMMEM_BENCH_SWEEP", nullptr, "symmem-bench p2p: also sweep SM-put grid shapes at the largest size"},
+      {"SYMMEM_BENCH_P2P_ORDER", nullptr, "symmem-bench p2p: also time every signal form against every wait form at the first size"},
       {"SYMMEM_MOE_SHAPES", nullptr, "symmem-bench moe: only these shapes (comma-separated names, e.g. decode,prefill)"},
       {"SYMMEM_MOE_SEND_SHARE", "75", "percent of a pipelined MoE round's blocks that send the next round while the rest finish this one "
                                       "(0: every block does both, one after the other), of the streamed dispatch's grid that sends "
