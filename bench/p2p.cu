@@ -66,7 +66,7 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
 // rank r's lines are the first ll_lines<P>(n) lines of its dst, written by the peer only; each
 // round's flag is ws::flag_of of the round's number (the rounds continue over launches through
 // kPingEpochSlot, with the other ping-pongs). The receiver unpacks each round into `out` (checked
-// after). A warp where the lines are 32 or fewer, else a grid of ll_ping_blocks(n) blocks, a line
+// after). A warp where the lines are 32 or fewer, else a grid of up to 32 blocks, a line
 // or so a thread: thread t of the grid sends and receives lines t, t + stride, ..., and sends a
 // round only after it received the peer's (the initiator: before), so each of its lines on the
 // peer is rewritten only after the peer's thread t has read it; the threads need not wait for each
@@ -103,14 +103,11 @@ __global__ void pingpong_ll_kernel(DeviceHandle h, int peer, bool initiator, con
   }
   h.local_signals[kPingEpochSlot] = base + iters;
 }
-// The LL form symmem's collectives give n bytes a peer (narrow lines to 32 KiB, wide above): its
-// bytes of lines and its grid (a line a thread, at most 32 blocks of 512).
-size_t ll_ping_bytes(size_t n) {
-  return (n <= ws::kLLNarrowMaxBytes ? ws::ll_lines<ws::kLLNarrow>(n) : ws::ll_lines<ws::kLLPayload>(n)) * ws::kLLLineBytes;
-}
-int ll_ping_blocks(size_t n) {
-  const size_t lines = ll_ping_bytes(n) / ws::kLLLineBytes;
-  return static_cast<int>(std::min<size_t>(32, (lines + 511) / 512));
+// The LL format symmem's collectives give n bytes a peer (ws::ll_payload_for, any slot: narrow
+// lines to 32 KiB, wide above), and its lines.
+size_t ll_ping_payload(size_t n) { return ws::ll_payload_for(n, ~size_t(0)); }
+size_t ll_ping_lines(size_t n) {
+  return ll_ping_payload(n) == ws::kLLNarrow ? ws::ll_lines<ws::kLLNarrow>(n) : ws::ll_lines<ws::kLLPayload>(n);
 }
 
 // The memory-ordering forms of a bounce (SYMMEM_BENCH_P2P_ORDER=1, at the first size only): what
@@ -299,17 +296,19 @@ void run_p2p(Harness& h) {
       if (active) ping_wrong = count_wrong(h, b.dst.ptr(), n, peer);
       // The bounce as LL lines, up to 64 KiB where the lines fit dst: zeroed first, each received
       // message unpacked into out, checked after.
-      if (n <= (size_t(64) << 10) && ll_ping_bytes(n) <= cap) {
-        SYMMEM_CUDA_CHECK(cudaMemsetAsync(b.dst.ptr(), 0, ll_ping_bytes(n), h.stream()));
+      const size_t ll_bytes = ll_ping_lines(n) * ws::kLLLineBytes;
+      if (n <= (size_t(64) << 10) && ll_bytes <= cap) {
+        SYMMEM_CUDA_CHECK(cudaMemsetAsync(b.dst.ptr(), 0, ll_bytes, h.stream()));
         poison(h, b.out, n);
+        const int blocks = static_cast<int>(std::min<size_t>(32, (ll_ping_lines(n) + 511) / 512));  // a line a thread
         auto ll = [&](auto kernel) {
           return h.time_once([&](cudaStream_t s) {
             if (active)
-              kernel<<<ll_ping_blocks(n), 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), static_cast<char*>(b.out), n,
-                                                       pp_iters);
+              kernel<<<blocks, 512, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), static_cast<char*>(b.out), n, pp_iters);
           }) / (2.0 * pp_iters);
         };
-        lat.extra["ll_put_us"] = n <= ws::kLLNarrowMaxBytes ? ll(pingpong_ll_kernel<ws::kLLNarrow>) : ll(pingpong_ll_kernel<ws::kLLPayload>);
+        lat.extra["ll_put_us"] =
+            ll_ping_payload(n) == ws::kLLNarrow ? ll(pingpong_ll_kernel<ws::kLLNarrow>) : ll(pingpong_ll_kernel<ws::kLLPayload>);
         if (active) ping_wrong += count_wrong(h, b.out, n, peer);
       }
       if (n == o.min_bytes) {
