@@ -30,12 +30,15 @@ __device__ inline void get(const DeviceHandle& h, int peer, void* dst, const voi
   copy_bytes(dst, peer_ptr(h, peer, src), n, Scope::index(), Scope::size());
 }
 
+/// signal on a peer's slot whose address (h.signals[peer] + slot) the caller has already read.
+__device__ __forceinline__ void signal_at(uint64_t* p, uint64_t value, SignalOp op) {
+  if (op == SignalOp::kSet) st_release(p, value);
+  else red_add_release(p, value);
+}
 /// Sets or adds to signal `slot` of `peer`'s pad, with release semantics: this thread's earlier
 /// writes are visible to the peer before the signal is.
 __device__ __forceinline__ void signal(const DeviceHandle& h, int peer, int slot, uint64_t value, SignalOp op = SignalOp::kSet) {
-  uint64_t* p = h.signals[peer] + slot;
-  if (op == SignalOp::kSet) st_release(p, value);
-  else red_add_release(p, value);
+  signal_at(h.signals[peer] + slot, value, op);
 }
 
 /// A signal that orders nothing (a notification, as NVSHMEM's signal_op): sets or adds to signal
@@ -56,11 +59,15 @@ __device__ __forceinline__ void signal_relaxed(const DeviceHandle& h, int peer, 
 template <class Scope>
 __device__ inline void put_signal(const DeviceHandle& h, int peer, void* dst, const void* src, size_t n, int slot,
                                   uint64_t value, SignalOp op = SignalOp::kSet) {
+  // The signal's address is read from the handle's table before the copy: read after it, the load
+  // waits behind the copy's stores (which might alias the table, so the compiler keeps the order)
+  // and adds a round trip to L2 (the acquire of the wait before it emptied L1) to every put_signal.
+  uint64_t* const sig = Scope::index() == 0 ? h.signals[peer] + slot : nullptr;
   put<Scope>(h, peer, dst, src, n);
   Scope::sync();  // every member's stores precede the signal in the scope's order...
   // ...and the release (cumulative over what the barrier made visible to this thread) orders them
   // before the signal for the peer. (A full fence first cost 0.6 us more and ordered nothing more.)
-  if (Scope::index() == 0) signal(h, peer, slot, value, op);
+  if (Scope::index() == 0) signal_at(sig, value, op);
 }
 
 /// Waits until this rank's signal `slot` satisfies `cmp value` (acquire). Bounded: returns false
