@@ -115,16 +115,24 @@ size_t ll_ping_lines(size_t n) {
 // nothing: a notification), 2 a system fence then a relaxed store, 3 fence.acq_rel.sys then a
 // relaxed store. Wait: 0 acquire polls (device::wait_signal), 1 relaxed polls then one acquire load
 // of the seen value, 2 relaxed polls alone (orders nothing), 3 relaxed polls then fence.acq_rel.sys.
-// Data: a warp puts n bytes before the signal (else the signal alone). Bounded at 2 s a wait
-// (returns; the round's time then shows it).
-template <int Sig, int Wait, bool Data>
+// Data: 0 the signal alone; 1 a warp puts n bytes before it (device::put); 2 and 3 the same by
+// 8-byte accesses (n a multiple of 8), the source read as usual (2: where L1 holds it from the last
+// round, it comes from L1) or through L2 only (3: ld.global.cg, as after an acquire, which empties
+// L1): what an acquire costs the sender's next reads. Bounded at 2 s a wait (returns; the round's
+// time then shows it).
+template <int Sig, int Wait, int Data>
 __global__ void pingpong_order_kernel(DeviceHandle h, int peer, bool initiator, const char* src, size_t n, int iters) {
   if (threadIdx.x >= 32) return;
   const uint64_t base = h.local_signals[kPingEpochSlot];
   char* dst = static_cast<char*>(h.local);
   uint64_t* mine = h.local_signals + kPingSlot;
   auto send = [&](uint64_t v) {
-    if (Data) device::put<device::WarpScope>(h, peer, dst, src, n);
+    if (Data == 1) device::put<device::WarpScope>(h, peer, dst, src, n);
+    if (Data >= 2) {
+      const uint64_t* s8 = reinterpret_cast<const uint64_t*>(src);
+      uint64_t* d8 = device::peer_ptr(h, peer, reinterpret_cast<uint64_t*>(dst));
+      for (size_t i = threadIdx.x; i < n / 8; i += 32) d8[i] = Data == 3 ? __ldcg(s8 + i) : s8[i];
+    }
     __syncwarp();
     if (threadIdx.x != 0) return;
     uint64_t* p = h.signals[peer] + kPingSlot;
@@ -327,23 +335,29 @@ void run_p2p(Harness& h) {
           };
           auto row = [&](const char* sig, auto k0, auto k1, auto k2, auto k3) {
             const double w[4] = {order(k0), order(k1), order(k2), order(k3)};
-            if (me == 0) std::printf("# order %-26s %8.2f %8.2f %8.2f %8.2f\n", sig, w[0], w[1], w[2], w[3]);
+            if (me == 0) std::printf("# order %-32s %8.2f %8.2f %8.2f %8.2f\n", sig, w[0], w[1], w[2], w[3]);
           };
           if (me == 0)
             std::printf("# order: one-way us at %zu B by signal (rows) and wait (columns: acquire polls, relaxed polls + acquire"
                         " load, relaxed polls only, relaxed polls + fence)\n", n);
-          row("signal release", pingpong_order_kernel<0, 0, false>, pingpong_order_kernel<0, 1, false>, pingpong_order_kernel<0, 2, false>,
-              pingpong_order_kernel<0, 3, false>);
-          row("signal relaxed", pingpong_order_kernel<1, 0, false>, pingpong_order_kernel<1, 1, false>, pingpong_order_kernel<1, 2, false>,
-              pingpong_order_kernel<1, 3, false>);
-          row("signal sysfence+relaxed", pingpong_order_kernel<2, 0, false>, pingpong_order_kernel<2, 1, false>,
-              pingpong_order_kernel<2, 2, false>, pingpong_order_kernel<2, 3, false>);
-          row("put + release", pingpong_order_kernel<0, 0, true>, pingpong_order_kernel<0, 1, true>, pingpong_order_kernel<0, 2, true>,
-              pingpong_order_kernel<0, 3, true>);
-          row("put + sysfence+relaxed", pingpong_order_kernel<2, 0, true>, pingpong_order_kernel<2, 1, true>,
-              pingpong_order_kernel<2, 2, true>, pingpong_order_kernel<2, 3, true>);
-          row("put + acqrelfence+relaxed", pingpong_order_kernel<3, 0, true>, pingpong_order_kernel<3, 1, true>,
-              pingpong_order_kernel<3, 2, true>, pingpong_order_kernel<3, 3, true>);
+          row("signal release", pingpong_order_kernel<0, 0, 0>, pingpong_order_kernel<0, 1, 0>, pingpong_order_kernel<0, 2, 0>,
+              pingpong_order_kernel<0, 3, 0>);
+          row("signal relaxed", pingpong_order_kernel<1, 0, 0>, pingpong_order_kernel<1, 1, 0>, pingpong_order_kernel<1, 2, 0>,
+              pingpong_order_kernel<1, 3, 0>);
+          row("signal sysfence+relaxed", pingpong_order_kernel<2, 0, 0>, pingpong_order_kernel<2, 1, 0>,
+              pingpong_order_kernel<2, 2, 0>, pingpong_order_kernel<2, 3, 0>);
+          row("put + release", pingpong_order_kernel<0, 0, 1>, pingpong_order_kernel<0, 1, 1>, pingpong_order_kernel<0, 2, 1>,
+              pingpong_order_kernel<0, 3, 1>);
+          row("put + sysfence+relaxed", pingpong_order_kernel<2, 0, 1>, pingpong_order_kernel<2, 1, 1>,
+              pingpong_order_kernel<2, 2, 1>, pingpong_order_kernel<2, 3, 1>);
+          row("put + acqrelfence+relaxed", pingpong_order_kernel<3, 0, 1>, pingpong_order_kernel<3, 1, 1>,
+              pingpong_order_kernel<3, 2, 1>, pingpong_order_kernel<3, 3, 1>);
+          if (n % 8 == 0) {
+            row("put8 + release", pingpong_order_kernel<0, 0, 2>, pingpong_order_kernel<0, 1, 2>, pingpong_order_kernel<0, 2, 2>,
+                pingpong_order_kernel<0, 3, 2>);
+            row("put8 (source via L2) + release", pingpong_order_kernel<0, 0, 3>, pingpong_order_kernel<0, 1, 3>,
+                pingpong_order_kernel<0, 2, 3>, pingpong_order_kernel<0, 3, 3>);
+          }
         }
         // Back-to-back launches of an empty kernel, timed as the collectives are.
         lat.extra["empty_kernel_us"] = h.time_graph([](cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); }, o.iters);
