@@ -510,6 +510,11 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
     (void)cudaGetLastError();
     status = std::string("setting up the buffer failed: ") + cudaGetErrorString(e);
   }
+  // (device::put chooses its vector width from this rank's address: every peer's must be congruent.)
+  for (int j = 0; j < n && status.empty(); ++j)
+    if ((reinterpret_cast<uintptr_t>(a->peers[j]) - reinterpret_cast<uintptr_t>(a->peers[me])) % detail::kBlockAlign != 0)
+      status = "rank " + std::to_string(team_.global_rank(j)) + "'s copy is mapped at an address not congruent to this rank's mod " +
+               std::to_string(detail::kBlockAlign) + " (an internal error of the heap; please report it)";
   // Every pad is zero before any member may signal into it: a host-shared barrier.
   own.ready_seq.store(id, std::memory_order_release);
   for (int j = 0; j < n; ++j)

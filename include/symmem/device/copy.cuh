@@ -29,10 +29,16 @@ struct BlockScope {
 
 /// Copies n bytes; member `idx` of a group of `stride` threads. 16-byte loads and stores when dst
 /// and src share their alignment mod 16 (4 in flight per thread), 4-byte when mod 4, else bytes.
-__device__ inline void copy_bytes(void* dst_v, const void* src_v, size_t n, size_t idx, size_t stride) {
+/// `dst_like`: an address congruent to dst mod 16 that the caller has without a load, by which the
+/// path is chosen (put passes the symmetric address, whose copy on every peer is congruent to it:
+/// the heap maps every member's block at the same offset of granularity-aligned arenas). The loads
+/// of src then need not wait for dst, which a put reads from the handle's table in memory (session
+/// 76, 2 x H200: a warp's 8-byte put + signal one way 0.28 us faster when its source load did not
+/// wait for the peer's address).
+__device__ inline void copy_bytes_as(void* dst_v, const void* dst_like, const void* src_v, size_t n, size_t idx, size_t stride) {
   char* dst = static_cast<char*>(dst_v);
   const char* src = static_cast<const char*>(src_v);
-  const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst_like), s = reinterpret_cast<uintptr_t>(src);
   if (((d ^ s) & 15u) == 0) {
     size_t head = (16u - (d & 15u)) & 15u;
     if (head > n) head = n;
@@ -73,6 +79,7 @@ __device__ inline void copy_bytes(void* dst_v, const void* src_v, size_t n, size
     for (size_t i = idx; i < n; i += stride) dst[i] = src[i];
   }
 }
+__device__ inline void copy_bytes(void* dst, const void* src, size_t n, size_t idx, size_t stride) { copy_bytes_as(dst, dst, src, n, idx, stride); }
 
 /// The whole grid as one group.
 __device__ __forceinline__ size_t grid_index() { return static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; }

@@ -58,7 +58,9 @@ static_assert(kOpBase + kOpSlots <= kSlots, "signal pad regions overflow the pad
 }  // namespace pad
 
 /// A symmetric buffer as kernels see it: this rank's pointer, every peer's pointer as mapped in
-/// this process, and every peer's signal pad.
+/// this process, and every peer's signal pad. Every peers[p] is congruent to `local` mod 4096 (the
+/// heap places a block at the same offset of every member's arena, each mapped at an address its
+/// granularity divides, and checks it): device::put chooses its access width from the local address.
 struct DeviceHandle {
   void* local;
   void* const* peers;          // device array [nranks]

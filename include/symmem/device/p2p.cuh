@@ -20,7 +20,7 @@ __device__ __forceinline__ T* peer_ptr(const DeviceHandle& h, int peer, T* local
 /// Every member of Scope calls it alike. Completion is not implied: follow with a signal or fence.
 template <class Scope>
 __device__ inline void put(const DeviceHandle& h, int peer, void* dst, const void* src, size_t n) {
-  copy_bytes(peer_ptr(h, peer, dst), src, n, Scope::index(), Scope::size());
+  copy_bytes_as(peer_ptr(h, peer, dst), dst, src, n, Scope::index(), Scope::size());
 }
 
 /// Reads n bytes from `src` (a symmetric address) on `peer` into `dst` (any device memory).
