@@ -336,6 +336,8 @@ void run_p2p(Harness& h) {
           auto row = [&](const char* sig, auto k0, auto k1, auto k2, auto k3) {
             const double w[4] = {order(k0), order(k1), order(k2), order(k3)};
             if (me == 0) std::printf("# order %-32s %8.2f %8.2f %8.2f %8.2f\n", sig, w[0], w[1], w[2], w[3]);
+            static const char* const waits[4] = {"acquire_polls", "relaxed_polls_acquire_load", "relaxed_polls", "relaxed_polls_fence"};
+            for (int c = 0; c < 4; ++c) lat.extra[std::string("order ") + sig + " / " + waits[c] + "_us"] = w[c];
           };
           if (me == 0)
             std::printf("# order: one-way us at %zu B by signal (rows) and wait (columns: acquire polls, relaxed polls + acquire"
