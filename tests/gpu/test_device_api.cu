@@ -158,9 +158,8 @@ TEST(DeviceApi, PutAndGetEveryScopeSizeAndAlignment) {
   DeviceBuffer src(cap + 64), out(cap + 64);
   uint64_t seed = 1;
   for (int scope : {kThread, kWarp, kBlock}) {
-    // (7, 31: every tail piece of the small path, which takes sizes up to 16 bytes a member where
-    // source and destination are 16-byte aligned; 512 and 4096 its last sizes for a warp and the
-    // block, 513 and 4099 the general path's.)
+    // (7, 31: tails of every piece width; 512 and 4096 a 16-byte vector for each member of a warp
+    // and of the block, 513 and 4099 one byte more; 16 and 48: aligned offsets other than 0.)
     for (size_t len : {size_t(1), size_t(7), size_t(15), size_t(16), size_t(17), size_t(31), size_t(512), size_t(513), size_t(1000),
                        size_t(4096), size_t(4099), size_t(1) << 20}) {
       if (scope == kThread && len > 65536) continue;
