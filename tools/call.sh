@@ -12,6 +12,8 @@
 #   tests_passed                    true when every T so far passed (else prints that timing is skipped)
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
 #   AAB PREFIX "TREE..." OP [ARGS...]  A of the work tree and of each .deps/ab TREE alternating, twice
+#   P2P LABEL [ARGS...]             symmem-bench p2p ARGS: its latency rows (put_signal / put+release / ll / signal /
+#                                   signal_relaxed us, wrong) on one line
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
 #   S                               the SASS of every cubin tools/cubins.sh left in .deps/sass: counts printed, text in $OUT/sass.tgz
@@ -134,6 +136,21 @@ A() {
   read -r bin c <<< "$(bench_bin)"
   timeout 120 "$bin" "$op" "$@" --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/a.log" 2>&1
   echo "== $label ($op $*) rc $? at $(el) s:"; awk '/^ +[0-9]+ /{printf "%s:%s/%s ", $1, $6, $10} END{print ""}' "$OUT/a.log"
+}
+P2P() {  # P2P LABEL [ARGS...]: symmem-bench p2p ARGS of the work tree (or $BIN's), its latency rows on one line
+  local label=$1 bin c; shift
+  read -r bin c <<< "$(bench_bin)"
+  timeout 120 "$bin" p2p "$@" --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/p.log" 2>&1
+  local rc=$?
+  echo "== $label rc $rc at $(el) s (bytes: put_signal / put+release / ll / signal / signal_relaxed us, wrong)"
+  # (a failed run's reason: session 76 lost one, a kernel past 512 threads' registers, with the log)
+  [ $rc -eq 0 ] || { grep -v "^\s*$" "$OUT/p.log" | tail -5; cp "$OUT/p.log" "$OUT/p2p-failed-$label.log"; return; }
+  python3 - "$OUT/r/$label.json" <<'PY'
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "p2p_latency"]
+print("  " + "  ".join("%d:%.2f/%s/%.2f%s w%d" % (r["bytes"], r["symmem_us"], "%.2f" % r["put_then_release_us"] if r.get("put_then_release_us") else "-",
+      r.get("ll_put_us") or 0, "/%.2f/%.2f" % (r["signal_only_us"], r["signal_relaxed_us"]) if r.get("signal_only_us") else "", r.get("wrong", -1)) for r in rows))
+PY
 }
 H() {  # symmem-hgemm-probe ARGS (EXTRA_TARGETS=symmem-hgemm-probe) under the HGEMM_* set, bounded at 60 s
   echo "== hgemm-probe $* at $(el) s"

@@ -7,22 +7,10 @@
 # 75's poison() fix). ~6 minutes with the start.
 #   tools/ab.sh prepare dbf7abe (as base), a commit with __ldg (as ldg); then
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s76-c1-x2.sh
-P() {
-  local label=$1 bin c; shift
-  read -r bin c <<< "$(bench_bin)"
-  timeout 120 "$bin" p2p "$@" --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/p.log" 2>&1
-  echo "== $label rc $? at $(el) s (bytes: put_signal / put+release / ll / signal / signal_relaxed us, wrong)"
-  python3 - "$OUT/r/$label.json" <<'PY'
-import json, sys
-rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "p2p_latency"]
-print("  " + "  ".join("%d:%.2f/%s/%.2f%s w%d" % (r["bytes"], r["symmem_us"], "%.2f" % r["put_then_release_us"] if r.get("put_then_release_us") else "-",
-      r.get("ll_put_us") or 0, "/%.2f/%.2f" % (r["signal_only_us"], r["signal_relaxed_us"]) if r.get("signal_only_us") else "", r.get("wrong", -1)) for r in rows))
-PY
-}
 for i in 1 2; do
-  P "p2p-work-$i" -b 8 -e 64K
-  BIN=base P "p2p-base-$i" -b 8 -e 64K
-  BIN=ldg P "p2p-ldg-$i" -b 8 -e 64K
+  P2P "p2p-work-$i" -b 8 -e 64K
+  BIN=base P2P "p2p-base-$i" -b 8 -e 64K
+  BIN=ldg P2P "p2p-ldg-$i" -b 8 -e 64K
 done
 COMMIT=$C OUT=$OUT bash tools/peers.sh nvshmem -b 8 -e 64K
 echo "== nvshmem rc $? at $(el) s"

@@ -4,21 +4,9 @@
 # (their kernels copy with copy_bytes); the SASS of p2p.cu; the device API and collectives tests
 # at 2 ranks on 2 GPUs and on one. ~5 minutes with the start.
 #   tools/ab.sh prepare fbc5ff4 (as base); COMMIT=<sha> bash tools/call.sh tools/steps/s76-c4-x2.sh
-P() {
-  local label=$1 bin c; shift
-  read -r bin c <<< "$(bench_bin)"
-  timeout 120 "$bin" p2p "$@" --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/p.log" 2>&1
-  echo "== $label rc $? at $(el) s (bytes: put_signal / put+release / ll / signal / signal_relaxed us, wrong)"
-  python3 - "$OUT/r/$label.json" <<'PY'
-import json, sys
-rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "p2p_latency"]
-print("  " + "  ".join("%d:%.2f/%s/%.2f%s w%d" % (r["bytes"], r["symmem_us"], "%.2f" % r["put_then_release_us"] if r.get("put_then_release_us") else "-",
-      r.get("ll_put_us") or 0, "/%.2f/%.2f" % (r["signal_only_us"], r["signal_relaxed_us"]) if r.get("signal_only_us") else "", r.get("wrong", -1)) for r in rows))
-PY
-}
 for i in 1 2; do
-  P "p2p-work-$i" -b 8 -e 64K
-  BIN=base P "p2p-base-$i" -b 8 -e 64K
+  P2P "p2p-work-$i" -b 8 -e 64K
+  BIN=base P2P "p2p-base-$i" -b 8 -e 64K
 done
 SYMMEM_BENCH_P2P_ORDER=1 timeout 120 build/bench/symmem-bench p2p -b 8 -e 8 --kind "$kind" --commit "$C" --json "$OUT/r/p2p-order-8.json" > "$OUT/p.log" 2>&1
 echo "== order 8 B rc $? at $(el) s"; grep -E "^# order|^# latency variants" "$OUT/p.log"
