@@ -33,10 +33,9 @@ struct BlockScope {
 /// path is chosen (put passes the symmetric address, whose copy on every peer is congruent to it:
 /// the heap maps every member's block at the same offset of granularity-aligned arenas). The loads
 /// of src then need not wait for dst, which a put reads from the handle's table in memory (session
-/// 76, 2 x H200, put_signal one way: 2-64 KiB 0.11-0.15 us faster, 2.20-2.53 us; 8 B - 1 KiB
-/// 0.01-0.04, where the head's predicated store still waits for dst before the loads. A path for
-/// small aligned copies that loaded everything first took pingpong's kernel from 76 registers to
-/// 142 and was dropped: a device function's registers count in every caller's kernel).
+/// 76, 2 x H200: put_signal one way at 2-64 KiB 0.11-0.15 us faster; at 8 B - 1 KiB 0.01-0.04, as
+/// the head's predicated store still waits for dst). Registers spent here count in every kernel
+/// that inlines it: check `-Xptxas -v` after a change (NOTES, "Session 76 in short").
 __device__ inline void copy_bytes_as(void* dst_v, const void* dst_like, const void* src_v, size_t n, size_t idx, size_t stride) {
   char* dst = static_cast<char*>(dst_v);
   const char* src = static_cast<const char*>(src_v);

@@ -59,9 +59,9 @@ __device__ __forceinline__ void signal_relaxed(const DeviceHandle& h, int peer, 
 template <class Scope>
 __device__ inline void put_signal(const DeviceHandle& h, int peer, void* dst, const void* src, size_t n, int slot,
                                   uint64_t value, SignalOp op = SignalOp::kSet) {
-  // The signal's address is read from the handle's table before the copy: read after it, the load
-  // waits behind the copy's stores (which might alias the table, so the compiler keeps the order)
-  // and adds a round trip to L2 (the acquire of the wait before it emptied L1) to every put_signal.
+  // The signal's address is read from the handle's table before the copy, beside the peer's
+  // address: read after it, the load waits behind the copy's stores (which might alias the table,
+  // so the compiler keeps the order). Session 76, 2 x H200: 0.02-0.03 us one way at 8-512 B.
   uint64_t* const sig = Scope::index() == 0 ? h.signals[peer] + slot : nullptr;
   put<Scope>(h, peer, dst, src, n);
   Scope::sync();  // every member's stores precede the signal in the scope's order...
