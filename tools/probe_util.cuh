@@ -9,17 +9,9 @@
 #include <functional>
 #include <vector>
 
+#include "../bench/cuda_check.hpp"
 #include "../bench/round_order.hpp"
 #include "../bench/spin.cuh"
-
-#define CK(x)                                                                                     \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(2);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 // Median us of one launch of each variant: each variant's `ops` launches captured in one graph,
 // the graphs replayed in turn (3 warm-up rounds, then `reps`), so that every variant runs at the

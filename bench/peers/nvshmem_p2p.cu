@@ -35,21 +35,13 @@
 #include <thread>
 #include <vector>
 
+#include "../cuda_check.hpp"
 #include "../pattern.cuh"
 
 namespace {
 
 using symmem::bench::count_wrong_kernel;
 using symmem::bench::fill_pattern_kernel;
-
-#define CK(x)                                                                                     \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "nvshmem-p2p: %s failed: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 // Signal words (symmetric, zeroed at start). Each ping-pong form has its own, and a local word
 // (kEpoch + form) that carries the rounds completed across graph replays.
