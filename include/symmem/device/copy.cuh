@@ -43,7 +43,12 @@ __device__ inline void copy_bytes_as(void* dst_v, const void* dst_like, const vo
   if (((d ^ s) & 15u) == 0) {
     size_t head = (16u - (d & 15u)) & 15u;
     if (head > n) head = n;
-    for (size_t i = idx; i < head; i += stride) dst[i] = src[i];
+    // The head (bytes before the first 16-byte boundary) is copied last: a store waits for its
+    // address even where its predicate is off, and the loads after it may not pass it (they
+    // could alias), so a head stored first held every load of the body behind dst, which a put
+    // reads from the handle's table. Copied last, the body's first loads overlap that read.
+    char* const head_dst = dst;
+    const char* const head_src = src;
     dst += head;
     src += head;
     n -= head;
@@ -66,6 +71,7 @@ __device__ inline void copy_bytes_as(void* dst_v, const void* dst_like, const vo
       if (n - t >= 4) { *reinterpret_cast<uint32_t*>(dst + t) = *reinterpret_cast<const uint32_t*>(src + t); t += 4; }
       for (; t < n; ++t) dst[t] = src[t];
     }
+    for (size_t i = idx; i < head; i += stride) head_dst[i] = head_src[i];
   } else if (((d ^ s) & 3u) == 0) {
     size_t head = (4u - (d & 3u)) & 3u;
     if (head > n) head = n;
