@@ -16,5 +16,5 @@ import json; d = json.load(open('$OUT/r/p2p-vs-nvshmem-1.json'))
 print('  put_signal ' + ' '.join('%d:%.2f/%.2f' % (r['bytes'], r['symmem_us'], r['nvshmem_us']) for r in d['ratios'] if r['op'] == 'p2p_latency' and r['algo'] == 'put_signal'))"
 B moe-trace decode,pplx_256e_1t,pplx_64e_32t SYMMEM_MOE_TRACE=1
 B moe-plain decode,pplx_256e_1t,pplx_64e_32t
-FILTER='DeviceApi*:Collectives*:Stream*' T 2 1
+TLIMIT=240 FILTER='DeviceApi*:Collectives*:Stream*' T 2 1
 true
