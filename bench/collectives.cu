@@ -3,25 +3,41 @@
 #include <cmath>
 #include <cstdio>
 
+#include "../src/collectives/nccl_types.hpp"
 #include "harness.hpp"
 #include "symmem/device/reduce.cuh"
 
 namespace symmem::bench {
 namespace {
 
-/// Element i of rank r's input: a small integer, exact in every type (sums of up to 8 ranks too).
-__host__ __device__ inline int value_of(int r, size_t i, bool tiny) {
+/// The range of a type's inputs: small integers, exact in every type, their sums and products over up
+/// to 8 ranks too: in [-1, 1] for fp8 and int8, [0, 1] for uint8, [0, 8] for the other unsigned
+/// types, [-8, 8] for the rest.
+enum class Range { kTiny, kBit, kUnsigned, kSmall };
+template <DataType D>
+__host__ __device__ constexpr Range range_of() {
+  return D == DataType::kFp8E4M3 || D == DataType::kFp8E5M2 || D == DataType::kInt8 ? Range::kTiny
+         : D == DataType::kUInt8                                                     ? Range::kBit
+         : D == DataType::kUInt32 || D == DataType::kUInt64                          ? Range::kUnsigned
+                                                                                     : Range::kSmall;
+}
+/// Element i of rank r's input, in that range.
+__host__ __device__ inline int value_of(int r, size_t i, Range range) {
   uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t(r) + 1) * 0xC2B2AE3D27D4EB4Full;
   x ^= x >> 29;
-  return tiny ? int(x % 3) - 1 : int(x % 17) - 8;
+  switch (range) {
+    case Range::kTiny: return int(x % 3) - 1;
+    case Range::kBit: return int(x % 2);
+    case Range::kUnsigned: return int(x % 9);
+    default: return int(x % 17) - 8;
+  }
 }
 
 template <DataType D>
 __global__ void fill_kernel(void* p, size_t count, int r, size_t first) {
   using E = device::Elem<D>;
-  const bool tiny = D == DataType::kFp8E4M3 || D == DataType::kFp8E5M2;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
-    static_cast<typename E::Raw*>(p)[i] = E::store(static_cast<typename E::Acc>(value_of(r, first + i, tiny)));
+    static_cast<typename E::Raw*>(p)[i] = E::store(static_cast<typename E::Acc>(value_of(r, first + i, range_of<D>())));
 }
 
 struct Expect {
@@ -33,7 +49,7 @@ struct Expect {
 
 template <DataType D>
 __device__ float expected(const Expect& e, size_t i) {
-  const bool tiny = D == DataType::kFp8E4M3 || D == DataType::kFp8E5M2;
+  constexpr Range tiny = range_of<D>();
   switch (e.op) {
     case CollOp::kAllReduce:
     case CollOp::kReduceScatter: {
@@ -44,7 +60,9 @@ __device__ float expected(const Expect& e, size_t i) {
         acc = e.redop == ReduceOp::kMax ? fmaxf(acc, v) : e.redop == ReduceOp::kMin ? fminf(acc, v)
             : e.redop == ReduceOp::kProd ? acc * v : acc + v;
       }
-      return e.redop == ReduceOp::kAvg ? acc / e.nranks : acc;
+      // (an integer type's average truncates toward zero)
+      if (e.redop == ReduceOp::kAvg) return std::is_integral_v<typename device::Elem<D>::Acc> ? truncf(acc / e.nranks) : acc / e.nranks;
+      return acc;
     }
     case CollOp::kAllGather: return float(value_of(int(i / e.count), i % e.count, tiny));
     case CollOp::kBroadcast: return float(value_of(e.root, i, tiny));
@@ -68,7 +86,7 @@ __global__ void check_kernel(const void* p, size_t total, Expect e, unsigned lon
 
 template <class F>
 void dispatch_type(DataType d, F&& f) {
-  if (!dispatch_dtype(d, std::forward<F>(f))) fail("symmem-bench collectives: -d uint8 is not supported; use a numeric type");
+  if (!dispatch_dtype(d, std::forward<F>(f))) fail("symmem-bench collectives: -d names no symmem type");
 }
 
 void nccl_ok(ncclResult_t r, const char* what) {
@@ -91,15 +109,11 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
   const DataType d = parse_dtype(o.dtype);
   const ReduceOp redop = parse_redop(o.redop);
   const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
-  if (reducing) require(reducible(d), "-d " + o.dtype + " has no reductions");
   const int n = h.size(), me = h.rank();
   const size_t es = dtype_size(d), cap = o.max_bytes + 4096;
   ncclComm_t nc = h.nccl();
-  const ncclDataType_t nt = d == DataType::kFloat32 ? ncclFloat32 : d == DataType::kFloat16 ? ncclFloat16
-                          : d == DataType::kBFloat16 ? ncclBfloat16 : d == DataType::kFp8E4M3 ? ncclFloat8e4m3
-                          : d == DataType::kFp8E5M2 ? ncclFloat8e5m2 : ncclInt32;
-  const ncclRedOp_t nr = redop == ReduceOp::kSum ? ncclSum : redop == ReduceOp::kMax ? ncclMax : redop == ReduceOp::kMin ? ncclMin
-                       : redop == ReduceOp::kProd ? ncclProd : ncclAvg;
+  const ncclDataType_t nt = detail::nccl_type(d);
+  const ncclRedOp_t nr = detail::nccl_op(redop);
 
   SymmetricBuffer sin = c.alloc(cap), sout = c.alloc(cap), counts = c.alloc(sizeof(int64_t) * n);
   void *pin, *pout, *win_in, *win_out;

@@ -205,9 +205,17 @@ class SYMMEM_API Communicator {
 };
 
 namespace detail {
-/// Whether an algorithm can run with these buffers ("" if so, else why not).
+/// Whether an algorithm can run with these buffers ("" if so, else why not). `ll_capacity`:
+/// CommOptions::ll_max_bytes; `dtype` matters to LL's capacity (ll_capacity_for).
 SYMMEM_API std::string algo_unfit(CollOp op, Algo a, bool in_symmetric, bool out_symmetric, bool in_place,
-                                  size_t ll_bytes, size_t ll_capacity, int nranks = 0);
+                                  size_t ll_bytes, size_t ll_capacity, int nranks = 0, DataType dtype = DataType::kUInt8);
+/// True where LL must carry an operation in narrow lines (8 payload bytes a line): reductions of
+/// 8-byte elements, which a wide line's 12 bytes would split.
+SYMMEM_API bool ll_narrow_only(CollOp op, DataType dtype);
+/// The LL payload a peer an operation may carry on slots sized for `ll_max_bytes`
+/// (CommOptions::ll_max_bytes, in wide lines): that, or where ll_narrow_only, the slot's lines
+/// times 8 bytes (two thirds of it).
+SYMMEM_API size_t ll_capacity_for(CollOp op, DataType dtype, size_t ll_max_bytes);
 /// What kAuto runs: the table's choice for (op, dtype, nranks, bytes), or, where it cannot run with
 /// these buffers (or NCCL is absent), the fallback. A function of arguments every rank shares
 /// (given the buffer contract in Communicator's comment); Communicator::select calls it.
@@ -220,8 +228,9 @@ SYMMEM_API bool sharing_unmeant(bool shares, int visible, int ranks, const char*
 /// LL all-reduce of `bytes` over n ranks whose LL slots hold `slot_lines` 16-byte lines: the chunk
 /// it runs two-shot over (every rank owns one; a multiple of 8 bytes), or 0 for one-shot. Two-shot
 /// from just past 256 KiB at 3 ranks or more (4 x H100: 512 KiB 10.8 us against 14.8 one-shot;
-/// below 256 KiB its second hop costs more than the bytes it saves).
-SYMMEM_API size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines);
+/// below 256 KiB its second hop costs more than the bytes it saves), in wide lines: never for
+/// 8-byte elements (ll_narrow_only).
+SYMMEM_API size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines, DataType dtype = DataType::kFloat32);
 /// The grid of an LL operation of `lines` lines a peer over n ranks, `threads` a block, on a team
 /// whose smallest GPU has `sms` SMs: facts every rank shares, so every rank launches the same grid.
 SYMMEM_API int ll_grid(size_t lines, int nranks, CollOp op, int sms, int threads);

@@ -134,7 +134,7 @@ py::object dlpack(uintptr_t ptr, int64_t count, int device, py::object owner, in
 }
 
 DataType dtype_of(int d) {
-  require(d >= 0 && d <= static_cast<int>(DataType::kUInt8), "dtype code ", d, " is not a symmem dtype");
+  require(d >= 0 && d <= static_cast<int>(kLastDataType), "dtype code ", d, " is not a symmem dtype");
   return static_cast<DataType>(d);
 }
 ReduceOp op_of(const std::string& s) { return parse_redop(s); }

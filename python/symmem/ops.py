@@ -22,21 +22,44 @@ try:  # at import, so that torch.compile traces these wrappers without meeting a
 except ImportError:
     _torch_module = None
 
-_DTYPES = None  # torch dtype -> symmem DataType code
+_DTYPES = None  # torch dtype -> symmem DataType code (every type the collectives reduce)
 _OPS = {"sum", "max", "min", "prod", "avg"}
+_BOOL_OPS = {"sum": "max", "prod": "min", "max": "max", "min": "min"}  # (PyTorch's meaning of a bool reduction: or, and)
+_BY_SIZE = {1: 6, 2: 1, 4: 5, 8: 9}  # element size -> a type of that size, for data movement of any dtype
 
 
 def _dtype_code(torch, dt):
     global _DTYPES
     if _DTYPES is None:
-        _DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.int32: 5, torch.uint8: 6}
-        for name, code in (("float8_e4m3fn", 3), ("float8_e5m2", 4)):
+        _DTYPES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.int32: 5, torch.uint8: 6, torch.int64: 9,
+                   torch.float64: 11}
+        for name, code in (("float8_e4m3fn", 3), ("float8_e5m2", 4), ("int8", 7), ("uint32", 8), ("uint64", 10), ("bool", 6)):
             if hasattr(torch, name):
                 _DTYPES[getattr(torch, name)] = code
     if dt not in _DTYPES:
-        raise InvalidArgument(f"dtype {dt} is not supported: use float32, float16, bfloat16, float8_e4m3fn, float8_e5m2, "
-                              "int32 (or uint8 for data movement)")
+        raise InvalidArgument(f"dtype {dt} has no reductions in symmem: use float32, float16, bfloat16, float64, float8_e4m3fn, "
+                              "float8_e5m2, int8, uint8, int32, uint32, int64, uint64 or bool (data movement takes any dtype)")
     return _DTYPES[dt]
+
+
+def _move_args(torch, t, count):
+    """(count, code) for moving `count` elements of t's dtype: its own code where symmem has one, else
+    the same bytes as uint8 (all_gather, broadcast, all_to_all: bitwise copies of any dtype)."""
+    try:
+        return count, _dtype_code(torch, t.dtype)
+    except InvalidArgument:
+        return count * t.element_size(), 6
+
+
+def _elem_code(torch, t, what):
+    """A code of t's element size (all_to_all_v, whose counts are elements): any dtype of 1, 2, 4 or 8 bytes."""
+    try:
+        return _dtype_code(torch, t.dtype)
+    except InvalidArgument:
+        if t.element_size() not in _BY_SIZE:
+            raise InvalidArgument(f"{what}: dtype {t.dtype} has {t.element_size()}-byte elements; all_to_all_v moves "
+                                  "elements of 1, 2, 4 or 8 bytes (view the tensor as one of those)") from None
+        return _BY_SIZE[t.element_size()]
 
 
 def _as_tensor(t, what):
@@ -80,7 +103,7 @@ def _placed(t, what):
 
 
 def _check(t, what):
-    """_placed, and t's dtype code (a type symmem's collectives take)."""
+    """_placed, and t's dtype code (a type symmem's collectives reduce)."""
     _placed(t, what)
     return _dtype_code(_torch_module or _torch(), t.dtype)
 
@@ -183,7 +206,7 @@ def _register():
 
     @lib.custom_op("symmem::all_gather_out", mutates_args=("out",))
     def all_gather_out(x: Tensor, out: Tensor, group: str, algo: str) -> None:
-        _comm(group).all_gather(x.data_ptr(), out.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), _current_stream(), algo)
+        _comm(group).all_gather(x.data_ptr(), out.data_ptr(), *_move_args(torch, x, x.numel()), _current_stream(), algo)
 
     @all_gather_out.register_fake
     def _(x, out, group, algo):
@@ -191,7 +214,7 @@ def _register():
 
     @lib.custom_op("symmem::broadcast_", mutates_args=("x",))
     def broadcast_(x: Tensor, root: int, group: str, algo: str) -> None:
-        _comm(group).broadcast(x.data_ptr(), x.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), root, _current_stream(), algo)
+        _comm(group).broadcast(x.data_ptr(), x.data_ptr(), *_move_args(torch, x, x.numel()), root, _current_stream(), algo)
 
     @broadcast_.register_fake
     def _(x, root, group, algo):
@@ -200,7 +223,7 @@ def _register():
     @lib.custom_op("symmem::all_to_all_out", mutates_args=("out",))
     def all_to_all_out(x: Tensor, out: Tensor, group: str, algo: str) -> None:
         n = _group(group).size
-        _comm(group).all_to_all(x.data_ptr(), out.data_ptr(), x.numel() // n, _dtype_code(torch, x.dtype), _current_stream(), algo)
+        _comm(group).all_to_all(x.data_ptr(), out.data_ptr(), *_move_args(torch, x, x.numel() // n), _current_stream(), algo)
 
     @all_to_all_out.register_fake
     def _(x, out, group, algo):
@@ -209,7 +232,7 @@ def _register():
     @lib.custom_op("symmem::all_to_all_v_out", mutates_args=("out", "recv_counts"))
     def all_to_all_v_out(x: Tensor, send_counts: Tensor, out: Tensor, recv_counts: Tensor, group: str, algo: str) -> None:
         _comm(group).all_to_all_v(x.data_ptr(), out.data_ptr(), out.numel(), send_counts.data_ptr(), recv_counts.data_ptr(),
-                                  _dtype_code(torch, x.dtype), _current_stream(), algo)
+                                  _elem_code(torch, x, "all_to_all_v"), _current_stream(), algo)
 
     @all_to_all_v_out.register_fake
     def _(x, send_counts, out, recv_counts, group, algo):
@@ -228,9 +251,14 @@ def _name(group):
     return _group(group).name
 
 
-def _redop(op):
+def _redop(op, dtype=None):
+    """op, checked; for bool tensors the op on their bytes that means what PyTorch means (sum: or, prod: and)."""
     if op not in _OPS:
         raise InvalidArgument(f"op={op!r}: use one of {sorted(_OPS)}")
+    if dtype is not None and dtype is getattr(_torch_module or _torch(), "bool", None):
+        if op not in _BOOL_OPS:
+            raise InvalidArgument(f"op={op!r} has no meaning for bool tensors: use sum (or), prod (and), max or min")
+        return _BOOL_OPS[op]
     return op
 
 
@@ -239,13 +267,13 @@ def all_reduce(tensor, op="sum", group=None, *, out=None, algo="auto"):
     t = _as_tensor(tensor, "all_reduce")
     _check(t, "all_reduce")
     if out is None:
-        _run("all_reduce_", t, _redop(op), _name(group), algo)
+        _run("all_reduce_", t, _redop(op, t.dtype), _name(group), algo)
         return tensor
     o = _as_tensor(out, "all_reduce out")
     _check(o, "all_reduce out")
     if o.shape != t.shape or o.dtype != t.dtype:
         raise InvalidArgument(f"all_reduce: out is {tuple(o.shape)} {o.dtype}, input {tuple(t.shape)} {t.dtype}")
-    _run("all_reduce_out", t, o, _redop(op), _name(group), algo)
+    _run("all_reduce_out", t, o, _redop(op, t.dtype), _name(group), algo)
     return out
 
 
@@ -258,15 +286,15 @@ def reduce_scatter(output, input, op="sum", group=None, *, algo="auto"):
     if i.numel() != o.numel() * n or i.dtype != o.dtype:
         raise InvalidArgument(f"reduce_scatter: input has {i.numel()} {i.dtype}, output {o.numel()} {o.dtype}; "
                               f"input must hold output.numel() x {n} of the same dtype")
-    _run("reduce_scatter_out", i, o, _redop(op), _name(group), algo)
+    _run("reduce_scatter_out", i, o, _redop(op, i.dtype), _name(group), algo)
     return output
 
 
 def all_gather(output, input, group=None, *, algo="auto"):
     """output (numel m * size) = every rank's input (numel m), in rank order."""
     i, o = _as_tensor(input, "all_gather input"), _as_tensor(output, "all_gather output")
-    _check(i, "all_gather input")
-    _check(o, "all_gather output")
+    _placed(i, "all_gather input")
+    _placed(o, "all_gather output")
     n = _group(group).size
     if o.numel() != i.numel() * n or i.dtype != o.dtype:
         raise InvalidArgument(f"all_gather: input has {i.numel()} {i.dtype}, output {o.numel()} {o.dtype}; "
@@ -278,7 +306,7 @@ def all_gather(output, input, group=None, *, algo="auto"):
 def broadcast(tensor, src=0, group=None, *, algo="auto"):
     """tensor = rank `src`'s tensor (src is a rank of the group), in place."""
     t = _as_tensor(tensor, "broadcast")
-    _check(t, "broadcast")
+    _placed(t, "broadcast")
     g = _group(group)
     if not 0 <= src < g.size:
         raise InvalidArgument(f"broadcast: src={src} is not a rank of the group (size {g.size})")
@@ -289,8 +317,8 @@ def broadcast(tensor, src=0, group=None, *, algo="auto"):
 def all_to_all(output, input, group=None, *, algo="auto"):
     """Equal splits: output's block r = rank r's input block for this rank."""
     i, o = _as_tensor(input, "all_to_all input"), _as_tensor(output, "all_to_all output")
-    _check(i, "all_to_all input")
-    _check(o, "all_to_all output")
+    _placed(i, "all_to_all input")
+    _placed(o, "all_to_all output")
     n = _group(group).size
     if i.numel() != o.numel() or i.numel() % n or i.dtype != o.dtype:
         raise InvalidArgument(f"all_to_all: input and output must have the same dtype and numel, a multiple of {n} "
@@ -307,8 +335,8 @@ def all_to_all_v(output, input, send_counts, recv_counts=None, group=None, *, al
     rank order; recv_counts (optional int64 [size]) receives what came from each peer. Bad counts
     move nothing and raise InvalidArgument on every rank at the next synchronising call."""
     torch = _torch_module or _torch()
-    _check(input, "all_to_all_v input")
-    _check(output, "all_to_all_v output")
+    _placed(input, "all_to_all_v input")
+    _placed(output, "all_to_all_v output")
     g = _group(group)
 
     def counts(t, what):  # read or written by the kernels: device memory of this rank's GPU
@@ -323,5 +351,6 @@ def all_to_all_v(output, input, send_counts, recv_counts=None, group=None, *, al
         counts(recv_counts, "recv_counts")
     if input.dtype != output.dtype:
         raise InvalidArgument(f"all_to_all_v: input is {input.dtype}, output {output.dtype}")
+    _elem_code(torch, input, "all_to_all_v")
     _run("all_to_all_v_out", input, send_counts, output, recv_counts, g.name, algo)
     return output, recv_counts

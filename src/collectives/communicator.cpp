@@ -21,6 +21,7 @@
 
 #include "../runtime/log.hpp"
 #include "kernels.hpp"
+#include "nccl_types.hpp"
 #include "symmem/collectives.hpp"
 #include "symmem/env.hpp"
 #include "symmem/error.hpp"
@@ -28,28 +29,8 @@
 namespace symmem {
 
 namespace {
-ncclDataType_t nccl_type(DataType d) {
-  switch (d) {
-    case DataType::kFloat32: return ncclFloat32;
-    case DataType::kFloat16: return ncclFloat16;
-    case DataType::kBFloat16: return ncclBfloat16;
-    case DataType::kFp8E4M3: return ncclFloat8e4m3;
-    case DataType::kFp8E5M2: return ncclFloat8e5m2;
-    case DataType::kInt32: return ncclInt32;
-    case DataType::kUInt8: return ncclUint8;
-  }
-  return ncclUint8;
-}
-ncclRedOp_t nccl_op(ReduceOp r) {
-  switch (r) {
-    case ReduceOp::kSum: return ncclSum;
-    case ReduceOp::kMax: return ncclMax;
-    case ReduceOp::kMin: return ncclMin;
-    case ReduceOp::kProd: return ncclProd;
-    case ReduceOp::kAvg: return ncclAvg;
-  }
-  return ncclSum;
-}
+using detail::nccl_op;
+using detail::nccl_type;
 void nccl_check(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) fail<Error>(std::string(what) + " failed: " + ncclGetErrorString(r));
 }
@@ -64,10 +45,12 @@ ws::Layout workspace_layout(int nranks, const CommOptions& opt) {
 }
 // The LL arguments of a message of `bytes` a peer (two-shot all-reduce: chunk > 0): its line
 // format follows from the size and the layout (ws::ll_payload_for), the same on every rank.
-coll::LLArgs ll_args(const DeviceHandle& ws, const ws::Layout& L, const void* in, void* out, size_t bytes, int root, size_t chunk = 0) {
+// Reductions of 8-byte elements go in narrow lines whatever their size (detail::ll_narrow_only).
+coll::LLArgs ll_args(const DeviceHandle& ws, const ws::Layout& L, const void* in, void* out, size_t bytes, int root, size_t chunk = 0,
+                     bool narrow_only = false) {
   coll::LLArgs a{ws, L, static_cast<const char*>(in), static_cast<char*>(out), bytes, root};
   a.chunk = chunk;
-  a.payload = chunk > 0 ? ws::kLLPayload : ws::ll_payload_for(bytes, L.ll_slot_lines);
+  a.payload = narrow_only ? ws::kLLNarrow : chunk > 0 ? ws::kLLPayload : ws::ll_payload_for(bytes, L.ll_slot_lines);
   return a;
 }
 // The grid of an LL operation: detail::ll_grid (tuning.cpp, with the measurements behind it).
@@ -399,13 +382,11 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
                                                    const void* in, size_t in_bytes, const void* out, size_t out_bytes,
                                                    size_t ll_bytes, const int64_t* send_counts, const int64_t* recv_counts) const {
   const char* n = coll_name(op);
-  require(static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) <= static_cast<int>(DataType::kUInt8),
-          n, ": dtype=", static_cast<int>(dtype), " is not a symmem::DataType");
+  require(valid_dtype(dtype), n, ": dtype=", static_cast<int>(dtype), " is not a symmem::DataType");
   const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
   if (reducing) {
     require(static_cast<int>(redop) >= 0 && static_cast<int>(redop) <= static_cast<int>(ReduceOp::kAvg),
             n, ": op=", static_cast<int>(redop), " is not a symmem::ReduceOp");
-    require(reducible(dtype), n, ": dtype ", dtype_name(dtype), " has no reductions; use a numeric type");
   }
   require(static_cast<int>(asked) >= 0 && static_cast<int>(asked) <= static_cast<int>(Algo::kTwoShotPush),
           n, ": algo=", static_cast<int>(asked), " is not a symmem::Algo");
@@ -464,7 +445,7 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
                                                                          op == CollOp::kAllToAll ? size() : 1), in_sym, out_sym, in_place)
                                   : asked;
     std::string why = op == CollOp::kAllToAllV ? (p.algo == Algo::kLL || p.algo == Algo::kDirect ? "" : "all_to_all_v has ll and direct")
-                                               : detail::algo_unfit(op, p.algo, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size());
+                                               : detail::algo_unfit(op, p.algo, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size(), dtype);
     if (why.empty() && p.algo == Algo::kNccl && nccl_ == nullptr) why = "no NCCL communicator (ranks share a GPU)";
     if (!why.empty()) fail(std::string(n) + " with algo=" + algo_name(p.algo) + ": " + why);
     if (op == CollOp::kAllToAllV && p.algo == Algo::kDirect)
@@ -506,7 +487,7 @@ void Communicator::nccl_started(cudaStream_t s, const char* what) {
 // Bytes of `count` elements of `d` per rank, times `ranks`: checked, so that no size wraps before
 // prepare() validates the call (an invalid dtype counts as 1 byte; prepare rejects it).
 static size_t bytes_of(size_t count, DataType d, size_t ranks, const char* op) {
-  const size_t es = static_cast<int>(d) >= 0 && static_cast<int>(d) <= static_cast<int>(DataType::kUInt8) ? dtype_size(d) : 1;
+  const size_t es = valid_dtype(d) ? dtype_size(d) : 1;
   return detail::checked_mul(detail::checked_mul(count, es, op), ranks, op);
 }
 
@@ -520,7 +501,8 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
     nccl_check(ncclAllReduce(in, out, count, nccl_type(dtype), nccl_op(op), nccl_, s), "ncclAllReduce");
     nccl_started(s, "all_reduce");
   } else if (p.algo == Algo::kLL) {
-    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, bytes, 0, detail::ll_two_shot_chunk(bytes, size(), L.ll_slot_lines));
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, bytes, 0, detail::ll_two_shot_chunk(bytes, size(), L.ll_slot_lines, dtype),
+                                      detail::ll_narrow_only(CollOp::kAllReduce, dtype));
     coll::launch_ll(CollOp::kAllReduce, args, dtype, op, ll_blocks(args, sms_, CollOp::kAllReduce), s);
   } else if (p.algo == Algo::kPush) {
     coll::PushArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), bytes};
@@ -542,7 +524,7 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
     nccl_check(ncclReduceScatter(in, out, recv_count, nccl_type(dtype), nccl_op(op), nccl_, s), "ncclReduceScatter");
     nccl_started(s, "reduce_scatter");
   } else if (p.algo == Algo::kLL) {
-    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, 0);
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, 0, 0, detail::ll_narrow_only(CollOp::kReduceScatter, dtype));
     coll::launch_ll(CollOp::kReduceScatter, args, dtype, op, ll_blocks(args, sms_, CollOp::kReduceScatter), s);
   } else if (p.algo == Algo::kPush) {
     coll::PushArgs args{ws_.handle(), L, static_cast<const char*>(in), static_cast<char*>(out), chunk};

@@ -89,7 +89,7 @@ void dispatch_reduce(DataType d, ReduceOp r, F&& f) {
       case ReduceOp::kAvg: f(dt, std::integral_constant<ReduceOp, ReduceOp::kAvg>{}); break;
     }
   };
-  dispatch_dtype(d, with_op);  // uint8 is not reducible: rejected before launch
+  dispatch_dtype(d, with_op);  // (a value outside the enum: rejected before launch)
 }
 
 }  // namespace symmem::coll

@@ -13,9 +13,10 @@
 // every peer epoch-e lines and waits for lines from every peer (both halves), so rule (R) holds;
 // the two halves use disjoint lines of one slot (2 L <= the slot's lines, checked by the host).
 //
-// Each kernel is instantiated for both line formats (P: 8 or 12 payload bytes a line, ll.cuh);
-// LLArgs::payload says which, chosen by the host from the size alone, so every rank sends and
-// reads one operation in the same format.
+// Each kernel is instantiated for both line formats (P: 8 or 12 payload bytes a line, ll.cuh), but
+// the reductions of 8-byte types for narrow lines only; LLArgs::payload says which, chosen by the
+// host from the size and the type alone, so every rank sends and reads one operation in the same
+// format.
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "reduce_common.cuh"
@@ -255,7 +256,10 @@ void launch_ll_format(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int bl
   const bool gathers = op == CollOp::kAllGather || op == CollOp::kAllToAll;
   const bool grouped = blocks == 1 && a.chunk == 0 && (n >= 4 || (n == 3 && gathers));  // (two-shot starts at 256 KiB: never one block)
   auto go = [&](auto K, auto D, auto R) {
-    if (grouped) launch(ll_group_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);
+    // (8-byte elements reduce in narrow lines only: a wide line's 12 bytes would split one; the
+    // host never asks, detail::ll_narrow_only.)
+    if constexpr (P % dtype_size(D.value) != 0) fail("launch_ll: " + std::string(dtype_name(D.value)) + " reduces in narrow lines only");
+    else if (grouped) launch(ll_group_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);
     else launch(ll_kernel<K.value, D.value, R.value, P>, blocks, kThreads, s, a);
   };
   using Bytes = std::integral_constant<DataType, DataType::kUInt8>;

@@ -12,7 +12,8 @@
 namespace symmem {
 
 namespace {
-const char* kDtypes[] = {"float", "half", "bfloat16", "fp8_e4m3", "fp8_e5m2", "int32", "uint8"};
+const char* kDtypes[] = {"float", "half", "bfloat16", "fp8_e4m3", "fp8_e5m2", "int32", "uint8", "int8", "uint32", "int64", "uint64", "double"};
+static_assert(std::size(kDtypes) == static_cast<size_t>(kLastDataType) + 1, "a name for every DataType");
 const char* kRedops[] = {"sum", "max", "min", "prod", "avg"};
 const char* kColls[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "all_to_all_v"};
 const char* kAlgos[] = {"auto", "nccl", "ll", "one_shot", "two_shot", "direct", "push", "two_shot_push"};
@@ -45,7 +46,8 @@ const char* algo_name(Algo a) { return kAlgos[static_cast<int>(a)]; }
 
 DataType parse_dtype(const std::string& s) {
   std::string t = s == "float32" || s == "f32" ? "float" : s == "float16" || s == "f16" || s == "fp16" ? "half"
-                : s == "bf16" ? "bfloat16" : s == "e4m3" ? "fp8_e4m3" : s == "e5m2" ? "fp8_e5m2" : s == "int8" ? "uint8" : s;
+                : s == "bf16" ? "bfloat16" : s == "e4m3" || s == "f8e4m3" ? "fp8_e4m3" : s == "e5m2" || s == "f8e5m2" ? "fp8_e5m2"
+                : s == "float64" || s == "f64" || s == "fp64" ? "double" : s == "char" ? "int8" : s;
   int i = find_name(kDtypes, t);
   if (i < 0) fail("unknown dtype '" + s + "'; use one of " + list(kDtypes));
   return static_cast<DataType>(i);
@@ -190,17 +192,27 @@ Algo TuningTable::lookup(CollOp op, DataType dtype, int nranks, size_t bytes) co
 }
 
 namespace detail {
-std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_place, size_t ll_bytes, size_t ll_cap, int nranks) {
+bool ll_narrow_only(CollOp op, DataType dtype) {
+  return (op == CollOp::kAllReduce || op == CollOp::kReduceScatter) && valid_dtype(dtype) && dtype_size(dtype) == 8;
+}
+size_t ll_capacity_for(CollOp op, DataType dtype, size_t ll_max_bytes) {
+  return ll_narrow_only(op, dtype) ? ws::ll_lines(ll_max_bytes) * ws::kLLNarrow : ll_max_bytes;
+}
+std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_place, size_t ll_bytes, size_t ll_cap, int nranks,
+                       DataType dtype) {
   const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
   switch (a) {
     case Algo::kAuto: return "";
     case Algo::kNccl: return op == CollOp::kAllToAllV ? "NCCL has no all-to-all-v with counts on the GPU" : "";
-    case Algo::kLL:
+    case Algo::kLL: {
       if (op == CollOp::kAllToAllV) return "";  // small splits as LL lines, large ones direct, decided on the GPU
-      if (ll_bytes > ll_cap)
-        return "ll carries at most " + std::to_string(ll_cap) + " bytes per peer (CommOptions::ll_max_bytes); this call needs " +
+      const size_t cap = ll_capacity_for(op, dtype, ll_cap);
+      if (ll_bytes > cap)
+        return "ll carries at most " + std::to_string(cap) + " bytes per peer (CommOptions::ll_max_bytes" +
+               (cap != ll_cap ? std::string(", in 8-byte lines for ") + dtype_name(dtype) : std::string()) + "); this call needs " +
                std::to_string(ll_bytes);
       return "";
+    }
     case Algo::kOneShot:
       if (op != CollOp::kAllReduce) return "one_shot is an all-reduce algorithm";
       if (!in_sym) return "one_shot reads peers' inputs directly: pass an input from Communicator::alloc";
@@ -240,7 +252,7 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
   const size_t ll = op == CollOp::kReduceScatter || op == CollOp::kAllToAll || op == CollOp::kAllGather ? bytes / nranks : bytes;
   auto fits = [&](Algo a) {
     if (a == Algo::kNccl && !have_nccl) return false;
-    return algo_unfit(op, a, in_sym, out_sym, in_place, ll, ll_cap, nranks).empty();
+    return algo_unfit(op, a, in_sym, out_sym, in_place, ll, ll_cap, nranks, dtype).empty();
   };
   const Algo a = table.lookup(op, dtype, nranks, bytes);
   if (fits(a)) return a;
@@ -293,9 +305,9 @@ int ll_grid(size_t lines, int nranks, CollOp op, int sms, int threads) {
 
 // A function of the size and team size alone (and the workspace layout, the same on every rank):
 // every rank runs the same form.
-size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines) {
+size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines, DataType dtype) {
   constexpr size_t kMinBytes = 256 * 1024;  // two-shot above this
-  if (nranks < 3 || bytes <= kMinBytes) return 0;
+  if (nranks < 3 || bytes <= kMinBytes || ll_narrow_only(CollOp::kAllReduce, dtype)) return 0;
   const size_t n = static_cast<size_t>(nranks);
   const size_t chunk = ((bytes + n - 1) / n + 7) / 8 * 8;  // whole elements of every type
   if ((n - 1) * chunk >= bytes) return 0;                  // every chunk holds data: every peer gets lines

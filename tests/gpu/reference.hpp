@@ -1,13 +1,16 @@
 #pragma once
 // Host references for the collective tests: conversions that match the device's, random elements,
-// the reduction in rank order (fp32, as the device does), and tolerances per dtype.
+// the reduction in rank order (fp32, as the device does, for the narrow floating types; exact for
+// integers, in the device's accumulator and its wrapping; fp64 for float64), and tolerances per dtype.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "gpu_env.hpp"
@@ -37,13 +40,35 @@ inline void from_float(DataType d, float f, uint8_t* p) {
     default: p[0] = static_cast<uint8_t>(f);
   }
 }
-/// Random elements of dtype d (ints small enough that products stay exact).
+/// Types whose reference is exact (reduce_exact below): the integers, and float64 (fp64 in rank order).
+inline bool exact_type(DataType d) {
+  return d == DataType::kInt32 || d == DataType::kUInt8 || d == DataType::kInt8 || d == DataType::kUInt32 || d == DataType::kInt64 ||
+         d == DataType::kUInt64 || d == DataType::kFloat64;
+}
+/// Random elements of dtype d: integers of every bit pattern (their sums and products wrap, as the
+/// device's), float64 in [-1, 1), the narrower floating types as below.
 inline std::vector<uint8_t> random_elems(DataType d, size_t count, uint64_t seed, ReduceOp op) {
   std::mt19937_64 g(seed * 7919 + 17);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<uint8_t> v(count * dtype_size(d));
+  if (d == DataType::kFloat64) {
+    std::uniform_real_distribution<double> ud(-1.0, 1.0);
+    for (size_t i = 0; i < count; ++i) {
+      const double x = ud(g);
+      std::memcpy(v.data() + i * 8, &x, 8);
+    }
+    return v;
+  }
+  if (exact_type(d)) {
+    for (size_t i = 0; i < v.size(); i += 8) {
+      const uint64_t bits = g();
+      std::memcpy(v.data() + i, &bits, std::min<size_t>(8, v.size() - i));
+    }
+    return v;
+  }
   for (size_t i = 0; i < count; ++i) {
-    float f = d == DataType::kInt32 ? float(int(g() % (op == ReduceOp::kProd ? 5 : 2001)) - (op == ReduceOp::kProd ? 2 : 1000)) : u(g);
+    (void)op;
+    float f = u(g);
     if (d == DataType::kFp8E4M3 || d == DataType::kFp8E5M2) f *= 4;
     from_float(d, f, v.data() + i * dtype_size(d));
   }
@@ -57,20 +82,11 @@ inline float combine(ReduceOp op, float a, float b) {
     default: return a + b;
   }
 }
-/// Reference of element i over ranks' inputs (fp32, rank order, as the device does).
+/// Reference of element i over ranks' inputs (fp32, rank order, as the device does; the
+/// floating types narrower than float64: the others are exact_type).
 inline float reference(DataType d, ReduceOp op, const std::vector<std::vector<uint8_t>>& ins, size_t elem, int n) {
   const size_t es = dtype_size(d);
   float acc = to_float(d, ins[0].data() + elem * es);
-  if (d == DataType::kInt32) {
-    int32_t ia = static_cast<int32_t>(acc);
-    for (int r = 1; r < n; ++r) {
-      int32_t b = static_cast<int32_t>(to_float(d, ins[r].data() + elem * es));
-      ia = op == ReduceOp::kMax ? std::max(ia, b) : op == ReduceOp::kMin ? std::min(ia, b)
-         : op == ReduceOp::kProd ? static_cast<int32_t>(uint32_t(ia) * uint32_t(b)) : static_cast<int32_t>(uint32_t(ia) + uint32_t(b));
-    }
-    if (op == ReduceOp::kAvg) ia /= n;
-    return static_cast<float>(ia);
-  }
   for (int r = 1; r < n; ++r) acc = combine(op, acc, to_float(d, ins[r].data() + elem * es));
   if (op == ReduceOp::kAvg) acc /= n;
   uint8_t tmp[4];
@@ -90,11 +106,74 @@ inline double tolerance(DataType d, float ref, int steps = 1) {
     default: return 0;
   }
 }
+/// Element `elem` reduced over the ranks' inputs as the device reduces it: loaded as Val, widened
+/// to Acc, folded in rank order (integer sums and products wrap in Acc's width), avg divided by n,
+/// stored back as Raw.
+template <class Raw, class Acc, class Val = Acc>
+Raw reduce_exact(ReduceOp op, const std::vector<std::vector<uint8_t>>& ins, size_t elem, int n) {
+  auto at = [&](int r) {
+    Raw raw;
+    std::memcpy(&raw, ins[r].data() + elem * sizeof(Raw), sizeof(Raw));
+    return static_cast<Acc>(static_cast<Val>(raw));
+  };
+  Acc a = at(0);
+  for (int r = 1; r < n; ++r) {
+    const Acc b = at(r);
+    if (op == ReduceOp::kMax) a = std::max(a, b);
+    else if (op == ReduceOp::kMin) a = std::min(a, b);
+    else if constexpr (std::is_integral_v<Acc>) {
+      using U = std::make_unsigned_t<Acc>;
+      a = static_cast<Acc>(op == ReduceOp::kProd ? static_cast<U>(static_cast<U>(a) * static_cast<U>(b)) : static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+    } else {
+      a = op == ReduceOp::kProd ? a * b : a + b;
+    }
+  }
+  if (op == ReduceOp::kAvg) a = a / static_cast<Acc>(n);
+  return static_cast<Raw>(a);
+}
+/// check_reduced for exact_type(d): integers bit for bit; float64 within 1e-12 of the sum of the
+/// inputs' magnitudes a step (NCCL sums in another order).
+template <class Raw, class Acc, class Val = Acc>
+long check_exact(ReduceOp op, const std::vector<std::vector<uint8_t>>& ins, size_t first_elem, const std::vector<uint8_t>& got,
+                 size_t count, int n, std::string* first_bad, int steps) {
+  long bad = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const Raw want = reduce_exact<Raw, Acc, Val>(op, ins, first_elem + i, n);
+    Raw have;
+    std::memcpy(&have, got.data() + i * sizeof(Raw), sizeof(Raw));
+    bool ok = have == want;
+    if constexpr (std::is_floating_point_v<Acc>) {
+      Acc scale = 0;
+      for (int r = 0; r < n; ++r) {
+        Raw x;
+        std::memcpy(&x, ins[r].data() + (first_elem + i) * sizeof(Raw), sizeof(Raw));
+        scale += std::fabs(static_cast<Acc>(static_cast<Val>(x)));
+      }
+      ok = std::fabs(static_cast<double>(have) - static_cast<double>(want)) <= 1e-12 * std::max(1, steps) * std::max<double>(1.0, scale);
+    }
+    if (!ok && bad++ == 0) {
+      std::ostringstream os;
+      os << "element " << i << ": got " << +have << ", want " << +want;
+      *first_bad = os.str();
+    }
+  }
+  return bad;
+}
 /// Counts elements of `got` that miss the reference; reports the first. With steps > 1 (NCCL,
 /// which rounds to the type at every ring step) each step may round a partial sum, which is
 /// bounded by the sum of the magnitudes of the inputs: the tolerance scales with that.
 inline long check_reduced(DataType d, ReduceOp op, const std::vector<std::vector<uint8_t>>& ins, size_t first_elem,
                           const std::vector<uint8_t>& got, size_t count, int n, std::string* first_bad, int steps = 1) {
+  switch (d) {
+    case DataType::kInt32: return check_exact<uint32_t, int32_t>(op, ins, first_elem, got, count, n, first_bad, steps);
+    case DataType::kUInt32: return check_exact<uint32_t, uint32_t>(op, ins, first_elem, got, count, n, first_bad, steps);
+    case DataType::kInt64: return check_exact<uint64_t, int64_t>(op, ins, first_elem, got, count, n, first_bad, steps);
+    case DataType::kUInt64: return check_exact<uint64_t, uint64_t>(op, ins, first_elem, got, count, n, first_bad, steps);
+    case DataType::kInt8: return check_exact<uint8_t, int32_t, int8_t>(op, ins, first_elem, got, count, n, first_bad, steps);
+    case DataType::kUInt8: return check_exact<uint8_t, uint32_t>(op, ins, first_elem, got, count, n, first_bad, steps);
+    case DataType::kFloat64: return check_exact<double, double>(op, ins, first_elem, got, count, n, first_bad, steps);
+    default: break;
+  }
   long bad = 0;
   const size_t es = dtype_size(d);
   for (size_t i = 0; i < count; ++i) {

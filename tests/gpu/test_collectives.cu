@@ -14,8 +14,9 @@ namespace {
 
 /// Rounding steps the reference allows for an algorithm.
 
-const DataType kReduceTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
-                                 DataType::kFp8E4M3, DataType::kFp8E5M2, DataType::kInt32};
+const DataType kReduceTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFp8E4M3,
+                                 DataType::kFp8E5M2, DataType::kInt32,   DataType::kUInt8,    DataType::kInt8,
+                                 DataType::kUInt32,  DataType::kInt64,   DataType::kUInt64,   DataType::kFloat64};
 const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd, ReduceOp::kAvg};
 const size_t kCounts[] = {1, 7, 33, 4099, 65537};
 
@@ -65,6 +66,8 @@ TEST(Collectives, AllReduceEveryTypeOpAlgorithmAndTail) {
 
 // LL all-reduce past 256 KiB runs two-shot at 3+ ranks (detail::ll_two_shot_chunk): chunks of whole
 // words, a short last chunk, every dtype width, in place and out, ordinary and symmetric buffers.
+// 8-byte types run one-shot in narrow lines at every size (detail::ll_narrow_only), up to two
+// thirds of the slot (detail::ll_capacity_for), where LL refuses them.
 TEST(Collectives, AllReduceLLTwoShot) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
@@ -72,11 +75,17 @@ TEST(Collectives, AllReduceLLTwoShot) {
   SymmetricBuffer in = c.alloc(cap), out = c.alloc(cap);
   DeviceBuffer plain_in(cap), plain_out(cap);
   uint64_t seed = 500;
-  for (DataType d : {DataType::kBFloat16, DataType::kFloat32, DataType::kFp8E4M3, DataType::kInt32})
+  for (DataType d : {DataType::kBFloat16, DataType::kFloat32, DataType::kFp8E4M3, DataType::kInt32, DataType::kInt64, DataType::kFloat64})
     for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax})
       for (size_t bytes : {size_t(256 * 1024 + 8), size_t(600006), size_t(1) << 20}) {
         const size_t count = bytes / dtype_size(d);
         ++seed;
+        if (count * dtype_size(d) > detail::ll_capacity_for(CollOp::kAllReduce, d, CommOptions{}.ll_max_bytes)) {
+          const std::string why = attempt([&] { c.all_reduce(in.ptr(), out.ptr(), count, d, op, nullptr, Algo::kLL); });
+          ASSERT_ALL(why.find("8-byte lines") != std::string::npos, "ll all_reduce " << dtype_name(d) << " count " << count
+                                                                   << " past LL's capacity: " << (why.empty() ? "accepted" : why));
+          continue;
+        }
         std::vector<std::vector<uint8_t>> ins;
         for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, count, seed * 64 + r, op));
         for (int mode = 0; mode < 3; ++mode) {  // symmetric out of place, ordinary, in place
@@ -189,8 +198,8 @@ TEST(Collectives, AllReduceLargeAndInPlace) {
 TEST(Collectives, ReduceScatterEveryTypeOp) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
-  SymmetricBuffer in = c.alloc(size_t(n) * 70000 * 4 + 64);
-  DeviceBuffer plain_in(size_t(n) * 70000 * 4 + 64), out(70000 * 4 + 64);
+  SymmetricBuffer in = c.alloc(size_t(n) * 70000 * 8 + 64);
+  DeviceBuffer plain_in(size_t(n) * 70000 * 8 + 64), out(70000 * 8 + 64);
   uint64_t seed = 500;
   for (DataType d : kReduceTypes)
     for (ReduceOp op : kOps)
@@ -538,7 +547,8 @@ TEST(Collectives, BadArgumentsAreRejectedBeforeLaunch) {
   };
   char* pa = static_cast<char*>(a.p);
   expect("one_shot plain", "one_shot reads peers' inputs directly", [&] { c.all_reduce(pa, b.p, 16, DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kOneShot); });
-  expect("uint8 reduce", "has no reductions", [&] { c.all_reduce(pa, b.p, 16, DataType::kUInt8, ReduceOp::kSum, nullptr); });
+  expect("dtype range", "is not a symmem::DataType", [&] { c.all_reduce(pa, b.p, 16, static_cast<DataType>(12), ReduceOp::kSum, nullptr); });
+  expect("ll float64 capacity", "8-byte lines", [&] { c.all_reduce(pa, pa, size_t(100000), DataType::kFloat64, ReduceOp::kSum, nullptr, Algo::kLL); });
   expect("null in", "in is null", [&] { c.all_reduce(nullptr, b.p, 16, DataType::kFloat32, ReduceOp::kSum, nullptr); });
   expect("null out", "out is null", [&] { c.broadcast(pa, nullptr, 16, DataType::kFloat32, 0, nullptr); });
   expect("root range", "root=", [&] { c.broadcast(pa, b.p, 16, DataType::kFloat32, c.size(), nullptr); });

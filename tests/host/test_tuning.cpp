@@ -55,6 +55,23 @@ TEST(Tuning, AlgorithmFitRules) {
   EXPECT_EQ(algo_unfit(CollOp::kAllGather, Algo::kDirect, true, false, false, 0, 0), "");
   EXPECT_NE(algo_unfit(CollOp::kAllToAll, Algo::kDirect, true, true, true, 0, 0), "");
   EXPECT_NE(algo_unfit(CollOp::kAllToAllV, Algo::kNccl, true, true, false, 0, 0), "");
+  // Reductions of 8-byte elements travel in narrow lines only: two thirds of the slot.
+  const size_t MiB = size_t(1) << 20, narrow = ws::ll_lines(MiB) * ws::kLLNarrow;
+  EXPECT_TRUE(detail::ll_narrow_only(CollOp::kAllReduce, DataType::kInt64));
+  EXPECT_TRUE(detail::ll_narrow_only(CollOp::kReduceScatter, DataType::kFloat64));
+  EXPECT_FALSE(detail::ll_narrow_only(CollOp::kAllGather, DataType::kUInt64));  // (moved as bytes)
+  EXPECT_FALSE(detail::ll_narrow_only(CollOp::kAllReduce, DataType::kFloat32));
+  EXPECT_EQ(detail::ll_capacity_for(CollOp::kAllReduce, DataType::kUInt64, MiB), narrow);
+  EXPECT_EQ(detail::ll_capacity_for(CollOp::kAllReduce, DataType::kInt32, MiB), MiB);
+  EXPECT_EQ(algo_unfit(CollOp::kAllReduce, Algo::kLL, false, false, false, narrow, MiB, 2, DataType::kInt64), "");
+  EXPECT_NE(algo_unfit(CollOp::kAllReduce, Algo::kLL, false, false, false, narrow + 8, MiB, 2, DataType::kInt64).find("8-byte lines"),
+            std::string::npos);
+  EXPECT_EQ(algo_unfit(CollOp::kAllReduce, Algo::kLL, false, false, false, narrow + 8, MiB, 2, DataType::kInt32), "");
+  // (push stages raw bytes: its capacity is the type's whatever the width)
+  EXPECT_EQ(algo_unfit(CollOp::kAllReduce, Algo::kPush, false, false, false, 2 * MiB, MiB, 2, DataType::kInt64), "");
+  // No two-shot LL for them (its lines are wide).
+  EXPECT_GT(detail::ll_two_shot_chunk(600000, 4, ws::ll_lines(MiB), DataType::kFloat32), 0u);
+  EXPECT_EQ(detail::ll_two_shot_chunk(600000, 4, ws::ll_lines(MiB), DataType::kFloat64), 0u);
 }
 
 TEST(Types, NamesParse) {
@@ -64,6 +81,22 @@ TEST(Types, NamesParse) {
   EXPECT_EQ(parse_redop("avg"), ReduceOp::kAvg);
   EXPECT_THROW(parse_dtype("float128"), InvalidArgument);
   EXPECT_EQ(dtype_size(DataType::kFp8E4M3), 1u);
+  // NCCL's types, by nccl-tests' names.
+  EXPECT_EQ(parse_dtype("int8"), DataType::kInt8);
+  EXPECT_EQ(parse_dtype("uint8"), DataType::kUInt8);
+  EXPECT_EQ(parse_dtype("uint32"), DataType::kUInt32);
+  EXPECT_EQ(parse_dtype("int64"), DataType::kInt64);
+  EXPECT_EQ(parse_dtype("uint64"), DataType::kUInt64);
+  EXPECT_EQ(parse_dtype("double"), DataType::kFloat64);
+  EXPECT_EQ(parse_dtype("float64"), DataType::kFloat64);
+  EXPECT_EQ(dtype_size(DataType::kInt8), 1u);
+  EXPECT_EQ(dtype_size(DataType::kUInt32), 4u);
+  for (DataType d : {DataType::kInt64, DataType::kUInt64, DataType::kFloat64}) EXPECT_EQ(dtype_size(d), 8u);
+  for (int i = 0; i <= static_cast<int>(kLastDataType); ++i) {  // every type is named, and reduces
+    EXPECT_EQ(parse_dtype(dtype_name(static_cast<DataType>(i))), static_cast<DataType>(i));
+    EXPECT_TRUE(reducible(static_cast<DataType>(i)));
+  }
+  EXPECT_FALSE(valid_dtype(static_cast<DataType>(static_cast<int>(kLastDataType) + 1)));
   EXPECT_EQ(std::string(algo_name(Algo::kTwoShot)), "two_shot");
   // A value cast from an integer outside the enum is named, not read past the table.
   EXPECT_EQ(std::string(dtype_name(static_cast<DataType>(99))), "invalid");

@@ -76,7 +76,17 @@ def case(what, fn, refused=None, reaches=None):
 
 # The collectives
 case("all_reduce", lambda: symmem.all_reduce(x), reaches="all_reduce_")
-case("all_reduce float64", lambda: symmem.all_reduce(T((4,), torch.float64)), refused="float64")
+case("all_reduce float64", lambda: symmem.all_reduce(T((4,), torch.float64)), reaches="all_reduce_")
+case("all_reduce int64 max", lambda: symmem.all_reduce(T((4,), torch.int64), "max"), reaches="all_reduce_")
+case("all_reduce int8 out", lambda: symmem.all_reduce(T((4,), torch.int8), out=T((4,), torch.int8)), reaches="all_reduce_out")
+case("all_reduce complex64", lambda: symmem.all_reduce(T((4,), torch.complex64)), refused="complex64 has no reductions")
+case("all_reduce bool avg", lambda: symmem.all_reduce(T((4,), torch.bool), "avg"), refused="bool")
+case("reduce_scatter int64", lambda: symmem.reduce_scatter(T((8,), torch.int64), T((16,), torch.int64)), reaches="reduce_scatter_out")
+case("all_gather complex64 (as bytes)", lambda: symmem.all_gather(T((32,), torch.complex64), T((16,), torch.complex64)),
+     reaches="all_gather_out")
+case("broadcast bool", lambda: symmem.broadcast(T((4,), torch.bool)), reaches="broadcast_")
+case("all_to_all complex128 (as bytes)", lambda: symmem.all_to_all(T((16,), torch.complex128), T((16,), torch.complex128)),
+     reaches="all_to_all_out")
 case("all_reduce op", lambda: symmem.all_reduce(x, "median"), refused="median")
 case("all_reduce transposed", lambda: symmem.all_reduce(T((8, 2)).t()), refused="contiguous")
 case("all_reduce on the host", lambda: symmem.all_reduce(T((4,), device_="cpu")), refused="CUDA")
@@ -93,6 +103,8 @@ case("all_to_all sizes", lambda: symmem.all_to_all(T((15,)), T((15,))), refused=
 counts = T((2,), torch.int64)
 case("all_to_all_v", lambda: symmem.all_to_all_v(T((16,)), sym, counts, T((2,), torch.int64)), reaches="all_to_all_v_out")
 case("all_to_all_v, recv_counts made", lambda: symmem.all_to_all_v(T((16,)), sym, counts), reaches="all_to_all_v_out")
+case("all_to_all_v complex128", lambda: symmem.all_to_all_v(T((16,), torch.complex128), T((2,), torch.complex128, address=Buf.ptr), counts),
+     refused="1, 2, 4 or 8 bytes")
 case("all_to_all_v recv_counts on the host",
      lambda: symmem.all_to_all_v(T((16,)), sym, counts, T((2,), torch.int64, "cpu")), refused="CUDA")
 case("all_to_all_v send_counts float", lambda: symmem.all_to_all_v(T((16,)), sym, T((2,))), refused="int64")

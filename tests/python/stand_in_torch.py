@@ -15,6 +15,7 @@ class dtype:
 float32, float16, bfloat16, float64 = dtype("float32", 4), dtype("float16", 2), dtype("bfloat16", 2), dtype("float64", 8)
 int32, int64, uint8 = dtype("int32", 4), dtype("int64", 8), dtype("uint8", 1)
 float8_e4m3fn, float8_e5m2 = dtype("float8_e4m3fn", 1), dtype("float8_e5m2", 1)
+int8, bool, complex64, complex128 = dtype("int8", 1), dtype("bool", 1), dtype("complex64", 8), dtype("complex128", 16)
 
 
 class device:

@@ -239,6 +239,75 @@ def test_all_reduce_matches_nccl():
     agreed(body)
 
 
+def test_integer_double_bool_reductions_and_any_dtype_moved():
+    """int8, uint8, int64 (every bit pattern: sums and products wrap) and float64 reduce exactly as
+    the library defines (integers in their own width, the 8-bit ones in 32 bits; float64 in fp64,
+    rank order); bool sum / prod are or / and; a dtype symmem has no code for (complex64) moves as
+    bytes. References from every rank's bytes gathered by torch.distributed."""
+    def body():
+        errs = []
+        n = 4099
+        for dtype in (torch.int8, torch.uint8, torch.int64, torch.float64, torch.bool):
+            ops = {torch.bool: ["sum", "prod", "max", "min"], torch.float64: ["sum", "max", "min", "prod", "avg"]}.get(
+                dtype, ["sum", "max", "min", "prod"])
+            for op in ops:
+                for symmetric in (True, False):
+                    g = torch.Generator(device=DEV)
+                    g.manual_seed(seed_of("wide", str(dtype), op, symmetric) + RANK)
+                    if dtype == torch.float64:
+                        v = torch.randn(n, generator=g, device=DEV, dtype=torch.float64)
+                    elif dtype == torch.bool:
+                        v = torch.randint(0, 2, (n,), generator=g, device=DEV, dtype=torch.uint8).bool()
+                    else:  # every bit pattern
+                        v = torch.randint(0, 256, (n * dtype.itemsize,), generator=g, device=DEV, dtype=torch.uint8).view(dtype)
+                    x = make(n, dtype, symmetric)
+                    x.copy_(v)
+                    stack = gathered(x)
+                    got = poison(torch.empty_like(x))
+                    if not ran(lambda: symmem.all_reduce(x, op, out=got), True):  # (out is plain)
+                        continue
+                    if dtype == torch.bool:
+                        ref = stack.any(0) if op in ("sum", "max") else stack.all(0)
+                    elif dtype == torch.float64:
+                        ref = stack[0].clone()
+                        for r in range(1, WORLD):  # rank order, as symmem folds
+                            ref = {"sum": ref + stack[r], "avg": ref + stack[r], "prod": ref * stack[r],
+                                   "max": torch.maximum(ref, stack[r]), "min": torch.minimum(ref, stack[r])}[op]
+                        if op == "avg":
+                            ref = ref / WORLD
+                    else:
+                        wide = stack.to(torch.int64)  # (8-bit values fit; int64 wraps as the library's does)
+                        ref = wide[0].clone()
+                        for r in range(1, WORLD):
+                            ref = {"sum": ref + wide[r], "prod": ref * wide[r], "max": torch.maximum(ref, wide[r]),
+                                   "min": torch.minimum(ref, wide[r])}[op]
+                        ref = ref.to(dtype) if dtype == torch.int64 else (ref & 0xFF).to(torch.uint8).view(dtype)
+                    if not torch.equal(got, ref):
+                        bad = (got != ref).nonzero()
+                        i = int(bad[0]) if bad.numel() else -1
+                        errs.append(f"all_reduce {dtype} {op} symmetric={symmetric}: {bad.numel()} differ; first at {i}: "
+                                    f"got {got[i].item()}, want {ref[i].item()}")
+        # complex64: no symmem code; all_gather, broadcast and all_to_all move its bytes.
+        x = symmem.empty(2 * WORLD, dtype=torch.complex64)
+        x.copy_(torch.complex(torch.full((2 * WORLD,), float(RANK), device=DEV), torch.arange(2 * WORLD, device=DEV, dtype=torch.float32)))
+        out = poison(symmem.empty(2 * WORLD * WORLD, dtype=torch.complex64))
+        symmem.all_gather(out, x)
+        if not torch.equal(out.view(WORLD, -1), gathered(x)):
+            errs.append("all_gather complex64 differs from every rank's bytes")
+        a2a = poison(symmem.empty(2 * WORLD, dtype=torch.complex64))
+        symmem.all_to_all(a2a, x)
+        if not torch.equal(a2a.view(torch.uint8), all_to_all_ref(x)):
+            errs.append("all_to_all complex64 differs from torch.distributed's")
+        y = poison(symmem.empty(2 * WORLD, dtype=torch.complex64))  # (every rank allocates: collective)
+        if RANK == 0:
+            y.copy_(x)
+        symmem.broadcast(y, src=0)
+        if not torch.equal(y, gathered(y)[0]):
+            errs.append("broadcast complex64: not rank 0's bytes")
+        return "\n".join(errs[:10])
+    agreed(body)
+
+
 class _DLPackOnly:
     """Another library's CUDA array as symmem sees it: only __dlpack__ (CuPy, JAX)."""
 
