@@ -183,7 +183,7 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
     std::vector<Algo> cands;
     const size_t ll_bytes = op == CollOp::kReduceScatter || op == CollOp::kAllToAll ? chunk : (op == CollOp::kAllGather ? chunk : total);
     for (Algo a : {Algo::kLL, Algo::kPush, Algo::kOneShot, Algo::kTwoShot, Algo::kTwoShotPush, Algo::kDirect})
-      if (detail::algo_unfit(op, a, true, true, false, ll_bytes, size_t(1) << 20, n).empty()) cands.push_back(a);
+      if (detail::algo_unfit(op, a, true, true, false, ll_bytes, size_t(1) << 20, n, d).empty()) cands.push_back(a);
     Row row{coll_name(op), dtype_name(d), "", total};
     double best = 1e30;
     Algo best_algo = Algo::kNccl;

@@ -263,6 +263,10 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
     for (Algo b : {Algo::kLL, Algo::kPush})
       if (fits(b)) return b;
   if (a == Algo::kDirect && op == CollOp::kReduceScatter && fits(Algo::kPush)) return Algo::kPush;
+  // LL that cannot carry the size only because its lines are narrow (reductions of 8-byte elements
+  // hold two thirds of its bytes): push, the workspace form next to it (any buffers, twice LL's
+  // bytes). Unmeasured against the zero-copy forms for those types (session 77).
+  if (a == Algo::kLL && ll_narrow_only(op, dtype) && ll <= ll_cap && fits(Algo::kPush)) return Algo::kPush;
   // The table's choice cannot run with these buffers (or NCCL is absent: ranks share a GPU). A
   // choice above LL's range falls back to the zero-copy paths first; then LL; then NCCL; then push
   // (reductions through the workspace).
