@@ -254,7 +254,18 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
     if (a == Algo::kNccl && !have_nccl) return false;
     return algo_unfit(op, a, in_sym, out_sym, in_place, ll, ll_cap, nranks, dtype).empty();
   };
-  const Algo a = table.lookup(op, dtype, nranks, bytes);
+  Algo a = table.lookup(op, dtype, nranks, bytes);
+  // LL that cannot carry the size only because its lines are narrow (reductions of 8-byte elements
+  // hold two thirds of its bytes): the table's band past LL's, as if the size were there (2 x H200,
+  // session 77, 1 MiB all-reduce of int64 / double: one_shot 7.91-7.97 us, push 8.04-8.26, NCCL
+  // 13.3; reduce-scatter of double at 2 MiB: direct 7.81, push 8.12).
+  if (a == Algo::kLL && ll_narrow_only(op, dtype) && ll <= ll_cap && !fits(a))
+    for (const TuningTable::Entry& e : table.entries())
+      if (e.op == op && (e.dtype < 0 || e.dtype == static_cast<int>(dtype)) && (e.nranks == 0 || e.nranks == nranks) &&
+          bytes <= e.max_bytes && e.algo != Algo::kLL) {
+        a = e.algo;
+        break;
+      }
   if (fits(a)) return a;
   // one_shot that cannot run (in place, or an ordinary input): LL or push where they fit, as the
   // table chose before one_shot took their sizes (session 73), then the zero-copy paths below; a
@@ -263,10 +274,6 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
     for (Algo b : {Algo::kLL, Algo::kPush})
       if (fits(b)) return b;
   if (a == Algo::kDirect && op == CollOp::kReduceScatter && fits(Algo::kPush)) return Algo::kPush;
-  // LL that cannot carry the size only because its lines are narrow (reductions of 8-byte elements
-  // hold two thirds of its bytes): push, the workspace form next to it (any buffers, twice LL's
-  // bytes). Unmeasured against the zero-copy forms for those types (session 77).
-  if (a == Algo::kLL && ll_narrow_only(op, dtype) && ll <= ll_cap && fits(Algo::kPush)) return Algo::kPush;
   // The table's choice cannot run with these buffers (or NCCL is absent: ranks share a GPU). A
   // choice above LL's range falls back to the zero-copy paths first; then LL; then NCCL; then push
   // (reductions through the workspace).

@@ -131,10 +131,14 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 4 * MiB, true, false, false, true, ll), Algo::kOneShot);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB, true, true, true, true, ll), Algo::kLL);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, MiB, false, false, false, true, ll), Algo::kLL);
-  // 8-byte reductions past the narrow lines' capacity (two thirds of ll): push, with any buffers.
+  // 8-byte reductions past the narrow lines' capacity (two thirds of ll): the table's band past
+  // LL's (its fallbacks where the buffers do not fit it).
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, DataType::kInt64, 2, 512 * 1024, false, false, false, true, ll), Algo::kLL);
-  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, DataType::kInt64, 2, MiB, true, true, false, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, DataType::kInt64, 2, MiB, true, true, false, true, ll), Algo::kOneShot);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, DataType::kInt64, 2, MiB, false, false, false, true, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, DataType::kFloat64, 4, MiB, true, true, false, true, ll), Algo::kTwoShot);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, DataType::kFloat64, 4, MiB, false, false, false, false, ll), Algo::kPush);
+  EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, DataType::kUInt64, 2, 2 * MiB, true, false, false, true, ll), Algo::kDirect);
   EXPECT_EQ(choose_algo(t, CollOp::kReduceScatter, DataType::kUInt64, 2, 2 * MiB, false, false, false, true, ll), Algo::kPush);
   EXPECT_EQ(choose_algo(t, CollOp::kAllGather, DataType::kFloat64, 2, 2 * MiB, false, true, false, true, ll), Algo::kLL);
   EXPECT_EQ(choose_algo(t, CollOp::kAllReduce, bf, 2, 2 * MiB, true, true, true, true, ll), Algo::kPush);
