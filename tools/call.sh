@@ -14,6 +14,7 @@
 #   AAB PREFIX "TREE..." OP [ARGS...]  A of the work tree and of each .deps/ab TREE alternating, twice
 #   P2P LABEL [ARGS...]             symmem-bench p2p ARGS: its latency rows (put_signal / put+release / ll / signal /
 #                                   signal_relaxed us, wrong) on one line
+#   NVSH [ARGS...]                  NVSHMEM's p2p pair once (tools/peers.sh nvshmem ARGS): put_signal symmem/NVSHMEM by size
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
 #   S                               the SASS of every cubin tools/cubins.sh left in .deps/sass: counts printed, text in $OUT/sass.tgz
@@ -151,6 +152,14 @@ rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "p2p_laten
 print("  " + "  ".join("%d:%.2f/%s/%.2f%s w%d" % (r["bytes"], r["symmem_us"], "%.2f" % r["put_then_release_us"] if r.get("put_then_release_us") else "-",
       r.get("ll_put_us") or 0, "/%.2f/%.2f" % (r["signal_only_us"], r["signal_relaxed_us"]) if r.get("signal_only_us") else "", r.get("wrong", -1)) for r in rows))
 PY
+}
+NVSH() {  # NVSH [ARGS...]: NVSHMEM's p2p pair once beside the work tree's (tools/peers.sh nvshmem ARGS), put_signal by size
+  sed -i 's/^    for i in 1 2; do$/    for i in 1; do/' tools/peers.sh  # (one pair; the device copy's script only)
+  COMMIT=$C OUT=$OUT bash tools/peers.sh nvshmem "$@"
+  echo "== nvshmem rc $? at $(el) s"
+  python3 -c "
+import json; d = json.load(open('$OUT/r/p2p-vs-nvshmem-1.json'))
+print('  put_signal ' + ' '.join('%d:%.2f/%.2f' % (r['bytes'], r['symmem_us'], r['nvshmem_us']) for r in d['ratios'] if r['op'] == 'p2p_latency' and r['algo'] == 'put_signal'))"
 }
 H() {  # symmem-hgemm-probe ARGS (EXTRA_TARGETS=symmem-hgemm-probe) under the HGEMM_* set, bounded at 60 s
   echo "== hgemm-probe $* at $(el) s"

@@ -14,12 +14,7 @@ for b in 8 4096; do
   echo "== order $b B rc $? at $(el) s"; grep -E "^# order|^# latency variants" "$OUT/p.log"
 done
 S
-sed -i 's/^    for i in 1 2; do$/    for i in 1; do/' tools/peers.sh  # (one pair)
-COMMIT=$C OUT=$OUT bash tools/peers.sh nvshmem -b 8 -e 64K
-echo "== nvshmem rc $? at $(el) s"
-python3 -c "
-import json; d = json.load(open('$OUT/r/p2p-vs-nvshmem-1.json'))
-print('  put_signal ' + ' '.join('%d:%.2f/%.2f' % (r['bytes'], r['symmem_us'], r['nvshmem_us']) for r in d['ratios'] if r['op'] == 'p2p_latency' and r['algo'] == 'put_signal'))"
+NVSH -b 8 -e 64K
 FILTER='DeviceApi*:DeviceAtomics*:Heap*:Stream*:Collectives*' T 2 1
 FILTER='DeviceApi*:DeviceAtomics*:Heap*:Stream*' T 2 2
 true

@@ -8,12 +8,7 @@ for i in 1 2; do
   P2P "p2p-work-$i" -b 8 -e 64K
   BIN=base P2P "p2p-base-$i" -b 8 -e 64K
 done
-sed -i 's/^    for i in 1 2; do$/    for i in 1; do/' tools/peers.sh  # (one pair)
-COMMIT=$C OUT=$OUT bash tools/peers.sh nvshmem -b 8 -e 64K
-echo "== nvshmem rc $? at $(el) s"
-python3 -c "
-import json; d = json.load(open('$OUT/r/p2p-vs-nvshmem-1.json'))
-print('  put_signal ' + ' '.join('%d:%.2f/%.2f' % (r['bytes'], r['symmem_us'], r['nvshmem_us']) for r in d['ratios'] if r['op'] == 'p2p_latency' and r['algo'] == 'put_signal'))"
+NVSH -b 8 -e 64K
 B moe-trace decode,pplx_256e_1t,pplx_64e_32t SYMMEM_MOE_TRACE=1
 B moe-plain decode,pplx_256e_1t,pplx_64e_32t
 TLIMIT=240 FILTER='DeviceApi*:Collectives*:Stream*' T 2 1
