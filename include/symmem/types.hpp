@@ -14,8 +14,8 @@ enum class DataType : int {
 /// The last DataType (range checks of codes from other languages).
 constexpr DataType kLastDataType = DataType::kFloat64;
 /// sum, max, min, product, and average (sum / ranks). 16-bit and fp8 inputs reduce in fp32, float32
-/// in fp32 and float64 in fp64; integers in their own width (sums and products wrap), but for the
-/// 8-bit ones, which reduce in 32 bits and wrap when stored; an integer average truncates toward zero.
+/// in fp32 and float64 in fp64; integers in their own width (sums and products wrap; an average is
+/// the wrapped sum divided, truncated toward zero: NCCL's results, whichever path runs).
 enum class ReduceOp : int { kSum = 0, kMax, kMin, kProd, kAvg };
 
 SYMMEM_HOST_DEVICE constexpr size_t dtype_size(DataType t) {

@@ -107,8 +107,8 @@ inline double tolerance(DataType d, float ref, int steps = 1) {
   }
 }
 /// Element `elem` reduced over the ranks' inputs as the device reduces it: loaded as Val, widened
-/// to Acc, folded in rank order (integer sums and products wrap in Acc's width), avg divided by n,
-/// stored back as Raw.
+/// to Acc, folded in rank order (integer sums and products wrap in Acc's width, the type's own),
+/// avg divided by n, stored back as Raw.
 template <class Raw, class Acc, class Val = Acc>
 Raw reduce_exact(ReduceOp op, const std::vector<std::vector<uint8_t>>& ins, size_t elem, int n) {
   auto at = [&](int r) {
@@ -169,8 +169,8 @@ inline long check_reduced(DataType d, ReduceOp op, const std::vector<std::vector
     case DataType::kUInt32: return check_exact<uint32_t, uint32_t>(op, ins, first_elem, got, count, n, first_bad, steps);
     case DataType::kInt64: return check_exact<uint64_t, int64_t>(op, ins, first_elem, got, count, n, first_bad, steps);
     case DataType::kUInt64: return check_exact<uint64_t, uint64_t>(op, ins, first_elem, got, count, n, first_bad, steps);
-    case DataType::kInt8: return check_exact<uint8_t, int32_t, int8_t>(op, ins, first_elem, got, count, n, first_bad, steps);
-    case DataType::kUInt8: return check_exact<uint8_t, uint32_t>(op, ins, first_elem, got, count, n, first_bad, steps);
+    case DataType::kInt8: return check_exact<uint8_t, int8_t>(op, ins, first_elem, got, count, n, first_bad, steps);
+    case DataType::kUInt8: return check_exact<uint8_t, uint8_t>(op, ins, first_elem, got, count, n, first_bad, steps);
     case DataType::kFloat64: return check_exact<double, double>(op, ins, first_elem, got, count, n, first_bad, steps);
     default: break;
   }

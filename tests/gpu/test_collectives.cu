@@ -19,6 +19,8 @@ const DataType kReduceTypes[] = {DataType::kFloat32, DataType::kFloat16, DataTyp
                                  DataType::kUInt32,  DataType::kInt64,   DataType::kUInt64,   DataType::kFloat64};
 const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd, ReduceOp::kAvg};
 const size_t kCounts[] = {1, 7, 33, 4099, 65537};
+/// Integer types: every op gives NCCL's bits too.
+bool nccl_alike(DataType d) { return exact_type(d) && d != DataType::kFloat64; }
 
 }  // namespace
 
@@ -39,8 +41,9 @@ TEST(Collectives, AllReduceEveryTypeOpAlgorithmAndTail) {
         std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kPush, false}, {Algo::kOneShot, true},
                                                    {Algo::kTwoShot, true}, {Algo::kAuto, true}, {Algo::kAuto, false}};
         if (n == 2) runs.push_back({Algo::kTwoShotPush, true});
-        // NCCL (the fallback's wiring) where NCCL supports the pair.
-        if (have_nccl() && op == ReduceOp::kSum && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
+        // NCCL (the fallback's wiring) where NCCL supports the pair; for integers every op, whose
+        // results symmem defines as NCCL's (an average divides the sum wrapped in the type).
+        if (have_nccl() && (op == ReduceOp::kSum || nccl_alike(d)) && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
         for (const auto& run_ : runs) {
           // (named copies: a lambda may not capture structured bindings before C++20)
           const auto algo = run_.first;
@@ -208,7 +211,7 @@ TEST(Collectives, ReduceScatterEveryTypeOp) {
         std::vector<std::vector<uint8_t>> ins;
         for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, rc * n, seed * 64 + r, op));
         std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kPush, false}, {Algo::kDirect, true}, {Algo::kAuto, true}};
-        if (have_nccl() && op == ReduceOp::kSum && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
+        if (have_nccl() && (op == ReduceOp::kSum || nccl_alike(d)) && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
         for (const auto& run_ : runs) {
           const auto algo = run_.first;
           const auto sym = run_.second;

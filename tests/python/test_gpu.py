@@ -241,7 +241,7 @@ def test_all_reduce_matches_nccl():
 
 def test_integer_double_bool_reductions_and_any_dtype_moved():
     """int8, uint8, int64 (every bit pattern: sums and products wrap) and float64 reduce exactly as
-    the library defines (integers in their own width, the 8-bit ones in 32 bits; float64 in fp64,
+    the library defines (integers in their own width, wrapping; float64 in fp64,
     rank order); bool sum / prod are or / and; a dtype symmem has no code for (complex64) moves as
     bytes. References from every rank's bytes gathered by torch.distributed."""
     def body():

@@ -1,8 +1,8 @@
 #pragma once
 // Element conversions and reductions on packed words: a 16-byte (or 8-byte) word of elements is
 // unpacked to accumulators (fp32 for the 32-bit and narrower floating types, fp64 for float64, an
-// integer type's own for 32- and 64-bit integers, int32 / uint32 for 8-bit ones), reduced, and
-// packed back.
+// integer type's own: sums and products wrap in its width, and an average divides the wrapped
+// sum, as NCCL's), reduced, and packed back.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -69,8 +69,8 @@ template <> struct Elem<DataType::kInt32> : IntElem<uint32_t, int32_t> {};
 template <> struct Elem<DataType::kUInt32> : IntElem<uint32_t, uint32_t> {};
 template <> struct Elem<DataType::kInt64> : IntElem<uint64_t, int64_t> {};
 template <> struct Elem<DataType::kUInt64> : IntElem<uint64_t, uint64_t> {};
-template <> struct Elem<DataType::kInt8> : IntElem<uint8_t, int32_t, int8_t> {};
-template <> struct Elem<DataType::kUInt8> : IntElem<uint8_t, uint32_t> {};
+template <> struct Elem<DataType::kInt8> : IntElem<uint8_t, int8_t> {};
+template <> struct Elem<DataType::kUInt8> : IntElem<uint8_t, uint8_t> {};
 template <> struct Elem<DataType::kFloat64> {
   using Raw = uint64_t; using Acc = double;
   __device__ static Acc load(Raw r) { return __longlong_as_double(static_cast<long long>(r)); }
