@@ -3,7 +3,9 @@ as torch.library operators (namespace `symmem`) with fake implementations, so to
 traces them without graph breaks.
 
 Buffers: any contiguous CUDA tensors work; symmetric ones (symmem.empty) take the zero-copy
-paths. all_to_all_v needs a symmetric input (peers read it directly). Arrays of other libraries
+paths. Types: all_reduce and reduce_scatter take float32, float16, bfloat16, float64, the float8
+types, int8, uint8, int32, uint32, int64, uint64 and bool (sum: or, prod: and); all_gather,
+broadcast and all_to_all move any dtype, all_to_all_v any of 1, 2, 4 or 8 bytes an element. all_to_all_v needs a symmetric input (peers read it directly). Arrays of other libraries
 (CuPy, JAX, ...) are taken where that is free: anything with __dlpack__ (through torch.from_dlpack,
 which orders the producer's stream before torch's) or __cuda_array_interface__ is viewed as a
 tensor without a copy; in-place operations and `out` write into its memory, and the function
