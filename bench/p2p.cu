@@ -333,32 +333,31 @@ void run_p2p(Harness& h) {
               if (active) kernel<<<1, 32, 0, s>>>(b.dst.handle(), peer, me == 0, static_cast<char*>(b.src), n, pp_iters);
             }) / (2.0 * pp_iters);
           };
-          auto row = [&](const char* sig, auto k0, auto k1, auto k2, auto k3) {
-            const double w[4] = {order(k0), order(k1), order(k2), order(k3)};
+          // A row: signal form S and data form D (pingpong_order_kernel) under each wait form.
+          auto row = [&](const char* sig, auto s_c, auto d_c) {
+            constexpr int S = decltype(s_c)::value, D = decltype(d_c)::value;
+            const double w[4] = {order(pingpong_order_kernel<S, 0, D>), order(pingpong_order_kernel<S, 1, D>),
+                                 order(pingpong_order_kernel<S, 2, D>), order(pingpong_order_kernel<S, 3, D>)};
             if (me == 0) std::printf("# order %-32s %8.2f %8.2f %8.2f %8.2f\n", sig, w[0], w[1], w[2], w[3]);
             static const char* const waits[4] = {"acquire_polls", "relaxed_polls_acquire_load", "relaxed_polls", "relaxed_polls_fence"};
             for (int c = 0; c < 4; ++c) lat.extra[std::string("order ") + sig + " / " + waits[c] + "_us"] = w[c];
           };
+          using I0 = std::integral_constant<int, 0>;
+          using I1 = std::integral_constant<int, 1>;
+          using I2 = std::integral_constant<int, 2>;
+          using I3 = std::integral_constant<int, 3>;
           if (me == 0)
             std::printf("# order: one-way us at %zu B by signal (rows) and wait (columns: acquire polls, relaxed polls + acquire"
                         " load, relaxed polls only, relaxed polls + fence)\n", n);
-          row("signal release", pingpong_order_kernel<0, 0, 0>, pingpong_order_kernel<0, 1, 0>, pingpong_order_kernel<0, 2, 0>,
-              pingpong_order_kernel<0, 3, 0>);
-          row("signal relaxed", pingpong_order_kernel<1, 0, 0>, pingpong_order_kernel<1, 1, 0>, pingpong_order_kernel<1, 2, 0>,
-              pingpong_order_kernel<1, 3, 0>);
-          row("signal sysfence+relaxed", pingpong_order_kernel<2, 0, 0>, pingpong_order_kernel<2, 1, 0>,
-              pingpong_order_kernel<2, 2, 0>, pingpong_order_kernel<2, 3, 0>);
-          row("put + release", pingpong_order_kernel<0, 0, 1>, pingpong_order_kernel<0, 1, 1>, pingpong_order_kernel<0, 2, 1>,
-              pingpong_order_kernel<0, 3, 1>);
-          row("put + sysfence+relaxed", pingpong_order_kernel<2, 0, 1>, pingpong_order_kernel<2, 1, 1>,
-              pingpong_order_kernel<2, 2, 1>, pingpong_order_kernel<2, 3, 1>);
-          row("put + acqrelfence+relaxed", pingpong_order_kernel<3, 0, 1>, pingpong_order_kernel<3, 1, 1>,
-              pingpong_order_kernel<3, 2, 1>, pingpong_order_kernel<3, 3, 1>);
+          row("signal release", I0{}, I0{});
+          row("signal relaxed", I1{}, I0{});
+          row("signal sysfence+relaxed", I2{}, I0{});
+          row("put + release", I0{}, I1{});
+          row("put + sysfence+relaxed", I2{}, I1{});
+          row("put + acqrelfence+relaxed", I3{}, I1{});
           if (n % 8 == 0) {
-            row("put8 + release", pingpong_order_kernel<0, 0, 2>, pingpong_order_kernel<0, 1, 2>, pingpong_order_kernel<0, 2, 2>,
-                pingpong_order_kernel<0, 3, 2>);
-            row("put8 (source via L2) + release", pingpong_order_kernel<0, 0, 3>, pingpong_order_kernel<0, 1, 3>,
-                pingpong_order_kernel<0, 2, 3>, pingpong_order_kernel<0, 3, 3>);
+            row("put8 + release", I0{}, I2{});
+            row("put8 (source via L2) + release", I0{}, I3{});
           }
         }
         // Back-to-back launches of an empty kernel, timed as the collectives are.

@@ -154,8 +154,7 @@ print("  " + "  ".join("%d:%.2f/%s/%.2f%s w%d" % (r["bytes"], r["symmem_us"], "%
 PY
 }
 NVSH() {  # NVSH [ARGS...]: NVSHMEM's p2p pair once beside the work tree's (tools/peers.sh nvshmem ARGS), put_signal by size
-  sed -i 's/^    for i in 1 2; do$/    for i in 1; do/' tools/peers.sh  # (one pair; the device copy's script only)
-  COMMIT=$C OUT=$OUT bash tools/peers.sh nvshmem "$@"
+  NVSHMEM_PAIRS=1 COMMIT=$C OUT=$OUT bash tools/peers.sh nvshmem "$@"
   echo "== nvshmem rc $? at $(el) s"
   python3 -c "
 import json; d = json.load(open('$OUT/r/p2p-vs-nvshmem-1.json'))

@@ -127,7 +127,7 @@ CMAKE
     # bench/peers/nvshmem_p2p.cu built against the NVSHMEM that PyTorch's wheels bring (into
     # build/nvshmem-p2p; needs symmem's build/ for symmem-run and symmem-bench), then
     # `symmem-bench p2p ARGS` and nvshmem-p2p ARGS (default -e 2M) one after the other, twice
-    # (symmem first, then NVSHMEM first), and bench/peers/compare_p2p.py on each pair: JSON in
+    # (symmem first, then NVSHMEM first; NVSHMEM_PAIRS=1: once, symmem first), and bench/peers/compare_p2p.py on each pair: JSON in
     # $OUT/r/ (p2p-symmem-N, p2p-nvshmem-N, p2p-vs-nvshmem-N), the build log in $OUT/build-nvshmem.log.
     OUT=${OUT:-$PWD/gpu-out}
     mkdir -p "$OUT/r"
@@ -154,7 +154,7 @@ CMAKE
         --json "$OUT/r/p2p-nvshmem-$i.json" > "$OUT/p2p-nvshmem.log" 2>&1 ||
         { echo "nvshmem-p2p failed"; grep -v "^\s*$" "$OUT/p2p-nvshmem.log" | tail -15; }
     }
-    for i in 1 2; do
+    for i in $(seq 1 "${NVSHMEM_PAIRS:-2}"); do
       if [ "$i" = 1 ]; then sym "$@"; nvs "$@"; else nvs "$@"; sym "$@"; fi
       grep -E "^#" "$OUT/p2p-nvshmem.log" | head -3
       python3 bench/peers/compare_p2p.py "$OUT/r/p2p-symmem-$i.json" "$OUT/r/p2p-nvshmem-$i.json" --out "$OUT/r/p2p-vs-nvshmem-$i.json"

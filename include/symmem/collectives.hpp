@@ -68,8 +68,9 @@ class SYMMEM_API TuningTable {
   void extend_last(size_t max_bytes) {
     if (!entries_.empty()) entries_.back().max_bytes = max_bytes;
   }
-  /// The first entry (in file order) that matches; kNccl when none does.
-  Algo lookup(CollOp op, DataType dtype, int nranks, size_t bytes) const;
+  /// The first entry (in file order) that matches and does not name `skip`; kNccl when none does.
+  /// (A table never names kAuto: the default skips nothing.)
+  Algo lookup(CollOp op, DataType dtype, int nranks, size_t bytes, Algo skip = Algo::kAuto) const;
   const std::vector<Entry>& entries() const { return entries_; }
 
  private:
@@ -230,7 +231,7 @@ SYMMEM_API bool sharing_unmeant(bool shares, int visible, int ranks, const char*
 /// from just past 256 KiB at 3 ranks or more (4 x H100: 512 KiB 10.8 us against 14.8 one-shot;
 /// below 256 KiB its second hop costs more than the bytes it saves), in wide lines: never for
 /// 8-byte elements (ll_narrow_only).
-SYMMEM_API size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines, DataType dtype = DataType::kFloat32);
+SYMMEM_API size_t ll_two_shot_chunk(size_t bytes, int nranks, size_t slot_lines, DataType dtype = DataType::kUInt8);
 /// The grid of an LL operation of `lines` lines a peer over n ranks, `threads` a block, on a team
 /// whose smallest GPU has `sms` SMs: facts every rank shares, so every rank launches the same grid.
 SYMMEM_API int ll_grid(size_t lines, int nranks, CollOp op, int sms, int threads);

@@ -183,10 +183,10 @@ std::string TuningTable::to_text() const {
   return out.str();
 }
 
-Algo TuningTable::lookup(CollOp op, DataType dtype, int nranks, size_t bytes) const {
+Algo TuningTable::lookup(CollOp op, DataType dtype, int nranks, size_t bytes, Algo skip) const {
   for (const Entry& e : entries_)
     if (e.op == op && (e.dtype < 0 || e.dtype == static_cast<int>(dtype)) && (e.nranks == 0 || e.nranks == nranks) &&
-        bytes <= e.max_bytes)
+        bytes <= e.max_bytes && e.algo != skip)
       return e.algo;
   return Algo::kNccl;
 }
@@ -259,13 +259,7 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
   // hold two thirds of its bytes): the table's band past LL's, as if the size were there (2 x H200,
   // session 77, 1 MiB all-reduce of int64 / double: one_shot 7.91-7.97 us, push 8.04-8.26, NCCL
   // 13.3; reduce-scatter of double at 2 MiB: direct 7.81, push 8.12).
-  if (a == Algo::kLL && ll_narrow_only(op, dtype) && ll <= ll_cap && !fits(a))
-    for (const TuningTable::Entry& e : table.entries())
-      if (e.op == op && (e.dtype < 0 || e.dtype == static_cast<int>(dtype)) && (e.nranks == 0 || e.nranks == nranks) &&
-          bytes <= e.max_bytes && e.algo != Algo::kLL) {
-        a = e.algo;
-        break;
-      }
+  if (a == Algo::kLL && ll_narrow_only(op, dtype) && ll <= ll_cap && !fits(a)) a = table.lookup(op, dtype, nranks, bytes, Algo::kLL);
   if (fits(a)) return a;
   // one_shot that cannot run (in place, or an ordinary input): LL or push where they fit, as the
   // table chose before one_shot took their sizes (session 73), then the zero-copy paths below; a
