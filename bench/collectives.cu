@@ -52,6 +52,7 @@ __device__ float expected(const Expect& e, size_t i) {
   constexpr Range tiny = range_of<D>();
   switch (e.op) {
     case CollOp::kAllReduce:
+    case CollOp::kReduce:
     case CollOp::kReduceScatter: {
       const size_t idx = e.op == CollOp::kReduceScatter ? e.me * e.count + i : i;
       float acc = float(value_of(0, idx, tiny));
@@ -64,7 +65,9 @@ __device__ float expected(const Expect& e, size_t i) {
       if (e.redop == ReduceOp::kAvg) return std::is_integral_v<typename device::Elem<D>::Acc> ? truncf(acc / e.nranks) : acc / e.nranks;
       return acc;
     }
-    case CollOp::kAllGather: return float(value_of(int(i / e.count), i % e.count, tiny));
+    case CollOp::kAllGather:
+    case CollOp::kGather: return float(value_of(int(i / e.count), i % e.count, tiny));
+    case CollOp::kScatter: return float(value_of(e.root, e.me * e.count + i, tiny));
     case CollOp::kBroadcast: return float(value_of(e.root, i, tiny));
     default: return float(value_of(int(i / e.count), e.me * e.count + i % e.count, tiny));  // all-to-all(-v)
   }
@@ -96,8 +99,9 @@ void nccl_ok(ncclResult_t r, const char* what) {
 double bus_factor(CollOp op, int n) {
   switch (op) {
     case CollOp::kAllReduce: return 2.0 * (n - 1) / n;
-    case CollOp::kBroadcast: return 1.0;
-    default: return double(n - 1) / n;
+    case CollOp::kBroadcast:
+    case CollOp::kReduce: return 1.0;
+    default: return double(n - 1) / n;  // (gather and scatter as nccl-tests: (n - 1) / n of the whole)
   }
 }
 
@@ -108,7 +112,7 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
   Communicator& c = h.comm();
   const DataType d = parse_dtype(o.dtype);
   const ReduceOp redop = parse_redop(o.redop);
-  const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
+  const bool reducing = coll_reducing(op);
   const int n = h.size(), me = h.rank();
   const size_t es = dtype_size(d), cap = o.max_bytes + 4096;
   ncclComm_t nc = h.nccl();
@@ -134,14 +138,18 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
                 "#wrong", "nccl", "busbw", "nccl_sym", "busbw", "ratio");
   }
   for (size_t size : h.sizes()) {
-    // nccl-tests sizes: AR/bcast the message; AG the gathered output; RS the input; A2A each rank's buffer.
-    const bool per_rank = op != CollOp::kAllReduce && op != CollOp::kBroadcast;
+    // nccl-tests sizes: AR/bcast/reduce the message; AG/gather the gathered output; RS/scatter the
+    // input; A2A each rank's buffer.
+    const bool per_rank = op != CollOp::kAllReduce && op != CollOp::kBroadcast && op != CollOp::kReduce;
     const size_t count = per_rank ? size / (es * n) : size / es;
     if (count == 0) continue;
     const size_t chunk = count * es, total = per_rank ? chunk * n : chunk;
-    const size_t in_elems = op == CollOp::kAllGather ? count : (per_rank ? count * n : count);
-    const size_t out_elems = op == CollOp::kReduceScatter ? count : (per_rank ? count * n : count);
+    const size_t in_elems = op == CollOp::kAllGather || op == CollOp::kGather ? count : (per_rank ? count * n : count);
     const int root = n - 1;
+    // (reduce and gather: only the root has an output to check)
+    const size_t out_elems = op == CollOp::kReduceScatter || op == CollOp::kScatter ? count
+                             : (op == CollOp::kReduce || op == CollOp::kGather) && me != root ? 0
+                             : (per_rank ? count * n : count);
     // Inputs for symmem and both NCCL forms.
     dispatch_type(d, [&](auto D) {
       fill_kernel<D.value><<<264, 512, 0, h.stream()>>>(sin.ptr(), in_elems, me, 0);
@@ -161,6 +169,9 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
         case CollOp::kBroadcast: c.broadcast(sin.ptr(), sout.ptr(), count, d, root, s, a); break;
         case CollOp::kAllToAll: c.all_to_all(sin.ptr(), sout.ptr(), count, d, s, a); break;
         case CollOp::kAllToAllV: c.all_to_all_v(sin.ptr(), sout.ptr(), cap / es, counts.as<int64_t>(), nullptr, d, s, a); break;
+        case CollOp::kReduce: c.reduce(sin.ptr(), sout.ptr(), count, d, redop, root, s, a); break;
+        case CollOp::kGather: c.gather(sin.ptr(), sout.ptr(), count, d, root, s, a); break;
+        case CollOp::kScatter: c.scatter(sin.ptr(), sout.ptr(), count, d, root, s, a); break;
       }
     };
     auto run_nccl = [&](const void* in, void* out, cudaStream_t s) {
@@ -169,6 +180,9 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
         case CollOp::kReduceScatter: nccl_ok(ncclReduceScatter(in, out, count, nt, nr, nc, s), "ncclReduceScatter"); break;
         case CollOp::kAllGather: nccl_ok(ncclAllGather(in, out, count, nt, nc, s), "ncclAllGather"); break;
         case CollOp::kBroadcast: nccl_ok(ncclBroadcast(in, out, count, nt, root, nc, s), "ncclBroadcast"); break;
+        case CollOp::kReduce: nccl_ok(ncclReduce(in, out, count, nt, nr, root, nc, s), "ncclReduce"); break;
+        case CollOp::kGather: nccl_ok(detail::nccl_gather(in, out, chunk, root, nc, s), "ncclGather"); break;
+        case CollOp::kScatter: nccl_ok(detail::nccl_scatter(in, out, chunk, root, nc, s), "ncclScatter"); break;
         default:
           ncclGroupStart();
           for (int p = 0; p < n; ++p) {
@@ -181,7 +195,7 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
     const int ops = total >= (size_t(256) << 20) ? 3 : total >= (size_t(16) << 20) ? 5 : o.iters;
     // Every symmem algorithm that can run here, then the one the table picks.
     std::vector<Algo> cands;
-    const size_t ll_bytes = op == CollOp::kReduceScatter || op == CollOp::kAllToAll ? chunk : (op == CollOp::kAllGather ? chunk : total);
+    const size_t ll_bytes = per_rank && op != CollOp::kAllToAllV ? chunk : total;
     for (Algo a : {Algo::kLL, Algo::kPush, Algo::kOneShot, Algo::kTwoShot, Algo::kTwoShotPush, Algo::kDirect})
       if (detail::algo_unfit(op, a, true, true, false, ll_bytes, size_t(1) << 20, n, d).empty()) cands.push_back(a);
     Row row{coll_name(op), dtype_name(d), "", total};

@@ -29,7 +29,8 @@ static size_t parse_size(const std::string& s) {
 }
 
 static const char* kUsage =
-    "usage: symmem-bench [all|p2p|collectives|tune|moe|overlap|all_reduce|all_gather|reduce_scatter|broadcast|all_to_all|all_to_all_v]\n"
+    "usage: symmem-bench [all|p2p|collectives|tune|moe|overlap|all_reduce|all_gather|reduce_scatter|broadcast|all_to_all|all_to_all_v|\n"
+    "                     reduce|gather|scatter]\n"
     "                    [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-d DTYPE] [-o REDOP]\n"
     "                    [--replays N] [--json FILE] [--svg FILE] [--kind DEVICE_KIND] [--commit SHA] [--table FILE]";
 
@@ -72,7 +73,7 @@ int main(int argc, char** argv) {
       else if (a == "-h" || a == "--help") { std::puts(kUsage); return 0; }
       else if (a == "p2p" || a == "all" || a == "tune" || a == "collectives" || a == "moe" || a == "overlap") suite = a;
       else if (a == "all_reduce" || a == "reduce_scatter" || a == "all_gather" || a == "broadcast" || a == "all_to_all" ||
-               a == "all_to_all_v") suite = a;
+               a == "all_to_all_v" || a == "reduce" || a == "gather" || a == "scatter") suite = a;
       else if (a == "--table") table_path = next();
       else fail("unknown argument '" + a + "'\n" + kUsage);
     }
@@ -111,7 +112,7 @@ int main(int argc, char** argv) {
   try {
     Harness h(o);
     const std::vector<CollOp> colls = {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter, CollOp::kBroadcast,
-                                       CollOp::kAllToAll, CollOp::kAllToAllV};
+                                       CollOp::kAllToAll, CollOp::kAllToAllV, CollOp::kReduce, CollOp::kGather, CollOp::kScatter};
     if (suite == "p2p" || suite == "all") run_p2p(h);
     if (suite == "all" || suite == "collectives") {
       Options co = o;

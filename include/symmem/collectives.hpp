@@ -1,17 +1,21 @@
 #pragma once
 // Collectives over the GPUs of one host, stream-ordered and capturable in CUDA graphs:
-// all-reduce, reduce-scatter, all-gather, broadcast, all-to-all and all-to-all-v.
+// all-reduce, reduce-scatter, all-gather, broadcast, all-to-all and all-to-all-v, and the rooted
+// reduce, gather and scatter.
 //
 // Each call picks an algorithm from the tuning table (or takes the one asked for):
 //   ll        flag-in-data pushes into the communicator's workspace; no barrier; any buffers.
-//   one_shot  every rank reads every peer's input directly (input symmetric, output any).
+//   one_shot  every rank reads every peer's input directly (input symmetric, output any); reduce:
+//             the root alone does.
 //   two_shot  each rank reduces its shard and pushes it to every peer (input and output symmetric).
-//   direct    the pull form of the data-movement collectives (input symmetric, output any).
+//   direct    the pull form of the data-movement collectives (input symmetric, output any); gather:
+//             the root pulls every rank's input; scatter: every rank pulls its chunk of the root's.
 //   push      all-reduce / reduce-scatter: each block pushes its part into the peers' workspace
 //             and raises a flag; no barrier; any buffers, up to 2 x ll_max_bytes per peer.
 //             all-gather / all-to-all / broadcast: each rank writes into the peers' (symmetric)
 //             outputs; links carry only writes, which run faster than reads when both directions
-//             are busy.
+//             are busy. gather: every rank writes into the root's output; scatter: the root into
+//             every rank's.
 //   two_shot_push  2-rank all-reduce with writes only: each rank sends the peer its half into the
 //             peer's (symmetric) output, reduces its own half, and writes the result to both.
 //   nccl      NCCL, for what symmem has no faster path for, and for ordinary buffers at large sizes.
@@ -38,7 +42,15 @@ namespace coll {
 struct DirectArgs;
 }  // namespace coll
 
-enum class CollOp : int { kAllReduce = 0, kReduceScatter, kAllGather, kBroadcast, kAllToAll, kAllToAllV };
+enum class CollOp : int { kAllReduce = 0, kReduceScatter, kAllGather, kBroadcast, kAllToAll, kAllToAllV, kReduce, kGather, kScatter };
+/// The operations whose output (reduce, gather) or input (scatter, broadcast) only the root has.
+inline bool coll_rooted(CollOp op) {
+  return op == CollOp::kBroadcast || op == CollOp::kReduce || op == CollOp::kGather || op == CollOp::kScatter;
+}
+/// The operations that reduce (take a ReduceOp).
+inline bool coll_reducing(CollOp op) {
+  return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce;
+}
 enum class Algo : int { kAuto = 0, kNccl, kLL, kOneShot, kTwoShot, kDirect, kPush, kTwoShotPush };
 
 SYMMEM_API const char* coll_name(CollOp op);
@@ -96,8 +108,9 @@ struct CommOptions {
 ///
 /// Per operation: count 0 is a no-op (on every rank together). In place: all_reduce in == out;
 /// reduce_scatter out == in + rank * recv_count; all_gather in == out + rank * send_count;
-/// broadcast in == out; all_to_all and all_to_all_v never. Any other overlap of in and out is
-/// rejected. Pointers must be aligned to the dtype's size. Operations of one communicator must be
+/// broadcast and reduce in == out; gather (on the root) in == out + root * send_count; scatter (on
+/// the root) out == in + root * recv_count; all_to_all and all_to_all_v never. Any other overlap of
+/// in and out is rejected. Pointers must be aligned to the dtype's size. Operations of one communicator must be
 /// ordered on the GPU (one stream, or streams joined by events). Operations of several
 /// communicators may overlap on separate streams if every rank issues them in the same order (as
 /// with NCCL): one symmem kernel may occupy every SM (2-rank LL grids take two blocks an SM, MoE
@@ -173,6 +186,24 @@ class SYMMEM_API Communicator {
   /// data lines, and switches every rank to direct when any split is larger; direct always pulls.
   void all_to_all_v(const void* in, void* out, size_t out_count, const int64_t* send_counts, int64_t* recv_counts,
                     DataType dtype, cudaStream_t stream, Algo algo = Algo::kAuto);
+
+  /// The rooted operations (NCCL's ncclReduce, ncclGather, ncclScatter). Only the root has the
+  /// output of reduce and gather and the input of scatter; other ranks may pass nullptr there,
+  /// but for the forms that reach that buffer on the root through their own address (gather
+  /// with algo=push, scatter with algo=direct: pass the root's buffer's address, a symmetric one).
+  /// auto decides from the buffer every rank passes (reduce and gather: in; scatter: out).
+  ///   reduce   ll (to its capacity), one_shot (in symmetric: the root reads every input), nccl.
+  ///   gather   ll, direct (in symmetric: the root pulls), push (out symmetric: every rank writes
+  ///            into the root's), nccl.
+  ///   scatter  ll, push (out symmetric: the root writes into every rank's), direct (in symmetric:
+  ///            every rank pulls its chunk from the root's), nccl.
+  /// On the root, out = op over ranks of in[i], for i < count.
+  void reduce(const void* in, void* out, size_t count, DataType dtype, ReduceOp op, int root, cudaStream_t stream,
+              Algo algo = Algo::kAuto);
+  /// On the root, out[r * send_count + i] = in of rank r [i].
+  void gather(const void* in, void* out, size_t send_count, DataType dtype, int root, cudaStream_t stream, Algo algo = Algo::kAuto);
+  /// out[i] = the root's in[rank * recv_count + i].
+  void scatter(const void* in, void* out, size_t recv_count, DataType dtype, int root, cudaStream_t stream, Algo algo = Algo::kAuto);
 
   /// The algorithm kAuto picks for these arguments (after the buffer checks).
   Algo select(CollOp op, DataType dtype, size_t bytes, bool in_symmetric, bool out_symmetric, bool in_place) const;

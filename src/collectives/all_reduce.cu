@@ -3,7 +3,9 @@
 // reading this rank's input, and every shard of the output has arrived). The first barriers, and
 // one_shot's last (it only loads peers' inputs), signal with device::Arrival::kRelaxed (its
 // comment has the argument); a barrier after stores into peers' outputs releases them.
-//   one_shot: every rank reduces the whole message from all inputs into its own output.
+//   one_shot: every rank reduces the whole message from all inputs into its own output (the rooted
+//             reduce: the root alone; the other ranks take the two barriers, the last of which
+//             keeps their inputs until the root has read them).
 //   two_shot: rank r reduces shard r and stores it into every rank's output.
 #include "kernels.hpp"
 #include "launch.cuh"
@@ -25,7 +27,8 @@ __global__ void __launch_bounds__(kThreads) one_shot_kernel(DirectArgs a) {
   const size_t esize = sizeof(typename device::Elem<D>::Raw), count = a.bytes / esize;
   char* dsts[1] = {a.out};
   size_t done = 0;
-  if (aligned16(a.in, a.out)) {
+  if (a.rooted && a.ws.rank != a.root) done = count;  // (nothing to reduce here)
+  else if (aligned16(a.in, a.out)) {
     const size_t words = a.bytes / 16;
     constexpr int U = kUnroll<D>;
     for (size_t w = idx; w < words; w += U * stride) {

@@ -4,8 +4,8 @@
 //   algorithm  the tuning table (op, dtype, team size, message size), then a fallback that looks at
 //              the kind of buffers (symmetric, in place): the arguments of the call, which the
 //              contract in collectives.hpp makes the same on every rank (SYMMEM_DEBUG_CHECKS=1
-//              verifies them on every call). Broadcast decides from `out` alone: only the root
-//              passes an input.
+//              verifies them on every call). A rooted operation decides from the buffer every
+//              rank passes: broadcast and scatter from `out`, reduce and gather from `in`.
 //   grid       the message size and the smallest SM count of the team (agreed at construction).
 //   workspace  the layout from CommOptions and the team size, the same everywhere.
 #include <nccl.h>
@@ -334,7 +334,8 @@ struct Communicator::Prepared {
   Algo algo = Algo::kNccl;
   bool skip = false;      // count 0
   bool in_place = false;
-  bool needs_in = true;   // `in` is read on this rank (false only for a non-root's pull-free broadcast)
+  bool needs_in = true;   // `in` is passed on this rank (false for a non-root's broadcast or scatter but direct)
+  bool needs_out = true;  // `out` is passed on this rank (false for a non-root's reduce or gather but push)
 };
 
 // The call's checks and the algorithm choice. Under SYMMEM_DEBUG_CHECKS=1 a refusal on any rank,
@@ -364,15 +365,19 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
       return "symmetric+" + std::to_string(static_cast<const char*>(ptr) - static_cast<const char*>(b.ptr())) + "/" +
              std::to_string(b.bytes());
     };
-    // Not compared: what may differ by rank. A broadcast's input outside direct (only the root
-    // passes one), and in place the buffer at this rank's slot (all_gather's in, reduce_scatter's out).
-    const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
-    const bool same_in = op == CollOp::kBroadcast ? asked == Algo::kDirect : !(p.in_place && op == CollOp::kAllGather);
-    const bool same_out = !(p.in_place && op == CollOp::kReduceScatter);
-    mine += " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) + (reducing ? std::string(" op=") + redop_name(redop) : "") +
-            (op == CollOp::kBroadcast ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) +
-            " algo=" + algo_name(p.algo) + " in_place=" + (p.in_place ? "1" : "0") +
-            (same_out ? " out=" + where(out, out_bytes) : "") + (same_in && p.needs_in ? " in=" + where(in, in_bytes) : "");
+    // Not compared: what may differ by rank. The root's buffer of a rooted operation where only
+    // the root passes it (broadcast's and scatter's input outside direct, reduce's and gather's
+    // output outside gather's push), in place the buffer at this rank's slot (all_gather's in,
+    // reduce_scatter's out), and whether a rooted operation runs in place (only the root's can).
+    const bool rooted = coll_rooted(op);
+    const bool root_only_in = op == CollOp::kBroadcast || op == CollOp::kScatter;
+    const bool root_only_out = op == CollOp::kReduce || op == CollOp::kGather;
+    const bool same_in = root_only_in ? asked == Algo::kDirect : !(p.in_place && op == CollOp::kAllGather);
+    const bool same_out = root_only_out ? op == CollOp::kGather && asked == Algo::kPush : !(p.in_place && op == CollOp::kReduceScatter);
+    mine += " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) + (coll_reducing(op) ? std::string(" op=") + redop_name(redop) : "") +
+            (rooted ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) + " algo=" + algo_name(p.algo) +
+            (rooted ? std::string() : std::string(" in_place=") + (p.in_place ? "1" : "0")) +
+            (same_out && p.needs_out ? " out=" + where(out, out_bytes) : "") + (same_in && p.needs_in ? " in=" + where(in, in_bytes) : "");
   }
   heap_->team().require_same(mine, n, refusal);
   return p;
@@ -383,15 +388,14 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
                                                    size_t ll_bytes, const int64_t* send_counts, const int64_t* recv_counts) const {
   const char* n = coll_name(op);
   require(valid_dtype(dtype), n, ": dtype=", static_cast<int>(dtype), " is not a symmem::DataType");
-  const bool reducing = op == CollOp::kAllReduce || op == CollOp::kReduceScatter;
-  if (reducing) {
+  if (coll_reducing(op)) {
     require(static_cast<int>(redop) >= 0 && static_cast<int>(redop) <= static_cast<int>(ReduceOp::kAvg),
             n, ": op=", static_cast<int>(redop), " is not a symmem::ReduceOp");
   }
   require(static_cast<int>(asked) >= 0 && static_cast<int>(asked) <= static_cast<int>(Algo::kTwoShotPush),
           n, ": algo=", static_cast<int>(asked), " is not a symmem::Algo");
   require(count <= (size_t(1) << 50) / dtype_size(dtype), n, ": count=", count, " is too large");
-  if (op == CollOp::kBroadcast)
+  if (coll_rooted(op))
     require(root >= 0 && root < size(), n, ": root=", root, " is out of range [0, ", size(), ")");
   if (op == CollOp::kAllToAllV) {
     require(send_counts != nullptr, n, ": send_counts is null");
@@ -401,23 +405,30 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
     require(recv_counts == nullptr || (reinterpret_cast<uintptr_t>(recv_counts) & 7u) == 0, n, ": recv_counts must be 8-byte aligned");
   }
 
-  // Broadcast: only the root's input is read; direct (pull) also needs every rank to pass the root's
-  // input's symmetric address, to find it on the root.
-  const bool root_in = op != CollOp::kBroadcast || rank() == root;
+  // Broadcast and scatter: only the root's input is read; direct (pull) also needs every rank to pass
+  // the root's input's symmetric address, to find it on the root. Reduce and gather: only the
+  // root's output is written; gather's push needs every rank to pass the root's output's address.
+  const bool root_only_in = op == CollOp::kBroadcast || op == CollOp::kScatter;
+  const bool root_only_out = op == CollOp::kReduce || op == CollOp::kGather;
+  const bool root_in = !root_only_in || rank() == root, root_out = !root_only_out || rank() == root;
   const bool needs_in = root_in || asked == Algo::kDirect;
+  const bool needs_out = root_out || (op == CollOp::kGather && asked == Algo::kPush);
   Prepared p;
   p.needs_in = needs_in;
+  p.needs_out = needs_out;
   p.skip = count == 0;
   bool in_sym = false, out_sym = false, in_place = false;
   if (!p.skip) {
-    require(out != nullptr, n, ": out is null");
-    if (needs_in) require(in != nullptr, n, root_in ? ": in is null" : ": in is null (direct broadcast: every rank passes the root's input address)");
+    if (needs_out) require(out != nullptr, n, root_out ? ": out is null" : ": out is null (gather with algo=push: every rank passes the root's output address)");
+    if (needs_in)
+      require(in != nullptr, n, root_in ? ": in is null" : std::string(": in is null (direct ") + n + ": every rank passes the root's input address)");
     const size_t es = dtype_size(dtype);
-    require(reinterpret_cast<uintptr_t>(out) % es == 0, n, ": out is not aligned to its dtype (", es, " bytes)");
+    if (needs_out) require(reinterpret_cast<uintptr_t>(out) % es == 0, n, ": out is not aligned to its dtype (", es, " bytes)");
     if (in != nullptr && needs_in)
       require(reinterpret_cast<uintptr_t>(in) % es == 0, n, ": in is not aligned to its dtype (", es, " bytes)");
     // In place: the one form each operation allows (collectives.hpp); any other overlap is an error.
-    if (in != nullptr && root_in && overlap(in, in_bytes, out, out_bytes)) {
+    // (A rooted operation's buffers meet only on the root.)
+    if (in != nullptr && root_in && root_out && overlap(in, in_bytes, out, out_bytes)) {
       const char* o = static_cast<const char*>(out);
       const char* i = static_cast<const char*>(in);
       if (op == CollOp::kReduceScatter) {
@@ -426,23 +437,31 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
       } else if (op == CollOp::kAllGather) {
         require(i == o + static_cast<size_t>(rank()) * in_bytes,
                 n, ": in and out overlap; in place means in == out + rank * send_count, else pass disjoint buffers");
-      } else if (op == CollOp::kAllReduce || op == CollOp::kBroadcast) {
+      } else if (op == CollOp::kAllReduce || op == CollOp::kBroadcast || op == CollOp::kReduce) {
         require(i == o, n, ": in and out overlap partially; pass in == out (in place) or disjoint buffers");
+      } else if (op == CollOp::kGather) {
+        require(i == o + static_cast<size_t>(root) * in_bytes,
+                n, ": in and out overlap; in place means in == out + root * send_count on the root, else pass disjoint buffers");
+      } else if (op == CollOp::kScatter) {
+        require(o == i + static_cast<size_t>(root) * out_bytes,
+                n, ": in and out overlap; in place means out == in + root * recv_count on the root, else pass disjoint buffers");
       } else {
         fail(std::string(n) + ": cannot run in place (in and out overlap); pass disjoint buffers");
       }
       in_place = true;
     }
     p.in_place = in_place;
-    // Broadcast decides from `out` alone (non-roots have no input to look at).
-    out_sym = heap_->find(out, out_bytes).valid();
-    in_sym = op != CollOp::kBroadcast && in != nullptr && heap_->find(in, in_bytes).valid();
-    if (op == CollOp::kBroadcast && asked == Algo::kDirect) {
-      require(heap_->find(in, in_bytes).valid(), n, " with algo=direct: in must come from Communicator::alloc (the root's input, at the same offset on every rank)");
-      in_sym = true;
-    }
-    p.algo = asked == Algo::kAuto ? select(op, dtype, count * es * (op == CollOp::kReduceScatter || op == CollOp::kAllGather ||
-                                                                         op == CollOp::kAllToAll ? size() : 1), in_sym, out_sym, in_place)
+    // A rooted operation decides from the buffer every rank passes: broadcast and scatter from
+    // `out`, reduce and gather from `in`. (Its in-place form, the root's alone, does not count.)
+    out_sym = needs_out && (!root_only_out || asked != Algo::kAuto) && heap_->find(out, out_bytes).valid();
+    in_sym = needs_in && (!root_only_in || asked != Algo::kAuto) && in != nullptr && heap_->find(in, in_bytes).valid();
+    if (root_only_in && asked == Algo::kDirect)
+      require(in_sym, n, " with algo=direct: in must come from Communicator::alloc (the root's input, at the same offset on every rank)");
+    if (root_only_out && asked == Algo::kPush)
+      require(out_sym, n, " with algo=push: out must come from Communicator::alloc (the root's output, at the same offset on every rank)");
+    const bool whole = op == CollOp::kReduceScatter || op == CollOp::kAllGather || op == CollOp::kAllToAll || op == CollOp::kGather ||
+                       op == CollOp::kScatter;  // the size is every rank's chunk
+    p.algo = asked == Algo::kAuto ? select(op, dtype, count * es * (whole ? size() : 1), in_sym, out_sym, coll_rooted(op) ? false : in_place)
                                   : asked;
     std::string why = op == CollOp::kAllToAllV ? (p.algo == Algo::kLL || p.algo == Algo::kDirect ? "" : "all_to_all_v has ll and direct")
                                                : detail::algo_unfit(op, p.algo, in_sym, out_sym, in_place, ll_bytes, opt_.ll_max_bytes, size(), dtype);
@@ -452,7 +471,7 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
       require(heap_->find(send_counts, sizeof(int64_t) * size()).valid(),
               n, " with algo=direct: send_counts must be an int64 array [nranks] in a buffer from Communicator::alloc");
     SYMMEM_LOG(kTrace, [&] {
-      const size_t total = count * dtype_size(dtype) * (op == CollOp::kReduceScatter || op == CollOp::kAllGather || op == CollOp::kAllToAll ? size() : 1);
+      const size_t total = count * dtype_size(dtype) * (whole ? size() : 1);
       const Algo table_algo = table_.lookup(op, dtype, size(), total);
       std::string reason = asked != Algo::kAuto ? "asked" : table_algo == p.algo ? "the table's choice" : std::string("the table's ") + algo_name(table_algo) + " cannot run with these buffers";
       return std::string(n) + " count=" + std::to_string(count) + " " + dtype_name(dtype) + " bytes=" + std::to_string(total) +
@@ -637,6 +656,72 @@ void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, con
   args.out_capacity = out_count;
   args.in_capacity = in_capacity;
   coll::launch_movement(CollOp::kAllToAllV, args, blocks, s);
+}
+
+// ---- the rooted collectives ----------------------------------------------------------------
+// Only the root's output (reduce, gather) or input (scatter) is read or written; every rank
+// launches the same kernel with the same grid (sizes and the team's SM count), whose barriers or
+// LL tokens every rank takes (ll_rooted.cu and movement.cu have the arguments).
+void Communicator::reduce(const void* in, void* out, size_t count, DataType dtype, ReduceOp op, int root, cudaStream_t s, Algo algo) {
+  detail::NvtxRange range("symmem reduce");
+  const size_t bytes = bytes_of(count, dtype, 1, "reduce");
+  Prepared p = prepare(CollOp::kReduce, algo, dtype, op, root, count, in, bytes, out, bytes, bytes);
+  if (p.skip) return;
+  if (p.algo == Algo::kNccl) {
+    nccl_check(ncclReduce(in, out, count, nccl_type(dtype), nccl_op(op), root, nccl_, s), "ncclReduce");
+    nccl_started(s, "reduce");
+  } else if (p.algo == Algo::kLL) {
+    const ws::Layout L = workspace_layout(size(), opt_);
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, bytes, root, 0, detail::ll_narrow_only(CollOp::kReduce, dtype));
+    coll::launch_ll_rooted(CollOp::kReduce, args, dtype, op, ll_blocks(args, sms_, CollOp::kReduce), s);
+  } else {  // one_shot: the root reads every input
+    coll::DirectArgs args = direct_args(in, bytes, true, out, bytes, false, bytes);
+    args.root = root;
+    args.rooted = true;
+    coll::launch_all_reduce(Algo::kOneShot, args, dtype, op, direct_blocks(bytes, sms_), s);
+  }
+}
+
+void Communicator::gather(const void* in, void* out, size_t send_count, DataType dtype, int root, cudaStream_t s, Algo algo) {
+  detail::NvtxRange range("symmem gather");
+  const size_t chunk = bytes_of(send_count, dtype, 1, "gather"), total = bytes_of(send_count, dtype, size(), "gather");
+  Prepared p = prepare(CollOp::kGather, algo, dtype, ReduceOp::kSum, root, send_count, in, chunk, out, total, chunk);
+  if (p.skip) return;
+  if (p.algo == Algo::kNccl) {
+    nccl_check(detail::nccl_gather(in, out, chunk, root, nccl_, s), "ncclGather");
+    nccl_started(s, "gather");
+  } else if (p.algo == Algo::kLL) {
+    const ws::Layout L = workspace_layout(size(), opt_);
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, root);
+    coll::launch_ll_rooted(CollOp::kGather, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_, CollOp::kGather), s);
+  } else {  // direct: the root pulls every input; push: every rank writes into the root's output
+    const bool push = p.algo == Algo::kPush;
+    coll::DirectArgs args = direct_args(in, chunk, !push, out, total, push, chunk);
+    args.push = push;
+    args.root = root;
+    coll::launch_movement(CollOp::kGather, args, direct_blocks(total, sms_), s);
+  }
+}
+
+void Communicator::scatter(const void* in, void* out, size_t recv_count, DataType dtype, int root, cudaStream_t s, Algo algo) {
+  detail::NvtxRange range("symmem scatter");
+  const size_t chunk = bytes_of(recv_count, dtype, 1, "scatter"), total = bytes_of(recv_count, dtype, size(), "scatter");
+  Prepared p = prepare(CollOp::kScatter, algo, dtype, ReduceOp::kSum, root, recv_count, in, total, out, chunk, chunk);
+  if (p.skip) return;
+  if (p.algo == Algo::kNccl) {
+    nccl_check(detail::nccl_scatter(in, out, chunk, root, nccl_, s), "ncclScatter");
+    nccl_started(s, "scatter");
+  } else if (p.algo == Algo::kLL) {
+    const ws::Layout L = workspace_layout(size(), opt_);
+    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, root);
+    coll::launch_ll_rooted(CollOp::kScatter, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_, CollOp::kScatter), s);
+  } else {  // push: the root writes into every output; direct: every rank pulls its chunk of the root's input
+    const bool push = p.algo == Algo::kPush;
+    coll::DirectArgs args = direct_args(in, total, !push, out, chunk, push, chunk);
+    args.push = push;
+    args.root = root;
+    coll::launch_movement(CollOp::kScatter, args, direct_blocks(total, sms_), s);
+  }
 }
 
 }  // namespace symmem

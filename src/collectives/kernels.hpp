@@ -42,6 +42,7 @@ struct DirectArgs {
   size_t in_capacity;    // A2AV: elements from `in` to the end of its buffer
   bool push;             // AG, A2A, broadcast: write into the peers' outputs (out_h) instead of pulling
   bool in_place;         // AG: in == out + rank * chunk, so peer p's input is its out + p * chunk (out_h)
+  bool rooted;           // one_shot: the reduce, whose root alone reduces (the others take the barriers)
 };
 
 struct PushArgs {
@@ -76,6 +77,8 @@ void launch_ll(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, c
 void launch_all_reduce(Algo algo, const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
 void launch_reduce_scatter(const DirectArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
 void launch_movement(CollOp op, const DirectArgs& a, int blocks, cudaStream_t s);
+/// The rooted LL operations (ll_rooted.cu): reduce, gather and scatter.
+void launch_ll_rooted(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s);
 
 /// Calls f(integral_constant<DataType>, integral_constant<ReduceOp>) for the runtime pair.
 template <class F>

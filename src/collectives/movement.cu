@@ -1,5 +1,7 @@
 // Zero-copy data movement: all-gather, broadcast, all-to-all and all-to-all-v, each rank pulling
-// from its peers' symmetric inputs into its own output (which may be any device memory).
+// from its peers' symmetric inputs into its own output (which may be any device memory), or
+// pushing into their symmetric outputs (DirectArgs::push); and the rooted gather and scatter, the
+// root's side of all-gather and all-to-all.
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "reduce_common.cuh"
@@ -8,7 +10,7 @@
 namespace symmem::coll {
 namespace {
 
-enum Kind { kAG, kBC, kA2A, kA2AV };
+enum Kind { kAG, kBC, kA2A, kA2AV, kGA, kSC };
 
 // Broadcast with writes only, every link busy: the message is cut into one chunk per non-root
 // rank; the root writes chunk j to non-root j, which writes it on to every other non-root. The
@@ -174,6 +176,29 @@ __global__ void __launch_bounds__(kThreads) movement_kernel(DirectArgs a) {
         if (src != dst) device::copy_bytes(dst, src, a.bytes, gidx, gstride);
       }
     }
+  } else if constexpr (K == kGA || K == kSC) {
+    // The rooted forms. Where one rank moves the chunks of every rank (the gathering root pulling,
+    // the scattering root pushing) its blocks split as all-gather's; where a rank moves one chunk
+    // (its own to or from the root) its whole grid does. Ranks with nothing to move only take the
+    // barriers: the first says the root's output (push) or every input (pull) is ready, the last
+    // that the pulls are done (relaxed: only loads of peer memory before it) or the pushes have
+    // landed (a release), as for all-gather.
+    const int root = a.root;
+    const bool fan = K == kGA ? !a.push : a.push;  // the root moves every rank's chunk
+    if (fan && me == root) {
+      for (int k = k_first; k < k_last; ++k) {
+        const int p = (me + k) % n;
+        const size_t off = static_cast<size_t>(p) * a.bytes;
+        const char* src = K == kGA ? at_rank(h, p, a.in) : a.in + off;  // gather pulls, scatter pushes
+        char* dst = K == kGA ? a.out + off : at_rank(a.out_h, p, a.out);
+        if (src != dst) device::copy_bytes(dst, src, a.bytes, gidx, gstride);
+      }
+    } else if (!fan) {
+      const size_t off = static_cast<size_t>(me) * a.bytes;
+      const char* src = K == kGA ? a.in : at_rank(h, root, a.in) + off;  // scatter pulls its chunk
+      char* dst = K == kGA ? at_rank(a.out_h, root, a.out) + off : a.out;  // gather pushes its chunk
+      if (src != dst) device::copy_bytes(dst, src, a.bytes, idx, stride);
+    }
   } else {
     // all-to-all-v: peer p sends counts_p[me] elements starting at sum(counts_p[q], q < me).
     __shared__ long long recv_off[pad::kMaxTeam + 1], send_off[pad::kMaxTeam], cnt[pad::kMaxTeam];
@@ -213,6 +238,8 @@ void launch_movement(CollOp op, const DirectArgs& a, int blocks, cudaStream_t s)
     case CollOp::kBroadcast: launch(movement_kernel<kBC>, blocks, kThreads, s, a); break;
     case CollOp::kAllToAll: launch(movement_kernel<kA2A>, blocks, kThreads, s, a); break;
     case CollOp::kAllToAllV: launch(movement_kernel<kA2AV>, blocks, kThreads, s, a); break;
+    case CollOp::kGather: launch(movement_kernel<kGA>, blocks, kThreads, s, a); break;
+    case CollOp::kScatter: launch(movement_kernel<kSC>, blocks, kThreads, s, a); break;
     default: fail("launch_movement: not a data-movement collective: " + std::string(coll_name(op)));
   }
   SYMMEM_CUDA_CHECK(cudaGetLastError());

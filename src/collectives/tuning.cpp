@@ -15,7 +15,8 @@ namespace {
 const char* kDtypes[] = {"float", "half", "bfloat16", "fp8_e4m3", "fp8_e5m2", "int32", "uint8", "int8", "uint32", "int64", "uint64", "double"};
 static_assert(std::size(kDtypes) == static_cast<size_t>(kLastDataType) + 1, "a name for every DataType");
 const char* kRedops[] = {"sum", "max", "min", "prod", "avg"};
-const char* kColls[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "all_to_all_v"};
+const char* kColls[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "all_to_all_v", "reduce", "gather", "scatter"};
+static_assert(std::size(kColls) == static_cast<size_t>(CollOp::kScatter) + 1, "a name for every CollOp");
 const char* kAlgos[] = {"auto", "nccl", "ll", "one_shot", "two_shot", "direct", "push", "two_shot_push"};
 
 template <size_t N>
@@ -41,7 +42,10 @@ const char* redop_name(ReduceOp op) {
   const int i = static_cast<int>(op);
   return i >= 0 && i < static_cast<int>(std::size(kRedops)) ? kRedops[i] : "invalid";
 }
-const char* coll_name(CollOp op) { return kColls[static_cast<int>(op)]; }
+const char* coll_name(CollOp op) {
+  const int i = static_cast<int>(op);
+  return i >= 0 && i < static_cast<int>(std::size(kColls)) ? kColls[i] : "invalid";
+}
 const char* algo_name(Algo a) { return kAlgos[static_cast<int>(a)]; }
 
 DataType parse_dtype(const std::string& s) {
@@ -97,7 +101,9 @@ TuningTable TuningTable::defaults() {
   // from an ordinary input, it falls back to push, then two_shot. Reduce-scatter above 2 MiB:
   // direct since its first barriers' arrivals are relaxed (4 MiB 11.04-11.07 against push
   // 11.38-11.39, bench/results/2026-11-30-h200x2-0107eb9-s74c1-*); from an ordinary input push
-  // while it fits.
+  // while it fits. The rooted operations (reduce, gather, scatter; session 78) start from their
+  // unrooted relatives' bands (all-reduce's, all-gather's, all-to-all's) and the pull or push form
+  // auto can choose from the buffer every rank passes (collectives.hpp).
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
 all_reduce      *      2      1048576       ll
 all_reduce      *      2      4194304       one_shot
@@ -129,6 +135,18 @@ all_to_all      *      *      67108864      push
 all_to_all      *      *      268435456     direct
 all_to_all      *      *      1099511627776 nccl
 all_to_all_v    *      *      1099511627776 ll
+reduce          *      2      1048576       ll
+reduce          *      2      1099511627776 one_shot
+reduce          *      *      262144        ll
+reduce          *      *      1099511627776 one_shot
+gather          *      2      2097152       ll
+gather          *      2      1099511627776 direct
+gather          *      *      2097152       ll
+gather          *      *      1099511627776 direct
+scatter         *      2      2097152       ll
+scatter         *      2      1099511627776 push
+scatter         *      *      2097152       ll
+scatter         *      *      1099511627776 push
 )";
   return parse(kText, "built-in table");
 }
@@ -193,7 +211,7 @@ Algo TuningTable::lookup(CollOp op, DataType dtype, int nranks, size_t bytes, Al
 
 namespace detail {
 bool ll_narrow_only(CollOp op, DataType dtype) {
-  return (op == CollOp::kAllReduce || op == CollOp::kReduceScatter) && valid_dtype(dtype) && dtype_size(dtype) == 8;
+  return coll_reducing(op) && valid_dtype(dtype) && dtype_size(dtype) == 8;
 }
 size_t ll_capacity_for(CollOp op, DataType dtype, size_t ll_max_bytes) {
   return ll_narrow_only(op, dtype) ? ws::ll_lines(ll_max_bytes) * ws::kLLNarrow : ll_max_bytes;
@@ -214,9 +232,10 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
       return "";
     }
     case Algo::kOneShot:
-      if (op != CollOp::kAllReduce) return "one_shot is an all-reduce algorithm";
+      if (op != CollOp::kAllReduce && op != CollOp::kReduce) return "one_shot is an all-reduce and reduce algorithm";
       if (!in_sym) return "one_shot reads peers' inputs directly: pass an input from Communicator::alloc";
-      if (in_place) return "one_shot cannot run in place (peers still read the input it overwrites)";
+      // (reduce in place: only the root writes, and only the root reads its own input)
+      if (in_place && op == CollOp::kAllReduce) return "one_shot cannot run in place (peers still read the input it overwrites)";
       return "";
     case Algo::kTwoShot:
       if (op != CollOp::kAllReduce) return "two_shot is an all-reduce algorithm";
@@ -224,6 +243,7 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
       return "";
     case Algo::kPush:
       if (op == CollOp::kAllToAllV) return "all_to_all_v has direct only";
+      if (op == CollOp::kReduce) return "reduce has ll, one_shot and nccl";
       if (!reducing) {
         if (!out_sym) return "push writes into peers' outputs: pass an output from Communicator::alloc";
         if (in_place && op == CollOp::kAllToAll) return "push all_to_all cannot run in place";
@@ -241,6 +261,7 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
       return "";
     case Algo::kDirect:
       if (reducing && op == CollOp::kAllReduce) return "all_reduce has one_shot and two_shot, not direct";
+      if (op == CollOp::kReduce) return "reduce has ll, one_shot and nccl (one_shot is its pull form)";
       if (!in_sym) return "direct reads peers' inputs directly: pass an input from Communicator::alloc";
       if (in_place && op == CollOp::kAllToAll) return "direct all_to_all cannot run in place";
       return "";
@@ -249,7 +270,10 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
 }
 Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks, size_t bytes, bool in_sym, bool out_sym,
                  bool in_place, bool have_nccl, size_t ll_cap) {
-  const size_t ll = op == CollOp::kReduceScatter || op == CollOp::kAllToAll || op == CollOp::kAllGather ? bytes / nranks : bytes;
+  const size_t ll = op == CollOp::kReduceScatter || op == CollOp::kAllToAll || op == CollOp::kAllGather || op == CollOp::kGather ||
+                            op == CollOp::kScatter
+                        ? bytes / nranks
+                        : bytes;
   auto fits = [&](Algo a) {
     if (a == Algo::kNccl && !have_nccl) return false;
     return algo_unfit(op, a, in_sym, out_sym, in_place, ll, ll_cap, nranks, dtype).empty();
@@ -292,7 +316,8 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
 // 8.20-8.25, reduce-scatter / all-gather / all-to-all 2 MiB (1 MiB a peer) 7.15 / 6.86 / 6.90
 // against 8.57 / 7.15 / 7.22, 256 KiB 0.1-0.16 us faster, the rest level; broadcast, where the
 // root alone sends data, 0.1-0.15 us slower at 256 KiB - 1 MiB;
-// bench/results/2026-11-30-h200x2-05c2118-s74c3-*). Two 512-thread blocks fit an SM because no
+// bench/results/2026-11-30-h200x2-05c2118-s74c3-*); the other rooted operations, where one rank
+// alone sends or receives data, as broadcast. Two 512-thread blocks fit an SM because no
 // LL kernel uses more than 64 registers (ptxas -v, sm_90). Teams of 3+ ranks keep 128 blocks until
 // measured: SYMMEM_LL_WIDE_GRID_MAX_RANKS (compile-time, so every rank alike; default 2) is the
 // largest team that takes the wide grid, for an A/B tree (`tools/ab.sh define`).
@@ -303,7 +328,7 @@ int ll_grid(size_t lines, int nranks, CollOp op, int sms, int threads) {
   if (lines <= static_cast<size_t>(threads)) return 1;
   constexpr size_t kLinesPerBlock = 64;
   const size_t b = (lines + kLinesPerBlock - 1) / kLinesPerBlock;
-  const bool wide = nranks >= 2 && nranks <= SYMMEM_LL_WIDE_GRID_MAX_RANKS && op != CollOp::kBroadcast;
+  const bool wide = nranks >= 2 && nranks <= SYMMEM_LL_WIDE_GRID_MAX_RANKS && !coll_rooted(op);
   const int cap = wide ? 2 * sms : std::min(sms, 128);
   return static_cast<int>(std::clamp<size_t>(b, 1, static_cast<size_t>(std::max(cap, 1))));
 }

@@ -171,6 +171,65 @@ TEST(Tuning, AutoChoiceAndFallbacks) {
   EXPECT_EQ(choose_algo(t, CollOp::kAllToAllV, bf, 8, 64 * MiB, true, false, false, true, ll), Algo::kLL);
 }
 
+// The rooted operations: names, the algorithms each takes, and auto's choice from the buffer every
+// rank passes (reduce and gather: in; scatter: out; the caller passes false for the other).
+TEST(Tuning, RootedOperations) {
+  using detail::algo_unfit;
+  using detail::choose_algo;
+  for (CollOp op : {CollOp::kReduce, CollOp::kGather, CollOp::kScatter}) {
+    EXPECT_EQ(parse_coll(coll_name(op)), op);
+    EXPECT_TRUE(coll_rooted(op));
+  }
+  EXPECT_EQ(std::string(coll_name(CollOp::kGather)), "gather");
+  EXPECT_EQ(std::string(coll_name(static_cast<CollOp>(42))), "invalid");
+  EXPECT_TRUE(coll_rooted(CollOp::kBroadcast));
+  EXPECT_FALSE(coll_rooted(CollOp::kAllGather));
+  EXPECT_TRUE(coll_reducing(CollOp::kReduce));
+  EXPECT_FALSE(coll_reducing(CollOp::kGather));
+  // reduce: ll, one_shot (symmetric input; in place too: only the root writes), nccl.
+  EXPECT_EQ(algo_unfit(CollOp::kReduce, Algo::kOneShot, true, false, true, 0, 0), "");
+  EXPECT_NE(algo_unfit(CollOp::kReduce, Algo::kOneShot, false, true, false, 0, 0), "");
+  for (Algo a : {Algo::kPush, Algo::kDirect, Algo::kTwoShot, Algo::kTwoShotPush})
+    EXPECT_NE(algo_unfit(CollOp::kReduce, a, true, true, false, 0, 0), "") << algo_name(a);
+  EXPECT_EQ(algo_unfit(CollOp::kReduce, Algo::kNccl, false, false, false, 0, 0), "");
+  // gather and scatter: direct pulls (a symmetric input), push writes (a symmetric output).
+  for (CollOp op : {CollOp::kGather, CollOp::kScatter}) {
+    EXPECT_EQ(algo_unfit(op, Algo::kDirect, true, false, false, 0, 0), "");
+    EXPECT_NE(algo_unfit(op, Algo::kDirect, false, true, false, 0, 0), "");
+    EXPECT_EQ(algo_unfit(op, Algo::kPush, false, true, true, 0, 0), "");
+    EXPECT_NE(algo_unfit(op, Algo::kPush, true, false, false, 0, 0), "");
+    EXPECT_NE(algo_unfit(op, Algo::kOneShot, true, true, false, 0, 0), "");
+  }
+  // 8-byte reductions travel in narrow lines, as the all-reduce's.
+  const size_t MiB = size_t(1) << 20, ll = MiB;
+  EXPECT_TRUE(detail::ll_narrow_only(CollOp::kReduce, DataType::kFloat64));
+  EXPECT_FALSE(detail::ll_narrow_only(CollOp::kGather, DataType::kFloat64));
+  EXPECT_NE(algo_unfit(CollOp::kReduce, Algo::kLL, false, false, false, 800 * 1024, ll, 2, DataType::kInt64), "");
+  EXPECT_EQ(algo_unfit(CollOp::kGather, Algo::kLL, false, false, false, 800 * 1024, ll, 2, DataType::kInt64), "");
+  const TuningTable t = TuningTable::defaults();
+  const DataType bf = DataType::kBFloat16;
+  for (int n : {2, 4}) {
+    // reduce: ll small; a symmetric input one_shot above; an ordinary one NCCL (none: refused later).
+    EXPECT_EQ(choose_algo(t, CollOp::kReduce, bf, n, 64 * 1024, false, false, false, true, ll), Algo::kLL);
+    EXPECT_EQ(choose_algo(t, CollOp::kReduce, bf, n, 8 * MiB, true, false, false, true, ll), Algo::kOneShot);
+    EXPECT_EQ(choose_algo(t, CollOp::kReduce, bf, n, 8 * MiB, false, false, false, true, ll), Algo::kNccl);
+    EXPECT_EQ(choose_algo(t, CollOp::kReduce, bf, n, 8 * MiB, false, false, false, false, ll), Algo::kNccl);
+    // gather: ll to 1 MiB a peer; a symmetric input direct above, an ordinary one NCCL.
+    EXPECT_EQ(choose_algo(t, CollOp::kGather, bf, n, n * MiB / 2, true, false, false, true, ll), Algo::kLL);
+    EXPECT_EQ(choose_algo(t, CollOp::kGather, bf, n, 4 * n * MiB, true, false, false, true, ll), Algo::kDirect);
+    EXPECT_EQ(choose_algo(t, CollOp::kGather, bf, n, 4 * n * MiB, false, false, false, true, ll), Algo::kNccl);
+    // scatter: ll to 1 MiB a peer; a symmetric output push above, an ordinary one NCCL.
+    EXPECT_EQ(choose_algo(t, CollOp::kScatter, bf, n, n * MiB / 2, false, true, false, true, ll), Algo::kLL);
+    EXPECT_EQ(choose_algo(t, CollOp::kScatter, bf, n, 4 * n * MiB, false, true, false, true, ll), Algo::kPush);
+    EXPECT_EQ(choose_algo(t, CollOp::kScatter, bf, n, 4 * n * MiB, false, false, false, true, ll), Algo::kNccl);
+  }
+  // 8-byte reduce past the narrow capacity: the table's next band.
+  EXPECT_EQ(choose_algo(t, CollOp::kReduce, DataType::kFloat64, 2, MiB, true, false, false, true, ll), Algo::kOneShot);
+  // LL grids of rooted operations stay one block an SM (one rank alone sends or receives data).
+  EXPECT_EQ(detail::ll_grid(87382, 2, CollOp::kReduce, 132, 512), 128);
+  EXPECT_EQ(detail::ll_grid(87382, 2, CollOp::kScatter, 132, 512), 128);
+}
+
 // LL grids: one block while a line a thread fits, ~64 lines a block above, up to 128 blocks (or the
 // SMs); at 2 ranks up to two blocks an SM but for broadcast. Only shared facts go in.
 TEST(Tuning, LLGrid) {
