@@ -281,7 +281,25 @@ PYBIND11_MODULE(_C, m) {
                             as_ptr<int64_t>(recv_counts), dtype_of(dtype), as_stream(s), algo_of(algo));
            },
            py::arg("inp"), py::arg("out"), py::arg("out_count"), py::arg("send_counts"), py::arg("recv_counts"), py::arg("dtype"),
-           py::arg("stream"), py::arg("algo") = "auto");
+           py::arg("stream"), py::arg("algo") = "auto")
+      // The rooted operations: 0 for the buffer a rank does not pass (collectives.hpp says which).
+      .def("reduce",
+           [](Communicator& c, uintptr_t in, uintptr_t out, size_t count, int dtype, const std::string& op, int root, uintptr_t s,
+              const std::string& algo) {
+             c.reduce(as_ptr<const void>(in), as_ptr<void>(out), count, dtype_of(dtype), op_of(op), root, as_stream(s), algo_of(algo));
+           },
+           py::arg("inp"), py::arg("out"), py::arg("count"), py::arg("dtype"), py::arg("op"), py::arg("root"), py::arg("stream"),
+           py::arg("algo") = "auto")
+      .def("gather",
+           [](Communicator& c, uintptr_t in, uintptr_t out, size_t count, int dtype, int root, uintptr_t s, const std::string& algo) {
+             c.gather(as_ptr<const void>(in), as_ptr<void>(out), count, dtype_of(dtype), root, as_stream(s), algo_of(algo));
+           },
+           py::arg("inp"), py::arg("out"), py::arg("send_count"), py::arg("dtype"), py::arg("root"), py::arg("stream"), py::arg("algo") = "auto")
+      .def("scatter",
+           [](Communicator& c, uintptr_t in, uintptr_t out, size_t count, int dtype, int root, uintptr_t s, const std::string& algo) {
+             c.scatter(as_ptr<const void>(in), as_ptr<void>(out), count, dtype_of(dtype), root, as_stream(s), algo_of(algo));
+           },
+           py::arg("inp"), py::arg("out"), py::arg("recv_count"), py::arg("dtype"), py::arg("root"), py::arg("stream"), py::arg("algo") = "auto");
 
   // Expert-parallel dispatch / combine (symmem/moe.hpp); the Python layer owns the tensors.
   py::class_<moe::ExpertParallel>(m, "ExpertParallel")

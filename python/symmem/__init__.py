@@ -286,6 +286,6 @@ def env_vars():
 
 
 from .tensors import empty, peer_tensor, signal_pad, pointer_tables, put, get, put_signal, signal, wait, barrier, free  # noqa: E402,F401
-from .ops import all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, all_to_all_v  # noqa: E402,F401
+from .ops import all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, all_to_all_v, reduce, gather, scatter  # noqa: E402,F401
 from . import moe  # noqa: E402,F401
 from .overlap import all_gather_matmul, matmul_reduce_scatter  # noqa: E402,F401

@@ -3,9 +3,10 @@ as torch.library operators (namespace `symmem`) with fake implementations, so to
 traces them without graph breaks.
 
 Buffers: any contiguous CUDA tensors work; symmetric ones (symmem.empty) take the zero-copy
-paths. Types: all_reduce and reduce_scatter take float32, float16, bfloat16, float64, the float8
-types, int8, uint8, int32, uint32, int64, uint64 and bool (sum: or, prod: and); all_gather,
-broadcast and all_to_all move any dtype, all_to_all_v any of 1, 2, 4 or 8 bytes an element. all_to_all_v needs a symmetric input (peers read it directly). Arrays of other libraries
+paths. Types: all_reduce, reduce_scatter and reduce take float32, float16, bfloat16, float64, the
+float8 types, int8, uint8, int32, uint32, int64, uint64 and bool (sum: or, prod: and); all_gather,
+broadcast, all_to_all, gather and scatter move any dtype, all_to_all_v any of 1, 2, 4 or 8 bytes
+an element. all_to_all_v needs a symmetric input (peers read it directly). Arrays of other libraries
 (CuPy, JAX, ...) are taken where that is free: anything with __dlpack__ (through torch.from_dlpack,
 which orders the producer's stream before torch's) or __cuda_array_interface__ is viewed as a
 tensor without a copy; in-place operations and `out` write into its memory, and the function
@@ -240,6 +241,35 @@ def _register():
     def _(x, send_counts, out, recv_counts, group, algo):
         return None
 
+    # The rooted operations. A rank that passes no buffer where it may (gather's output and scatter's
+    # input off the root) passes another tensor of the call in its place and has_* False: the
+    # kernel gets a null pointer there. (A dummy, not an Optional[Tensor], keeps the schemas plain.)
+    @lib.custom_op("symmem::reduce_", mutates_args=("x",))
+    def reduce_(x: Tensor, op: str, root: int, group: str, algo: str) -> None:
+        _comm(group).reduce(x.data_ptr(), x.data_ptr(), x.numel(), _dtype_code(torch, x.dtype), op, root, _current_stream(), algo)
+
+    @reduce_.register_fake
+    def _(x, op, root, group, algo):
+        return None
+
+    @lib.custom_op("symmem::gather_out", mutates_args=("out",))
+    def gather_out(x: Tensor, out: Tensor, has_out: bool, root: int, group: str, algo: str) -> None:
+        _comm(group).gather(x.data_ptr(), out.data_ptr() if has_out else 0, *_move_args(torch, x, x.numel()), root,
+                            _current_stream(), algo)
+
+    @gather_out.register_fake
+    def _(x, out, has_out, root, group, algo):
+        return None
+
+    @lib.custom_op("symmem::scatter_out", mutates_args=("out",))
+    def scatter_out(x: Tensor, has_in: bool, out: Tensor, root: int, group: str, algo: str) -> None:
+        _comm(group).scatter(x.data_ptr() if has_in else 0, out.data_ptr(), *_move_args(torch, out, out.numel()), root,
+                             _current_stream(), algo)
+
+    @scatter_out.register_fake
+    def _(x, has_in, out, root, group, algo):
+        return None
+
     _registered = True
 
 
@@ -314,6 +344,69 @@ def broadcast(tensor, src=0, group=None, *, algo="auto"):
         raise InvalidArgument(f"broadcast: src={src} is not a rank of the group (size {g.size})")
     _run("broadcast_", t, int(src), g.name, algo)
     return tensor
+
+
+def _root(g, root, what, name):
+    if not isinstance(root, int) or not 0 <= root < g.size:
+        raise InvalidArgument(f"{what}: {name}={root!r} is not a rank of the group (size {g.size})")
+    return root
+
+
+def reduce(tensor, dst=0, op="sum", group=None, *, algo="auto"):
+    """Reduces `tensor` over the group into rank `dst`'s tensor, in place; the other ranks' tensors
+    are left as they were (as torch.distributed.reduce)."""
+    t = _as_tensor(tensor, "reduce")
+    _check(t, "reduce")
+    g = _group(group)
+    _run("reduce_", t, _redop(op, t.dtype), _root(g, dst, "reduce", "dst"), g.name, algo)
+    return tensor
+
+
+def gather(output, input, dst=0, group=None, *, algo="auto"):
+    """On rank dst, output (numel m * size) = every rank's input (numel m), in rank order. Other
+    ranks pass output=None, but for algo="push", where every rank passes its symmetric output (the
+    same place of the same symmem.empty allocation as dst's), into which nothing is written."""
+    i = _as_tensor(input, "gather input")
+    _placed(i, "gather input")
+    g = _group(group)
+    root = _root(g, dst, "gather", "dst")
+    need_out = g.rank == root or algo == "push"
+    if output is None:
+        if need_out:
+            raise InvalidArgument("gather: output is None" + (" on rank dst" if g.rank == root else
+                                                             " (algo='push': every rank passes dst's output's counterpart)"))
+        _run("gather_out", i, i, False, root, g.name, algo)
+        return output
+    o = _as_tensor(output, "gather output")
+    _placed(o, "gather output")
+    if o.numel() != i.numel() * g.size or i.dtype != o.dtype:
+        raise InvalidArgument(f"gather: input has {i.numel()} {i.dtype}, output {o.numel()} {o.dtype}; "
+                              f"output must hold input.numel() x {g.size} of the same dtype")
+    _run("gather_out", i, o, True, root, g.name, algo)
+    return output
+
+
+def scatter(output, input, src=0, group=None, *, algo="auto"):
+    """output (numel m) = block `rank` of rank src's input (numel m * size). Other ranks pass
+    input=None, but for algo="direct", where every rank passes its symmetric input (the same place
+    of the same symmem.empty allocation as src's), which nothing reads."""
+    o = _as_tensor(output, "scatter output")
+    _placed(o, "scatter output")
+    g = _group(group)
+    root = _root(g, src, "scatter", "src")
+    if input is None:
+        if g.rank == root or algo == "direct":
+            raise InvalidArgument("scatter: input is None" + (" on rank src" if g.rank == root else
+                                                             " (algo='direct': every rank passes src's input's counterpart)"))
+        _run("scatter_out", o, False, o, root, g.name, algo)
+        return output
+    i = _as_tensor(input, "scatter input")
+    _placed(i, "scatter input")
+    if i.numel() != o.numel() * g.size or i.dtype != o.dtype:
+        raise InvalidArgument(f"scatter: input has {i.numel()} {i.dtype}, output {o.numel()} {o.dtype}; "
+                              f"input must hold output.numel() x {g.size} of the same dtype")
+    _run("scatter_out", i, True, o, root, g.name, algo)
+    return output
 
 
 def all_to_all(output, input, group=None, *, algo="auto"):

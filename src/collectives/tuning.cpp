@@ -101,9 +101,15 @@ TuningTable TuningTable::defaults() {
   // from an ordinary input, it falls back to push, then two_shot. Reduce-scatter above 2 MiB:
   // direct since its first barriers' arrivals are relaxed (4 MiB 11.04-11.07 against push
   // 11.38-11.39, bench/results/2026-11-30-h200x2-0107eb9-s74c1-*); from an ordinary input push
-  // while it fits. The rooted operations (reduce, gather, scatter; session 78) start from their
-  // unrooted relatives' bands (all-reduce's, all-gather's, all-to-all's) and the pull or push form
-  // auto can choose from the buffer every rank passes (collectives.hpp).
+  // while it fits. The rooted operations (reduce, gather, scatter; session 78) take their
+  // unrooted relatives' LL bands (all-reduce's, all-gather's, all-to-all's) and above them the
+  // pull or push form auto can choose from the buffer every rank passes (collectives.hpp). 2 x H200
+  // (bench/results/2026-11-30-h200x2-97d18fc-s78c2-rooted.json, one run): reduce ll 2.55-3.94 us
+  // to 512 KiB (one_shot 4.5-6.4, NCCL 4.5-7.9), one_shot 10.6 / 27.9 / 370 us at 2 / 8 / 128 MiB
+  // (NCCL 16.5 / 34.0 / 380); gather ll 2.5-3.8 us to 1 MiB a peer (push 4.7-6.1, direct 5.3-6.7,
+  // NCCL 5.5-9.3), direct 10.8 / 29.3 at 4 / 16 MiB (push 10.7 / 28.7, NCCL 14.7 / 35.3); scatter
+  // ll 2.4-3.8 (direct 4.8-6.2, push 5.2-6.3, NCCL 5.5-9.3), push 10.8 / 28.8 (direct 10.5 /
+  // 29.3, NCCL 14.9 / 35.4). 3+ ranks: unmeasured, the same bands until they are.
   static const char* kText = R"(# op            dtype  ranks  max_bytes     algo
 all_reduce      *      2      1048576       ll
 all_reduce      *      2      4194304       one_shot

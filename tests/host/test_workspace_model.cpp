@@ -4,6 +4,9 @@
 // into a slot whose previous message has not been consumed is a violation. Rule (R) (every rank
 // sends every peer a message and waits for every peer's) must never produce one, for any team size
 // and mix of operations; the broadcast that symmem had before (tokens to the root only) must.
+// kBroadcast stands for every rooted LL operation (broadcast, reduce, gather, scatter: ll.cu,
+// ll_rooted.cu): whichever way the data goes, each rank sends each peer data or a token and waits
+// for one from each peer, which is all the model sees.
 #include <gtest/gtest.h>
 
 #include <random>

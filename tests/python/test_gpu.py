@@ -404,6 +404,56 @@ def test_reduce_scatter_all_gather_broadcast_all_to_all_match_nccl():
     agreed(body)
 
 
+def test_reduce_gather_scatter_against_every_ranks_data():
+    """reduce (in place on dst; the others' tensors left alone), gather (output on dst only, None
+    elsewhere; push with every rank's symmetric counterpart) and scatter (input on src only; direct
+    with every rank's counterpart), every root, symmetric and plain tensors, against every rank's
+    bytes gathered by torch.distributed."""
+    def body():
+        errs = []
+        for dtype in (torch.float32, torch.bfloat16, torch.int64):
+            for m in (1, 1000, 65537):
+                for root in range(WORLD):
+                    for symmetric in (True, False):
+                        seed = seed_of("rooted", str(dtype), m, root, symmetric)
+                        what = f"{dtype} m={m} root={root} symmetric={symmetric}"
+                        # reduce (sum), in place on the root
+                        x = make(m, dtype, symmetric)
+                        x.copy_(rand(m, torch.float32, seed + RANK).mul(100).to(dtype))
+                        mine = x.clone()
+                        stack = gathered(x)
+                        if ran(lambda: symmem.reduce(x, dst=root), not symmetric):
+                            if RANK == root:
+                                e = (close(x, reduce_ref(stack, "sum"), dtype, WORLD) if dtype != torch.int64
+                                     else ("" if torch.equal(x, stack.sum(0)) else "int64 sum differs"))
+                                if e:
+                                    errs.append(f"reduce {what}: {e}")
+                            elif not torch.equal(x, mine):
+                                errs.append(f"reduce {what}: a non-root's tensor changed")
+                        # gather
+                        x = make(m, dtype, symmetric)
+                        x.copy_(rand(m, torch.float32, seed + 7 + RANK).mul(100).to(dtype))
+                        want = gathered(x).view(-1).view(torch.uint8)
+                        out = poison(make(m * WORLD, dtype, symmetric))
+                        for algo in ("auto", "push") if symmetric else ("auto",):
+                            poison(out)
+                            if ran(lambda: symmem.gather(out if RANK == root or algo == "push" else None, x, dst=root, algo=algo),
+                                   not symmetric) and RANK == root and not torch.equal(out.view(torch.uint8), want):
+                                errs.append(f"gather {what} algo={algo}: differs from every rank's input")
+                        # scatter from the root
+                        x = make(m * WORLD, dtype, symmetric)
+                        x.copy_(rand(m * WORLD, torch.float32, seed + 11 + RANK).mul(100).to(dtype))
+                        want = gathered(x)[root].view(WORLD, m)[RANK]
+                        out = poison(make(m, dtype, symmetric))
+                        for algo in ("auto", "direct") if symmetric else ("auto",):
+                            poison(out)
+                            if ran(lambda: symmem.scatter(out, x if RANK == root or algo == "direct" else None, src=root, algo=algo),
+                                   not symmetric) and not torch.equal(out.view(torch.uint8), want.view(torch.uint8)):
+                                errs.append(f"scatter {what} algo={algo}: differs from the root's block")
+        return "\n".join(errs[:10])
+    agreed(body)
+
+
 def test_all_to_all_v_with_counts_on_the_gpu():
     def body():
         errs = []
