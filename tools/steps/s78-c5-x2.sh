@@ -1,0 +1,7 @@
+# Steps for tools/call.sh on the warm 2-GPU machine after s78-c4-x2.sh (session 78, call 5, the
+# final code): the tiers where 2 ranks share a GPU (multigpu, fault, debug checks, Python), then
+# the README's main job at 2 GPUs. ~7 minutes.
+#   COMMIT=<sha> bash tools/call.sh tools/steps/s78-c5-x2.sh
+SUITE_STOP_S=400 SUITE12 "multigpu_2ranks_1gpu|multigpu_fault_2ranks_1gpu|python_gpu_2ranks_1gpu|multigpu_debug_checks_2ranks_1gpu"
+MAINJOB 540
+true
