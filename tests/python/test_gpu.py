@@ -567,7 +567,16 @@ def test_torch_compile_fullgraph():
         h = a @ w
         all_reduce_ref_(h)
         want = torch.relu(h) + 1
-        return close(got, want, torch.float32, 64)
+        e = close(got, want, torch.float32, 64)
+        # a rooted operation in place on an intermediate (reduce_, as all_reduce_)
+        def rooted(a):
+            h = a * 2
+            symmem.reduce(h, dst=WORLD - 1)
+            return h + 1
+
+        got = torch.compile(rooted, fullgraph=True)(a.clone())
+        want = (reduce_ref(gathered(a * 2), "sum").float().view(a.shape) if RANK == WORLD - 1 else a * 2) + 1
+        return e or close(got, want, torch.float32, WORLD)
     agreed(body)
 
 
