@@ -181,8 +181,10 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
         case CollOp::kAllGather: nccl_ok(ncclAllGather(in, out, count, nt, nc, s), "ncclAllGather"); break;
         case CollOp::kBroadcast: nccl_ok(ncclBroadcast(in, out, count, nt, root, nc, s), "ncclBroadcast"); break;
         case CollOp::kReduce: nccl_ok(ncclReduce(in, out, count, nt, nr, root, nc, s), "ncclReduce"); break;
-        case CollOp::kGather: nccl_ok(detail::nccl_gather(in, out, chunk, root, nc, s), "ncclGather"); break;
-        case CollOp::kScatter: nccl_ok(detail::nccl_scatter(in, out, chunk, root, nc, s), "ncclScatter"); break;
+        case CollOp::kGather:
+        case CollOp::kScatter:
+          nccl_ok(detail::nccl_rooted_move(op == CollOp::kGather, in, out, chunk, root, nc, s), coll_name(op));
+          break;
         default:
           ncclGroupStart();
           for (int p = 0; p < n; ++p) {

@@ -223,6 +223,7 @@ class SYMMEM_API Communicator {
   coll::DirectArgs direct_args(const void* in, size_t in_bytes, bool need_in, void* out, size_t out_bytes, bool need_out,
                               size_t bytes) const;
   void nccl_started(cudaStream_t s, const char* what);
+  void move_rooted(CollOp op, const void* in, void* out, size_t count, DataType dtype, int root, cudaStream_t stream, Algo algo);
   std::shared_ptr<Context> ctx_;
   CommOptions opt_;
   std::unique_ptr<Heap> heap_;

@@ -362,6 +362,26 @@ def reduce(tensor, dst=0, op="sum", group=None, *, algo="auto"):
     return tensor
 
 
+def _rooted_buffer(t, g, root, everywhere, what, who):
+    """t placed, or None where this rank may pass none: off the root, unless `everywhere` (an
+    algorithm that finds the root's buffer through every rank's symmetric counterpart)."""
+    if t is None:
+        if g.rank == root or everywhere:
+            raise InvalidArgument(f"{what} is None" + (f" on rank {who}" if g.rank == root else
+                                                      f" (this algorithm reaches rank {who}'s through every rank's counterpart)"))
+        return None
+    t = _as_tensor(t, what)
+    _placed(t, what)
+    return t
+
+
+def _chunks(chunk, whole, g, what):
+    """Raises unless `whole` holds g.size of `chunk`'s numel, in its dtype."""
+    if whole.numel() != chunk.numel() * g.size or whole.dtype != chunk.dtype:
+        raise InvalidArgument(f"{what}: one rank's chunk has {chunk.numel()} {chunk.dtype}, the whole {whole.numel()} {whole.dtype}; "
+                              f"the whole must hold {g.size} chunks of the same dtype")
+
+
 def gather(output, input, dst=0, group=None, *, algo="auto"):
     """On rank dst, output (numel m * size) = every rank's input (numel m), in rank order. Other
     ranks pass output=None, but for algo="push", where every rank passes its symmetric output (the
@@ -370,19 +390,10 @@ def gather(output, input, dst=0, group=None, *, algo="auto"):
     _placed(i, "gather input")
     g = _group(group)
     root = _root(g, dst, "gather", "dst")
-    need_out = g.rank == root or algo == "push"
-    if output is None:
-        if need_out:
-            raise InvalidArgument("gather: output is None" + (" on rank dst" if g.rank == root else
-                                                             " (algo='push': every rank passes dst's output's counterpart)"))
-        _run("gather_out", i, i, False, root, g.name, algo)
-        return output
-    o = _as_tensor(output, "gather output")
-    _placed(o, "gather output")
-    if o.numel() != i.numel() * g.size or i.dtype != o.dtype:
-        raise InvalidArgument(f"gather: input has {i.numel()} {i.dtype}, output {o.numel()} {o.dtype}; "
-                              f"output must hold input.numel() x {g.size} of the same dtype")
-    _run("gather_out", i, o, True, root, g.name, algo)
+    o = _rooted_buffer(output, g, root, algo == "push", "gather: output", "dst")
+    if o is not None:
+        _chunks(i, o, g, "gather")
+    _run("gather_out", i, i if o is None else o, o is not None, root, g.name, algo)
     return output
 
 
@@ -394,18 +405,10 @@ def scatter(output, input, src=0, group=None, *, algo="auto"):
     _placed(o, "scatter output")
     g = _group(group)
     root = _root(g, src, "scatter", "src")
-    if input is None:
-        if g.rank == root or algo == "direct":
-            raise InvalidArgument("scatter: input is None" + (" on rank src" if g.rank == root else
-                                                             " (algo='direct': every rank passes src's input's counterpart)"))
-        _run("scatter_out", o, False, o, root, g.name, algo)
-        return output
-    i = _as_tensor(input, "scatter input")
-    _placed(i, "scatter input")
-    if i.numel() != o.numel() * g.size or i.dtype != o.dtype:
-        raise InvalidArgument(f"scatter: input has {i.numel()} {i.dtype}, output {o.numel()} {o.dtype}; "
-                              f"input must hold output.numel() x {g.size} of the same dtype")
-    _run("scatter_out", i, True, o, root, g.name, algo)
+    i = _rooted_buffer(input, g, root, algo == "direct", "scatter: input", "src")
+    if i is not None:
+        _chunks(o, i, g, "scatter")
+    _run("scatter_out", o if i is None else i, i is not None, o, root, g.name, algo)
     return output
 
 

@@ -684,43 +684,39 @@ void Communicator::reduce(const void* in, void* out, size_t count, DataType dtyp
 
 void Communicator::gather(const void* in, void* out, size_t send_count, DataType dtype, int root, cudaStream_t s, Algo algo) {
   detail::NvtxRange range("symmem gather");
-  const size_t chunk = bytes_of(send_count, dtype, 1, "gather"), total = bytes_of(send_count, dtype, size(), "gather");
-  Prepared p = prepare(CollOp::kGather, algo, dtype, ReduceOp::kSum, root, send_count, in, chunk, out, total, chunk);
-  if (p.skip) return;
-  if (p.algo == Algo::kNccl) {
-    nccl_check(detail::nccl_gather(in, out, chunk, root, nccl_, s), "ncclGather");
-    nccl_started(s, "gather");
-  } else if (p.algo == Algo::kLL) {
-    const ws::Layout L = workspace_layout(size(), opt_);
-    const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, root);
-    coll::launch_ll_rooted(CollOp::kGather, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_, CollOp::kGather), s);
-  } else {  // direct: the root pulls every input; push: every rank writes into the root's output
-    const bool push = p.algo == Algo::kPush;
-    coll::DirectArgs args = direct_args(in, chunk, !push, out, total, push, chunk);
-    args.push = push;
-    args.root = root;
-    coll::launch_movement(CollOp::kGather, args, direct_blocks(total, sms_), s);
-  }
+  move_rooted(CollOp::kGather, in, out, send_count, dtype, root, s, algo);
 }
 
 void Communicator::scatter(const void* in, void* out, size_t recv_count, DataType dtype, int root, cudaStream_t s, Algo algo) {
   detail::NvtxRange range("symmem scatter");
-  const size_t chunk = bytes_of(recv_count, dtype, 1, "scatter"), total = bytes_of(recv_count, dtype, size(), "scatter");
-  Prepared p = prepare(CollOp::kScatter, algo, dtype, ReduceOp::kSum, root, recv_count, in, total, out, chunk, chunk);
+  move_rooted(CollOp::kScatter, in, out, recv_count, dtype, root, s, algo);
+}
+
+// Gather and scatter, one the other's mirror: `count` elements a rank's chunk; gather's input and
+// scatter's output are a chunk, the other buffer every rank's chunk.
+//   ll      through the workspace (ll_rooted.cu);
+//   direct  pulls: the root every input (gather), every rank its chunk of the root's (scatter);
+//   push    writes: every rank into the root's output (gather), the root into every rank's (scatter).
+void Communicator::move_rooted(CollOp op, const void* in, void* out, size_t count, DataType dtype, int root, cudaStream_t s, Algo algo) {
+  const bool gather = op == CollOp::kGather;
+  const char* n = coll_name(op);
+  const size_t chunk = bytes_of(count, dtype, 1, n), total = bytes_of(count, dtype, size(), n);
+  const size_t in_bytes = gather ? chunk : total, out_bytes = gather ? total : chunk;
+  Prepared p = prepare(op, algo, dtype, ReduceOp::kSum, root, count, in, in_bytes, out, out_bytes, chunk);
   if (p.skip) return;
   if (p.algo == Algo::kNccl) {
-    nccl_check(detail::nccl_scatter(in, out, chunk, root, nccl_, s), "ncclScatter");
-    nccl_started(s, "scatter");
+    nccl_check(detail::nccl_rooted_move(gather, in, out, chunk, root, nccl_, s), gather ? "ncclGather" : "ncclScatter");
+    nccl_started(s, n);
   } else if (p.algo == Algo::kLL) {
     const ws::Layout L = workspace_layout(size(), opt_);
     const coll::LLArgs args = ll_args(ws_.handle(), L, in, out, chunk, root);
-    coll::launch_ll_rooted(CollOp::kScatter, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_, CollOp::kScatter), s);
-  } else {  // push: the root writes into every output; direct: every rank pulls its chunk of the root's input
+    coll::launch_ll_rooted(op, args, dtype, ReduceOp::kSum, ll_blocks(args, sms_, op), s);
+  } else {
     const bool push = p.algo == Algo::kPush;
-    coll::DirectArgs args = direct_args(in, total, !push, out, chunk, push, chunk);
+    coll::DirectArgs args = direct_args(in, in_bytes, !push, out, out_bytes, push, chunk);
     args.push = push;
     args.root = root;
-    coll::launch_movement(CollOp::kScatter, args, direct_blocks(total, sms_), s);
+    coll::launch_movement(op, args, direct_blocks(total, sms_), s);
   }
 }
 

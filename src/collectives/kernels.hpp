@@ -95,4 +95,12 @@ void dispatch_reduce(DataType d, ReduceOp r, F&& f) {
   dispatch_dtype(d, with_op);  // (a value outside the enum: rejected before launch)
 }
 
+/// Calls f(integral_constant<size_t, P>) for the LL line format `payload` names (LLArgs::payload):
+/// P is the payload bytes a line (ws::kLLNarrow or ws::kLLPayload).
+template <class F>
+void dispatch_ll_format(size_t payload, F&& f) {
+  if (payload == ws::kLLNarrow) f(std::integral_constant<size_t, ws::kLLNarrow>{});
+  else f(std::integral_constant<size_t, ws::kLLPayload>{});
+}
+
 }  // namespace symmem::coll

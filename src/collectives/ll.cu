@@ -277,8 +277,7 @@ void launch_ll_format(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int bl
 }  // namespace
 
 void launch_ll(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
-  if (a.payload == ws::kLLNarrow) launch_ll_format<ws::kLLNarrow>(op, a, d, r, blocks, s);
-  else launch_ll_format<ws::kLLPayload>(op, a, d, r, blocks, s);
+  dispatch_ll_format(a.payload, [&](auto P) { launch_ll_format<P.value>(op, a, d, r, blocks, s); });
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -124,8 +124,7 @@ void launch_format(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int block
 }  // namespace
 
 void launch_ll_rooted(CollOp op, const LLArgs& a, DataType d, ReduceOp r, int blocks, cudaStream_t s) {
-  if (a.payload == ws::kLLNarrow) launch_format<ws::kLLNarrow>(op, a, d, r, blocks, s);
-  else launch_format<ws::kLLPayload>(op, a, d, r, blocks, s);
+  dispatch_ll_format(a.payload, [&](auto P) { launch_format<P.value>(op, a, d, r, blocks, s); });
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }
 

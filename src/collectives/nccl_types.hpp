@@ -36,33 +36,22 @@ inline ncclRedOp_t nccl_op(ReduceOp r) {
   return ncclSum;
 }
 
-/// ncclGather / ncclScatter where nccl.h has them (SYMMEM_NCCL_HAS_GATHER, from CMake; NCCL 2.28),
-/// else the same through grouped sends and receives. `bytes`: one rank's chunk.
-inline ncclResult_t nccl_gather(const void* in, void* out, size_t bytes, int root, ncclComm_t c, cudaStream_t s) {
+/// ncclGather (gather) or ncclScatter where nccl.h has them (SYMMEM_NCCL_HAS_GATHER, from CMake;
+/// NCCL 2.28), else the same through grouped sends and receives. `bytes`: one rank's chunk.
+inline ncclResult_t nccl_rooted_move(bool gather, const void* in, void* out, size_t bytes, int root, ncclComm_t c, cudaStream_t s) {
 #ifdef SYMMEM_NCCL_HAS_GATHER
-  return ncclGather(in, out, bytes, ncclUint8, root, c, s);
+  return gather ? ncclGather(in, out, bytes, ncclUint8, root, c, s) : ncclScatter(in, out, bytes, ncclUint8, root, c, s);
 #else
   int n = 0, me = 0;
   ncclCommCount(c, &n);
   ncclCommUserRank(c, &me);
   ncclGroupStart();
-  ncclSend(in, bytes, ncclUint8, root, c, s);
-  if (me == root)
-    for (int p = 0; p < n; ++p) ncclRecv(static_cast<char*>(out) + p * bytes, bytes, ncclUint8, p, c, s);
-  return ncclGroupEnd();
-#endif
-}
-inline ncclResult_t nccl_scatter(const void* in, void* out, size_t bytes, int root, ncclComm_t c, cudaStream_t s) {
-#ifdef SYMMEM_NCCL_HAS_GATHER
-  return ncclScatter(in, out, bytes, ncclUint8, root, c, s);
-#else
-  int n = 0, me = 0;
-  ncclCommCount(c, &n);
-  ncclCommUserRank(c, &me);
-  ncclGroupStart();
-  if (me == root)
-    for (int p = 0; p < n; ++p) ncclSend(static_cast<const char*>(in) + p * bytes, bytes, ncclUint8, p, c, s);
-  ncclRecv(out, bytes, ncclUint8, root, c, s);
+  for (int p = 0; p < n && me == root; ++p) {  // the root's side: a receive (gather) or a send (scatter) a rank
+    if (gather) ncclRecv(static_cast<char*>(out) + p * bytes, bytes, ncclUint8, p, c, s);
+    else ncclSend(static_cast<const char*>(in) + p * bytes, bytes, ncclUint8, p, c, s);
+  }
+  if (gather) ncclSend(in, bytes, ncclUint8, root, c, s);
+  else ncclRecv(out, bytes, ncclUint8, root, c, s);
   return ncclGroupEnd();
 #endif
 }

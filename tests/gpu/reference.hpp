@@ -45,6 +45,20 @@ inline bool exact_type(DataType d) {
   return d == DataType::kInt32 || d == DataType::kUInt8 || d == DataType::kInt8 || d == DataType::kUInt32 || d == DataType::kInt64 ||
          d == DataType::kUInt64 || d == DataType::kFloat64;
 }
+/// Every element type and reduction the collectives take.
+inline constexpr DataType kReduceTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFp8E4M3,
+                                            DataType::kFp8E5M2, DataType::kInt32,   DataType::kUInt8,    DataType::kInt8,
+                                            DataType::kUInt32,  DataType::kInt64,   DataType::kUInt64,   DataType::kFloat64};
+inline constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd, ReduceOp::kAvg};
+/// Whether a test runs NCCL beside symmem for (d, op): where NCCL has the pair, for integers every
+/// op (symmem defines their results as NCCL's: an average divides the sum wrapped in the type).
+inline bool nccl_beside(DataType d, ReduceOp op) {
+  return (op == ReduceOp::kSum || (exact_type(d) && d != DataType::kFloat64)) && d != DataType::kFp8E5M2;
+}
+/// Element counts of the data-movement tests: 1, tails, and one past the LL capacity (1 MiB a peer).
+inline std::vector<size_t> movement_counts(DataType d) {
+  return {1, 5, 1000, 65537, (size_t(3) << 20) / dtype_size(d) + 1};
+}
 /// Random elements of dtype d: integers of every bit pattern (their sums and products wrap, as the
 /// device's), float64 in [-1, 1), the narrower floating types as below.
 inline std::vector<uint8_t> random_elems(DataType d, size_t count, uint64_t seed, ReduceOp op) {

@@ -12,15 +12,7 @@ using namespace symmem::test;
 
 namespace {
 
-/// Rounding steps the reference allows for an algorithm.
-
-const DataType kReduceTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFp8E4M3,
-                                 DataType::kFp8E5M2, DataType::kInt32,   DataType::kUInt8,    DataType::kInt8,
-                                 DataType::kUInt32,  DataType::kInt64,   DataType::kUInt64,   DataType::kFloat64};
-const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd, ReduceOp::kAvg};
 const size_t kCounts[] = {1, 7, 33, 4099, 65537};
-/// Integer types: every op gives NCCL's bits too.
-bool nccl_alike(DataType d) { return exact_type(d) && d != DataType::kFloat64; }
 
 }  // namespace
 
@@ -43,7 +35,7 @@ TEST(Collectives, AllReduceEveryTypeOpAlgorithmAndTail) {
         if (n == 2) runs.push_back({Algo::kTwoShotPush, true});
         // NCCL (the fallback's wiring) where NCCL supports the pair; for integers every op, whose
         // results symmem defines as NCCL's (an average divides the sum wrapped in the type).
-        if (have_nccl() && (op == ReduceOp::kSum || nccl_alike(d)) && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
+        if (have_nccl() && nccl_beside(d, op)) runs.push_back({Algo::kNccl, false});
         for (const auto& run_ : runs) {
           // (named copies: a lambda may not capture structured bindings before C++20)
           const auto algo = run_.first;
@@ -211,7 +203,7 @@ TEST(Collectives, ReduceScatterEveryTypeOp) {
         std::vector<std::vector<uint8_t>> ins;
         for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, rc * n, seed * 64 + r, op));
         std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kPush, false}, {Algo::kDirect, true}, {Algo::kAuto, true}};
-        if (have_nccl() && (op == ReduceOp::kSum || nccl_alike(d)) && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
+        if (have_nccl() && nccl_beside(d, op)) runs.push_back({Algo::kNccl, false});
         for (const auto& run_ : runs) {
           const auto algo = run_.first;
           const auto sym = run_.second;
@@ -239,7 +231,7 @@ TEST(Collectives, AllGatherBroadcastAllToAll) {
   DeviceBuffer plain_in(cap), plain_out(cap);
   uint64_t seed = 900;
   for (DataType d : {DataType::kBFloat16, DataType::kUInt8, DataType::kFloat32})
-    for (size_t count : {size_t(1), size_t(5), size_t(1000), size_t(65537), (size_t(3) << 20) / dtype_size(d) + 1}) {
+    for (size_t count : movement_counts(d)) {
       const size_t es = dtype_size(d), chunk = count * es;
       std::vector<std::vector<uint8_t>> ins;
       for (int r = 0; r < n; ++r) ins.push_back(random_bytes(chunk * n, ++seed * 64 + r));

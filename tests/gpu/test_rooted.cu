@@ -11,12 +11,6 @@ using namespace symmem::test;
 
 namespace {
 
-const DataType kTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFp8E4M3,
-                           DataType::kFp8E5M2, DataType::kInt32,   DataType::kUInt8,    DataType::kInt8,
-                           DataType::kUInt32,  DataType::kInt64,   DataType::kUInt64,   DataType::kFloat64};
-const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd, ReduceOp::kAvg};
-bool nccl_alike(DataType d) { return exact_type(d) && d != DataType::kFloat64; }
-
 /// "" where the `bytes` at p still hold the poison (0xFF), else what changed.
 std::string untouched(const void* p, size_t bytes) {
   const auto got = download(p, bytes);
@@ -36,7 +30,7 @@ TEST(Rooted, ReduceEveryTypeOpAlgorithmAndRoot) {
   SymmetricBuffer in = c.alloc(cap), out = c.alloc(cap);
   DeviceBuffer plain_in(cap), plain_out(cap);
   uint64_t seed = 7000;
-  for (DataType d : kTypes)
+  for (DataType d : kReduceTypes)
     for (ReduceOp op : kOps)
       for (size_t count : {size_t(1), size_t(33), size_t(4099), size_t(65537)}) {
         ++seed;
@@ -45,7 +39,7 @@ TEST(Rooted, ReduceEveryTypeOpAlgorithmAndRoot) {
         std::vector<std::vector<uint8_t>> ins;
         for (int r = 0; r < n; ++r) ins.push_back(random_elems(d, count, seed * 64 + r, op));
         std::vector<std::pair<Algo, bool>> runs = {{Algo::kLL, false}, {Algo::kOneShot, true}, {Algo::kAuto, true}, {Algo::kAuto, false}};
-        if (have_nccl() && (op == ReduceOp::kSum || nccl_alike(d)) && d != DataType::kFp8E5M2) runs.push_back({Algo::kNccl, false});
+        if (have_nccl() && nccl_beside(d, op)) runs.push_back({Algo::kNccl, false});
         for (const auto& run_ : runs) {
           const auto algo = run_.first;
           const auto sym = run_.second;
@@ -82,7 +76,7 @@ TEST(Rooted, GatherScatterEveryAlgorithmAndRoot) {
   DeviceBuffer plain_in(cap), plain_out(cap);
   uint64_t seed = 9100;
   for (DataType d : {DataType::kBFloat16, DataType::kUInt8, DataType::kFloat32})
-    for (size_t count : {size_t(1), size_t(5), size_t(1000), size_t(65537), (size_t(3) << 20) / dtype_size(d) + 1}) {
+    for (size_t count : movement_counts(d)) {
       const size_t es = dtype_size(d), chunk = count * es;
       const int root = static_cast<int>(++seed % n);
       std::vector<std::vector<uint8_t>> ins;
