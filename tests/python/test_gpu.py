@@ -575,7 +575,8 @@ def test_torch_compile_fullgraph():
             return h + 1
 
         got = torch.compile(rooted, fullgraph=True)(a.clone())
-        want = (reduce_ref(gathered(a * 2), "sum").float().view(a.shape) if RANK == WORLD - 1 else a * 2) + 1
+        stack = gathered(a * 2)  # (collective: every rank, before the branch)
+        want = (reduce_ref(stack, "sum").float().view(a.shape) if RANK == WORLD - 1 else a * 2) + 1
         return e or close(got, want, torch.float32, WORLD)
     agreed(body)
 
