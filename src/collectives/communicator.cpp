@@ -34,6 +34,10 @@ using detail::nccl_type;
 void nccl_check(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) fail<Error>(std::string(what) + " failed: " + ncclGetErrorString(r));
 }
+// The rooted operations' buffers that only the root passes: broadcast's and scatter's input,
+// reduce's and gather's output (collectives.hpp says which algorithms need them everywhere).
+bool root_only_in(CollOp op) { return op == CollOp::kBroadcast || op == CollOp::kScatter; }
+bool root_only_out(CollOp op) { return op == CollOp::kReduce || op == CollOp::kGather; }
 bool overlap(const void* a, size_t na, const void* b, size_t nb) {
   auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
   return na && nb && x < y + nb && y < x + na;
@@ -370,10 +374,8 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
     // output outside gather's push), in place the buffer at this rank's slot (all_gather's in,
     // reduce_scatter's out), and whether a rooted operation runs in place (only the root's can).
     const bool rooted = coll_rooted(op);
-    const bool root_only_in = op == CollOp::kBroadcast || op == CollOp::kScatter;
-    const bool root_only_out = op == CollOp::kReduce || op == CollOp::kGather;
-    const bool same_in = root_only_in ? asked == Algo::kDirect : !(p.in_place && op == CollOp::kAllGather);
-    const bool same_out = root_only_out ? op == CollOp::kGather && asked == Algo::kPush : !(p.in_place && op == CollOp::kReduceScatter);
+    const bool same_in = root_only_in(op) ? asked == Algo::kDirect : !(p.in_place && op == CollOp::kAllGather);
+    const bool same_out = root_only_out(op) ? op == CollOp::kGather && asked == Algo::kPush : !(p.in_place && op == CollOp::kReduceScatter);
     mine += " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) + (coll_reducing(op) ? std::string(" op=") + redop_name(redop) : "") +
             (rooted ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) + " algo=" + algo_name(p.algo) +
             (rooted ? std::string() : std::string(" in_place=") + (p.in_place ? "1" : "0")) +
@@ -408,9 +410,7 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
   // Broadcast and scatter: only the root's input is read; direct (pull) also needs every rank to pass
   // the root's input's symmetric address, to find it on the root. Reduce and gather: only the
   // root's output is written; gather's push needs every rank to pass the root's output's address.
-  const bool root_only_in = op == CollOp::kBroadcast || op == CollOp::kScatter;
-  const bool root_only_out = op == CollOp::kReduce || op == CollOp::kGather;
-  const bool root_in = !root_only_in || rank() == root, root_out = !root_only_out || rank() == root;
+  const bool root_in = !root_only_in(op) || rank() == root, root_out = !root_only_out(op) || rank() == root;
   const bool needs_in = root_in || asked == Algo::kDirect;
   const bool needs_out = root_out || (op == CollOp::kGather && asked == Algo::kPush);
   Prepared p;
@@ -453,11 +453,11 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
     p.in_place = in_place;
     // A rooted operation decides from the buffer every rank passes: broadcast and scatter from
     // `out`, reduce and gather from `in`. (Its in-place form, the root's alone, does not count.)
-    out_sym = needs_out && (!root_only_out || asked != Algo::kAuto) && heap_->find(out, out_bytes).valid();
-    in_sym = needs_in && (!root_only_in || asked != Algo::kAuto) && in != nullptr && heap_->find(in, in_bytes).valid();
-    if (root_only_in && asked == Algo::kDirect)
+    out_sym = needs_out && (!root_only_out(op) || asked != Algo::kAuto) && heap_->find(out, out_bytes).valid();
+    in_sym = needs_in && (!root_only_in(op) || asked != Algo::kAuto) && in != nullptr && heap_->find(in, in_bytes).valid();
+    if (root_only_in(op) && asked == Algo::kDirect)
       require(in_sym, n, " with algo=direct: in must come from Communicator::alloc (the root's input, at the same offset on every rank)");
-    if (root_only_out && asked == Algo::kPush)
+    if (root_only_out(op) && asked == Algo::kPush)
       require(out_sym, n, " with algo=push: out must come from Communicator::alloc (the root's output, at the same offset on every rank)");
     const bool whole = op == CollOp::kReduceScatter || op == CollOp::kAllGather || op == CollOp::kAllToAll || op == CollOp::kGather ||
                        op == CollOp::kScatter;  // the size is every rank's chunk
