@@ -25,7 +25,8 @@ __global__ void empty_kernel() {}
 // Ranks 0 and 1 bounce n bytes `iters` times: put-with-signal, then wait for the answer.
 // Mode 0: device::put_signal (the library's path). The others are measured for comparison:
 // 1: put, then a release store of the signal (the same as 0 since put_signal dropped its extra
-// fence); 2: the signal alone (no data); 3: the signal alone, relaxed (device::signal_relaxed).
+// fence); 2: the signal alone (no data); 3: the signal alone, relaxed (device::signal_relaxed);
+// 4: the relaxed pair, device::signal_relaxed and device::wait_signal_relaxed (orders nothing).
 template <int Mode>
 __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const char* src, size_t n, int iters) {
   uint64_t base = h.local_signals[kPingEpochSlot];
@@ -49,7 +50,8 @@ __global__ void pingpong_kernel(DeviceHandle h, int peer, bool initiator, const 
   };
   auto recv = [&](uint64_t v) -> bool {
     bool ok = true;
-    if (threadIdx.x == 0) ok = device::wait_signal(h, kPingSlot, Cmp::kGe, v, peer);
+    if (threadIdx.x == 0)
+      ok = Mode == 4 ? device::wait_signal_relaxed(h, kPingSlot, Cmp::kGe, v, peer) : device::wait_signal(h, kPingSlot, Cmp::kGe, v, peer);
     if (warp) return __shfl_sync(0xffffffffu, ok, 0);
     return __syncthreads_and(ok);
   };
@@ -322,6 +324,7 @@ void run_p2p(Harness& h) {
       if (n == o.min_bytes) {
         lat.extra["signal_only_us"] = pp(pingpong_kernel<2>);
         lat.extra["signal_relaxed_us"] = pp(pingpong_kernel<3>);
+        lat.extra["relaxed_pair_us"] = pp(pingpong_kernel<4>);
         // A remote atomic's round trip (rank 0 -> 1; rank 1 idle), on the dst buffer's first word.
         lat.extra["atomic_fetch_add_us"] = h.time_once([&](cudaStream_t s) {
           if (me == 0) fetch_add_kernel<<<1, 1, 0, s>>>(b.dst.handle(), peer, pp_iters, static_cast<unsigned long long*>(b.out));
@@ -364,8 +367,8 @@ void run_p2p(Harness& h) {
         lat.extra["empty_kernel_us"] = h.time_graph([](cudaStream_t s) { empty_kernel<<<1, 32, 0, s>>>(); }, o.iters);
         if (me == 0)
           std::printf("# latency variants at %zu B: put_signal %.2f us, put+release %.2f us, signal only %.2f us, signal_relaxed only"
-                      " %.2f us; an empty kernel in a graph %.2f us; a remote atomic_fetch_add's round trip %.2f us\n", n, lat.symmem_us,
-                      lat.extra["put_then_release_us"], lat.extra["signal_only_us"], lat.extra["signal_relaxed_us"], lat.extra["empty_kernel_us"],
+                      " %.2f us, signal_relaxed + wait_signal_relaxed %.2f us; an empty kernel in a graph %.2f us; a remote atomic_fetch_add's round trip %.2f us\n", n, lat.symmem_us,
+                      lat.extra["put_then_release_us"], lat.extra["signal_only_us"], lat.extra["signal_relaxed_us"], lat.extra["relaxed_pair_us"], lat.extra["empty_kernel_us"],
                       lat.extra["atomic_fetch_add_us"]);
       }
       lat.nccl_us = h.time_once([&](cudaStream_t s) {

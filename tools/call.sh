@@ -13,7 +13,7 @@
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
 #   AAB PREFIX "TREE..." OP [ARGS...]  A of the work tree and of each .deps/ab TREE alternating, twice
 #   P2P LABEL [ARGS...]             symmem-bench p2p ARGS: its latency rows (put_signal / put+release / ll / signal /
-#                                   signal_relaxed us, wrong) on one line
+#                                   signal_relaxed / relaxed pair us, wrong) on one line
 #   NVSH [ARGS...]                  NVSHMEM's p2p pair once (tools/peers.sh nvshmem ARGS): put_signal symmem/NVSHMEM by size
 #   H ARGS...                       symmem-hgemm-probe ARGS (its checks and times; fails the && chain on an error)
 #   PB BIN LABEL ARGS...            the probe binary BIN (e.g. a .deps/ab tree's) with ARGS: its check and time line
@@ -143,22 +143,24 @@ P2P() {  # P2P LABEL [ARGS...]: symmem-bench p2p ARGS of the work tree (or $BIN'
   read -r bin c <<< "$(bench_bin)"
   timeout 120 "$bin" p2p "$@" --kind "$kind" --commit "$c" --json "$OUT/r/$label.json" > "$OUT/p.log" 2>&1
   local rc=$?
-  echo "== $label rc $rc at $(el) s (bytes: put_signal / put+release / ll / signal / signal_relaxed us, wrong)"
+  echo "== $label rc $rc at $(el) s (bytes: put_signal / put+release / ll / signal / signal_relaxed / relaxed pair us, wrong)"
   # (a failed run's reason: session 76 lost one, a kernel past 512 threads' registers, with the log)
   [ $rc -eq 0 ] || { grep -v "^\s*$" "$OUT/p.log" | tail -5; cp "$OUT/p.log" "$OUT/p2p-failed-$label.log"; return; }
   python3 - "$OUT/r/$label.json" <<'PY'
 import json, sys
 rows = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "p2p_latency"]
 print("  " + "  ".join("%d:%.2f/%s/%.2f%s w%d" % (r["bytes"], r["symmem_us"], "%.2f" % r["put_then_release_us"] if r.get("put_then_release_us") else "-",
-      r.get("ll_put_us") or 0, "/%.2f/%.2f" % (r["signal_only_us"], r["signal_relaxed_us"]) if r.get("signal_only_us") else "", r.get("wrong", -1)) for r in rows))
+      r.get("ll_put_us") or 0, "/%.2f/%.2f/%.2f" % (r["signal_only_us"], r["signal_relaxed_us"], r.get("relaxed_pair_us", -1)) if r.get("signal_only_us") else "", r.get("wrong", -1)) for r in rows))
 PY
 }
-NVSH() {  # NVSH [ARGS...]: NVSHMEM's p2p pair once beside the work tree's (tools/peers.sh nvshmem ARGS), put_signal by size
+NVSH() {  # NVSH [ARGS...]: NVSHMEM's p2p pair once beside the work tree's (tools/peers.sh nvshmem ARGS), put_signal by size, the signal rows
   NVSHMEM_PAIRS=1 COMMIT=$C OUT=$OUT bash tools/peers.sh nvshmem "$@"
   echo "== nvshmem rc $? at $(el) s"
   python3 -c "
 import json; d = json.load(open('$OUT/r/p2p-vs-nvshmem-1.json'))
-print('  put_signal ' + ' '.join('%d:%.2f/%.2f' % (r['bytes'], r['symmem_us'], r['nvshmem_us']) for r in d['ratios'] if r['op'] == 'p2p_latency' and r['algo'] == 'put_signal'))"
+lat = [r for r in d['ratios'] if r['op'] == 'p2p_latency']
+print('  put_signal ' + ' '.join('%d:%.2f/%.2f' % (r['bytes'], r['symmem_us'], r['nvshmem_us']) for r in lat if r['algo'] == 'put_signal'))
+print('  ' + ' '.join('%s %.2f/%.2f' % (r['algo'], r['symmem_us'], r['nvshmem_us']) for r in lat if r['algo'] != 'put_signal'))"
 }
 H() {  # symmem-hgemm-probe ARGS (EXTRA_TARGETS=symmem-hgemm-probe) under the HGEMM_* set, bounded at 60 s
   echo "== hgemm-probe $* at $(el) s"

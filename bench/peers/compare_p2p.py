@@ -75,8 +75,11 @@ def main():
     n0 = sizes[0]
     s0, v0 = S.get(("p2p_latency", "put_signal", n0)), N.get(("p2p_latency", "put_signal", n0))
     if s0 and v0:
-        # (NVSHMEM's signal alone orders nothing: symmem's signal_relaxed is its like; signal releases)
+        # (NVSHMEM's signal alone orders nothing: symmem's signal_relaxed is its like; signal releases.
+        # NVSHMEM's wait makes a put-with-signal's data visible, as wait_signal does; relaxed_pair also
+        # waits by relaxed polls, wait_signal_relaxed, which orders nothing)
         for skey, nkey in (("signal_only_us", "signal_only_us"), ("signal_relaxed_us", "signal_only_us"),
+                           ("relaxed_pair_us", "signal_only_us"),
                            ("atomic_fetch_add_us", "atomic_fetch_add_us")):
             if s0.get(skey) and v0.get(nkey):
                 print("# %s at %d B: symmem %.2f us, NVSHMEM %s %.2f us (%.2fx)" % (skey, n0, s0[skey], nkey, v0[nkey], s0[skey] / v0[nkey]))

@@ -123,7 +123,7 @@ std::string describe_device_error(const DeviceErrorRecord& r) {
   const bool word = r.kind == static_cast<int>(WaitKind::kWord);
   const std::string what = ring   ? "a word of the MoE streamed dispatch or combine (a peer's announce, a ring slot's ready or "
                                     "release word, or the dispatch's send blocks' barrier)"
-                           : word ? "a word of a symmetric buffer (device::wait_word)"
+                           : word ? "a word of a symmetric buffer (device::wait_word or wait_word_relaxed)"
                                   : kinds[r.kind >= 0 && r.kind <= 3 ? r.kind : 0];
   return "device wait timed out: rank " + std::to_string(r.global_rank) + " (team rank " + std::to_string(r.rank) +
          ", block " + std::to_string(r.block) + ", thread " + std::to_string(r.thread) + ") waited " +

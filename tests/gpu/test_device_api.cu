@@ -59,15 +59,23 @@ __global__ void ring_put_signal_kernel(DeviceHandle h, const char* src, size_t n
   if (threadIdx.x == 0) *ok = good;
 }
 
-template <bool kRelaxed>
-__global__ void signal_add_kernel(DeviceHandle h, int rounds, uint64_t base, bool* ok) {
+// Form 0: signal and wait_signal; 1: signal_relaxed and wait_signal; 2: the relaxed pair
+// (signal_relaxed, wait_signal_relaxed), and beside it an atomic_add to every rank's `word`
+// waited for by wait_word_relaxed.
+template <int kForm>
+__global__ void signal_add_kernel(DeviceHandle h, int rounds, uint64_t base, uint64_t* word, bool* ok) {
   bool good = true;
   for (int r = 1; r <= rounds; ++r) {
     if (threadIdx.x < h.nranks) {
-      if (kRelaxed) device::signal_relaxed(h, threadIdx.x, 5, 1, SignalOp::kAdd);
-      else device::signal(h, threadIdx.x, 5, 1, SignalOp::kAdd);
+      if (kForm == 0) device::signal(h, threadIdx.x, 5, 1, SignalOp::kAdd);
+      else device::signal_relaxed(h, threadIdx.x, 5, 1, SignalOp::kAdd);
+      if (kForm == 2) device::atomic_add(h, threadIdx.x, word, 1);
     }
-    if (threadIdx.x == 0) good &= device::wait_signal(h, 5, Cmp::kGe, base + static_cast<uint64_t>(r) * h.nranks);
+    const uint64_t expect = base + static_cast<uint64_t>(r) * h.nranks;
+    if (threadIdx.x == 0) {
+      if (kForm < 2) good &= device::wait_signal(h, 5, Cmp::kGe, expect);
+      else good &= device::wait_signal_relaxed(h, 5, Cmp::kGe, expect) && device::wait_word_relaxed(h, word, Cmp::kGe, static_cast<uint64_t>(r) * h.nranks);
+    }
     good = __syncthreads_and(good);
   }
   if (threadIdx.x == 0) *ok = good;
@@ -224,22 +232,29 @@ TEST(DeviceApi, PutSignalNeverOvertakesItsData) {
 
 TEST(DeviceApi, SignalAddCountsEveryPeer) {
   SymmetricBuffer b = heap().alloc(64);
+  SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), 0, 64));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  stream::barrier(b, nullptr);  // every rank's word is zero before any peer adds to it
   DeviceBuffer ok(sizeof(bool));
-  // Released adds, then relaxed ones (device::signal_relaxed) on top: every add counts once. A
-  // rank's total is read once its own wait saw it, before the barrier that lets the next phase's
-  // adds come.
+  // Released adds, then relaxed ones (device::signal_relaxed) on top, then the relaxed pair with
+  // wait_signal_relaxed and wait_word_relaxed: every add counts once. A rank's total is read once
+  // its own wait saw it, before the barrier that lets the next phase's adds come.
   const uint64_t per_phase = 10u * heap().team().size();
-  for (int relaxed = 0; relaxed < 2; ++relaxed) {
-    if (relaxed) signal_add_kernel<true><<<1, 64>>>(b.handle(), 10, per_phase, ok.as<bool>());
-    else signal_add_kernel<false><<<1, 64>>>(b.handle(), 10, 0, ok.as<bool>());
-    ctx()->synchronize(nullptr, relaxed ? "relaxed signal add" : "signal add");
+  static const char* const forms[3] = {"signal + wait_signal", "signal_relaxed + wait_signal", "signal_relaxed + wait_signal_relaxed"};
+  for (int form = 0; form < 3; ++form) {
+    uint64_t* word = b.as<uint64_t>();
+    if (form == 0) signal_add_kernel<0><<<1, 64>>>(b.handle(), 10, 0, word, ok.as<bool>());
+    else if (form == 1) signal_add_kernel<1><<<1, 64>>>(b.handle(), 10, per_phase, word, ok.as<bool>());
+    else signal_add_kernel<2><<<1, 64>>>(b.handle(), 10, 2 * per_phase, word, ok.as<bool>());
+    ctx()->synchronize(nullptr, forms[form]);
     const bool waited = download(ok.p, 1)[0];
-    auto pad_words = download(b.signal_pad() + 5, 8);
-    uint64_t v;
-    std::memcpy(&v, pad_words.data(), 8);
-    const uint64_t expect = per_phase * (1 + relaxed);
-    ASSERT_ALL(waited && v == expect, (relaxed ? "relaxed: " : "released: ") << (waited ? "" : "a wait timed out; ") << "slot 5 holds " << v
-                                                                              << ", expected " << expect);
+    uint64_t v, w;
+    std::memcpy(&v, download(b.signal_pad() + 5, 8).data(), 8);
+    std::memcpy(&w, download(b.ptr(), 8).data(), 8);
+    const uint64_t expect = per_phase * (1 + form), expect_word = form == 2 ? per_phase : 0;
+    ASSERT_ALL(waited && v == expect && w == expect_word, forms[form] << ": " << (waited ? "" : "a wait timed out; ") << "slot 5 holds " << v
+                                                                      << ", expected " << expect << "; the word " << w << ", expected "
+                                                                      << expect_word);
     stream::barrier(b, nullptr);
     ctx()->synchronize(nullptr);
   }

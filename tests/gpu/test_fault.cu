@@ -96,9 +96,30 @@ TEST(Fault, UnmetWordWaitTimesOutNamingTheWord) {
   SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), 0, 4096));
   SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
   const std::string msg = unmet_wait("waiting on a word", [&] { wait_word_kernel<<<1, 1>>>(b.handle(), b.as<uint64_t>() + 300); },  // nobody adds to it
-                                     {"a word of a symmetric buffer (device::wait_word) from team rank " +
+                                     {"a word of a symmetric buffer (device::wait_word or wait_word_relaxed) from team rank " +
                                           std::to_string((ctx()->rank() + 1) % ctx()->size()),
                                       "the word at byte 2400 >= 1, last value seen 0"});
+  heap().free(b);
+  ASSERT_ALL(msg.empty(), msg);
+}
+
+// The relaxed waits (device::wait_signal_relaxed, wait_word_relaxed) are bounded alike and name
+// the same facts.
+__global__ void wait_relaxed_kernel(DeviceHandle h, const uint64_t* word) {
+  if (word == nullptr) device::wait_signal_relaxed(h, 9, Cmp::kGe, 1, (h.rank + 1) % h.nranks);
+  else device::wait_word_relaxed(h, word, Cmp::kEq, 7, (h.rank + 1) % h.nranks);
+}
+
+TEST(Fault, UnmetRelaxedWaitsTimeOutWithFacts) {
+  SymmetricBuffer b = heap().alloc(4096);
+  SYMMEM_CUDA_CHECK(cudaMemset(b.ptr(), 0, 4096));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::string peer = std::to_string((ctx()->rank() + 1) % ctx()->size());
+  std::string msg = unmet_wait("a relaxed signal wait", [&] { wait_relaxed_kernel<<<1, 1>>>(b.handle(), nullptr); },
+                               {"a relaxed signal wait: device wait timed out: rank " + std::to_string(ctx()->rank()),
+                                "signal slot 9 >= 1, last value seen 0", "team rank " + peer});
+  msg += unmet_wait("a relaxed word wait", [&] { wait_relaxed_kernel<<<1, 1>>>(b.handle(), b.as<uint64_t>() + 5); },
+                    {"(device::wait_word or wait_word_relaxed) from team rank " + peer, "the word at byte 40 == 7, last value seen 0"});
   heap().free(b);
   ASSERT_ALL(msg.empty(), msg);
 }

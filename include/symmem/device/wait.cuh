@@ -19,6 +19,12 @@ __device__ __forceinline__ bool compare(uint64_t v, Cmp cmp, uint64_t x) {
   }
 }
 
+/// How a wait polls (wait_for): kAcquire, acquire loads (the waiter then sees what the signaller
+/// released before its signal); kQuiet, relaxed loads and one acquire once the value is seen (the
+/// same guarantee, for waiters beside work that the acquires' emptied L1 would slow); kRelaxed,
+/// relaxed loads only (orders nothing).
+enum class Poll { kAcquire, kQuiet, kRelaxed };
+
 /// Records an error (first one wins) for the host to report. A timeout also tells every other
 /// wait of this context to give up (abort_waits); a bad argument (kBadCount, kMoe) does not: the
 /// operation completes on every rank and the host reports it once.
@@ -69,12 +75,16 @@ __device__ __forceinline__ uint64_t wait_bound_ns(const DeviceHandle& h) {
 /// kQuiet): for that long from the wait's start it polls with acquire loads and no pause, then
 /// with relaxed loads whose pauses grow with the time waited past eager_ns (1 / 2^pace_shift of
 /// it, between 32 ns and backoff_ns), and acquires a seen value by loading it again with acquire
-/// (a system fence there cost ~0.8 us a wait, session 70) (wait_until_patient).
-template <bool kQuiet = false, class Done>
+/// (a system fence there cost ~0.8 us a wait, session 70) (wait_until_patient). kRelaxed: polls
+/// with relaxed loads and returns the value seen as it is, acquiring nothing: for flags that
+/// publish nothing the waiter reads (wait_signal_relaxed, wait_word_relaxed).
+template <Poll kPoll = Poll::kAcquire, class Done>
 __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Done done, Cmp cmp, uint64_t value, WaitKind kind, int peer,
                                 unsigned backoff_ns = 0, uint64_t* observed = nullptr, unsigned eager_ns = 0, unsigned pace_shift = 6) {
+  constexpr bool kQuiet = kPoll == Poll::kQuiet;
   bool eager = eager_ns != 0;
   auto load = [&] {
+    if (kPoll == Poll::kRelaxed) return ld_relaxed(addr);
     if (!kQuiet || eager) return ld_acquire(addr);
     const uint64_t x = ld_relaxed(addr);
     if (!done(x)) return x;
@@ -122,10 +132,11 @@ __device__ inline bool wait_for(const DeviceHandle& h, const uint64_t* addr, Don
     }
   }
 }
-/// Spins until `*addr cmp value` holds (wait_for).
+/// Spins until `*addr cmp value` holds (wait_for; kPoll as there).
+template <Poll kPoll = Poll::kAcquire>
 __device__ inline bool wait_until(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value, WaitKind kind, int peer,
                                   unsigned backoff_ns = 0) {
-  return wait_for(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns);
+  return wait_for<kPoll>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns);
 }
 /// wait_until for a waiter that shares its SM with work it must not slow: relaxed polls
 /// `backoff_ns` apart, one acquire fence once the value is seen. (An acquire load at system scope
@@ -133,7 +144,7 @@ __device__ inline bool wait_until(const DeviceHandle& h, const uint64_t* addr, C
 /// microsecond on 32 of the SMs of hopper_gemm_t's fused sum made the operation ~4% slower.)
 __device__ inline bool wait_until_quiet(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value, WaitKind kind, int peer,
                                         unsigned backoff_ns) {
-  return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns);
+  return wait_for<Poll::kQuiet>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, backoff_ns);
 }
 /// wait_until for a wait that may last through a long transfer into or out of this GPU: acquire
 /// polls for the first `eager_ns` (a short wait ends as soon as wait_until's), then relaxed polls
@@ -145,7 +156,7 @@ __device__ inline bool wait_until_quiet(const DeviceHandle& h, const uint64_t* a
 /// start short and grow.
 __device__ inline bool wait_until_patient(const DeviceHandle& h, const uint64_t* addr, Cmp cmp, uint64_t value, WaitKind kind, int peer,
                                           unsigned eager_ns, unsigned max_backoff_ns, unsigned pace_shift) {
-  return wait_for<true>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, max_backoff_ns, nullptr,
+  return wait_for<Poll::kQuiet>(h, addr, [&](uint64_t v) { return compare(v, cmp, value); }, cmp, value, kind, peer, max_backoff_ns, nullptr,
                         eager_ns, pace_shift);
 }
 
