@@ -34,7 +34,35 @@ struct A2AVShared {
   int waited_ok;
   unsigned long long worst;
   int all_small, all_push;
+#ifdef SYMMEM_A2AV_STAMPS
+  long long st[10];
+#endif
 };
+
+#ifdef SYMMEM_A2AV_STAMPS
+// A diagnostic, off unless built with -DSYMMEM_A2AV_STAMPS=1 (tools/ab.sh define NAME REF
+// SYMMEM_A2AV_STAMPS=1): thread 0 of the grid's first and last blocks reads clock64 at each phase
+// boundary, sums each phase over the launches, and prints the means every 2048 launches (the SM's
+// cycles; phases: griddepcontrol.wait, seq_begin, the counts, the sends, the header waits, the
+// verdict, the offsets, the data, seq_end).
+__device__ unsigned long long g_a2av_sum[2][10], g_a2av_launches[2];
+#define A2AV_STAMP(i) \
+  if (threadIdx.x == 0) sh.st[i] = clock64()
+__device__ void a2av_report(const A2AVShared& sh, int rank) {
+  if (threadIdx.x != 0 || (blockIdx.x != 0 && blockIdx.x != gridDim.x - 1)) return;
+  const int b = blockIdx.x == 0 ? 0 : 1;
+  for (int i = 1; i < 10; ++i) g_a2av_sum[b][i] += static_cast<unsigned long long>(sh.st[i] - sh.st[i - 1]);
+  if (++g_a2av_launches[b] % 2048 != 0) return;
+  const double m = 1.0 / 2048;
+  unsigned long long* x = g_a2av_sum[b];
+  printf("a2av stamps rank %d block %d (cycles): wait %.0f seq %.0f counts %.0f send %.0f headers %.0f verdict %.0f offsets %.0f data %.0f end %.0f total %.0f\n",
+         rank, blockIdx.x, x[1] * m, x[2] * m, x[3] * m, x[4] * m, x[5] * m, x[6] * m, x[7] * m, x[8] * m, x[9] * m,
+         (x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7] + x[8] + x[9]) * m);
+  for (int i = 0; i < 10; ++i) x[i] = 0;
+}
+#else
+#define A2AV_STAMP(i) (void)0
+#endif
 
 // G > 1: the peers' bases loaded once, the header lines a line a thread, the data through
 // ll_put_group and the waits through ll_wait_group, G peers at a time; G = 1: one peer after
@@ -44,6 +72,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
   const device::SeqOp sq = device::seq_begin(h);
+  A2AV_STAMP(2);
   const size_t hdr = static_cast<size_t>(n) + 3;
   const size_t cap_bytes = (a.layout.ll_slot_lines - hdr) * ws::kLLPayload;
   const size_t limit = cap_bytes < kLLMaxPairBytes ? cap_bytes : kLLMaxPairBytes;
@@ -74,6 +103,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     row_ok = ok && static_cast<unsigned long long>(off) <= a.in_capacity;
   }
   __syncthreads();
+  A2AV_STAMP(3);
 
   // Header line i: counts[i] for i < n, then input capacity, output capacity, output placement.
   auto header = [&](size_t i) -> uint64_t {
@@ -117,6 +147,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   // every rank) the same plan, so no block waits for another's (the first form had block 0 alone
   // read them and publish its plan to the other blocks as LL lines in this rank's own slot: one
   // more local hop on every call). Block 0 alone records a bad count and the receive counts.
+  A2AV_STAMP(4);
   enum : uint64_t { kStop = 1, kSmall = 2, kPull = 3, kPush = 4 };
   auto& recv_off = sh.recv_off;
   auto& src_off = sh.src_off;
@@ -146,6 +177,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   int& all_push = sh.all_push;
   if (threadIdx.x == 0) worst = ~0ull, all_small = 1, all_push = 1;
   __syncthreads();
+  A2AV_STAMP(5);
   for (int t = threadIdx.x; t < n && waited_ok; t += blockDim.x) {
     long long sent = 0, got = 0;
     bool negative = false;
@@ -163,6 +195,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     if (key != ~0ull) atomicMin(&worst, key);
   }
   __syncthreads();
+  A2AV_STAMP(6);
   if (threadIdx.x == 0) {
     plan = !waited_ok || worst != ~0ull ? kStop : all_small ? kSmall : all_push ? kPush : kPull;
     if (blockIdx.x == 0 && waited_ok && worst != ~0ull) {
@@ -190,6 +223,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     dst_off[s] = dst;
   }
   __syncthreads();
+  A2AV_STAMP(7);
   if (blockIdx.x == 0 && a.recv_counts != nullptr && plan != kStop)
     for (int s = threadIdx.x; s < n; s += blockDim.x) a.recv_counts[s] = cnt[s][me];
   if (plan == kStop) {
@@ -239,7 +273,12 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     }
     device::barrier_block(h, blockIdx.x);  // peers are done reading this rank's input / writing its output
   }
+  A2AV_STAMP(8);
   device::seq_end(h, a.layout, sq);
+  A2AV_STAMP(9);
+#ifdef SYMMEM_A2AV_STAMPS
+  a2av_report(sh, h.rank);
+#endif
 }
 
 // Groups at 3 ranks or more. Session 26 against the previous kernel, alternated in one call: at
@@ -247,8 +286,10 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
 // peer) were 1.1 us slower on 4 x H100, this body at G = 1 0.1-0.3 us faster on 4 x H200
 // (bench/results/2026-11-27-*-s26c{4,5,6}-ll-groups.json). 3 ranks: tested, not timed.
 __global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
-  pdl_wait();
   __shared__ A2AVShared sh;
+  A2AV_STAMP(0);
+  pdl_wait();
+  A2AV_STAMP(1);
   if (a.ws.nranks > 2) a2av_body<device::kLLGroup>(a, sh);
   else a2av_body<1>(a, sh);
 }
