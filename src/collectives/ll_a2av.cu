@@ -64,9 +64,9 @@ __device__ void a2av_report(const A2AVShared& sh, int rank) {
 #define A2AV_STAMP(i) (void)0
 #endif
 
-// G > 1: the peers' bases loaded once, the header lines a line a thread, the data through
-// ll_put_group and the waits through ll_wait_group, G peers at a time; G = 1: one peer after
-// another.
+// Both forms load the peers' bases once, beside the counts. G > 1: the header lines a line a
+// thread, the data through ll_put_group and the waits through ll_wait_group, G peers at a time;
+// G = 1: one peer after another.
 template <int G>
 __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   const DeviceHandle& h = a.ws;
@@ -88,7 +88,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   bool& row_ok = sh.row_ok;
   for (int q = threadIdx.x; q < n; q += blockDim.x) {
     own[q] = a.counts[q];
-    if constexpr (G > 1) peer_base[q] = h.peers[q];
+    peer_base[q] = h.peers[q];
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -115,8 +115,8 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   // leaves without the payload's own round trip, measured 0.13-0.17 us less at 4 ranks at 8-512 B
   // but 0.06-0.19 more from 8 KiB and 0.16-0.25 more at 2 ranks: session 27, 4 x H100, branch
   // s27e, bench/results/...-s27c6-a2av-stage.json. Not taken.)
+  auto peer_slot = [&](int p) { return device::ll_slot(peer_base[p], a.layout, sq, me); };
   if constexpr (G > 1) {
-    auto peer_slot = [&](int p) { return device::ll_slot(peer_base[p], a.layout, sq, me); };
     for (size_t j = idx; j < static_cast<size_t>(n - 1) * hdr; j += stride)
       device::ll_store(peer_slot((me + 1 + static_cast<int>(j / hdr)) % n) + j % hdr, header(j % hdr), sq.flag);
     for (int k0 = 1; k0 < n && row_ok; k0 += G) {
@@ -135,7 +135,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   } else {
     for (int k = 1; k < n; ++k) {
       const int p = (me + k) % n;
-      device::LLLine* dst = device::ll_slot(h.peers[p], a.layout, sq, me);
+      device::LLLine* dst = peer_slot(p);
       for (size_t i = idx; i < hdr; i += stride) device::ll_store(dst + i, header(i), sq.flag);
       const size_t len = static_cast<size_t>(own[p]) * es;
       if (row_ok && len <= limit) device::ll_put(dst + hdr, a.in + row_off[p] * es, len, sq.flag, idx, stride);
