@@ -42,7 +42,7 @@ struct A2AVShared {
 #ifdef SYMMEM_A2AV_STAMPS
 // A diagnostic, off unless built with -DSYMMEM_A2AV_STAMPS=1 (tools/ab.sh define NAME REF
 // SYMMEM_A2AV_STAMPS=1): thread 0 of the grid's first and last blocks reads clock64 at each phase
-// boundary, sums each phase over the launches, and prints the means every 2048 launches (the SM's
+// boundary, sums each phase over the launches, and prints the means every 512 launches (the SM's
 // cycles; phases: griddepcontrol.wait, seq_begin, the counts, the sends, the header waits, the
 // verdict, the offsets, the data, seq_end).
 __device__ unsigned long long g_a2av_sum[2][10], g_a2av_launches[2];
@@ -52,8 +52,8 @@ __device__ void a2av_report(const A2AVShared& sh, int rank) {
   if (threadIdx.x != 0 || (blockIdx.x != 0 && blockIdx.x != gridDim.x - 1)) return;
   const int b = blockIdx.x == 0 ? 0 : 1;
   for (int i = 1; i < 10; ++i) g_a2av_sum[b][i] += static_cast<unsigned long long>(sh.st[i] - sh.st[i - 1]);
-  if (++g_a2av_launches[b] % 2048 != 0) return;
-  const double m = 1.0 / 2048;
+  if (++g_a2av_launches[b] % 512 != 0) return;
+  const double m = 1.0 / 512;
   unsigned long long* x = g_a2av_sum[b];
   printf("a2av stamps rank %d block %d (cycles): wait %.0f seq %.0f counts %.0f send %.0f headers %.0f verdict %.0f offsets %.0f data %.0f end %.0f total %.0f\n",
          rank, blockIdx.x, x[1] * m, x[2] * m, x[3] * m, x[4] * m, x[5] * m, x[6] * m, x[7] * m, x[8] * m, x[9] * m,
