@@ -29,13 +29,12 @@ struct A2AVShared {
   bool row_ok;
   long long recv_off[pad::kMaxTeam + 1], src_off[pad::kMaxTeam], dst_off[pad::kMaxTeam];
   unsigned long long plan;
-  long long cnt[pad::kMaxTeam][pad::kMaxTeam];  // every rank's counts row (the headers)
+  // Every rank's counts row (the headers). A row is padded by one, so that warp 0's lanes, a row
+  // each, read a column from different banks.
+  long long cnt[pad::kMaxTeam][pad::kMaxTeam + 1];
   unsigned long long caps[pad::kMaxTeam][3];
-  int waited_ok;
-  unsigned long long worst;
-  int all_small, all_push;
 #ifdef SYMMEM_A2AV_STAMPS
-  long long st[10];
+  long long st[9];
 #endif
 };
 
@@ -44,25 +43,41 @@ struct A2AVShared {
 // SYMMEM_A2AV_STAMPS=1): thread 0 of the grid's first and last blocks reads clock64 at each phase
 // boundary, sums each phase over the launches, and prints the means every 512 launches (the SM's
 // cycles; phases: griddepcontrol.wait, seq_begin, the counts, the sends, the header waits, the
-// verdict, the offsets, the data, seq_end).
-__device__ unsigned long long g_a2av_sum[2][10], g_a2av_launches[2];
+// verdict with the offsets, the data, seq_end).
+__device__ unsigned long long g_a2av_sum[2][9], g_a2av_launches[2];
 #define A2AV_STAMP(i) \
   if (threadIdx.x == 0) sh.st[i] = clock64()
 __device__ void a2av_report(const A2AVShared& sh, int rank) {
   if (threadIdx.x != 0 || (blockIdx.x != 0 && blockIdx.x != gridDim.x - 1)) return;
   const int b = blockIdx.x == 0 ? 0 : 1;
-  for (int i = 1; i < 10; ++i) g_a2av_sum[b][i] += static_cast<unsigned long long>(sh.st[i] - sh.st[i - 1]);
+  for (int i = 1; i < 9; ++i) g_a2av_sum[b][i] += static_cast<unsigned long long>(sh.st[i] - sh.st[i - 1]);
   if (++g_a2av_launches[b] % 512 != 0) return;
   const double m = 1.0 / 512;
   unsigned long long* x = g_a2av_sum[b];
-  printf("a2av stamps rank %d block %d (cycles): wait %.0f seq %.0f counts %.0f send %.0f headers %.0f verdict %.0f offsets %.0f data %.0f end %.0f total %.0f\n",
-         rank, blockIdx.x, x[1] * m, x[2] * m, x[3] * m, x[4] * m, x[5] * m, x[6] * m, x[7] * m, x[8] * m, x[9] * m,
-         (x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7] + x[8] + x[9]) * m);
-  for (int i = 0; i < 10; ++i) x[i] = 0;
+  printf("a2av stamps rank %d block %d (cycles): wait %.0f seq %.0f counts %.0f send %.0f headers %.0f verdict %.0f data %.0f end %.0f total %.0f\n",
+         rank, blockIdx.x, x[1] * m, x[2] * m, x[3] * m, x[4] * m, x[5] * m, x[6] * m, x[7] * m, x[8] * m,
+         (x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7] + x[8]) * m);
+  for (int i = 0; i < 9; ++i) x[i] = 0;
 }
 #else
 #define A2AV_STAMP(i) (void)0
 #endif
+
+// Warp 0's exclusive prefix sums over t = 0..63, lane t holding x[t] in lo and x[t + 32] in hi
+// (every lane calls it): lo and hi become the sums of the x before theirs; returns the whole sum.
+static_assert(pad::kMaxTeam <= 64, "warp 0 holds a value of every rank, two a lane");
+__device__ __forceinline__ long long warp_prefix64(long long& lo, long long& hi) {
+  long long a = lo, b = hi;
+  for (int d = 1; d < 32; d <<= 1) {
+    const long long ua = __shfl_up_sync(0xffffffffu, a, d), ub = __shfl_up_sync(0xffffffffu, b, d);
+    if ((threadIdx.x & 31) >= d) a += ua, b += ub;
+  }
+  const long long low = __shfl_sync(0xffffffffu, a, 31);
+  const long long total = low + __shfl_sync(0xffffffffu, b, 31);
+  lo = a - lo;
+  hi = b - hi + low;
+  return total;
+}
 
 // Both forms load the peers' bases once, beside the counts. G > 1: the header lines a line a
 // thread, the data through ll_put_group and the waits through ll_wait_group, G peers at a time;
@@ -71,6 +86,16 @@ template <int G>
 __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;
+  // This rank's own row and the peers' bases: warp 0 loads them (lane t those of ranks t and
+  // t + 32) before seq_begin, so that their round trip overlaps its epoch load, barrier and ticket
+  // (loads inside the loops of stores below would each wait behind them).
+  const int lane = threadIdx.x & 31;
+  const bool warp0 = threadIdx.x < 32;
+  long long c_lo = 0, c_hi = 0;
+  void* b_lo = nullptr;
+  void* b_hi = nullptr;
+  if (warp0 && lane < n) c_lo = a.counts[lane], b_lo = h.peers[lane];
+  if (warp0 && lane + 32 < n) c_hi = a.counts[lane + 32], b_hi = h.peers[lane + 32];
   const device::SeqOp sq = device::seq_begin(h);
   A2AV_STAMP(2);
   const size_t hdr = static_cast<size_t>(n) + 3;
@@ -79,28 +104,21 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   const size_t idx = device::grid_index(), stride = device::grid_size();
   const size_t es = a.es;
 
-  // This rank's own row and the peers' bases, loaded by n threads at once (one round trip; loads
-  // inside the loops of stores below would each wait behind them), then the row summed from shared
-  // memory and checked before its data is read.
+  // The row summed (negative counts as 0) and checked before its data is read.
   auto& own = sh.own;
   auto& row_off = sh.row_off;
   auto& peer_base = sh.peer_base;
   bool& row_ok = sh.row_ok;
-  for (int q = threadIdx.x; q < n; q += blockDim.x) {
-    own[q] = a.counts[q];
-    peer_base[q] = h.peers[q];
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    long long off = 0;
-    bool ok = true;
-    for (int q = 0; q < n; ++q) {
-      row_off[q] = off;
-      ok &= own[q] >= 0;
-      off += own[q] < 0 ? 0 : own[q];
+  if (warp0) {
+    const bool ok = __all_sync(0xffffffffu, c_lo >= 0 && c_hi >= 0);
+    long long off_lo = c_lo < 0 ? 0 : c_lo, off_hi = c_hi < 0 ? 0 : c_hi;
+    const long long total = warp_prefix64(off_lo, off_hi);
+    if (lane < n) own[lane] = c_lo, row_off[lane] = off_lo, peer_base[lane] = b_lo;
+    if (lane + 32 < n) own[lane + 32] = c_hi, row_off[lane + 32] = off_hi, peer_base[lane + 32] = b_hi;
+    if (lane == 0) {
+      row_off[n] = total;
+      row_ok = ok && static_cast<unsigned long long>(total) <= a.in_capacity;
     }
-    row_off[n] = off;
-    row_ok = ok && static_cast<unsigned long long>(off) <= a.in_capacity;
   }
   __syncthreads();
   A2AV_STAMP(3);
@@ -146,7 +164,10 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   // by 256 threads at once) and reaches the verdict itself: the same headers give every block (and
   // every rank) the same plan, so no block waits for another's (the first form had block 0 alone
   // read them and publish its plan to the other blocks as LL lines in this rank's own slot: one
-  // more local hop on every call). Block 0 alone records a bad count and the receive counts.
+  // more local hop on every call). Warp 0 judges, a rank on each of lanes t and t + 32, and
+  // combines the lanes' findings by shuffles (session 79: the block's atomics, a barrier and
+  // thread 0's loops over the ranks before). Block 0 alone records a bad count and the receive
+  // counts.
   A2AV_STAMP(4);
   enum : uint64_t { kStop = 1, kSmall = 2, kPull = 3, kPush = 4 };
   auto& recv_off = sh.recv_off;
@@ -155,9 +176,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   unsigned long long& plan = sh.plan;
   auto& cnt = sh.cnt;
   auto& caps = sh.caps;
-  int& waited_ok = sh.waited_ok;
-  if (threadIdx.x == 0) waited_ok = 1;
-  __syncthreads();
+  bool polled = true;
   for (size_t j = threadIdx.x; j < static_cast<size_t>(n) * hdr; j += blockDim.x) {
     const int s = static_cast<int>(j / hdr);
     const size_t i = j % hdr;
@@ -165,65 +184,71 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     if (s == me) {
       v = header(i);
     } else if (!device::ll_wait(h, device::ll_slot(h.local, a.layout, sq, s) + i, sq.flag, s, &v)) {
-      atomicAnd(&waited_ok, 0);
+      polled = false;
       continue;
     }
     if (i < static_cast<size_t>(n)) cnt[s][i] = static_cast<long long>(v);
     else caps[s][i - n] = v;
   }
-  // The verdict, the same on every block and every rank: the first problem in (rank, kind) order.
-  unsigned long long& worst = sh.worst;
-  int& all_small = sh.all_small;
-  int& all_push = sh.all_push;
-  if (threadIdx.x == 0) worst = ~0ull, all_small = 1, all_push = 1;
-  __syncthreads();
+  const bool waited = __syncthreads_and(polled);
   A2AV_STAMP(5);
-  for (int t = threadIdx.x; t < n && waited_ok; t += blockDim.x) {
-    long long sent = 0, got = 0;
-    bool negative = false;
-    for (int q = 0; q < n; ++q) {
-      negative |= cnt[t][q] < 0;
-      sent += cnt[t][q] < 0 ? 0 : cnt[t][q];
-      got += cnt[q][t] < 0 ? 0 : cnt[q][t];
-      if (q != t && cnt[t][q] > 0 && static_cast<size_t>(cnt[t][q]) * es > limit) atomicAnd(&all_small, 0);
+  // The verdict, the same on every block and every rank: the first problem in (rank, kind) order
+  // (key 3 t + kind), else small splits (LL), else push where every rank's output lies at the same
+  // place, else pull. Where source t's split for this rank starts in t's input (src_off), this
+  // rank's split for t in t's output (dst_off), and where t's data goes in this rank's output
+  // (recv_off, a prefix over the ranks).
+  if (warp0) {
+    unsigned worst = ~0u;
+    bool small = true, push = true;
+    long long from_lo = 0, from_hi = 0;  // cnt[t][me]
+    auto judge = [&](int t, long long& from) {
+      if (t >= n) return;
+      long long sent = 0, got = 0, off = 0, dst = 0;
+      bool negative = false;
+      for (int q = 0; q < n; ++q) {
+        const long long x = cnt[t][q], y = cnt[q][t];
+        negative |= x < 0;
+        sent += x < 0 ? 0 : x;
+        got += y < 0 ? 0 : y;
+        if (q != t && x > 0 && static_cast<size_t>(x) * es > limit) small = false;
+        if (q < me) off += x, dst += y;
+      }
+      src_off[t] = off;
+      dst_off[t] = dst;
+      from = cnt[t][me];
+      if (caps[t][2] == 0 || caps[t][2] != caps[0][2]) push = false;  // the same place on every rank
+      if (negative) worst = min(worst, 3u * t);
+      else if (static_cast<unsigned long long>(sent) > caps[t][0]) worst = min(worst, 3u * t + 1);
+      else if (static_cast<unsigned long long>(got) > caps[t][1]) worst = min(worst, 3u * t + 2);
+    };
+    if (waited) judge(lane, from_lo), judge(lane + 32, from_hi);
+    worst = __reduce_min_sync(0xffffffffu, worst);
+    small = __all_sync(0xffffffffu, small);
+    push = __all_sync(0xffffffffu, push);
+    const unsigned long long p = !waited || worst != ~0u ? kStop : small ? kSmall : push ? kPush : kPull;
+    if (p != kStop) {
+      const long long total = warp_prefix64(from_lo, from_hi);
+      if (lane < n) recv_off[lane] = from_lo;
+      if (lane + 32 < n) recv_off[lane + 32] = from_hi;
+      if (lane == 0) recv_off[n] = total;
     }
-    if (caps[t][2] == 0 || caps[t][2] != caps[0][2]) atomicAnd(&all_push, 0);  // the same place on every rank
-    unsigned long long key = ~0ull;
-    if (negative) key = 3ull * t;
-    else if (static_cast<unsigned long long>(sent) > caps[t][0]) key = 3ull * t + 1;
-    else if (static_cast<unsigned long long>(got) > caps[t][1]) key = 3ull * t + 2;
-    if (key != ~0ull) atomicMin(&worst, key);
+    if (lane == 0) {
+      plan = p;
+      if (blockIdx.x == 0 && waited && worst != ~0u) {
+        const int t = static_cast<int>(worst / 3), kind = static_cast<int>(worst % 3);
+        unsigned long long index = 0, seen = 0;
+        for (int q = 0; q < n; ++q) {
+          if (kind == 0 && cnt[t][q] < 0) { index = q; seen = static_cast<unsigned long long>(cnt[t][q]); break; }
+          if (kind == 1) seen += cnt[t][q];
+          if (kind == 2) seen += cnt[q][t];
+        }
+        const unsigned long long lim = kind == 1 ? caps[t][0] : kind == 2 ? caps[t][1] : 0;
+        device::record_error(h, WaitKind::kBadCount, t, (static_cast<uint64_t>(kind) << 32) | index, Cmp::kLe, lim, seen, 0);
+      }
+    }
   }
   __syncthreads();
   A2AV_STAMP(6);
-  if (threadIdx.x == 0) {
-    plan = !waited_ok || worst != ~0ull ? kStop : all_small ? kSmall : all_push ? kPush : kPull;
-    if (blockIdx.x == 0 && waited_ok && worst != ~0ull) {
-      const int t = static_cast<int>(worst / 3), kind = static_cast<int>(worst % 3);
-      unsigned long long index = 0, seen = 0, lim = 0;
-      for (int q = 0; q < n; ++q) {
-        if (kind == 0 && cnt[t][q] < 0) { index = q; seen = static_cast<unsigned long long>(cnt[t][q]); break; }
-        if (kind == 1) seen += cnt[t][q];
-        if (kind == 2) seen += cnt[q][t];
-      }
-      lim = kind == 1 ? caps[t][0] : kind == 2 ? caps[t][1] : 0;
-      device::record_error(h, WaitKind::kBadCount, t, (static_cast<uint64_t>(kind) << 32) | index, Cmp::kLe, lim, seen, 0);
-    }
-    if (plan != kStop) {  // where each source's data goes in this rank's output
-      recv_off[0] = 0;
-      for (int s = 0; s < n; ++s) recv_off[s + 1] = recv_off[s] + cnt[s][me];
-    }
-  }
-  // Where source s's split for this rank starts in s's input, and this rank's split for s in s's
-  // output: a thread a source.
-  for (int s = threadIdx.x; s < n; s += blockDim.x) {
-    long long off = 0, dst = 0;
-    for (int q = 0; q < me; ++q) off += cnt[s][q], dst += cnt[q][s];
-    src_off[s] = off;
-    dst_off[s] = dst;
-  }
-  __syncthreads();
-  A2AV_STAMP(7);
   if (blockIdx.x == 0 && a.recv_counts != nullptr && plan != kStop)
     for (int s = threadIdx.x; s < n; s += blockDim.x) a.recv_counts[s] = cnt[s][me];
   if (plan == kStop) {
@@ -273,9 +298,9 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     }
     device::barrier_block(h, blockIdx.x);  // peers are done reading this rank's input / writing its output
   }
-  A2AV_STAMP(8);
+  A2AV_STAMP(7);
   device::seq_end(h, a.layout, sq);
-  A2AV_STAMP(9);
+  A2AV_STAMP(8);
 #ifdef SYMMEM_A2AV_STAMPS
   a2av_report(sh, h.rank);
 #endif
