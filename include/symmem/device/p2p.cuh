@@ -44,9 +44,14 @@ __device__ __forceinline__ void signal(const DeviceHandle& h, int peer, int slot
 /// A signal that orders nothing (a notification, as NVSHMEM's signal_op): sets or adds to signal
 /// `slot` of `peer`'s pad by a relaxed store or add. The peer's wait_signal sees the value, but not
 /// necessarily this thread's earlier writes: publish data with signal or put_signal (or fence()
-/// first). For credits, "ready" and "done" where the peer reads nothing this thread wrote.
+/// first). Nor are this thread's earlier reads ordered before it. So a credit ("I have read your
+/// data, overwrite it") needs signal, or fence() first. signal_relaxed is for "ready", "go" and
+/// "done" where the peer reads nothing this thread wrote, nor writes anything it reads; paired with
+/// wait_signal_relaxed where the waiter reads nothing either.
 /// Session 75, 2 x H200, a ping-pong of signals alone: 0.93 us one way against signal's 1.39 (the
-/// system-scope release is the difference; symmem-bench p2p's signal_relaxed_us).
+/// system-scope release is the difference; symmem-bench p2p's signal_relaxed_us). Session 79: the
+/// relaxed pair 0.97-0.99 us against NVSHMEM's signal_op and signal_wait_until 0.94, and
+/// signal_relaxed with wait_signal 1.07-1.08 (relaxed_pair_us).
 __device__ __forceinline__ void signal_relaxed(const DeviceHandle& h, int peer, int slot, uint64_t value, SignalOp op = SignalOp::kSet) {
   uint64_t* p = h.signals[peer] + slot;
   if (op == SignalOp::kSet) st_relaxed(p, value);
