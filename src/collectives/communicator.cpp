@@ -631,8 +631,13 @@ void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, con
   SymmetricBuffer in_buf = heap_->find(in);
   const size_t in_capacity = (in_buf.bytes() - static_cast<size_t>(static_cast<const char*>(in) - static_cast<const char*>(in_buf.ptr()))) / es;
   // (One block instead of the whole grid was 0.2 us faster at 8 B on 4 x H100, session 26: the
-  // grid stays, which the direct branch needs.)
-  const int blocks = std::min(sms_, coll::kMaxBlocks);
+  // grid stays, which the direct branch needs. SYMMEM_A2AV_MAX_BLOCKS, a compile definition for
+  // experiments only (tools/ab.sh define NAME REF SYMMEM_A2AV_MAX_BLOCKS=1), caps it; every rank
+  // runs one build, so the grids agree.)
+#ifndef SYMMEM_A2AV_MAX_BLOCKS
+#define SYMMEM_A2AV_MAX_BLOCKS coll::kMaxBlocks
+#endif
+  const int blocks = std::max(1, std::min({sms_, coll::kMaxBlocks, SYMMEM_A2AV_MAX_BLOCKS}));
   if (p.algo == Algo::kLL) {
     // The counts travel with the data: send_counts may be any device memory.
     // A symmetric output lets the direct branch write instead of read; the kernel does so only
