@@ -140,7 +140,7 @@ void run_collective(Harness& h, CollOp op, TuningTable* table) {
   for (size_t size : h.sizes()) {
     // nccl-tests sizes: AR/bcast/reduce the message; AG/gather the gathered output; RS/scatter the
     // input; A2A each rank's buffer.
-    const bool per_rank = op != CollOp::kAllReduce && op != CollOp::kBroadcast && op != CollOp::kReduce;
+    const bool per_rank = coll_chunked(op) || op == CollOp::kAllToAllV;
     const size_t count = per_rank ? size / (es * n) : size / es;
     if (count == 0) continue;
     const size_t chunk = count * es, total = per_rank ? chunk * n : chunk;

@@ -47,6 +47,12 @@ enum class CollOp : int { kAllReduce = 0, kReduceScatter, kAllGather, kBroadcast
 inline bool coll_rooted(CollOp op) {
   return op == CollOp::kBroadcast || op == CollOp::kReduce || op == CollOp::kGather || op == CollOp::kScatter;
 }
+/// The operations whose message is one chunk from or for every rank (a call's size is its count
+/// times the ranks): reduce_scatter, all_gather, all_to_all, gather, scatter.
+inline bool coll_chunked(CollOp op) {
+  return op == CollOp::kReduceScatter || op == CollOp::kAllGather || op == CollOp::kAllToAll || op == CollOp::kGather ||
+         op == CollOp::kScatter;
+}
 /// The operations that reduce (take a ReduceOp).
 inline bool coll_reducing(CollOp op) {
   return op == CollOp::kAllReduce || op == CollOp::kReduceScatter || op == CollOp::kReduce;

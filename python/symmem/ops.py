@@ -382,17 +382,24 @@ def _chunks(chunk, whole, g, what):
                               f"the whole must hold {g.size} chunks of the same dtype")
 
 
+def _rooted_move(chunk, whole, root, group, what, chunk_name, whole_name, who, everywhere):
+    """gather's and scatter's checks: `chunk` (this rank's, every rank passes it) placed; `whole`
+    (g.size chunks) by _rooted_buffer. Returns (chunk, whole or None, group, root)."""
+    c = _as_tensor(chunk, f"{what} {chunk_name}")
+    _placed(c, f"{what} {chunk_name}")
+    g = _group(group)
+    r = _root(g, root, what, who)
+    w = _rooted_buffer(whole, g, r, everywhere, f"{what}: {whole_name}", who)
+    if w is not None:
+        _chunks(c, w, g, what)
+    return c, w, g, r
+
+
 def gather(output, input, dst=0, group=None, *, algo="auto"):
     """On rank dst, output (numel m * size) = every rank's input (numel m), in rank order. Other
     ranks pass output=None, but for algo="push", where every rank passes its symmetric output (the
     same place of the same symmem.empty allocation as dst's), into which nothing is written."""
-    i = _as_tensor(input, "gather input")
-    _placed(i, "gather input")
-    g = _group(group)
-    root = _root(g, dst, "gather", "dst")
-    o = _rooted_buffer(output, g, root, algo == "push", "gather: output", "dst")
-    if o is not None:
-        _chunks(i, o, g, "gather")
+    i, o, g, root = _rooted_move(input, output, dst, group, "gather", "input", "output", "dst", algo == "push")
     _run("gather_out", i, i if o is None else o, o is not None, root, g.name, algo)
     return output
 
@@ -401,13 +408,7 @@ def scatter(output, input, src=0, group=None, *, algo="auto"):
     """output (numel m) = block `rank` of rank src's input (numel m * size). Other ranks pass
     input=None, but for algo="direct", where every rank passes its symmetric input (the same place
     of the same symmem.empty allocation as src's), which nothing reads."""
-    o = _as_tensor(output, "scatter output")
-    _placed(o, "scatter output")
-    g = _group(group)
-    root = _root(g, src, "scatter", "src")
-    i = _rooted_buffer(input, g, root, algo == "direct", "scatter: input", "src")
-    if i is not None:
-        _chunks(o, i, g, "scatter")
+    o, i, g, root = _rooted_move(output, input, src, group, "scatter", "output", "input", "src", algo == "direct")
     _run("scatter_out", o if i is None else i, i is not None, o, root, g.name, algo)
     return output
 

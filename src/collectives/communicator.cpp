@@ -459,8 +459,7 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
       require(in_sym, n, " with algo=direct: in must come from Communicator::alloc (the root's input, at the same offset on every rank)");
     if (root_only_out(op) && asked == Algo::kPush)
       require(out_sym, n, " with algo=push: out must come from Communicator::alloc (the root's output, at the same offset on every rank)");
-    const bool whole = op == CollOp::kReduceScatter || op == CollOp::kAllGather || op == CollOp::kAllToAll || op == CollOp::kGather ||
-                       op == CollOp::kScatter;  // the size is every rank's chunk
+    const bool whole = coll_chunked(op);  // the size is every rank's chunk
     p.algo = asked == Algo::kAuto ? select(op, dtype, count * es * (whole ? size() : 1), in_sym, out_sym, coll_rooted(op) ? false : in_place)
                                   : asked;
     std::string why = op == CollOp::kAllToAllV ? (p.algo == Algo::kLL || p.algo == Algo::kDirect ? "" : "all_to_all_v has ll and direct")

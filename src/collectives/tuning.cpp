@@ -276,10 +276,7 @@ std::string algo_unfit(CollOp op, Algo a, bool in_sym, bool out_sym, bool in_pla
 }
 Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks, size_t bytes, bool in_sym, bool out_sym,
                  bool in_place, bool have_nccl, size_t ll_cap) {
-  const size_t ll = op == CollOp::kReduceScatter || op == CollOp::kAllToAll || op == CollOp::kAllGather || op == CollOp::kGather ||
-                            op == CollOp::kScatter
-                        ? bytes / nranks
-                        : bytes;
+  const size_t ll = coll_chunked(op) ? bytes / nranks : bytes;
   auto fits = [&](Algo a) {
     if (a == Algo::kNccl && !have_nccl) return false;
     return algo_unfit(op, a, in_sym, out_sym, in_place, ll, ll_cap, nranks, dtype).empty();

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -235,6 +236,17 @@ inline void gemm_reference(const float* a, const float* b, int64_t m, int64_t k,
       }
   });
 }
+// "" where `got` holds chunk `part` of every rank's input (bytes [part * chunk, (part + 1) * chunk)
+// of ins[r]) at r * chunk, in rank order: all-gather and gather (part 0), all-to-all (part = this
+// rank); else the first rank whose chunk is wrong.
+inline std::string rank_order_mismatch(const std::vector<std::vector<uint8_t>>& ins, size_t chunk, const std::vector<uint8_t>& got,
+                                       size_t part = 0) {
+  for (size_t r = 0; r < ins.size(); ++r)
+    if (!std::equal(ins[r].begin() + part * chunk, ins[r].begin() + (part + 1) * chunk, got.begin() + r * chunk))
+      return "wrong data from rank " + std::to_string(r);
+  return "";
+}
+
 // NaN for every float type, complete before the call returns: cudaMemset runs on the legacy
 // default stream and may finish after it returns, and work on a non-blocking stream does not wait
 // for it (session 75: Overlap.TransposedGemmDynamicScheduleOnOneGpu's poison of C landed after

@@ -255,9 +255,7 @@ TEST(Collectives, AllGatherBroadcastAllToAll) {
           ctx()->synchronize(nullptr, "all_gather");
         });
         if (why.empty()) {
-          auto got = download(op_, chunk * n);
-          for (int r = 0; r < n && why.empty(); ++r)
-            if (!std::equal(ins[r].begin(), ins[r].begin() + chunk, got.begin() + r * chunk)) why = "wrong data from rank " + std::to_string(r);
+          why = rank_order_mismatch(ins, chunk, download(op_, chunk * n));
         }
         // Ordinary buffers past the LL capacity have no path but NCCL: refused (alike on every
         // rank) where ranks share a GPU.
@@ -283,10 +281,7 @@ TEST(Collectives, AllGatherBroadcastAllToAll) {
           ctx()->synchronize(nullptr, "all_to_all");
         });
         if (why.empty()) {
-          auto got = download(op_, chunk * n);
-          for (int r = 0; r < n && why.empty(); ++r)
-            if (!std::equal(ins[r].begin() + me * chunk, ins[r].begin() + (me + 1) * chunk, got.begin() + r * chunk))
-              why = "wrong data from rank " + std::to_string(r);
+          why = rank_order_mismatch(ins, chunk, download(op_, chunk * n), me);
         }
         ASSERT_ALL(why.empty(), "all_to_all " << what << ": " << why);
       }
@@ -322,9 +317,7 @@ TEST(Collectives, InPlaceConventions) {
       ctx()->synchronize(nullptr, "all_gather in place");
     });
     if (why.empty()) {
-      auto got = download(base, chunk * n);
-      for (int r = 0; r < n && why.empty(); ++r)
-        if (!std::equal(ins[r].begin(), ins[r].begin() + chunk, got.begin() + r * chunk)) why = "wrong data from rank " + std::to_string(r);
+      why = rank_order_mismatch(ins, chunk, download(base, chunk * n));
     }
     ASSERT_ALL(why.empty(), "all_gather in place, algo " << algo_name(algo) << (is_sym ? " symmetric" : " plain") << ": " << why);
     // reduce_scatter: out == in + rank * recv_count.

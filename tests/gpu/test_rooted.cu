@@ -109,9 +109,7 @@ TEST(Rooted, GatherScatterEveryAlgorithmAndRoot) {
           ctx()->synchronize(nullptr, "gather");
         });
         if (why.empty() && me == root) {
-          auto got = download(op_, chunk * n);
-          for (int r = 0; r < n && why.empty(); ++r)
-            if (!std::equal(ins[r].begin(), ins[r].begin() + chunk, got.begin() + r * chunk)) why = "wrong data from rank " + std::to_string(r);
+          why = rank_order_mismatch(ins, chunk, download(op_, chunk * n));
         } else if (why.empty() && gather_out) {
           why = untouched(op_, chunk * n);
         }
@@ -183,9 +181,7 @@ TEST(Rooted, InPlaceOnTheRoot) {
         ctx()->synchronize(nullptr, "gather in place");
       });
       if (why.empty() && me == root) {
-        auto got = download(b, chunk * n);
-        for (int r = 0; r < n && why.empty(); ++r)
-          if (!std::equal(ins[r].begin(), ins[r].begin() + chunk, got.begin() + r * chunk)) why = "wrong data from rank " + std::to_string(r);
+        why = rank_order_mismatch(ins, chunk, download(b, chunk * n));
       }
       ASSERT_ALL(why.empty(), "gather in place root " << root << " algo " << algo_name(run.algo) << ": " << why);
       // scatter: the root's output is its input's slot `root`.
@@ -282,9 +278,8 @@ TEST(Rooted, GraphCaptureReplaysWithNewData) {
       if (me == root) {
         long bad = check_reduced(DataType::kFloat32, ReduceOp::kSum, ins, 0, download(red.ptr(), chunk), count, n, &w, 1);
         if (bad) w += " reduce: " + std::to_string(bad) + " wrong";
-        auto got = download(gat.ptr(), chunk * n);
-        for (int r = 0; r < n; ++r)
-          if (!std::equal(ins[r].begin(), ins[r].begin() + chunk, got.begin() + r * chunk)) w += " gather: wrong data from rank " + std::to_string(r);
+        const std::string g = rank_order_mismatch(ins, chunk, download(gat.ptr(), chunk * n));
+        if (!g.empty()) w += " gather: " + g;
       }
       if (!std::equal(ins[root].begin() + me * chunk, ins[root].begin() + (me + 1) * chunk, download(sca.ptr(), chunk).begin()))
         w += " scatter: wrong data";
