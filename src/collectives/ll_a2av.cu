@@ -63,14 +63,27 @@ __device__ void a2av_report(const A2AVShared& sh, int rank) {
 #define A2AV_STAMP(i) (void)0
 #endif
 
-// Warp 0's exclusive prefix sums over t = 0..63, lane t holding x[t] in lo and x[t + 32] in hi
-// (every lane calls it): lo and hi become the sums of the x before theirs; returns the whole sum.
+// Warp 0's exclusive prefix sums over t = 0..n-1 (n <= 64), lane t holding x[t] in lo and
+// x[t + 32] in hi, zero past n (every lane calls it): lo and hi become the sums of the x before
+// theirs; returns the whole sum. Lane t's inclusive sum needs the steps d <= t only, so a team of
+// n <= 32 takes ceil(log2 n) steps on lo alone (one at 2 ranks, where the five of both halves
+// made ~0.1 us of each of the kernel's two prefixes).
 static_assert(pad::kMaxTeam <= 64, "warp 0 holds a value of every rank, two a lane");
-__device__ __forceinline__ long long warp_prefix64(long long& lo, long long& hi) {
+__device__ __forceinline__ long long warp_prefix64(long long& lo, long long& hi, int n) {
+  const int lane = threadIdx.x & 31;
   long long a = lo, b = hi;
+  if (n <= 32) {
+    for (int d = 1; d < n; d <<= 1) {
+      const long long ua = __shfl_up_sync(0xffffffffu, a, d);
+      if (lane >= d) a += ua;
+    }
+    const long long total = __shfl_sync(0xffffffffu, a, n - 1);
+    lo = a - lo;
+    return total;
+  }
   for (int d = 1; d < 32; d <<= 1) {
     const long long ua = __shfl_up_sync(0xffffffffu, a, d), ub = __shfl_up_sync(0xffffffffu, b, d);
-    if ((threadIdx.x & 31) >= d) a += ua, b += ub;
+    if (lane >= d) a += ua, b += ub;
   }
   const long long low = __shfl_sync(0xffffffffu, a, 31);
   const long long total = low + __shfl_sync(0xffffffffu, b, 31);
@@ -112,7 +125,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   if (warp0) {
     const bool ok = __all_sync(0xffffffffu, c_lo >= 0 && c_hi >= 0);
     long long off_lo = c_lo < 0 ? 0 : c_lo, off_hi = c_hi < 0 ? 0 : c_hi;
-    const long long total = warp_prefix64(off_lo, off_hi);
+    const long long total = warp_prefix64(off_lo, off_hi, n);
     if (lane < n) own[lane] = c_lo, row_off[lane] = off_lo, peer_base[lane] = b_lo;
     if (lane + 32 < n) own[lane + 32] = c_hi, row_off[lane + 32] = off_hi, peer_base[lane + 32] = b_hi;
     if (lane == 0) {
@@ -227,7 +240,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     push = __all_sync(0xffffffffu, push);
     const unsigned long long p = !waited || worst != ~0u ? kStop : small ? kSmall : push ? kPush : kPull;
     if (p != kStop) {
-      const long long total = warp_prefix64(from_lo, from_hi);
+      const long long total = warp_prefix64(from_lo, from_hi, n);
       if (lane < n) recv_off[lane] = from_lo;
       if (lane + 32 < n) recv_off[lane + 32] = from_hi;
       if (lane == 0) recv_off[n] = total;
@@ -257,7 +270,11 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   }
   auto from = [&](int s) { return recv_off[s + 1] - recv_off[s]; };  // cnt[s][me]
   if (plan == kSmall) {
-    device::copy_bytes(a.out + recv_off[me] * es, a.in + src_off[me] * es, static_cast<size_t>(from(me)) * es, idx, stride);
+    // This rank's own split by the grid's last threads (the index reversed), the peers' lines
+    // below by its first: at small sizes the copy's load and the polls' loads are in flight at
+    // once instead of one after the other in the same threads.
+    device::copy_bytes(a.out + recv_off[me] * es, a.in + src_off[me] * es, static_cast<size_t>(from(me)) * es,
+                       stride - 1 - idx, stride);
     // The peers' data, G sources polled at once. (Awaited before the verdict instead, held in
     // registers and written after it, they measured 2.2 us slower at 4 ranks, 1.9 at 3 and 0.6 at
     // 2, 8 B - 256 KiB, 4 x H100, session 27, bench/results/...-s27c2-*.json: the verdict's work

@@ -11,7 +11,8 @@
 namespace symmem::device {
 
 /// The running operation: its epoch, LL flag and slot parity; ticket: the order in which this block
-/// (thread 0's) started among the grid's blocks (multi-block grids; read only in seq_end).
+/// started among the grid's blocks (multi-block grids; held by the block's ticket_thread() and read
+/// only there, in seq_end).
 struct SeqOp {
   uint64_t epoch;
   uint32_t flag;
@@ -19,11 +20,18 @@ struct SeqOp {
   uint32_t ticket;
 };
 
+/// The thread of a block that takes its ticket and may raise the epoch: lane 0 of the block's last
+/// warp, not thread 0, because the ticket's release waits for every load its warp has in flight,
+/// and kernels have warp 0 load their first operands before seq_begin so that those loads overlap
+/// it (all_to_all_v's counts and the peers' bases: 0.3 us of its 2-rank time, session 80's stamps).
+__device__ __forceinline__ unsigned ticket_thread() { return (blockDim.x - 1) & ~31u; }
+
 /// Every thread of every block calls it first: the number of this operation on this workspace.
 ///
 /// Who raises the epoch (seq_end), and why no block of this operation can read the raised value:
 /// in a grid of several blocks, once every thread of a block has read the epoch (the barrier), its
-/// thread 0 takes a ticket (a release add on a counter); the block whose ticket is the last one
+/// ticket_thread() takes a ticket (a release add on a counter: cumulative over the block's reads,
+/// which the barrier ordered before it, whichever warp made them); the block whose ticket is the last one
 /// (gridDim.x - 1) knows that every block has read the epoch, and raises it at its end, after an
 /// acquire fence (its ticket read every other block's release add, so every read of the epoch
 /// happens before the raise). The ticket's value is used only there, so its round trip overlaps
@@ -36,7 +44,7 @@ __device__ __forceinline__ SeqOp seq_begin(const DeviceHandle& ws) {
   uint32_t ticket = 0;
   if (gridDim.x > 1) {
     __syncthreads();  // every thread of this block has read the epoch
-    if (threadIdx.x == 0) ticket = atom_add_release_gpu(reinterpret_cast<uint32_t*>(ws.local_signals + ws::kStartSlot), 1);
+    if (threadIdx.x == ticket_thread()) ticket = atom_add_release_gpu(reinterpret_cast<uint32_t*>(ws.local_signals + ws::kStartSlot), 1);
   }
   return SeqOp{e, ws::flag_of(e), static_cast<size_t>(e & 1), ticket};
 }
@@ -79,7 +87,7 @@ __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, cons
       atomicSub(started, gridDim.x);  // every block's ticket, whenever its add lands
     }
   } else {
-    if (threadIdx.x != 0) return;
+    if (threadIdx.x != ticket_thread()) return;  // (the thread that holds the ticket)
     if (gridDim.x > 1) {
       if (op.ticket != gridDim.x - 1) return;
       fence_acq_rel_gpu();  // acquire: every block's read of the epoch happened before its ticket
