@@ -1,0 +1,16 @@
+# Steps for tools/call.sh on a 2-GPU machine (session 80, call 5): SYMMEM_PREFETCH_ARGS (launch.cuh,
+# an experiment off by default) against the default build: all_to_all_v's stamps without (st) and
+# with (pfst) at 1 KiB, then the default against pf alternating, twice: all_to_all_v 8 B - 256 KiB,
+# all_reduce and all_to_all 8 B - 64 KiB at 2 ranks (symmem-bench checks every result).
+#   tools/ab.sh define pf <sha> SYMMEM_PREFETCH_ARGS=1
+#   tools/ab.sh define pfst <sha> SYMMEM_PREFETCH_ARGS=1 SYMMEM_A2AV_STAMPS=1
+#   tools/ab.sh define st <sha> SYMMEM_A2AV_STAMPS=1
+#   COMMIT=<sha> bash tools/call.sh tools/steps/s80-c5-x2.sh
+for t in st pfst; do
+  BIN=$t A "$t-1K" all_to_all_v -b 1K -e 1K -n 100
+  grep 'a2av stamps' "$OUT/a.log" | tail -4
+done
+AAB a2av "pf" all_to_all_v -b 8 -e 256K -f 8 -n 100
+AAB ar "pf" all_reduce -b 8 -e 64K -f 8 -n 100
+AAB a2a "pf" all_to_all -b 8 -e 64K -f 8 -n 100
+true
