@@ -21,31 +21,6 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
-// An experiment, off unless built with -DSYMMEM_PREFETCH_ARGS=1 (tools/ab.sh define NAME REF
-// SYMMEM_PREFETCH_ARGS=1; session 80, in ll_a2av_kernel and ll_kernel): is part of each phase's
-// fixed cost a miss in the constant cache on the launch's arguments (a graph's every kernel node
-// holds its own copy, cold on the SM; the body reads a field of another line in each phase)? The
-// kernel takes its arguments as __grid_constant__ (readable by address without a copy) and, before
-// pdl_wait, each warp reads a word of every 64th byte of them, warps apart, so that the misses
-// overlap each other and the wait for the kernel before.
-#ifdef SYMMEM_PREFETCH_ARGS
-#define SYMMEM_KERNEL_ARGS(T) const __grid_constant__ T
-#else
-#define SYMMEM_KERNEL_ARGS(T) T
-#endif
-template <class T>
-__device__ __forceinline__ void prefetch_args(const T& a) {
-#ifdef SYMMEM_PREFETCH_ARGS
-  const char* p = reinterpret_cast<const char*>(&a);
-  for (unsigned off = (threadIdx.x >> 5) * 64; off < sizeof(T); off += (blockDim.x >> 5) * 64) {
-    const unsigned v = *reinterpret_cast<const unsigned*>(p + off);
-    asm volatile("" ::"r"(v));
-  }
-#else
-  (void)a;
-#endif
-}
-
 /// The two halves of pdl_wait apart, for a kernel that may run beside the kernel before it (its
 /// correctness not depending on that kernel's writes) but must not complete before it:
 /// pdl_launch_next() at its start, pdl_wait_prev() before it exits.

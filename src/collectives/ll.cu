@@ -41,9 +41,8 @@ __device__ __forceinline__ Chunk chunk_of(const LLArgs& a, int p) {
 }
 
 template <int K, DataType D, ReduceOp R, size_t P>
-__global__ void __launch_bounds__(kThreads) ll_kernel(SYMMEM_KERNEL_ARGS(LLArgs) a) {
+__global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   using LLData = LLDataT<P>;
-  prefetch_args(a);
   pdl_wait();
   const DeviceHandle& h = a.ws;
   const int n = h.nranks, me = h.rank;

@@ -328,10 +328,9 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
 // 4 ranks 0.3-0.7 us faster at 8 B - 128 KiB (4 x H100 and 4 x H200); at 2 ranks groups (of one
 // peer) were 1.1 us slower on 4 x H100, this body at G = 1 0.1-0.3 us faster on 4 x H200
 // (bench/results/2026-11-27-*-s26c{4,5,6}-ll-groups.json). 3 ranks: tested, not timed.
-__global__ void __launch_bounds__(kThreads) ll_a2av_kernel(SYMMEM_KERNEL_ARGS(A2AVArgs) a) {
+__global__ void __launch_bounds__(kThreads) ll_a2av_kernel(A2AVArgs a) {
   __shared__ A2AVShared sh;
   A2AV_STAMP(0);
-  prefetch_args(a);
   pdl_wait();
   A2AV_STAMP(1);
   if (a.ws.nranks > 2) a2av_body<device::kLLGroup>(a, sh);
