@@ -1,4 +1,5 @@
-# Steps for tools/call.sh on a 2-GPU machine (session 80, call 5): SYMMEM_PREFETCH_ARGS (launch.cuh,
+# Steps for tools/call.sh on a 2-GPU machine (session 80, call 5, run at 16a7301: the macro exists
+# only there; it changed nothing and was taken out): SYMMEM_PREFETCH_ARGS (launch.cuh,
 # an experiment off by default) against the default build: all_to_all_v's stamps without (st) and
 # with (pfst) at 1 KiB, then the default against pf alternating, twice: all_to_all_v 8 B - 256 KiB,
 # all_reduce and all_to_all 8 B - 64 KiB at 2 ranks (symmem-bench checks every result).
