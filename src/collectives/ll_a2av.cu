@@ -34,7 +34,7 @@ struct A2AVShared {
   long long cnt[pad::kMaxTeam][pad::kMaxTeam + 1];
   unsigned long long caps[pad::kMaxTeam][3];
 #ifdef SYMMEM_A2AV_STAMPS
-  long long st[9];
+  long long st[9], first_verdict;
 #endif
 };
 
@@ -43,21 +43,25 @@ struct A2AVShared {
 // SYMMEM_A2AV_STAMPS=1): thread 0 of the grid's first and last blocks reads clock64 at each phase
 // boundary, sums each phase over the launches, and prints the means every 512 launches (the SM's
 // cycles; phases: griddepcontrol.wait, seq_begin, the counts, the sends, the header waits, the
-// verdict with the offsets, the data, seq_end).
-__device__ unsigned long long g_a2av_sum[2][9], g_a2av_launches[2];
+// verdict with the offsets, the data, seq_end). With SYMMEM_A2AV_VERDICT_REPS=R as well, warp 0
+// runs the verdict R times in a loop and the report adds the first pass's cycles ("first"; the
+// verdict phase then holds all R): a first pass much slower than the others is the cost of
+// fetching the code (each phase is straight-line code that one warp walks once), not its work.
+__device__ unsigned long long g_a2av_sum[2][10], g_a2av_launches[2];
 #define A2AV_STAMP(i) \
   if (threadIdx.x == 0) sh.st[i] = clock64()
 __device__ void a2av_report(const A2AVShared& sh, int rank) {
   if (threadIdx.x != 0 || (blockIdx.x != 0 && blockIdx.x != gridDim.x - 1)) return;
   const int b = blockIdx.x == 0 ? 0 : 1;
   for (int i = 1; i < 9; ++i) g_a2av_sum[b][i] += static_cast<unsigned long long>(sh.st[i] - sh.st[i - 1]);
+  g_a2av_sum[b][9] += static_cast<unsigned long long>(sh.first_verdict - sh.st[5]);
   if (++g_a2av_launches[b] % 512 != 0) return;
   const double m = 1.0 / 512;
   unsigned long long* x = g_a2av_sum[b];
-  printf("a2av stamps rank %d block %d (cycles): wait %.0f seq %.0f counts %.0f send %.0f headers %.0f verdict %.0f data %.0f end %.0f total %.0f\n",
+  printf("a2av stamps rank %d block %d (cycles): wait %.0f seq %.0f counts %.0f send %.0f headers %.0f verdict %.0f data %.0f end %.0f total %.0f first %.0f\n",
          rank, blockIdx.x, x[1] * m, x[2] * m, x[3] * m, x[4] * m, x[5] * m, x[6] * m, x[7] * m, x[8] * m,
-         (x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7] + x[8]) * m);
-  for (int i = 0; i < 9; ++i) x[i] = 0;
+         (x[1] + x[2] + x[3] + x[4] + x[5] + x[6] + x[7] + x[8]) * m, x[9] * m);
+  for (int i = 0; i < 10; ++i) x[i] = 0;
 }
 #else
 #define A2AV_STAMP(i) (void)0
@@ -210,6 +214,11 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   // place, else pull. Where source t's split for this rank starts in t's input (src_off), this
   // rank's split for t in t's output (dst_off), and where t's data goes in this rank's output
   // (recv_off, a prefix over the ranks).
+#if defined(SYMMEM_A2AV_STAMPS) && defined(SYMMEM_A2AV_VERDICT_REPS)
+#pragma unroll 1
+  for (int rep = 0; rep < SYMMEM_A2AV_VERDICT_REPS; ++rep) {  // (the diagnostic above a2av_report)
+    if (rep == 1 && threadIdx.x == 0) sh.first_verdict = clock64();
+#endif
   if (warp0) {
     unsigned worst = ~0u;
     bool small = true, push = true;
@@ -260,8 +269,14 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
       }
     }
   }
+#if defined(SYMMEM_A2AV_STAMPS) && defined(SYMMEM_A2AV_VERDICT_REPS)
+  }
+#endif
   __syncthreads();
   A2AV_STAMP(6);
+#if defined(SYMMEM_A2AV_STAMPS) && !defined(SYMMEM_A2AV_VERDICT_REPS)
+  if (threadIdx.x == 0) sh.first_verdict = sh.st[6];
+#endif
   if (blockIdx.x == 0 && a.recv_counts != nullptr && plan != kStop)
     for (int s = threadIdx.x; s < n; s += blockDim.x) a.recv_counts[s] = cnt[s][me];
   if (plan == kStop) {

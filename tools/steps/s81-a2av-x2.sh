@@ -1,12 +1,21 @@
 # Steps for tools/call.sh on a 2-GPU machine (prepared in session 80 for the next session, not
 # run): what is left of all_to_all_v's 4.6 us at 2 ranks ("Session 81, first" in docs/NOTES.md).
-# The SASS of ll_a2av_kernel (what the verdict's ~1230 cycles of warp 0's shared-memory work wait
-# on), then one block against the grid on today's code, alternating, twice (before session 80's
-# ticket change one block was 0.3-0.4 us faster at 8 B - 4 KiB; how much of that is left?).
-# ~4 minutes with the start. First, here:
-#   rm -rf .deps/ab/* .deps/sass; tools/ab.sh define one HEAD SYMMEM_A2AV_MAX_BLOCKS=1
-#   tools/cubins.sh a2av src/collectives/ll_a2av.cu
+# (1) Is a phase's fixed cost the fetch of its code? ll_a2av_kernel's SASS (session 80, call 6) is
+# 154 KB, the 2-rank body ~61 KB, and the verdict alone 728 instructions of straight-line code that
+# warp 0 walks once a launch. The stamps with the verdict run three times in a loop (vr: the
+# "first" pass against the whole "verdict" phase: a first pass far slower than the other two is
+# the fetch); the plain stamps (st) beside. (2) One block against the grid on today's code,
+# alternating, twice (before session 80's ticket change one block was 0.3-0.4 us faster at
+# 8 B - 4 KiB; how much is left?). ~4-5 minutes with the start (session 80's last call built 196 s).
+# First, here:
+#   rm -rf .deps/ab/* .deps/sass
+#   tools/ab.sh define one HEAD SYMMEM_A2AV_MAX_BLOCKS=1
+#   tools/ab.sh define st HEAD SYMMEM_A2AV_STAMPS=1
+#   tools/ab.sh define vr HEAD SYMMEM_A2AV_STAMPS=1 SYMMEM_A2AV_VERDICT_REPS=3
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s81-a2av-x2.sh
-S
+for t in st vr; do
+  BIN=$t A "$t-1K" all_to_all_v -b 1K -e 1K -n 100
+  grep 'a2av stamps' "$OUT/a.log" | tail -4
+done
 AAB a2av "one" all_to_all_v -b 8 -e 256K -f 8 -n 100
 true
