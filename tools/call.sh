@@ -179,7 +179,7 @@ S() {  # S: the SASS of .deps/sass/*.cubin (tools/cubins.sh) into $OUT/sass.tgz,
   mkdir -p "$OUT/sass"
   for f in .deps/sass/*.cubin; do [ -e "$f" ] && "$cuobj" -sass "$f" > "$OUT/sass/$(basename "$f" .cubin).sass" 2>&1; done
   for f in "$OUT"/sass/*.sass; do
-    [ -e "$f" ] && echo "$(basename "$f"): $(grep -c HGMMA "$f") HGMMA, $(grep -c R2UR "$f") R2UR, $(grep -c 'UIADD3.X' "$f") UIADD3.X, $(grep -cE '^ +/\*[0-9a-f]{4}\*/' "$f") instructions"
+    [ -e "$f" ] && echo "$(basename "$f"): $(grep -c HGMMA "$f") HGMMA, $(grep -c R2UR "$f") R2UR, $(grep -c 'UIADD3.X' "$f") UIADD3.X, $(grep -cE '^ +/\*[0-9a-f]{4,}\*/' "$f") instructions"
   done
   tar czf "$OUT/sass.tgz" -C "$OUT" sass && rm -rf "$OUT/sass"
 }
