@@ -44,9 +44,13 @@ struct A2AVShared {
 // boundary, sums each phase over the launches, and prints the means every 512 launches (the SM's
 // cycles; phases: griddepcontrol.wait, seq_begin, the counts, the sends, the header waits, the
 // verdict with the offsets, the data, seq_end). With SYMMEM_A2AV_VERDICT_REPS=R as well, warp 0
-// runs the verdict R times in a loop and the report adds the first pass's cycles ("first"; the
-// verdict phase then holds all R): a first pass much slower than the others is the cost of
+// runs the verdict R times in a loop and the report adds its first pass's cycles ("first", without
+// the barrier after the passes; the verdict phase holds all R and the barrier; R = 1 when not
+// given): a first pass much slower than the others is the cost of
 // fetching the code (each phase is straight-line code that one warp walks once), not its work.
+#ifndef SYMMEM_A2AV_VERDICT_REPS
+#define SYMMEM_A2AV_VERDICT_REPS 1
+#endif
 __device__ unsigned long long g_a2av_sum[2][10], g_a2av_launches[2];
 #define A2AV_STAMP(i) \
   if (threadIdx.x == 0) sh.st[i] = clock64()
@@ -214,10 +218,9 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   // place, else pull. Where source t's split for this rank starts in t's input (src_off), this
   // rank's split for t in t's output (dst_off), and where t's data goes in this rank's output
   // (recv_off, a prefix over the ranks).
-#if defined(SYMMEM_A2AV_STAMPS) && defined(SYMMEM_A2AV_VERDICT_REPS)
+#ifdef SYMMEM_A2AV_STAMPS
 #pragma unroll 1
   for (int rep = 0; rep < SYMMEM_A2AV_VERDICT_REPS; ++rep) {  // (the diagnostic above a2av_report)
-    if (rep == 1 && threadIdx.x == 0) sh.first_verdict = clock64();
 #endif
   if (warp0) {
     unsigned worst = ~0u;
@@ -269,14 +272,12 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
       }
     }
   }
-#if defined(SYMMEM_A2AV_STAMPS) && defined(SYMMEM_A2AV_VERDICT_REPS)
+#ifdef SYMMEM_A2AV_STAMPS
+    if (rep == 0 && threadIdx.x == 0) sh.first_verdict = clock64();
   }
 #endif
   __syncthreads();
   A2AV_STAMP(6);
-#if defined(SYMMEM_A2AV_STAMPS) && !defined(SYMMEM_A2AV_VERDICT_REPS)
-  if (threadIdx.x == 0) sh.first_verdict = sh.st[6];
-#endif
   if (blockIdx.x == 0 && a.recv_counts != nullptr && plan != kStop)
     for (int s = threadIdx.x; s < n; s += blockDim.x) a.recv_counts[s] = cnt[s][me];
   if (plan == kStop) {
