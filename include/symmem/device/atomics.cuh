@@ -186,32 +186,11 @@ __device__ __forceinline__ void red_add_relaxed(uint64_t* p, uint64_t v) { amo_a
 __device__ __forceinline__ uint32_t atom_add_relaxed_sys(uint32_t* p, uint32_t v) { return amo_fetch_add(p, v); }
 /// Release add at GPU scope that returns the old value: this thread's earlier accesses (and,
 /// through a preceding block barrier, its block's) happen before any thread that reads the result
-/// of this add, or of a later one on the counter, and then fences (acquire), goes on. (Its fence
-/// waits for the warp's accesses in flight: ~0.28 us of all_to_all_v's 4.6 at 2 ranks where the
-/// whole block's next barrier waited for it, session 81.)
-__device__ __forceinline__ unsigned long long atom_add_release_gpu(unsigned long long* p, unsigned long long v) {
-  unsigned long long old;
-  asm volatile("atom.release.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
-  return old;
-}
-/// Relaxed add at GPU scope that returns the old value (a counter of this GPU's blocks; what it
-/// orders comes from around it).
-__device__ __forceinline__ uint32_t atom_add_relaxed_gpu(uint32_t* p, uint32_t v) {
+/// of this add, or of a later one on the counter, and then fences (acquire), goes on.
+__device__ __forceinline__ uint32_t atom_add_release_gpu(uint32_t* p, uint32_t v) {
   uint32_t old;
-  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  asm volatile("atom.release.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
-}
-/// Acquire load at GPU scope (a word only this GPU's threads write): this thread's later accesses
-/// happen after it, and after everything a release that it reads from ordered before that release.
-__device__ __forceinline__ uint64_t ld_acquire_gpu(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-/// Relaxed store at GPU scope (strong: a fence before it makes it a release that ld_acquire_gpu
-/// can synchronize with).
-__device__ __forceinline__ void st_relaxed_gpu(uint64_t* p, uint64_t v) {
-  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 /// Full fence at system scope: this thread's earlier writes (to any GPU) are ordered before its
 /// later ones as every peer observes them.

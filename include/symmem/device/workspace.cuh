@@ -21,42 +21,33 @@ struct SeqOp {
 };
 
 /// The thread of a block that takes its ticket and may raise the epoch: lane 0 of the block's last
-/// warp, not thread 0: kernels have warp 0 load their first operands before seq_begin so that those
-/// loads overlap it (all_to_all_v's counts and the peers' bases), and the ticket's warp waits for
-/// its own loads (session 80, 2 x H200, with the ticket's release then: all_to_all_v's epoch and
-/// counts stamps 1330 + 960 cycles on thread 0, 720 + 525 on the last warp).
+/// warp, not thread 0, because the ticket's release waits for every load its warp has in flight,
+/// and kernels have warp 0 load their first operands before seq_begin so that those loads overlap
+/// it (all_to_all_v's counts and the peers' bases; session 80, 2 x H200: its stamps' epoch and
+/// counts phases 1330 + 960 cycles before, 720 + 525 after; with its own two changes all_to_all_v
+/// at 2 ranks took 0.20-0.35 us less at 8 B - 256 KiB, all_reduce and all_to_all's LL kernels the
+/// same within 0.03 us).
 __device__ __forceinline__ unsigned ticket_thread() { return (blockDim.x - 1) & ~31u; }
 
 /// Every thread of every block calls it first: the number of this operation on this workspace.
 ///
-/// Who raises the epoch (seq_end), and why no block of this operation can read the raised value.
-/// A grid of one block reads it, raises it at its end after a barrier, and takes no ticket. In a
-/// grid of several blocks every thread reads the epoch with an acquire load (R), then, after the
-/// block's barrier, ticket_thread() takes a ticket: a relaxed add (A) on a counter. The block whose
-/// ticket is gridDim.x - 1, L, knows that every other block's add came before its own in the
-/// counter's order; it fences (acquire and release) and raises the epoch (W, a strong store). Why
-/// no R of a block B can read W: if it did, L's fence and W (a release pattern) would synchronize
-/// with R (an acquire), so L's add, before the fence, would happen before R, before B's barrier,
-/// before B's add: B's add would come after L's in causality order but before it in the counter's
-/// order, which coherence forbids (the counter's adds are one location's writes). The ticket's
-/// value is used only in seq_end, so its round trip overlaps the operation instead of lengthening
-/// the tail, as a count of finished blocks did (the last block to finish raised the epoch after a
-/// returning add on the kernel's tail). (Sessions 79-80 made the add a release, cumulative over the
-/// block's reads through the barrier: its fence waited for the ticket warp's loads and the block's
-/// next barrier for the fence, 0.28 us of all_to_all_v's 4.6 at 2 ranks on 2 x H200, session 81;
-/// each warp's acquire waits only for its own epoch load, which the operation needs next anyway.)
-/// The next operation reads the epoch after this kernel has completed (stream order; with PDL,
-/// after griddepcontrol.wait), when the counter is back to 0.
+/// Who raises the epoch (seq_end), and why no block of this operation can read the raised value:
+/// in a grid of several blocks, once every thread of a block has read the epoch (the barrier), its
+/// ticket_thread() takes a ticket (a release add on a counter: cumulative over the block's reads,
+/// which the barrier ordered before it, whichever warp made them); the block whose ticket is the last one
+/// (gridDim.x - 1) knows that every block has read the epoch, and raises it at its end, after an
+/// acquire fence (its ticket read every other block's release add, so every read of the epoch
+/// happens before the raise). The ticket's value is used only there, so its round trip overlaps
+/// the operation instead of lengthening the tail, as a count of finished blocks did (the last
+/// block to finish raised the epoch after a returning add on the kernel's tail). A grid of one
+/// block takes no ticket. The next operation reads the epoch after this kernel has completed
+/// (stream order; with PDL, after griddepcontrol.wait), when the counter is back to 0.
 __device__ __forceinline__ SeqOp seq_begin(const DeviceHandle& ws) {
-  uint64_t* epoch = ws.local_signals + ws::kEpochSlot;  // raised by the previous operation (seq_end)
+  const uint64_t e = ws.local_signals[ws::kEpochSlot] + 1;  // raised by the previous operation (seq_end)
   uint32_t ticket = 0;
-  uint64_t e;
-  if (gridDim.x == 1) {
-    e = *epoch + 1;
-  } else {
-    e = ld_acquire_gpu(epoch) + 1;
+  if (gridDim.x > 1) {
     __syncthreads();  // every thread of this block has read the epoch
-    if (threadIdx.x == ticket_thread()) ticket = atom_add_relaxed_gpu(reinterpret_cast<uint32_t*>(ws.local_signals + ws::kStartSlot), 1);
+    if (threadIdx.x == ticket_thread()) ticket = atom_add_release_gpu(reinterpret_cast<uint32_t*>(ws.local_signals + ws::kStartSlot), 1);
   }
   return SeqOp{e, ws::flag_of(e), static_cast<size_t>(e & 1), ticket};
 }
@@ -83,9 +74,7 @@ __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, cons
     unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
     int last = 0;
     if (threadIdx.x == 0) {
-      // (A release add: the block's reads, through the barrier above, happen before the zeroing
-      // and the raise of the block that counts last and fences; once in 65535 operations.)
-      last = gridDim.x == 1 || atom_add_release_gpu(done, 1ull) == gridDim.x - 1;
+      last = gridDim.x == 1 || atomicAdd(done, 1ull) == gridDim.x - 1;
       if (last) fence_acq_rel_gpu();  // every block's reads (their count) before the zeroing
     }
     // Thread 0's answer to the whole block by the barrier's vote (no shared memory: the kernels
@@ -108,7 +97,7 @@ __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, cons
       *started = 0u;
     }
   }
-  st_relaxed_gpu(ws.local_signals + ws::kEpochSlot, op.epoch);  // (strong: see seq_begin)
+  ws.local_signals[ws::kEpochSlot] = op.epoch;
 }
 
 }  // namespace symmem::device
