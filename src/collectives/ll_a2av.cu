@@ -117,7 +117,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   void* b_hi = nullptr;
   if (warp0 && lane < n) c_lo = a.counts[lane], b_lo = h.peers[lane];
   if (warp0 && lane + 32 < n) c_hi = a.counts[lane + 32], b_hi = h.peers[lane + 32];
-  const device::SeqOp sq = device::seq_begin(h);
+  device::SeqOp sq = device::seq_begin(h, /*take_ticket=*/false);
   A2AV_STAMP(2);
   const size_t hdr = static_cast<size_t>(n) + 3;
   const size_t cap_bytes = (a.layout.ll_slot_lines - hdr) * ws::kLLPayload;
@@ -143,6 +143,9 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   }
   __syncthreads();
   A2AV_STAMP(3);
+  // The ticket here, not in seq_begin: the last warp, which takes it, has no counts to wait for, and
+  // its fence runs while warp 0 sends (seq_take_ticket).
+  device::seq_take_ticket(h, sq);
 
   // Header line i: counts[i] for i < n, then input capacity, output capacity, output placement.
   auto header = [&](size_t i) -> uint64_t {

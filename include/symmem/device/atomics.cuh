@@ -192,6 +192,11 @@ __device__ __forceinline__ uint32_t atom_add_release_gpu(uint32_t* p, uint32_t v
   asm volatile("atom.release.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
+__device__ __forceinline__ unsigned long long atom_add_release_gpu(unsigned long long* p, unsigned long long v) {
+  unsigned long long old;
+  asm volatile("atom.release.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
 /// Full fence at system scope: this thread's earlier writes (to any GPU) are ordered before its
 /// later ones as every peer observes them.
 __device__ __forceinline__ void fence_system() { asm volatile("fence.sc.sys;" ::: "memory"); }

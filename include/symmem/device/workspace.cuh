@@ -42,14 +42,30 @@ __device__ __forceinline__ unsigned ticket_thread() { return (blockDim.x - 1) & 
 /// block to finish raised the epoch after a returning add on the kernel's tail). A grid of one
 /// block takes no ticket. The next operation reads the epoch after this kernel has completed
 /// (stream order; with PDL, after griddepcontrol.wait), when the counter is back to 0.
-__device__ __forceinline__ SeqOp seq_begin(const DeviceHandle& ws) {
+///
+/// take_ticket = false: the kernel takes it later by seq_take_ticket (below), before seq_end.
+__device__ __forceinline__ SeqOp seq_begin(const DeviceHandle& ws, bool take_ticket = true) {
   const uint64_t e = ws.local_signals[ws::kEpochSlot] + 1;  // raised by the previous operation (seq_end)
   uint32_t ticket = 0;
   if (gridDim.x > 1) {
     __syncthreads();  // every thread of this block has read the epoch
-    if (threadIdx.x == ticket_thread()) ticket = atom_add_release_gpu(reinterpret_cast<uint32_t*>(ws.local_signals + ws::kStartSlot), 1);
+    if (take_ticket && threadIdx.x == ticket_thread())
+      ticket = atom_add_release_gpu(reinterpret_cast<uint32_t*>(ws.local_signals + ws::kStartSlot), 1);
   }
   return SeqOp{e, ws::flag_of(e), static_cast<size_t>(e & 1), ticket};
+}
+
+/// The ticket of a block whose seq_begin did not take it, at a point of the kernel's choosing
+/// between seq_begin and seq_end, by ticket_thread() (every thread of the block may call it; the
+/// others do nothing). The argument of seq_begin holds at any such point: seq_begin's barrier
+/// already ordered every thread's read of the epoch before it, and the add's release is cumulative
+/// over them. Its use: the add's fence waits for the ticket warp's accesses in flight, and the
+/// block's next barrier for the fence, so a kernel takes it where its last warp would wait anyway
+/// (all_to_all_v: after the counts' barrier, while warp 0 sends the headers; in seq_begin the fence
+/// waited for the epoch's load and held the counts' barrier: 0.28 us of 4.6 at 2 ranks, session 81).
+__device__ __forceinline__ void seq_take_ticket(const DeviceHandle& ws, SeqOp& op) {
+  if (gridDim.x > 1 && threadIdx.x == ticket_thread())
+    op.ticket = atom_add_release_gpu(reinterpret_cast<uint32_t*>(ws.local_signals + ws::kStartSlot), 1);
 }
 
 /// `rank`'s LL slot for lines from `src` (base: ws.local for this rank, ws.peers[p] for peer p).
@@ -74,7 +90,10 @@ __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, cons
     unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
     int last = 0;
     if (threadIdx.x == 0) {
-      last = gridDim.x == 1 || atomicAdd(done, 1ull) == gridDim.x - 1;
+      // (A release add, cumulative over the block's reads through the barrier above: they happen
+      // before the zeroing and the raise of the block that counts last and fences. Once in 65535
+      // operations.)
+      last = gridDim.x == 1 || atom_add_release_gpu(done, 1ull) == gridDim.x - 1;
       if (last) fence_acq_rel_gpu();  // every block's reads (their count) before the zeroing
     }
     // Thread 0's answer to the whole block by the barrier's vote (no shared memory: the kernels
