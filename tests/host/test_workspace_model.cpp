@@ -122,29 +122,35 @@ TEST(WorkspaceModel, RootOnlyTokensOverwriteAtThreeRanks) {
   for (uint64_t seed = 0; seed < 2000; ++seed) ASSERT_FALSE(violates(ops, 2, seed));
 }
 
-// Who raises the epoch (workspace.cuh, seq_begin / seq_end), under random interleavings of the
-// blocks of a sequence of operations with random grid sizes, some of them the wrap-cleaning kind:
-// every block must read the epoch of the previous operation (never the raised one), and after each
-// operation the epoch is raised exactly once and both counters are back to 0.
+// Who raises the epoch (workspace.cuh, seq_begin / seq_take_ticket / seq_end), under random
+// interleavings of the blocks of a sequence of operations with random grid sizes, some of them the
+// wrap-cleaning kind, some taking their tickets in seq_begin and some later (all_to_all_v's
+// seq_take_ticket, a step of its own here): every block must read the epoch of the previous
+// operation (never the raised one), and after each operation the epoch is raised exactly once and
+// both counters are back to 0.
 TEST(WorkspaceModel, TheLastTicketRaisesTheEpochAfterEveryBlockHasReadIt) {
   std::mt19937 rng(7);
   uint64_t epoch = 0;  // kEpochSlot
   int64_t started = 0, done = 0;  // kStartSlot, kDoneSlot
   for (int op = 1; op <= 4000; ++op) {
     const int grid = 1 + static_cast<int>(rng() % 9);
-    const bool cleans = rng() % 7 == 0;
+    const bool cleans = rng() % 7 == 0, late_ticket = rng() % 2 == 0;
     struct Block {
-      bool begun = false, ended = false;
+      bool begun = false, ticketed = false, ended = false;
       uint64_t read = 0;
       int64_t ticket = 0;
     };
     std::vector<Block> b(grid);
-    int raises = 0, left = 2 * grid;
+    int raises = 0, left = (late_ticket ? 3 : 2) * grid;
     while (left > 0) {
       Block& x = b[rng() % grid];
-      if (!x.begun) {  // seq_begin: every thread reads the epoch, then thread 0 takes a ticket
+      if (!x.begun) {  // seq_begin: every thread reads the epoch, then one takes a ticket
         x.begun = true;
         x.read = epoch;
+        x.ticketed = !late_ticket;
+        if (grid > 1 && !late_ticket) x.ticket = started++;
+      } else if (!x.ticketed) {  // seq_take_ticket, at any later point before seq_end
+        x.ticketed = true;
         if (grid > 1) x.ticket = started++;
       } else if (!x.ended) {  // seq_end
         x.ended = true;
