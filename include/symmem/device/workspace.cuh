@@ -91,7 +91,7 @@ __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, cons
     int last = 0;
     if (threadIdx.x == 0) {
       // (A release add, cumulative over the block's reads through the barrier above: they happen
-      // before the zeroing and the raise of the block that counts last and fences. Once in 65535
+      // before the zeroing and the raise of the block that counts last and fences. Two in every 65535
       // operations.)
       last = gridDim.x == 1 || atom_add_release_gpu(done, 1ull) == gridDim.x - 1;
       if (last) fence_acq_rel_gpu();  // every block's reads (their count) before the zeroing
