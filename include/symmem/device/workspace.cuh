@@ -58,11 +58,12 @@ __device__ __forceinline__ SeqOp seq_begin(const DeviceHandle& ws, bool take_tic
 /// The ticket of a block whose seq_begin did not take it, at a point of the kernel's choosing
 /// between seq_begin and seq_end, by ticket_thread() (every thread of the block may call it; the
 /// others do nothing). The argument of seq_begin holds at any such point: seq_begin's barrier
-/// already ordered every thread's read of the epoch before it, and the add's release is cumulative
-/// over them. Its use: the add's fence waits for the ticket warp's accesses in flight, and the
-/// block's next barrier for the fence, so a kernel takes it where its last warp would wait anyway
-/// (all_to_all_v: after the counts' barrier, while warp 0 sends the headers; in seq_begin the fence
-/// waited for the epoch's load and held the counts' barrier: 0.28 us of 4.6 at 2 ranks, session 81).
+/// already ordered every thread's read of the epoch before it, and the add's release is
+/// cumulative over them. Its use: the add's fence waits for the ticket warp's accesses in
+/// flight, and the block's next barrier for the fence, so a kernel takes it where its last warp
+/// would wait anyway (all_to_all_v: after the counts' barrier, while warp 0 sends the headers; in
+/// seq_begin the fence waited for the epoch's load and held the counts' barrier: 0.33-0.36 us of
+/// 4.6 at 2 ranks, session 81).
 __device__ __forceinline__ void seq_take_ticket(const DeviceHandle& ws, SeqOp& op) {
   if (gridDim.x > 1 && threadIdx.x == ticket_thread())
     op.ticket = atom_add_release_gpu(reinterpret_cast<uint32_t*>(ws.local_signals + ws::kStartSlot), 1);
@@ -90,9 +91,9 @@ __device__ inline void seq_end(const DeviceHandle& ws, const ws::Layout& L, cons
     unsigned long long* done = reinterpret_cast<unsigned long long*>(ws.local_signals + ws::kDoneSlot);
     int last = 0;
     if (threadIdx.x == 0) {
-      // (A release add, cumulative over the block's reads through the barrier above: they happen
-      // before the zeroing and the raise of the block that counts last and fences. Two in every 65535
-      // operations.)
+      // (A release add, cumulative over the block's reads through the barrier above: they
+      // happen before the zeroing and the raise of the block that counts last and fences. Two
+      // operations in every 65535.)
       last = gridDim.x == 1 || atom_add_release_gpu(done, 1ull) == gridDim.x - 1;
       if (last) fence_acq_rel_gpu();  // every block's reads (their count) before the zeroing
     }
