@@ -16,6 +16,6 @@
 #   WORK_TARGETS=symmem-bench COMMIT=<main's sha> bash tools/call.sh tools/steps/s82-ll-ticket-x2.sh   (carry [".deps"])
 AAB ar "at1 at2" all_reduce -b 8 -e 1M -f 4 -n 100
 AAB a2a "at1 at2" all_to_all -b 8 -e 1M -f 8 -n 100
-AAB ag "at1 at2" all_gather -b 8 -e 1M -f 8 -n 100
-AAB rs "at1 at2" reduce_scatter -b 8 -e 1M -f 8 -n 100
+AAB ag "at1 at2" all_gather -b 1K -e 1M -f 8 -n 100
+AAB rs "at1 at2" reduce_scatter -b 1K -e 1M -f 8 -n 100
 true
