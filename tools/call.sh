@@ -10,6 +10,8 @@
 #   TW LABEL                        each row of r/LABEL.json's instances (SYMMEM_OVERLAP_TWINS): times, SM clocks
 #   OAB LABEL TREE TREE_LABEL [VAR=value...]  O of the work tree and of .deps/ab/TREE alternating, twice
 #   tests_passed                    true when every T so far passed (else prints that timing is skipped)
+#   COLLTESTS                       T of the collective tests at 1, 2, 3 and 4 ranks (2 GPUs), 2 on one, and with the debug checks
+#   A2AV_STAMPS TREE...             all_to_all_v at 1 KiB with each stamps-built .deps/ab TREE: its stamp lines
 #   A LABEL OP [ARGS...]            symmem-bench OP (a collective); prints size:symmem/nccl
 #   AAB PREFIX "TREE..." OP [ARGS...]  A of the work tree and of each .deps/ab TREE alternating, twice
 #   P2P LABEL [ARGS...]             symmem-bench p2p ARGS: its latency rows (put_signal / put+release / ll / signal /
@@ -115,6 +117,19 @@ for r in d["rows"]:
     print("  %-12s M %6s floor %7.1f  main [%s] @ [%s]  alt [%s] @ [%s]" % (r["algo"], r["bytes"], r.get("gemm_alone_us", -1),
           r.get("overlap_twins_us", "-"), r.get("overlap_twins_mhz", "-"), r.get("alt_twins_us", "-"), r.get("alt_twins_mhz", "-")))
 PY
+}
+COLLTESTS() {  # the collective tests (Collectives, Rooted, Stream, DeviceApi) at 1, 2, 3 and 4 ranks on 2 GPUs, 2 on one, and with the debug checks
+  local f="Collectives.*:Collectives/*:Rooted.*:Stream.*:DeviceApi.*" r
+  for r in "1 1" "2 1" "3 2" "2 2"; do FILTER=$f T $r; done
+  FILTER=$f TLIMIT=200 T 4 2 SYMMEM_TIMEOUT_MS=100000
+  FILTER="DebugChecks.*:Collectives.*:Collectives/*:Rooted.*" T 2 2 SYMMEM_DEBUG_CHECKS=1
+}
+A2AV_STAMPS() {  # A2AV_STAMPS TREE...: all_to_all_v at 1 KiB with each .deps/ab TREE (built with SYMMEM_A2AV_STAMPS=1), its stamp lines
+  local t
+  for t in "$@"; do
+    BIN=$t A "$t-1K" all_to_all_v -b 1K -e 1K -n 100
+    grep 'a2av stamps' "$OUT/a.log" | tail -4
+  done
 }
 tests_passed() {  # every T so far passed (else says so: steps that time only tested code skip their timing)
   ! grep -q "FAILED\|rc [1-9]" "$OUT/summary.txt" || { echo "== tests failed: no timing"; return 1; }

@@ -14,18 +14,9 @@
 #   tools/ab.sh define mst main SYMMEM_A2AV_STAMPS=1
 #   tools/ab.sh define pst pair SYMMEM_A2AV_STAMPS=1
 #   COMMIT=<pair's sha> bash tools/call.sh tools/steps/s82-a2av-pair-x2.sh   (on branch pair; carry [".deps"])
-for t in mst pst; do
-  BIN=$t A "$t-1K" all_to_all_v -b 1K -e 1K -n 100
-  grep 'a2av stamps' "$OUT/a.log" | tail -4
-done
+A2AV_STAMPS mst pst
 AAB a2av "base" all_to_all_v -b 8 -e 256K -f 8 -n 100
 A big-work all_to_all_v -b 1M -e 64M -f 4 -n 20
 BIN=base A big-base all_to_all_v -b 1M -e 64M -f 4 -n 20
-export FILTER="Collectives.*:Collectives/*:Rooted.*:Stream.*:DeviceApi.*"
-T 1 1
-T 2 1
-T 3 2
-T 2 2
-TLIMIT=200 T 4 2 SYMMEM_TIMEOUT_MS=100000
-FILTER="DebugChecks.*:Collectives.*:Collectives/*:Rooted.*" T 2 2 SYMMEM_DEBUG_CHECKS=1
+COLLTESTS
 true

@@ -6,7 +6,7 @@
 # SYMMEM_LL_TICKET_AT: 0 in seq_begin (as main), 1 after the thread's sends (the fence waits for
 # their stores while the peers' lines are on their way), 2 before seq_end (the tail). Both against
 # main, alternating, twice. If one wins at every size, make it ll_kernel's form (no macro) and run
-# the collective tests (as s82-a2av-pair-x2.sh's T lines) before it lands.
+# the collective tests (call.sh's COLLTESTS) before it lands.
 # First, here (on main):
 #   rm -rf .deps/ab/*
 #   git branch -f llt HEAD && git checkout -q llt && git apply tools/steps/s82-ll-ticket.patch &&
