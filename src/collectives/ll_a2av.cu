@@ -216,11 +216,58 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   }
   const bool waited = __syncthreads_and(polled);
   A2AV_STAMP(5);
+  // The first problem in (rank, kind) order, worst = 3 t + kind, recorded by block 0's thread 0
+  // (InvalidArgument on every rank, which reach the same verdict).
+  auto record_bad = [&](unsigned worst) {
+    const int t = static_cast<int>(worst / 3), kind = static_cast<int>(worst % 3);
+    unsigned long long index = 0, seen = 0;
+    for (int q = 0; q < n; ++q) {
+      if (kind == 0 && cnt[t][q] < 0) { index = q; seen = static_cast<unsigned long long>(cnt[t][q]); break; }
+      if (kind == 1) seen += cnt[t][q];
+      if (kind == 2) seen += cnt[q][t];
+    }
+    const unsigned long long lim = kind == 1 ? caps[t][0] : kind == 2 ? caps[t][1] : 0;
+    device::record_error(h, WaitKind::kBadCount, t, (static_cast<uint64_t>(kind) << 32) | index, Cmp::kLe, lim, seen, 0);
+  };
   // The verdict, the same on every block and every rank: the first problem in (rank, kind) order
   // (key 3 t + kind), else small splits (LL), else push where every rank's output lies at the same
-  // place, else pull. Where source t's split for this rank starts in t's input (src_off), this
-  // rank's split for t in t's output (dst_off), and where t's data goes in this rank's output
-  // (recv_off, a prefix over the ranks).
+  // place, else pull. Where source t's split for this rank starts in t's input (src_at), this
+  // rank's split for t in t's output (dst_at), and where t's data goes in this rank's output
+  // (recv_at, a prefix over the ranks); from(t): t's count for this rank.
+  unsigned long long my_plan;
+  // The pair form (G = 1: n <= 2): every thread judges on its own from the 2 x 2 counts and the
+  // capacities in shared memory (broadcast reads) and keeps the plan and the offsets in registers:
+  // no warp's shuffles and prefix sums, no barrier after them. (Warp 0's general form below took
+  // ~1230 cycles at 2 ranks, its passes each as long as the first: its instructions and their
+  // latencies, not the fetch of its code; session 81.)
+  long long c00 = 0, c01 = 0, c10 = 0, c11 = 0;
+  auto cnt_at = [&](int t, int q) { return t == 0 ? (q == 0 ? c00 : c01) : (q == 0 ? c10 : c11); };
+  if constexpr (G == 1) {
+    const bool two = n == 2;
+    c00 = cnt[0][0];
+    if (two) c01 = cnt[0][1], c10 = cnt[1][0], c11 = cnt[1][1];
+    const unsigned long long cap_in0 = caps[0][0], cap_out0 = caps[0][1], place0 = caps[0][2];
+    const unsigned long long cap_in1 = two ? caps[1][0] : 0, cap_out1 = two ? caps[1][1] : 0, place1 = two ? caps[1][2] : 0;
+    auto pos = [](long long x) { return x < 0 ? 0ll : x; };
+    // Rank t's first problem (0 negative, 1 sends past its input, 2 receives past its output), 3 none.
+    auto kind_of = [&](long long r0, long long r1, long long c0, long long c1, unsigned long long cap_in, unsigned long long cap_out) {
+      if (r0 < 0 || r1 < 0) return 0u;
+      if (static_cast<unsigned long long>(pos(r0) + pos(r1)) > cap_in) return 1u;
+      if (static_cast<unsigned long long>(pos(c0) + pos(c1)) > cap_out) return 2u;
+      return 3u;
+    };
+    const unsigned k0 = kind_of(c00, c01, c00, c10, cap_in0, cap_out0);
+    const unsigned k1 = two ? kind_of(c10, c11, c01, c11, cap_in1, cap_out1) : 3u;
+    const unsigned worst = !waited ? ~0u : k0 != 3u ? k0 : k1 != 3u ? 3u + k1 : ~0u;
+    auto big = [&](long long x) { return x > 0 && static_cast<size_t>(x) * es > limit; };
+    const bool small = !big(c01) && !big(c10);
+    const bool push = place0 != 0 && (!two || place1 == place0);  // the same place on every rank
+    my_plan = !waited || worst != ~0u ? kStop : small ? kSmall : push ? kPush : kPull;
+    if (blockIdx.x == 0 && threadIdx.x == 0 && waited && worst != ~0u) record_bad(worst);
+#ifdef SYMMEM_A2AV_STAMPS
+    if (threadIdx.x == 0) sh.first_verdict = clock64();
+#endif
+  } else {
 #ifdef SYMMEM_A2AV_STAMPS
 #pragma unroll 1
   for (int rep = 0; rep < SYMMEM_A2AV_VERDICT_REPS; ++rep) {  // (the diagnostic above a2av_report)
@@ -262,17 +309,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     }
     if (lane == 0) {
       plan = p;
-      if (blockIdx.x == 0 && waited && worst != ~0u) {
-        const int t = static_cast<int>(worst / 3), kind = static_cast<int>(worst % 3);
-        unsigned long long index = 0, seen = 0;
-        for (int q = 0; q < n; ++q) {
-          if (kind == 0 && cnt[t][q] < 0) { index = q; seen = static_cast<unsigned long long>(cnt[t][q]); break; }
-          if (kind == 1) seen += cnt[t][q];
-          if (kind == 2) seen += cnt[q][t];
-        }
-        const unsigned long long lim = kind == 1 ? caps[t][0] : kind == 2 ? caps[t][1] : 0;
-        device::record_error(h, WaitKind::kBadCount, t, (static_cast<uint64_t>(kind) << 32) | index, Cmp::kLe, lim, seen, 0);
-      }
+      if (blockIdx.x == 0 && waited && worst != ~0u) record_bad(worst);
     }
   }
 #ifdef SYMMEM_A2AV_STAMPS
@@ -280,20 +317,40 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   }
 #endif
   __syncthreads();
+  my_plan = plan;
+  }
   A2AV_STAMP(6);
-  if (blockIdx.x == 0 && a.recv_counts != nullptr && plan != kStop)
+  // The pair form's offsets for t in {0, 1} (at 2 ranks, recv_off[1] = cnt[0][me], and the offsets
+  // within a rank's input or output are its count for rank 0 where me = 1); the general form's from
+  // shared memory.
+  auto recv_at = [&](int t) -> long long {
+    if constexpr (G == 1) return t == 0 ? 0 : cnt_at(0, me);
+    else return recv_off[t];
+  };
+  auto from = [&](int t) -> long long {
+    if constexpr (G == 1) return cnt_at(t, me);
+    else return recv_off[t + 1] - recv_off[t];
+  };
+  auto src_at = [&](int t) -> long long {
+    if constexpr (G == 1) return me == 1 ? cnt_at(t, 0) : 0;
+    else return src_off[t];
+  };
+  auto dst_at = [&](int t) -> long long {
+    if constexpr (G == 1) return me == 1 ? cnt_at(0, t) : 0;
+    else return dst_off[t];
+  };
+  if (blockIdx.x == 0 && a.recv_counts != nullptr && my_plan != kStop)
     for (int s = threadIdx.x; s < n; s += blockDim.x) a.recv_counts[s] = cnt[s][me];
-  if (plan == kStop) {
+  if (my_plan == kStop) {
     device::seq_end(h, a.layout, sq);
     return;
   }
-  auto from = [&](int s) { return recv_off[s + 1] - recv_off[s]; };  // cnt[s][me]
-  if (plan == kSmall) {
+  if (my_plan == kSmall) {
     // This rank's own split by the grid's last threads (the index reversed), the peers' lines
     // below by its first: at small sizes the copy's load and the polls' loads are in flight at
     // once instead of one after the other in the same threads (session 80: block 0's data stamp
     // 2430-2510 cycles before, 2110-2210 after, at 1 KiB on 2 x H200).
-    device::copy_bytes(a.out + recv_off[me] * es, a.in + src_off[me] * es, static_cast<size_t>(from(me)) * es,
+    device::copy_bytes(a.out + recv_at(me) * es, a.in + src_at(me) * es, static_cast<size_t>(from(me)) * es,
                        stride - 1 - idx, stride);
     // The peers' data, G sources polled at once. (Awaited before the verdict instead, held in
     // registers and written after it, they measured 2.2 us slower at 4 ranks, 1.9 at 3 and 0.6 at
@@ -318,7 +375,7 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
         if (!(ok = device::ll_wait_group<ws::kLLPayload>(h, src, peer, sq.flag, v))) break;
 #pragma unroll
         for (int g = 0; g < G; ++g)
-          if (src[g] != nullptr) device::ll_unpack(a.out + recv_off[peer[g]] * es, bytes[g], i, v[g]);
+          if (src[g] != nullptr) device::ll_unpack(a.out + recv_at(peer[g]) * es, bytes[g], i, v[g]);
       }
     }
   } else if (device::barrier_block(h, blockIdx.x)) {  // peers' inputs (pull) or outputs (push) are ready
@@ -326,11 +383,11 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     const size_t gidx = grp.idx, gstride = grp.stride;
     for (int k = grp.k_first; k < grp.k_last; ++k) {
       const int p = (me + k) % n;
-      if (plan == kPush)  // this rank's split for p, into p's output
-        device::copy_bytes(at_rank(a.out_h, p, a.out) + dst_off[p] * es, a.in + row_off[p] * es,
+      if (my_plan == kPush)  // this rank's split for p, into p's output
+        device::copy_bytes(at_rank(a.out_h, p, a.out) + dst_at(p) * es, a.in + row_off[p] * es,
                            static_cast<size_t>(a.counts[p]) * es, gidx, gstride);
       else  // p's split for this rank, from p's input
-        device::copy_bytes(a.out + recv_off[p] * es, at_rank(a.in_h, p, a.in) + src_off[p] * es,
+        device::copy_bytes(a.out + recv_at(p) * es, at_rank(a.in_h, p, a.in) + src_at(p) * es,
                            static_cast<size_t>(from(p)) * es, gidx, gstride);
     }
     device::barrier_block(h, blockIdx.x);  // peers are done reading this rank's input / writing its output
