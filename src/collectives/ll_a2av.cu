@@ -239,7 +239,8 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   // capacities in shared memory (broadcast reads) and keeps the plan and the offsets in registers:
   // no warp's shuffles and prefix sums, no barrier after them. (Warp 0's general form below took
   // ~1230 cycles at 2 ranks, its passes each as long as the first: its instructions and their
-  // latencies, not the fetch of its code; session 81.)
+  // latencies, not the fetch of its code; session 81. The pair form: 3.93-4.14 us against
+  // 4.25-4.48 at 8 B - 256 KiB on 2 x H200, session 82.)
   long long c00 = 0, c01 = 0, c10 = 0, c11 = 0;
   auto cnt_at = [&](int t, int q) { return t == 0 ? (q == 0 ? c00 : c01) : (q == 0 ? c10 : c11); };
   if constexpr (G == 1) {
@@ -248,22 +249,35 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
     if (two) c01 = cnt[0][1], c10 = cnt[1][0], c11 = cnt[1][1];
     const unsigned long long cap_in0 = caps[0][0], cap_out0 = caps[0][1], place0 = caps[0][2];
     const unsigned long long cap_in1 = two ? caps[1][0] : 0, cap_out1 = two ? caps[1][1] : 0, place1 = two ? caps[1][2] : 0;
-    auto pos = [](long long x) { return x < 0 ? 0ll : x; };
-    // Rank t's first problem (0 negative, 1 sends past its input, 2 receives past its output), 3 none.
-    auto kind_of = [&](long long r0, long long r1, long long c0, long long c1, unsigned long long cap_in, unsigned long long cap_out) {
-      if (r0 < 0 || r1 < 0) return 0u;
-      if (static_cast<unsigned long long>(pos(r0) + pos(r1)) > cap_in) return 1u;
-      if (static_cast<unsigned long long>(pos(c0) + pos(c1)) > cap_out) return 2u;
-      return 3u;
-    };
-    const unsigned k0 = kind_of(c00, c01, c00, c10, cap_in0, cap_out0);
-    const unsigned k1 = two ? kind_of(c10, c11, c01, c11, cap_in1, cap_out1) : 3u;
-    const unsigned worst = !waited ? ~0u : k0 != 3u ? k0 : k1 != 3u ? 3u + k1 : ~0u;
-    auto big = [&](long long x) { return x > 0 && static_cast<size_t>(x) * es > limit; };
-    const bool small = !big(c01) && !big(c10);
-    const bool push = place0 != 0 && (!two || place1 == place0);  // the same place on every rank
-    my_plan = !waited || worst != ~0u ? kStop : small ? kSmall : push ? kPush : kPull;
-    if (blockIdx.x == 0 && threadIdx.x == 0 && waited && worst != ~0u) record_bad(worst);
+    // The common case in few instructions (every warp of the SM's blocks walks them, so their
+    // count is issue slots those warps share): no count negative and every rank's row (what it
+    // sends) and column (what it receives) within its capacities is no problem; the sums of two
+    // counts >= 0 cannot wrap as unsigned. At n = 1 the counts of rank 1 are 0 and so are its
+    // capacities, which passes. Only where this fails is the first problem looked for, by the
+    // thread that records it; every thread stops.
+    using u64 = unsigned long long;
+    const u64 u00 = c00, u01 = c01, u10 = c10, u11 = c11;
+    const bool fits = ((c00 | c01 | c10 | c11) >= 0) & (u00 + u01 <= cap_in0) & (u00 + u10 <= cap_out0) &
+                      (u10 + u11 <= cap_in1) & (u01 + u11 <= cap_out1);
+    if (!waited || !fits) {
+      my_plan = kStop;
+      if (waited && blockIdx.x == 0 && threadIdx.x == 0) {
+        auto pos = [](long long x) { return x < 0 ? 0ll : x; };
+        // Rank t's first problem (0 negative, 1 sends past its input, 2 receives past its output), 3 none.
+        auto kind_of = [&](long long r0, long long r1, long long c0, long long c1, u64 cap_in, u64 cap_out) {
+          if (r0 < 0 || r1 < 0) return 0u;
+          if (static_cast<u64>(pos(r0) + pos(r1)) > cap_in) return 1u;
+          if (static_cast<u64>(pos(c0) + pos(c1)) > cap_out) return 2u;
+          return 3u;
+        };
+        const unsigned k0 = kind_of(c00, c01, c00, c10, cap_in0, cap_out0);
+        record_bad(k0 != 3u ? k0 : 3u + kind_of(c10, c11, c01, c11, cap_in1, cap_out1));
+      }
+    } else {
+      const bool small = (u01 * es <= limit) & (u10 * es <= limit);  // both peers' splits fit LL lines
+      const bool push = place0 != 0 && (!two || place1 == place0);   // the same place on every rank
+      my_plan = small ? kSmall : push ? kPush : kPull;
+    }
 #ifdef SYMMEM_A2AV_STAMPS
     if (threadIdx.x == 0) sh.first_verdict = clock64();
 #endif
