@@ -1,4 +1,4 @@
-# Session 82, call 6 (2 GPUs, ~290 s with the build): the pair form's verdict with the common case
+# Session 82, call 7 (2 GPUs, ~290 s with the build): the pair form's verdict with the common case
 # first (every warp of the SM's blocks walks the verdict, so its instruction count is issue slots
 # they share: session 82's SASS, ~100 instructions between the stamps, 880 cycles for thread 0)
 # against main (f724438), alternating, twice, with its stamps at 1 KiB; then the collective tests.
