@@ -188,10 +188,10 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   // by 256 threads at once) and reaches the verdict itself: the same headers give every block (and
   // every rank) the same plan, so no block waits for another's (the first form had block 0 alone
   // read them and publish its plan to the other blocks as LL lines in this rank's own slot: one
-  // more local hop on every call). Warp 0 judges, a rank on each of lanes t and t + 32, and
-  // combines the lanes' findings by shuffles (session 79: the block's atomics, a barrier and
-  // thread 0's loops over the ranks before). Block 0 alone records a bad count and the receive
-  // counts.
+  // more local hop on every call). At 3+ ranks warp 0 judges, a rank on each of lanes t and
+  // t + 32, and combines the lanes' findings by shuffles (session 79: the block's atomics, a
+  // barrier and thread 0's loops over the ranks before); at 1-2 ranks every thread judges on its
+  // own (the pair form below). Block 0 alone records a bad count and the receive counts.
   A2AV_STAMP(4);
   enum : uint64_t { kStop = 1, kSmall = 2, kPull = 3, kPush = 4 };
   auto& recv_off = sh.recv_off;
