@@ -216,6 +216,19 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   }
   const bool waited = __syncthreads_and(polled);
   A2AV_STAMP(5);
+  // The pair form's first data line: each thread loads the line the small plan's poll below
+  // starts at (line idx of the peer's slot) now, before the verdict, so that its round trip runs
+  // under the verdict's work instead of after it. The poll takes it where both its words carry
+  // this operation's flag and polls on where they do not: a line read early is judged by its
+  // flags like any other, and the slot is not reused before this block's seq_end (its lines are
+  // this operation's until then), so reading it sooner changes nothing in the argument; under any
+  // other plan it is dropped.
+  ws::LLWords early{0, 0};
+  bool early_on = false;
+  if constexpr (G == 1) {
+    early_on = n == 2 && idx < a.layout.ll_slot_lines - hdr;
+    if (early_on) early = device::ll_load(device::ll_slot(h.local, a.layout, sq, 1 - me) + hdr + idx);
+  }
   // The first problem in (rank, kind) order, worst = 3 t + kind, recorded by block 0's thread 0
   // (InvalidArgument on every rank, which reach the same verdict).
   auto record_bad = [&](unsigned worst) {
@@ -388,7 +401,12 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
 #pragma unroll
         for (int g = 0; g < G; ++g)
           src[g] = i < device::ll_lines(bytes[g]) ? device::ll_slot(h.local, a.layout, sq, peer[g]) + hdr + i : nullptr;
-        if (!(ok = device::ll_wait_group<ws::kLLPayload>(h, src, peer, sq.flag, v))) break;
+        if (G == 1 && early_on && i == idx && src[0] != nullptr && ws::ll_carries(early, sq.flag)) {
+#pragma unroll
+          for (int k = 0; k < device::LLData::kWords; ++k) v[0].w[k] = ws::ll_word<ws::kLLPayload>(early, k);
+        } else if (!(ok = device::ll_wait_group<ws::kLLPayload>(h, src, peer, sq.flag, v))) {
+          break;
+        }
 #pragma unroll
         for (int g = 0; g < G; ++g)
           if (src[g] != nullptr) device::ll_unpack(a.out + recv_at(peer[g]) * es, bytes[g], i, v[g]);
