@@ -1,4 +1,5 @@
-# Prepared in session 82 for the next (2 GPUs, ~250 s with the build; not run yet): all_to_all_v's
+# Prepared in session 82 for the next (2 GPUs, ~250 s with the build; run in session 83 call 1, 281 s,
+# and landed as 8a48200: docs/NOTES.md "Session 83 in short"): all_to_all_v's
 # pair form loads each thread's first data line from the peer right after the header barrier,
 # before the verdict (tools/steps/s83-a2av-early.patch), so that its round trip (block 0's data
 # phase ~1950 cycles at 1 KiB, session 82 call 7) runs under the verdict's ~650. Against main,
