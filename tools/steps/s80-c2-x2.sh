@@ -6,10 +6,7 @@
 #   tools/ab.sh prepare f819301; tools/ab.sh define stampsold f819301 SYMMEM_A2AV_STAMPS=1
 #   tools/ab.sh define stampsnew <sha> SYMMEM_A2AV_STAMPS=1
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s80-c2-x2.sh
-for t in stampsold stampsnew; do
-  BIN=$t A "$t-1K" all_to_all_v -b 1K -e 1K -n 100
-  grep 'a2av stamps' "$OUT/a.log" | tail -4
-done
+A2AV_STAMPS stampsold stampsnew  # (call.sh's helper since session 81: the loop this call ran)
 AAB a2av "f819301" all_to_all_v -b 8 -e 256K -f 8 -n 100
 AAB ar "f819301" all_reduce -b 8 -e 64K -f 8 -n 100
 AAB a2a "f819301" all_to_all -b 8 -e 64K -f 8 -n 100

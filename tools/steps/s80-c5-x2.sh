@@ -7,10 +7,7 @@
 #   tools/ab.sh define pfst <sha> SYMMEM_PREFETCH_ARGS=1 SYMMEM_A2AV_STAMPS=1
 #   tools/ab.sh define st <sha> SYMMEM_A2AV_STAMPS=1
 #   COMMIT=<sha> bash tools/call.sh tools/steps/s80-c5-x2.sh
-for t in st pfst; do
-  BIN=$t A "$t-1K" all_to_all_v -b 1K -e 1K -n 100
-  grep 'a2av stamps' "$OUT/a.log" | tail -4
-done
+A2AV_STAMPS st pfst  # (call.sh's helper since session 81: the loop this call ran)
 AAB a2av "pf" all_to_all_v -b 8 -e 256K -f 8 -n 100
 AAB ar "pf" all_reduce -b 8 -e 64K -f 8 -n 100
 AAB a2a "pf" all_to_all -b 8 -e 64K -f 8 -n 100
