@@ -100,6 +100,18 @@ __device__ __forceinline__ long long warp_prefix64(long long& lo, long long& hi,
   return total;
 }
 
+// Rank t's first problem from its row (what it sends: any count negative, their sum past its
+// input) and its column (what it receives: the sum past its output): 0 a negative count, 1 sends
+// past its input, 2 receives past its output, 3 none. One ranking for both verdict forms, so that
+// every rank names the same problem whatever its form.
+__device__ __forceinline__ unsigned a2av_problem(bool negative, long long sent, long long got,
+                                                 unsigned long long cap_in, unsigned long long cap_out) {
+  if (negative) return 0u;
+  if (static_cast<unsigned long long>(sent) > cap_in) return 1u;
+  if (static_cast<unsigned long long>(got) > cap_out) return 2u;
+  return 3u;
+}
+
 // Both forms load the peers' bases once, beside the counts. G > 1: the header lines a line a
 // thread, the data through ll_put_group and the waits through ll_wait_group, G peers at a time;
 // G = 1: one peer after another.
@@ -280,12 +292,8 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
       my_plan = kStop;
       if (waited && blockIdx.x == 0 && threadIdx.x == 0) {
         auto pos = [](long long x) { return x < 0 ? 0ll : x; };
-        // Rank t's first problem (0 negative, 1 sends past its input, 2 receives past its output), 3 none.
         auto kind_of = [&](long long r0, long long r1, long long c0, long long c1, u64 cap_in, u64 cap_out) {
-          if (r0 < 0 || r1 < 0) return 0u;
-          if (static_cast<u64>(pos(r0) + pos(r1)) > cap_in) return 1u;
-          if (static_cast<u64>(pos(c0) + pos(c1)) > cap_out) return 2u;
-          return 3u;
+          return a2av_problem(r0 < 0 || r1 < 0, pos(r0) + pos(r1), pos(c0) + pos(c1), cap_in, cap_out);
         };
         const unsigned k0 = kind_of(c00, c01, c00, c10, cap_in0, cap_out0);
         record_bad(k0 != 3u ? k0 : 3u + kind_of(c10, c11, c01, c11, cap_in1, cap_out1));
@@ -323,9 +331,8 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
       dst_off[t] = dst;
       from = cnt[t][me];
       if (caps[t][2] == 0 || caps[t][2] != caps[0][2]) push = false;  // the same place on every rank
-      if (negative) worst = min(worst, 3u * t);
-      else if (static_cast<unsigned long long>(sent) > caps[t][0]) worst = min(worst, 3u * t + 1);
-      else if (static_cast<unsigned long long>(got) > caps[t][1]) worst = min(worst, 3u * t + 2);
+      const unsigned kind = a2av_problem(negative, sent, got, caps[t][0], caps[t][1]);
+      if (kind != 3u) worst = min(worst, 3u * t + kind);
     };
     if (waited) judge(lane, from_lo), judge(lane + 32, from_hi);
     worst = __reduce_min_sync(0xffffffffu, worst);
