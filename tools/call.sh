@@ -49,9 +49,11 @@
 . "$(dirname "$0")/lib.sh"
 export CXX=/usr/bin/g++ CUDAHOSTCXX=/usr/bin/g++
 if [ $# -gt 0 ]; then STEPS=$(cat "$1") || exit 1; fi
+kind=$(gpu_kind); C=${COMMIT:-x}
+# The device command: on a machine without GPUs it would build every tree here for nothing (session 84).
+nvidia-smi -L 2>/dev/null | grep -q "^GPU" || { echo "tools/call.sh: no GPU here; it is the device tool's command (run it through \`run\`, carry [\".deps\"])" >&2; exit 2; }
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT/r"; T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
-kind=$(gpu_kind); C=${COMMIT:-x}
 for d in .deps/ab/*/; do
   [ -d "$d" ] || continue; t=${d%/}; nm=$(basename "$t")
   ( cmake -S "$t" -B "$t/build-ab" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE="$PWD/.deps/googletest" \
