@@ -1,4 +1,5 @@
-# Prepared in session 84 for the next (2 GPUs, timing only, ~200 s; not run yet): why session 84's
+# Prepared in session 84 for the next (2 GPUs, timing only, ~250 s with five trees to build; not run yet;
+# its setup below dry-run in a clone in session 84): why session 84's
 # early send line made all_to_all_v at 2 ranks 0.45-0.83 us slower. Its stamps (calls 2-3, each
 # beside main's times but not main's stamps) had the counts phase 1286-1403 cycles on block 0 and
 # 884-1072 on block 131, which loads no payload at 1 KiB, against main's ~410 (session 83's and
