@@ -236,7 +236,9 @@ __device__ __forceinline__ void a2av_body(const A2AVArgs& a, A2AVShared& sh) {
   // this operation's until then), so reading it sooner changes nothing in the argument; under any
   // other plan it is dropped. (Session 83, 2 x H200: 0.04-0.19 us less at 8 B - 128 KiB, 0.01-0.11
   // more at 256 KiB - 2 MiB; forms gated on the peer's count, or on the first 16 blocks, were
-  // slower: a test after the verdict's shared loads lengthens the verdict every warp walks.)
+  // slower: a test after the verdict's shared loads lengthens the verdict every warp walks. Gated
+  // on this rank's own split, a register compare before the header barrier, it was slower at
+  // every size to 256 KiB too: session 84, tools/steps/s84-a2av-gate.patch.)
   ws::LLWords early{0, 0};
   bool early_on = false;
   if constexpr (G == 1) {
