@@ -50,7 +50,16 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   const uint32_t flag = sq.flag;
   auto slot = [&](void* base, int src) { return device::ll_slot(base, a.layout, sq, src); };
   const size_t lines = device::ll_lines<P>(a.bytes);
-  const size_t idx = device::grid_index(), stride = device::grid_size();
+  // All-gather and broadcast take line i by member i of the grid spread over the blocks
+  // (grid_index_spread: warp 0 of every block before warp 1 of any; with ~64 lines a block, a
+  // line a thread by grid_index fills only the first lines / 512 blocks). 2 x H200, 2 ranks,
+  // against grid_index, alternating (session 85, call 6): all_gather 0.06-0.13 us faster at
+  // 16-64 KiB and 1 MiB, broadcast 0.03-0.10 at 2-128 KiB, the rest level; all_reduce 0.06-0.16
+  // slower at 8-32 KiB, all_to_all and reduce_scatter no faster: they keep grid_index. Which
+  // thread handles a line is this rank's own choice (a line is matched to its sender by its place
+  // and flag, never by the thread), so ranks need not agree on it.
+  constexpr bool kSpread = K == kAG || K == kBC;
+  const size_t idx = kSpread ? device::grid_index_spread() : device::grid_index(), stride = device::grid_size();
 
   // Send.
   for (int k = 1; k < n; ++k) {

@@ -44,7 +44,11 @@ __global__ void __launch_bounds__(kThreads) ll_rooted_kernel(LLArgs a) {
   const uint32_t flag = sq.flag;
   auto slot = [&](void* base, int src) { return device::ll_slot(base, a.layout, sq, src); };
   const size_t lines = device::ll_lines<P>(a.bytes);
-  const size_t idx = device::grid_index(), stride = device::grid_size();
+  // Scatter's lines spread over the blocks, as ll_kernel's all-gather and broadcast (session 85,
+  // call 6: 0.05-0.13 us faster at 16-256 KiB on 2 x H200, level elsewhere); reduce and gather
+  // keep grid_index (with the spread, beside another change, gather was 0.12-0.17 us slower at
+  // 16 KiB - 1 MiB and reduce 0.09 at 8 B, 0.15 at 512 KiB: call 4).
+  const size_t idx = K == kSc ? device::grid_index_spread() : device::grid_index(), stride = device::grid_size();
   // Data goes from every non-root to the root (reduce, gather) or from the root to every non-root
   // (scatter); every other message is a token.
   const bool to_root = K != kSc;

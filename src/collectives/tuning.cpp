@@ -308,7 +308,9 @@ Algo choose_algo(const TuningTable& table, CollOp op, DataType dtype, int nranks
 }
 
 // A line a thread in one block where they fit (no election in seq_end), else ~64 lines a block
-// (more SMs polling at once), up to 128 blocks (session 10, 4 x H200: 128 against 64 blocks took 2
+// (more SMs polling at once where the kernel spreads its lines over the blocks, device::
+// grid_index_spread: all-gather, broadcast, scatter; by grid_index the first lines / 512 blocks
+// take them all), up to 128 blocks (session 10, 4 x H200: 128 against 64 blocks took 2
 // ranks' 512 KiB all-reduce from 5.99 to 5.07 us, 1 MiB from 8.32 to 8.04, and changed nothing at
 // 4 ranks; session 11, 4 x H100: 64 lines a block against 128 took all-reduce at 8-64 KiB
 // 0.02-0.14 us lower at 2 and 4 ranks, the same above; 256 lines a block was slower; 16 or 32 were

@@ -91,6 +91,16 @@ __device__ inline void copy_bytes(void* dst, const void* src, size_t n, size_t i
 /// The whole grid as one group.
 __device__ __forceinline__ size_t grid_index() { return static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ size_t grid_size() { return static_cast<size_t>(gridDim.x) * blockDim.x; }
+/// The whole grid as one group, its first members spread over the blocks: global warp w = (warp
+/// of the block) x gridDim.x + block takes members [32 w, 32 w + 32), so a walk shorter than the
+/// grid runs on warp 0 of every block (every SM) before warp 1 of any, instead of on every warp of
+/// the first blocks while the others idle. A warp's lanes stay adjacent (its accesses coalesce).
+/// The same members as grid_index() (a bijection onto [0, grid_size())) where blockDim.x is a
+/// multiple of 32.
+__device__ __forceinline__ size_t grid_index_spread() {
+  const size_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+  return (warp * gridDim.x + blockIdx.x) * 32 + lane;
+}
 
 }  // namespace symmem::device
 #endif
