@@ -53,11 +53,13 @@ __global__ void __launch_bounds__(kThreads) ll_kernel(LLArgs a) {
   // All-gather and broadcast take line i by member i of the grid spread over the blocks
   // (grid_index_spread: warp 0 of every block before warp 1 of any; with ~64 lines a block, a
   // line a thread by grid_index fills only the first lines / 512 blocks). 2 x H200, 2 ranks,
-  // against grid_index, alternating (session 85, call 6): all_gather 0.06-0.13 us faster at
-  // 16-64 KiB and 1 MiB, broadcast 0.03-0.10 at 2-128 KiB, the rest level; all_reduce 0.06-0.16
-  // slower at 8-32 KiB, all_to_all and reduce_scatter no faster: they keep grid_index. Which
-  // thread handles a line is this rank's own choice (a line is matched to its sender by its place
-  // and flag, never by the thread), so ranks need not agree on it.
+  // against grid_index, alternating (session 85, call 7): all_gather 0.02-0.14 us faster at
+  // 4-64 KiB and 1 MiB, broadcast 0.08-0.12 at 8-128 KiB (0.01-0.04 slower at 32 B - 2 KiB, one
+  // block and the same indices: the code's layout), the rest level. In every operation (call 6)
+  // all_reduce was 0.06-0.16 slower at 8-32 KiB, all_to_all 0.02-0.08 slower to 2 KiB and
+  // reduce_scatter no faster: they keep grid_index. Which thread handles a line is this rank's
+  // own choice (a line is matched to its sender by its place and flag, never by the thread), so
+  // ranks need not agree on it.
   constexpr bool kSpread = K == kAG || K == kBC;
   const size_t idx = kSpread ? device::grid_index_spread() : device::grid_index(), stride = device::grid_size();
 

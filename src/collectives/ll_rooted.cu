@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kThreads) ll_rooted_kernel(LLArgs a) {
   auto slot = [&](void* base, int src) { return device::ll_slot(base, a.layout, sq, src); };
   const size_t lines = device::ll_lines<P>(a.bytes);
   // Scatter's lines spread over the blocks, as ll_kernel's all-gather and broadcast (session 85,
-  // call 6: 0.05-0.13 us faster at 16-256 KiB on 2 x H200, level elsewhere); reduce and gather
+  // call 7: 0.04-0.13 us faster at 16-256 KiB on 2 x H200, level elsewhere); reduce and gather
   // keep grid_index (with the spread, beside another change, gather was 0.12-0.17 us slower at
   // 16 KiB - 1 MiB and reduce 0.09 at 8 B, 0.15 at 512 KiB: call 4).
   const size_t idx = K == kSc ? device::grid_index_spread() : device::grid_index(), stride = device::grid_size();
