@@ -15,6 +15,7 @@ namespace symmem::coll {
 constexpr int kThreads = 512;
 constexpr int kMaxBlocks = 256;                    // <= pad::kBarrierChannels
 static_assert(kMaxBlocks <= pad::kBarrierChannels, "each block needs its own barrier channel");
+static_assert(kThreads % 32 == 0, "device::grid_index_spread (the LL all-gather, broadcast and scatter) maps whole warps");
 
 struct LLArgs {
   DeviceHandle ws;       // the sequenced workspace
