@@ -32,6 +32,9 @@ struct BootstrapConfig {
   std::string job_token;         // a connection to the store must present it ("": derived from
                                  // master_addr, master_port and world_size)
   std::string bind_addr;         // where rank 0's store listens ("": master_addr)
+  int agent_port = 0;            // torchrun's agent serves torch's own store on this port (MASTER_PORT,
+                                 // TORCHELASTIC_USE_AGENT_STORE): master_port is then one derived from the
+                                 // job, and Python's symmem.init() joins the agent's store instead
 };
 
 /// Runtime settings read once per process.

@@ -162,6 +162,20 @@ PYBIND11_MODULE(_C, m) {
     for (auto& v : env_vars()) l.append(py::make_tuple(v.name, v.default_value ? v.default_value : "", v.doc));
     return l;
   });
+  // How this process joins from its environment (symmem.init() reads it to join torchrun's agent store).
+  m.def("bootstrap_from_env", [] {
+    BootstrapConfig c = bootstrap_config_from_env();
+    py::dict d;
+    d["rank"] = c.rank;
+    d["world_size"] = c.world_size;
+    d["local_rank"] = c.local_rank;
+    d["local_world_size"] = c.local_world_size;
+    d["device"] = c.device >= 0 ? c.device : c.local_rank / c.ranks_per_gpu;
+    d["master_addr"] = c.master_addr;
+    d["agent_port"] = c.agent_port;
+    d["timeout_ms"] = c.timeout_ms;
+    return d;
+  });
   m.def("device_count", [] {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -183,7 +197,12 @@ PYBIND11_MODULE(_C, m) {
             c.local_rank = local_rank;
             c.local_world_size = local_world_size;
             c.device = device;
-            if (timeout_ms > 0) c.timeout_ms = timeout_ms;
+            // The bound of every host rendezvous: timeout_ms, else SYMMEM_BOOTSTRAP_TIMEOUT_MS as from_env reads it.
+            if (timeout_ms > 0) {
+              c.timeout_ms = timeout_ms;
+            } else if (const char* t = std::getenv("SYMMEM_BOOTSTRAP_TIMEOUT_MS")) {
+              c.timeout_ms = static_cast<int>(detail::parse_int(t, "SYMMEM_BOOTSTRAP_TIMEOUT_MS", 1, 86400000));
+            }
             auto boot = std::make_shared<Bootstrap>(c, std::make_shared<PyStore>(std::move(store)), prefix);
             return std::make_shared<Context>(boot);
           },

@@ -149,8 +149,11 @@ def init(*, timeout_ms=0):
     """Joins the job once per process and returns the world group.
 
     After torch.distributed.init_process_group: through its store and ranks (no second rendezvous
-    port); otherwise from the environment torchrun, mpirun or symmem-run set. The GPU is torch's
-    current device where torch has one, else LOCAL_RANK's."""
+    port), on torch's current device. Otherwise from the environment torchrun, mpirun or symmem-run
+    set (under torchrun through its agent's store), on GPU LOCAL_RANK / SYMMEM_RANKS_PER_GPU (or
+    SYMMEM_DEVICE), made torch's current device. timeout_ms: the bound of every device wait
+    (default SYMMEM_TIMEOUT_MS's; Group.set_timeout_ms changes it later); host rendezvous are bounded
+    by SYMMEM_BOOTSTRAP_TIMEOUT_MS."""
     global _world
     if _world is not None:
         return _world
@@ -160,22 +163,32 @@ def init(*, timeout_ms=0):
         import torch.distributed as dist
     except ImportError:
         torch = dist = None
-    if torch is not None and dist.is_available() and dist.is_initialized():
-        store = dist.distributed_c10d._get_default_store()
-        rank, world = dist.get_rank(), dist.get_world_size()
-        local_rank = int(_os.environ.get("LOCAL_RANK", rank))
-        local_world = int(_os.environ.get("LOCAL_WORLD_SIZE", world))
+
+    def join(store, rank, world, local_rank, local_world, device):
         # A fresh key space for each join of this job: every rank adds 1 once.
         generation = (store.add("symmem/joins", 1) - 1) // world
-        device = torch.cuda.current_device() if torch.cuda.is_available() else -1
-        ctx = C.Context.from_store(_TorchStore(store), rank, world, local_rank, local_world, device, timeout_ms,
-                                   f"symmem/{generation}/")
+        return C.Context.from_store(_TorchStore(store), rank, world, local_rank, local_world, device, 0,
+                                    f"symmem/{generation}/")
+
+    if torch is not None and dist.is_available() and dist.is_initialized():
+        rank, world = dist.get_rank(), dist.get_world_size()
+        ctx = join(dist.distributed_c10d._get_default_store(), rank, world, int(_os.environ.get("LOCAL_RANK", rank)),
+                   int(_os.environ.get("LOCAL_WORLD_SIZE", world)), torch.cuda.current_device() if torch.cuda.is_available() else -1)
     else:
-        ctx = C.Context.from_env()
-        if timeout_ms:
-            ctx.set_device_timeout_ms(timeout_ms)
+        env = C.bootstrap_from_env()
+        if env["agent_port"] and torch is not None and dist.is_available():
+            # Under torchrun the agent serves torch's store on MASTER_PORT: join it as torch's
+            # workers do (symmem's own rendezvous would need a port of its own).
+            import datetime
+            store = dist.TCPStore(env["master_addr"], env["agent_port"], env["world_size"], False,
+                                  datetime.timedelta(milliseconds=env["timeout_ms"]))
+            ctx = join(store, env["rank"], env["world_size"], env["local_rank"], env["local_world_size"], env["device"])
+        else:
+            ctx = C.Context.from_env()
         if torch is not None and torch.cuda.is_available():
             torch.cuda.set_device(ctx.device)
+    if timeout_ms:
+        ctx.set_device_timeout_ms(timeout_ms)
     _world = Group(C.Communicator(ctx), "symmem_world")
     _world._ctx = ctx
     return _world

@@ -1,6 +1,7 @@
 #include "symmem/env.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <sstream>
@@ -18,6 +19,9 @@ const std::vector<EnvVar>& env_vars() {
       {"MASTER_ADDR", "127.0.0.1", "address of rank 0, which hosts the rendezvous store"},
       {"MASTER_PORT", nullptr, "TCP port of the rendezvous store (required when WORLD_SIZE > 1, "
                                "except under mpirun on one host)"},
+      {"TORCHELASTIC_USE_AGENT_STORE", nullptr, "set by torchrun, whose agent then serves torch's store on MASTER_PORT: "
+                                                "symmem's rendezvous takes a port derived from the job token and MASTER_PORT "
+                                                "(Python's symmem.init() joins the agent's store instead)"},
       {"SYMMEM_RANKS_PER_GPU", "1", "ranks sharing one GPU; the GPU is LOCAL_RANK / this"},
       {"SYMMEM_DEVICE", nullptr, "explicit CUDA device index for this rank (overrides the above)"},
       {"SYMMEM_BOOTSTRAP_TIMEOUT_MS", "120000", "bound of every host rendezvous (store get, barrier)"},
@@ -212,6 +216,13 @@ const char* first(const EnvGetter& get, std::initializer_list<const char*> names
     if (const char* v = get(n)) { *which = n; return v; }
   return nullptr;
 }
+// A port in [20000, 40000) from a key every rank of the job shares (FNV-1a: the same in every
+// build, unlike std::hash, so ranks built apart still agree).
+int derived_port(const std::string& key) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ull;
+  return 20000 + static_cast<int>(h % 20000);
+}
 }  // namespace
 
 BootstrapConfig bootstrap_config_from_env(const EnvGetter& getter) {
@@ -248,7 +259,7 @@ BootstrapConfig bootstrap_config_from_env(const EnvGetter& getter) {
       fail("MASTER_PORT is not set: set MASTER_ADDR and MASTER_PORT (the TCP rendezvous of rank 0), "
            "or launch with symmem-run or torchrun");
     // mpirun on one host: derive a port from the job id so every rank picks the same one.
-    c.master_port = 20000 + static_cast<int>(std::hash<std::string>{}(job) % 20000);
+    c.master_port = derived_port(job);
   }
   if (const char* t = get("SYMMEM_BOOTSTRAP_TIMEOUT_MS"))
     c.timeout_ms = static_cast<int>(parse_int(t, "SYMMEM_BOOTSTRAP_TIMEOUT_MS", 1, 86400000));
@@ -259,6 +270,15 @@ BootstrapConfig bootstrap_config_from_env(const EnvGetter& getter) {
   if (const char* t = first(get, {"SYMMEM_JOB_TOKEN", "TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"}, &tw))
     c.job_token = std::string(tw) + "=" + t;
   if (const char* b = get("SYMMEM_BIND_ADDR")) c.bind_addr = b;
+  // torchrun (PyTorch 2.x) starts its agent's store on MASTER_PORT before the workers and tells them
+  // so: rank 0 could not listen there. Every rank has the same run id and MASTER_PORT, so every rank
+  // derives the same port from them.
+  const char* agent = get("TORCHELASTIC_USE_AGENT_STORE");
+  if (agent != nullptr && c.master_port > 0 && (std::string(agent) == "True" || std::string(agent) == "true" || std::string(agent) == "1")) {
+    c.agent_port = c.master_port;
+    c.master_port = derived_port(c.job_token + "@" + std::to_string(c.agent_port));
+    if (c.master_port == c.agent_port) c.master_port = 20000 + (c.master_port - 20000 + 1) % 20000;
+  }
   return c;
 }
 

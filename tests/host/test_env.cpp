@@ -59,6 +59,26 @@ TEST(Env, OpenMpiOnOneHostDerivesAPort) {
   EXPECT_EQ(bootstrap_config_from_env(g).master_port, a.master_port);
 }
 
+TEST(Env, UnderTorchrunsAgentStoreThePortIsDerived) {
+  // torchrun's agent listens on MASTER_PORT itself: every rank derives the same other port from the
+  // run id and MASTER_PORT; without the agent's flag MASTER_PORT is symmem's, as before.
+  auto of = [](const char* rank, const char* run, const char* port, const char* agent) {
+    return bootstrap_config_from_env(env({{"RANK", rank}, {"WORLD_SIZE", "4"}, {"MASTER_PORT", port},
+                                          {"TORCHELASTIC_RUN_ID", run}, {"TORCHELASTIC_USE_AGENT_STORE", agent}}));
+  };
+  BootstrapConfig a = of("0", "none", "29500", "True"), b = of("3", "none", "29500", "True");
+  EXPECT_EQ(a.agent_port, 29500);
+  EXPECT_NE(a.master_port, 29500);
+  EXPECT_GE(a.master_port, 20000);
+  EXPECT_LT(a.master_port, 40000);
+  EXPECT_EQ(b.master_port, a.master_port);
+  EXPECT_NE(of("0", "none", "29501", "True").master_port, a.master_port);
+  EXPECT_NE(of("0", "other", "29500", "True").master_port, a.master_port);
+  BootstrapConfig plain = of("0", "none", "29500", "False");
+  EXPECT_EQ(plain.master_port, 29500);
+  EXPECT_EQ(plain.agent_port, 0);
+}
+
 TEST(Env, ErrorsNameTheVariable) {
   EXPECT_NE(error_of(env({{"RANK", "1"}})).find("WORLD_SIZE"), std::string::npos);
   EXPECT_NE(error_of(env({{"WORLD_SIZE", "2"}})).find("RANK"), std::string::npos);

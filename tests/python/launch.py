@@ -5,7 +5,8 @@ extension or the GPUs are missing.
 
     python launch.py N test_gpu.py
     python launch.py N --ranks-per-gpu R test_gpu.py
-    python launch.py N ../../examples/python/tp_mlp.py [args]"""
+    python launch.py N ../../examples/python/tp_mlp.py [args]
+    python launch.py N --ranks-per-gpu R path/to/cpp_program [args]"""
 import os
 import socket
 import subprocess
@@ -41,7 +42,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, script)
     run = [os.path.join(here, "runner.py"), path] if os.path.basename(script).startswith("test_") else [path, *extra]
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={n}", f"--master-port={port}", *run]
+    binary = [] if path.endswith(".py") else ["--no-python"]  # a C++ program, started by torchrun as it is
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={n}", f"--master-port={port}", *binary, *run]
     sys.exit(subprocess.call(cmd, env=env))
 
 

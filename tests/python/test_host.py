@@ -47,6 +47,23 @@ def test_init_without_a_gpu_is_a_clear_error():
     assert "GPU" in out.stdout, out.stdout
 
 
+def test_torchruns_agent_store_is_recognised():
+    # Under torchrun the agent holds MASTER_PORT: init() joins its store (bootstrap_from_env's
+    # agent_port) and takes GPU LOCAL_RANK / SYMMEM_RANKS_PER_GPU; without the flag, no agent port.
+    code = "import symmem\nprint(sorted(symmem._C.bootstrap_from_env().items()))\n"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHELASTIC_", "SYMMEM_"))}
+    base.update(RANK="3", WORLD_SIZE="4", LOCAL_RANK="3", LOCAL_WORLD_SIZE="4", MASTER_ADDR="127.0.0.1",
+                MASTER_PORT="29500", TORCHELASTIC_RUN_ID="none", SYMMEM_RANKS_PER_GPU="2")
+    got = {}
+    for agent in ("True", "False"):
+        out = subprocess.run([sys.executable, "-c", code], env=dict(base, TORCHELASTIC_USE_AGENT_STORE=agent),
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        got[agent] = dict(eval(out.stdout))
+    assert got["True"]["agent_port"] == 29500 and got["False"]["agent_port"] == 0, got
+    assert got["True"]["device"] == 1 and got["True"]["rank"] == 3 and got["True"]["world_size"] == 4, got
+
+
 def test_error_translation_keeps_the_message():
     # An InvalidArgument from C++ arrives as symmem.InvalidArgument with the C++ text.
     try:
