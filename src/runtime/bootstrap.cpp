@@ -33,7 +33,8 @@ Bootstrap::Bootstrap(const BootstrapConfig& config) : config_(config) {
   client_ = std::make_unique<detail::StoreClient>(connect_addr, port_, config.rank, token, config.timeout_ms);
   SYMMEM_LOG(kInfo, "joined the job: rank " + std::to_string(config.rank) + " of " + std::to_string(config.world_size) +
                         ", rendezvous store at " + connect_addr + ":" + std::to_string(port_) + " (job token from " +
-                        (config.job_token.empty() ? std::string("MASTER_ADDR:MASTER_PORT:WORLD_SIZE") : config.job_token.substr(0, config.job_token.find('='))) + ")");
+                        (config.job_token.empty() ? std::string("MASTER_ADDR:MASTER_PORT:WORLD_SIZE") : config.job_token.substr(0, config.job_token.find('='))) + ")" +
+                        (config.agent_port ? "; the port derived from the job: torchrun's agent holds MASTER_PORT " + std::to_string(config.agent_port) : ""));
 }
 
 Bootstrap::Bootstrap(const BootstrapConfig& config, std::shared_ptr<ExternalStore> store, const std::string& prefix)
