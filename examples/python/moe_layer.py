@@ -1,7 +1,9 @@
 """An expert-parallel mixture-of-experts layer on symmem's dispatch and combine: a softmax router
 picks each token's top-k experts, dispatch moves the token to the ranks that hold them (once a
 rank), each rank runs its SwiGLU experts over their rows in one batched GEMM, and combine brings
-the outputs back weighted and summed. The whole layer is captured in a CUDA graph.
+the outputs back weighted and summed; a shared expert, which every token takes on its own rank,
+runs between dispatch's send and receive halves, while the peers' rows are still arriving. The
+whole layer is captured in a CUDA graph.
 
     torchrun --nproc-per-node=4 examples/python/moe_layer.py [--tokens 128 --hidden 2048 --experts 64
                                                               --topk 6 --ffn 1408 --fp8]
@@ -82,22 +84,28 @@ def main():
     # This rank's experts, stacked for batched GEMMs: global expert rank * El + e is local e.
     mine = [expert_weights(rank * El + e, H, Fd) for e in range(El)]
     w1, w3, w2 = (torch.stack(ws) for ws in zip(*mine))
+    shared = expert_weights(E, H, Fd)  # the shared expert: the same on every rank
     ep = symmem.moe.ExpertParallel(H, K, E, args.tokens, fp8=args.fp8)  # capacity: every token could pick one expert
     x, idx, w = inputs_of(rank)
     q, scales = quantize(x) if args.fp8 else (x, None)
 
+    y = torch.empty(x.shape[0], H, dtype=torch.bfloat16, device="cuda")
+
     def layer():
-        recv_x, recv_scales, counts = ep.dispatch(q, idx, w, scales=scales)
+        ep.dispatch_send(q, idx, w, scales=scales)
+        y_shared = swiglu(x, *shared)  # this rank's own work, while the peers' rows arrive
+        recv_x, recv_scales, counts = ep.dispatch_recv()
         # Rows past counts[e] are stale; the batched GEMM computes them too (no host sync, so the
         # layer captures in a graph) and combine never reads them.
         a = dequantize(recv_x, recv_scales) if args.fp8 else recv_x
-        return ep.combine(swiglu(a, w1, w3, w2))
+        return torch.add(ep.combine(swiglu(a, w1, w3, w2)), y_shared, out=y)
 
     out = layer().clone()
-    # The reference: each token's top-k experts applied to the values the experts receive.
+    # The reference: each token's top-k experts applied to the values the experts receive, and
+    # the shared expert to the token.
     xs = dequantize(q, scales) if args.fp8 else x
-    ref = torch.zeros(x.shape[0], H, device="cuda")
-    mag = torch.zeros_like(ref)
+    ref = swiglu(x, *shared).float()
+    mag = ref.abs()
     for e in idx.unique().tolist():
         rows, slot = (idx == e).nonzero(as_tuple=True)
         term = w[rows, slot].unsqueeze(1) * swiglu(xs[rows], *expert_weights(e, H, Fd)).float()
@@ -134,7 +142,7 @@ def main():
         return a.elapsed_time(b) * 1000 / reps
 
     t_layer = graph_us(layer)
-    replayed = values_off(ep.out[: x.shape[0]])  # what the graph's last replay left
+    replayed = values_off(y)  # what the graph's last replay left
     a_fixed = torch.randn(El, ep.capacity, H, device="cuda").to(torch.bfloat16)
     t_experts = graph_us(lambda: swiglu(a_fixed, w1, w3, w2))
     # Ranks agree before anyone reports: failures summed, times maxed over ranks (symmem's own collectives).

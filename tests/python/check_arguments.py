@@ -194,6 +194,12 @@ case("moe dispatch x on another GPU", lambda: ep.dispatch(T((16, 256), bf, "cuda
 case("moe combine", lambda: ep.combine(T((4, 64, 256), bf)), reaches="ep.combine")
 case("moe combine shape", lambda: ep.combine(T((4, 32, 256), bf)), refused="[4, 64, 256]")
 case("moe combine on the host", lambda: ep.combine(T((4, 64, 256), bf, "cpu")), refused="this rank's GPU")
+case("moe dispatch_send", lambda: ep.dispatch_send(T((16, 256), bf), T((16, 4), i32)), reaches="ep.dispatch_send")
+case("moe dispatch_send H", lambda: ep.dispatch_send(T((16, 128), bf), T((16, 4), i32)), refused="moe dispatch_send: x must")
+case("moe dispatch_recv", lambda: ep.dispatch_recv(), reaches="ep.dispatch_recv")
+case("moe combine_send", lambda: ep.combine_send(T((4, 64, 256), bf)), reaches="ep.combine_send")
+case("moe combine_send shape", lambda: ep.combine_send(T((4, 64, 128), bf)), refused="moe combine_send: expert_out must")
+case("moe combine_recv", lambda: ep.combine_recv(), reaches="ep.combine_recv")
 
 for f in failures:
     print("FAILED:", f)

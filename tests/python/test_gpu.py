@@ -859,6 +859,74 @@ def moe_against_a_reference(one_kernel, round_tokens=0):
     agreed(body)
 
 
+def test_moe_halves_with_work_between_match_the_whole():
+    # dispatch_send / dispatch_recv and combine_send / combine_recv with a GEMM on the stream between
+    # each pair, eagerly and replayed in a CUDA graph: the same rows per expert (as sets), counts and
+    # combined output as dispatch and combine (checked against a reference in the tests above).
+    def body():
+        H, K, E, T = 256, 4, 4 * WORLD, 32
+        ep = symmem.moe.ExpertParallel(H, K, E, T)
+        g = torch.Generator(device=DEV).manual_seed(seed_of("moe halves", RANK))
+        tokens = T - RANK % 3
+        x = torch.randn(tokens, H, generator=g, device=DEV).to(torch.bfloat16)
+        idx = torch.rand(tokens, E, generator=g, device=DEV).argsort(dim=1)[:, :K].int()
+        idx[torch.rand(tokens, K, generator=g, device=DEV) < 0.125] = -1
+        w = torch.rand(tokens, K, generator=g, device=DEV)
+        a = torch.randn(512, 512, generator=g, device=DEV)
+        probe = torch.randint(1, 1 << 20, (H,), generator=g, device=DEV)
+        scale = (1.0 + 0.0625 * torch.arange(ep.local_experts, device=DEV)).view(-1, 1, 1)
+
+        def expert_rows():  # each local expert's rows as a sorted fingerprint (order-free)
+            c = ep.expert_counts.tolist()
+            return c, [(ep.recv_x[e, :c[e]].view(torch.int16).long() * probe).sum(1).sort().values for e in range(len(c))]
+
+        def experts(recv_x):
+            return (recv_x.float() * scale).to(torch.bfloat16)
+
+        recv_x, _, _ = ep.dispatch(x, idx, w)
+        want_rows = expert_rows()
+        want = ep.combine(experts(recv_x)).clone()
+        sink = torch.empty(512, 512, device=DEV)
+
+        def halves():
+            ep.dispatch_send(x, idx, w)
+            torch.matmul(a, a, out=sink)
+            rx, _, _ = ep.dispatch_recv()
+            ep.combine_send(experts(rx))
+            torch.matmul(a, a, out=sink)
+            return ep.combine_recv()
+
+        errs = []
+        for how in ("eager", "graph"):
+            ep.out.fill_(float("nan"))
+            ep.recv_x.fill_(float("nan"))
+            if how == "eager":
+                out = halves()
+                got_rows = expert_rows()  # (combine_recv changes neither recv_x nor the counts)
+            else:
+                s = torch.cuda.Stream()
+                s.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(s):
+                    halves()
+                torch.cuda.current_stream().wait_stream(s)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    out = halves()
+                ep.out.fill_(float("nan"))
+                ep.recv_x.fill_(float("nan"))
+                graph.replay()
+                torch.cuda.synchronize()
+                got_rows = expert_rows()
+            if got_rows[0] != want_rows[0]:
+                errs.append(f"{how}: expert counts {got_rows[0]}, dispatch gave {want_rows[0]}")
+            elif not all(torch.equal(p, q) for p, q in zip(got_rows[1], want_rows[1])):
+                errs.append(f"{how}: an expert received other rows than dispatch gave it")
+            if not torch.allclose(out.float(), want.float(), rtol=2.0 ** -7, atol=1e-3):
+                errs.append(f"{how}: combine_recv's output differs from combine's by {(out.float() - want.float()).abs().max().item():.3e}")
+        return "\n".join(errs)
+    agreed(body)
+
+
 def test_moe_bad_inputs_are_refused():
     # Each raises InvalidArgument naming the input, before anything is launched, on every rank.
     def body():
