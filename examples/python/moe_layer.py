@@ -123,11 +123,8 @@ def main():
     rel = ((out.float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6)).item() if x.shape[0] else 0.0
 
     def graph_us(fn, reps=50):
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            fn()
-        torch.cuda.current_stream().wait_stream(s)
+        fn()  # once outside the capture (the GEMMs' lazy set-up, which a capture must not see)
+        torch.cuda.synchronize()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             fn()

@@ -72,6 +72,20 @@ def agreed(body):
     assert not report, report
 
 
+def captured(fn):
+    """fn run once on a side stream (as torch asks before a capture), then captured: (graph, what
+    the captured call returned)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        got = fn()
+    return graph, got
+
+
 def rand(n, dtype, seed):
     g = torch.Generator(device=DEV)
     g.manual_seed(seed)
@@ -502,16 +516,10 @@ def test_cuda_graph_replays_with_new_data():
         n = 65537
         x = symmem.empty(n, dtype=torch.bfloat16)
         y = torch.empty(n, dtype=torch.bfloat16, device=DEV)
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(2):
-                symmem.all_reduce(x, out=y)
-        torch.cuda.current_stream().wait_stream(s)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        def both():
             symmem.all_reduce(x, out=y)
             symmem.all_reduce(x)  # in place after
+        graph, _ = captured(both)
         errs = []
         for it in range(3):
             x.copy_(rand(n, torch.bfloat16, 900 + 10 * it + RANK))
@@ -904,14 +912,7 @@ def test_moe_halves_with_work_between_match_the_whole():
                 out = halves()
                 got_rows = expert_rows()  # (combine_recv changes neither recv_x nor the counts)
             else:
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    halves()
-                torch.cuda.current_stream().wait_stream(s)
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    out = halves()
+                graph, out = captured(halves)
                 ep.out.fill_(float("nan"))
                 ep.recv_x.fill_(float("nan"))
                 graph.replay()
