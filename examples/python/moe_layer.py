@@ -154,7 +154,8 @@ def main():
     if rank == 0:
         shared = int(os.environ.get("SYMMEM_RANKS_PER_GPU", "1")) > 1
         print(f"moe_layer: {world} ranks, tokens {tokens_of(world - 1)}-{args.tokens} a rank, H={H}, {E} experts "
-              f"({El} a rank) top-{K}, ffn {Fd}, dispatch {'fp8 e4m3 + scales' if args.fp8 else 'bf16'}")
+              f"({El} a rank) top-{K}, ffn {Fd}, dispatch {'fp8 e4m3 + scales' if args.fp8 else 'bf16'}; "
+              f"{ep.bytes_per_rank / 2 ** 20:.1f} MiB of symmetric memory a rank")
         print(f"  rank 0 against its own reference: max |diff| / max |ref| {rel:.2e}")
         print(f"  layer (CUDA graph, max over ranks): {t_layer:.1f} us; its experts' GEMMs alone {t_experts:.1f} us"
               + (" (ranks share a GPU: times are not the machine's)" if shared else ""))

@@ -41,6 +41,7 @@ class ExpertParallel:
         self.ue8m0 = ue8m0
         self.hidden, self.topk, self.num_experts, self.max_tokens, self.fp8 = hidden, topk, num_experts, max_tokens, fp8
         self.local_experts, self.capacity = self._ep.local_experts, self._ep.capacity
+        self.bytes_per_rank = self._ep.bytes_per_rank  # symmetric memory a rank, of the group's heap (symmem/moe.hpp says what)
         dev = torch.device("cuda", torch.cuda.current_device())
         el, cap, groups = self.local_experts, self.capacity, (hidden + 127) // 128
         self.recv_x = torch.empty(el, cap, hidden, dtype=torch.float8_e4m3fn if fp8 else torch.bfloat16, device=dev)

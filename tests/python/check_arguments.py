@@ -173,7 +173,7 @@ case("new_group of nothing", lambda: symmem.new_group(), refused="needs ranks")
 
 # MoE dispatch and combine (an ExpertParallel of 4 local experts of capacity 64 a rank, faked)
 class FakeExpertParallel(Recorder):
-    local_experts, capacity = 4, 64
+    local_experts, capacity, bytes_per_rank = 4, 64, 1 << 20
     one_kernel_per_round = dispatch_one_kernel_per_round = dispatch_streamed = combine_streamed = dispatch_lines = False
 
     def __init__(self, *args):
