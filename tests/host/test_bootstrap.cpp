@@ -52,6 +52,36 @@ TEST(Bootstrap, AllGatherAcrossFourProcesses) {
   }
 }
 
+TEST(Bootstrap, BesideTorchrunsAgentOnMasterPort) {
+  // torchrun's agent listens on MASTER_PORT (here a socket of ours): the ranks, told so by
+  // TORCHELASTIC_USE_AGENT_STORE, meet on the port they derive from the run id and MASTER_PORT.
+  // (Without the flag rank 0 cannot bind MASTER_PORT: "Address already in use".)
+  int agent = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(agent, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  ASSERT_EQ(listen(agent, 4), 0);
+  socklen_t len = sizeof(sa);
+  getsockname(agent, reinterpret_cast<sockaddr*>(&sa), &len);
+  const std::string port = std::to_string(ntohs(sa.sin_port)), run = "test-" + std::to_string(getpid());
+  auto res = run_ranks(3, [&](int r) {
+    std::map<std::string, std::string> vars = {{"RANK", std::to_string(r)}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", std::to_string(r)},
+        {"LOCAL_WORLD_SIZE", "3"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}, {"TORCHELASTIC_RUN_ID", run},
+        {"TORCHELASTIC_USE_AGENT_STORE", "True"}, {"SYMMEM_BOOTSTRAP_TIMEOUT_MS", "10000"}};
+    BootstrapConfig c = bootstrap_config_from_env([&](const char* n) -> const char* {
+      auto it = vars.find(n);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    });
+    Bootstrap b(c);
+    auto v = b.all_gather("k", {0, 1, 2}, "r" + std::to_string(r), "test");
+    return v[0] == "r0" && v[2] == "r2" && std::to_string(c.agent_port) == port ? std::string("ok") : std::string("bad gather");
+  });
+  close(agent);
+  ASSERT_EQ(res.size(), 3u);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(res[r].message, "ok") << "rank " << r;
+}
+
 TEST(Bootstrap, MissingRankIsNamedWithinTimeout) {
   int port = free_port();
   auto t0 = std::chrono::steady_clock::now();
