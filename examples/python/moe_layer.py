@@ -94,7 +94,7 @@ def main():
     def layer():
         ep.dispatch_send(q, idx, w, scales=scales)
         y_shared = swiglu(x, *shared)  # this rank's own work, while the peers' rows arrive
-        recv_x, recv_scales, counts = ep.dispatch_recv()
+        recv_x, recv_scales, _ = ep.dispatch_recv()
         # Rows past counts[e] are stale; the batched GEMM computes them too (no host sync, so the
         # layer captures in a graph) and combine never reads them.
         a = dequantize(recv_x, recv_scales) if args.fp8 else recv_x
@@ -122,12 +122,14 @@ def main():
     bad = values_off(out)
     rel = ((out.float() - ref).abs().max() / ref.abs().max().clamp(min=1e-6)).item() if x.shape[0] else 0.0
 
-    def graph_us(fn, reps=50):
+    def graph_us(fn, reps=50, poison=None):
         fn()  # once outside the capture (the GEMMs' lazy set-up, which a capture must not see)
         torch.cuda.synchronize()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             fn()
+        if poison is not None:
+            poison.fill_(float("nan"))  # so that what it holds after the replays is theirs
         for _ in range(5):
             graph.replay()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -138,7 +140,7 @@ def main():
         b.synchronize()
         return a.elapsed_time(b) * 1000 / reps
 
-    t_layer = graph_us(layer)
+    t_layer = graph_us(layer, poison=y)
     replayed = values_off(y)  # what the graph's last replay left
     a_fixed = torch.randn(El, ep.capacity, H, device="cuda").to(torch.bfloat16)
     t_experts = graph_us(lambda: swiglu(a_fixed, w1, w3, w2))
@@ -152,13 +154,13 @@ def main():
     bad_all, replay_all = verdict.tolist()
     t_layer, t_experts = times.tolist()
     if rank == 0:
-        shared = int(os.environ.get("SYMMEM_RANKS_PER_GPU", "1")) > 1
+        sharing_gpu = int(os.environ.get("SYMMEM_RANKS_PER_GPU", "1")) > 1
         print(f"moe_layer: {world} ranks, tokens {tokens_of(world - 1)}-{args.tokens} a rank, H={H}, {E} experts "
               f"({El} a rank) top-{K}, ffn {Fd}, dispatch {'fp8 e4m3 + scales' if args.fp8 else 'bf16'}; "
               f"{ep.bytes_per_rank / 2 ** 20:.1f} MiB of symmetric memory a rank")
         print(f"  rank 0 against its own reference: max |diff| / max |ref| {rel:.2e}")
         print(f"  layer (CUDA graph, max over ranks): {t_layer:.1f} us; its experts' GEMMs alone {t_experts:.1f} us"
-              + (" (ranks share a GPU: times are not the machine's)" if shared else ""))
+              + (" (ranks share a GPU: times are not the machine's)" if sharing_gpu else ""))
         if bad_all or replay_all:
             print(f"  FAILED: values off past bf16 rounding: {bad_all} eagerly, {replay_all} after the graph's replays")
         else:

@@ -51,6 +51,9 @@ using EnvGetter = std::function<const char*(const char*)>;
 /// variable that is missing or malformed.
 SYMMEM_API BootstrapConfig bootstrap_config_from_env(const EnvGetter& get = nullptr);
 SYMMEM_API Settings settings_from_env(const EnvGetter& get = nullptr);
+/// The bound of every host rendezvous: SYMMEM_BOOTSTRAP_TIMEOUT_MS, else BootstrapConfig's default
+/// (also for a bootstrap through an existing store).
+SYMMEM_API int bootstrap_timeout_ms_from_env(const EnvGetter& get = nullptr);
 
 namespace detail {
 /// Parses a decimal integer in [lo, hi]; throws InvalidArgument naming `what` otherwise.

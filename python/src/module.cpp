@@ -197,12 +197,7 @@ PYBIND11_MODULE(_C, m) {
             c.local_rank = local_rank;
             c.local_world_size = local_world_size;
             c.device = device;
-            // The bound of every host rendezvous: timeout_ms, else SYMMEM_BOOTSTRAP_TIMEOUT_MS as from_env reads it.
-            if (timeout_ms > 0) {
-              c.timeout_ms = timeout_ms;
-            } else if (const char* t = std::getenv("SYMMEM_BOOTSTRAP_TIMEOUT_MS")) {
-              c.timeout_ms = static_cast<int>(detail::parse_int(t, "SYMMEM_BOOTSTRAP_TIMEOUT_MS", 1, 86400000));
-            }
+            c.timeout_ms = timeout_ms > 0 ? timeout_ms : bootstrap_timeout_ms_from_env();  // every host rendezvous
             auto boot = std::make_shared<Bootstrap>(c, std::make_shared<PyStore>(std::move(store)), prefix);
             return std::make_shared<Context>(boot);
           },

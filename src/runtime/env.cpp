@@ -225,6 +225,11 @@ int derived_port(const std::string& key) {
 }
 }  // namespace
 
+int bootstrap_timeout_ms_from_env(const EnvGetter& getter) {
+  const char* t = or_getenv(getter)("SYMMEM_BOOTSTRAP_TIMEOUT_MS");
+  return t ? static_cast<int>(detail::parse_int(t, "SYMMEM_BOOTSTRAP_TIMEOUT_MS", 1, 86400000)) : BootstrapConfig{}.timeout_ms;
+}
+
 BootstrapConfig bootstrap_config_from_env(const EnvGetter& getter) {
   EnvGetter get = or_getenv(getter);
   using detail::parse_int;
@@ -261,8 +266,7 @@ BootstrapConfig bootstrap_config_from_env(const EnvGetter& getter) {
     // mpirun on one host: derive a port from the job id so every rank picks the same one.
     c.master_port = derived_port(job);
   }
-  if (const char* t = get("SYMMEM_BOOTSTRAP_TIMEOUT_MS"))
-    c.timeout_ms = static_cast<int>(parse_int(t, "SYMMEM_BOOTSTRAP_TIMEOUT_MS", 1, 86400000));
+  c.timeout_ms = bootstrap_timeout_ms_from_env(get);
   if (const char* k = get("SYMMEM_RANKS_PER_GPU"))
     c.ranks_per_gpu = static_cast<int>(parse_int(k, "SYMMEM_RANKS_PER_GPU", 1, 1024));
   if (const char* d = get("SYMMEM_DEVICE")) c.device = static_cast<int>(parse_int(d, "SYMMEM_DEVICE", 0, 1023));
@@ -273,8 +277,9 @@ BootstrapConfig bootstrap_config_from_env(const EnvGetter& getter) {
   // torchrun (PyTorch 2.x) starts its agent's store on MASTER_PORT before the workers and tells them
   // so: rank 0 could not listen there. Every rank has the same run id and MASTER_PORT, so every rank
   // derives the same port from them.
-  const char* agent = get("TORCHELASTIC_USE_AGENT_STORE");
-  if (agent != nullptr && c.master_port > 0 && (std::string(agent) == "True" || std::string(agent) == "true" || std::string(agent) == "1")) {
+  const char* a = get("TORCHELASTIC_USE_AGENT_STORE");
+  const std::string agent = a ? a : "";
+  if (c.master_port > 0 && (agent == "True" || agent == "true" || agent == "1")) {
     c.agent_port = c.master_port;
     c.master_port = derived_port(c.job_token + "@" + std::to_string(c.agent_port));
     if (c.master_port == c.agent_port) c.master_port = 20000 + (c.master_port - 20000 + 1) % 20000;

@@ -516,6 +516,7 @@ def test_cuda_graph_replays_with_new_data():
         n = 65537
         x = symmem.empty(n, dtype=torch.bfloat16)
         y = torch.empty(n, dtype=torch.bfloat16, device=DEV)
+
         def both():
             symmem.all_reduce(x, out=y)
             symmem.all_reduce(x)  # in place after
