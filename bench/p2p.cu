@@ -209,11 +209,19 @@ __global__ void fetch_add_kernel(DeviceHandle h, int peer, int iters, unsigned l
 
 // Bulk-copy put with an explicit grid and stage size (for the sweep).
 __global__ void put_bulk_kernel(DeviceHandle h, int peer, const void* src, size_t n, size_t chunk) {
+#if defined(SYMMEM_HAS_BULK_COPY)
   extern __shared__ __align__(128) char stages[];
   __shared__ uint64_t bars[device::kBulkStages];
   if (threadIdx.x == 0)
     device::bulk_copy_chunks(device::peer_ptr(h, peer, static_cast<char*>(h.local)), static_cast<const char*>(src), n, chunk,
                              blockIdx.x, gridDim.x, stages, bars);
+#endif
+}
+
+// Whether put_bulk_kernel's code for this GPU has the bulk copy (code generated for sm_90 on).
+bool bulk_sweep_runs() {
+  cudaFuncAttributes a{};
+  return cudaFuncGetAttributes(&a, put_bulk_kernel) == cudaSuccess && a.ptxVersion >= 90;
 }
 
 // SM put with an explicit grid (for the block-count sweep).
@@ -457,6 +465,7 @@ void run_p2p(Harness& h) {
       }
     for (size_t chunk : {size_t(8) << 10, size_t(16) << 10, size_t(32) << 10, size_t(48) << 10})
       for (int blocks : {16, 32, 66, 132}) {
+        if (!bulk_sweep_runs()) break;
         cudaFuncSetAttribute(put_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(chunk * device::kBulkStages));
         double us = h.time_graph([&](cudaStream_t s) {
           if (me == 0) put_bulk_kernel<<<blocks, 32, chunk * device::kBulkStages, s>>>(b.dst.handle(), peer, b.src, n, chunk);

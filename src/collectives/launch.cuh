@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../runtime/device_code.hpp"
 #include "symmem/error.hpp"
 
 namespace symmem::coll {
@@ -35,14 +36,14 @@ __device__ __forceinline__ void pdl_wait_prev() {
 #endif
 }
 
+/// PDL needs both the GPU (sm_90 on) and kernels whose pdl_wait() holds griddepcontrol.wait, i.e.
+/// code generated for sm_90 or newer: a kernel without it, launched early, could read its inputs
+/// before the kernel ahead of it in the stream had made them visible (device_code.hpp).
 inline bool pdl_enabled() {
   static const bool on = [] {
     const char* e = std::getenv("SYMMEM_PDL");
     if (e != nullptr && std::strcmp(e, "0") == 0) return false;
-    int dev = 0, major = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    return major >= 9;
+    return symmem::detail::device_code_has_sm90();
   }();
   return on;
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "../runtime/agree.hpp"
+#include "../runtime/device_code.hpp"
 #include "moe_kernels.hpp"
 #include "symmem/device/workspace.hpp"
 #include "symmem/env.hpp"
@@ -282,11 +283,10 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
   // under skewed routing the light ranks wait while the hot rank stores into their memory).
   impl_->L.backoff_ns = backoff_ns >= 0 ? static_cast<unsigned>(backoff_ns) : impl_->dispatch_one || impl_->L.rounds > 1 ? 200 : 0;
   impl_->L.tune = static_cast<unsigned>(tune);
-  // Before sm_90 there is no bulk-copy unit: the streamed copy stores from registers, and its grid
-  // takes no shared stages (they would halve its blocks an SM on a GPU of 164 KiB).
-  int cc_major = 0;
-  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev));
-  if (cc_major < 9) impl_->L.tune &= ~static_cast<unsigned>(kern::kRingCopyBulk);
+  // Before sm_90 there is no bulk-copy unit (nor in code generated for an older architecture,
+  // device_code.hpp): the streamed copy stores from registers, and its grid takes no shared stages
+  // (they would halve its blocks an SM on a GPU of 164 KiB).
+  if (!symmem::detail::device_code_has_sm90()) impl_->L.tune &= ~static_cast<unsigned>(kern::kRingCopyBulk);
   if (send_share >= 0) impl_->send_share = impl_->ring_share = impl_->comb_share = static_cast<int>(send_share);
   if (comb_share >= 0) impl_->comb_share = static_cast<int>(comb_share);
   SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, dev));

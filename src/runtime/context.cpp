@@ -4,6 +4,8 @@
 #include <cstring>
 #include <exception>
 
+#include "device_code.hpp"
+#include "log.hpp"
 #include "symmem/error.hpp"
 
 namespace symmem {
@@ -58,6 +60,21 @@ void Context::take_device() {
          " ranks on this host, or let ranks share GPUs (symmem-run --ranks-per-gpu K)");
   SYMMEM_CUDA_CHECK(cudaSetDevice(device_));
   SYMMEM_CUDA_CHECK(cudaFree(nullptr));  // create the primary context now, not inside a timed region
+  // The library's kernels must have code for this GPU (else every launch fails with "no kernel
+  // image"); code generated for an older architecture runs, without what sm_90 adds.
+  int major = 0, minor = 0;
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
+  SYMMEM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_));
+  const std::string cc = std::to_string(major) + "." + std::to_string(minor);
+  const int code = detail::device_code_arch();
+  if (code == 0)
+    fail<Unsupported>("symmem was built without code for GPU " + std::to_string(device_) + " (compute capability " + cc +
+                      "): rebuild with CMAKE_CUDA_ARCHITECTURES including " + std::to_string(major * 10 + minor) +
+                      " (symmem's default is 90: H100, H200)");
+  if (major >= 9 && code < 900)
+    SYMMEM_LOG(kWarn, "symmem's kernels for GPU " + std::to_string(device_) + " (compute capability " + cc + ") come from code for sm_" +
+                          std::to_string(code / 10) + ", which has neither programmatic dependent launch nor the bulk-copy unit; "
+                          "build with CMAKE_CUDA_ARCHITECTURES including 90 for them");
   SYMMEM_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&error_host_), sizeof(DeviceErrorRecord), cudaHostAllocMapped));
   std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
   error_host_->timeout_ns = timeout_ns();

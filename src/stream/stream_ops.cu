@@ -1,3 +1,4 @@
+#include "../runtime/device_code.hpp"
 #include "../runtime/driver.hpp"
 #include "symmem/device.cuh"
 #include "symmem/device/bulk.cuh"
@@ -104,15 +105,8 @@ int sm_count() {
   }();
   return n;
 }
-bool has_bulk_copy() {
-  static bool yes = [] {
-    int dev = 0, major = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    return major >= 9;
-  }();
-  return yes;
-}
+// The GPU has the bulk-copy unit and put_kernel's code for it uses it (device_code.hpp).
+bool has_bulk_copy() { return detail::device_code_has_sm90(); }
 
 void launch_put(const SymmetricBuffer& dst, int peer, size_t off, const void* src, size_t bytes, int slot,
                 uint64_t value, SignalOp op, cudaStream_t s, Engine engine) {

@@ -7,12 +7,16 @@
 
 #include "symmem/export.hpp"
 
+namespace symmem::device {
+/// The shared-memory stages of a bulk copy (a launch sizes its dynamic shared memory by them, so
+/// host code sees them in every compilation pass, whatever architecture the pass is for).
+constexpr int kBulkStages = 4;
+}  // namespace symmem::device
+
 // The bulk-copy unit exists from sm_90 (Hopper) on; SYMMEM_HAS_BULK_COPY tells device code.
 #if defined(SYMMEM_DEVICE_COMPILE) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 #define SYMMEM_HAS_BULK_COPY 1
 namespace symmem::device {
-
-constexpr int kBulkStages = 4;
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
