@@ -71,7 +71,8 @@ void Context::take_device() {
     fail<Unsupported>("symmem was built without code for GPU " + std::to_string(device_) + " (compute capability " + cc +
                       "): rebuild with CMAKE_CUDA_ARCHITECTURES including " + std::to_string(major * 10 + minor) +
                       " (symmem's default is 90: H100, H200)");
-  if (major >= 9 && code < 900)
+  static std::atomic<bool> warned{false};  // once a process, not once a Context
+  if (major >= 9 && code < 900 && !warned.exchange(true))
     SYMMEM_LOG(kWarn, "symmem's kernels for GPU " + std::to_string(device_) + " (compute capability " + cc + ") come from code for sm_" +
                           std::to_string(code / 10) + ", which has neither programmatic dependent launch nor the bulk-copy unit; "
                           "build with CMAKE_CUDA_ARCHITECTURES including 90 for them");
