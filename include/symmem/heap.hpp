@@ -39,6 +39,8 @@ class SYMMEM_API SymmetricBuffer {
   uint64_t* peer_signal_pad(int peer) const;
   int rank() const;
   int nranks() const;
+  /// The GPU this rank's memory lives on (its Context's device, in this process's numbering).
+  int device() const;
   /// The struct kernels take by value.
   const DeviceHandle& handle() const;
   /// True when [p, p+n) lies inside this rank's buffer.

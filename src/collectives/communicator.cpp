@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../runtime/call_scope.hpp"
 #include "../runtime/log.hpp"
 #include "kernels.hpp"
 #include "nccl_types.hpp"
@@ -165,6 +166,7 @@ Communicator::Communicator(std::shared_ptr<Context> ctx, Team team, CommOptions 
 }
 
 void Communicator::init(Team team) {
+  detail::DeviceGuard device(ctx_->device());  // its workspace, NCCL communicator and events are this GPU's
   require(team.valid(), "Communicator: the team is invalid (a negative split color?)");
   // The options and the tuning table, agreed before the heap is made: a rank that refuses its own
   // (a bad ll_max_bytes, a table file it cannot read) says so to every rank, which all raise it,
@@ -260,6 +262,7 @@ void Communicator::init(Team team) {
 }
 
 Communicator::~Communicator() {
+  detail::DeviceGuard device(ctx_->device(), std::nothrow);  // (a garbage collector's thread may run it)
   watchdog_.reset();
   if (!failure().empty()) {
     // A failed communicator's peers may be gone or stuck: release without talking to them.
@@ -510,7 +513,7 @@ static size_t bytes_of(size_t count, DataType d, size_t ranks, const char* op) {
 }
 
 void Communicator::all_reduce(const void* in, void* out, size_t count, DataType dtype, ReduceOp op, cudaStream_t s, Algo algo) {
-  detail::NvtxRange range("symmem all_reduce");
+  detail::CallScope call("symmem all_reduce", ctx_->device());
   const size_t bytes = bytes_of(count, dtype, 1, "all_reduce");
   Prepared p = prepare(CollOp::kAllReduce, algo, dtype, op, 0, count, in, bytes, out, bytes, bytes);
   if (p.skip) return;
@@ -533,7 +536,7 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
 }
 
 void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, DataType dtype, ReduceOp op, cudaStream_t s, Algo algo) {
-  detail::NvtxRange range("symmem reduce_scatter");
+  detail::CallScope call("symmem reduce_scatter", ctx_->device());
   const size_t chunk = bytes_of(recv_count, dtype, 1, "reduce_scatter"), total = bytes_of(recv_count, dtype, size(), "reduce_scatter");
   Prepared p = prepare(CollOp::kReduceScatter, algo, dtype, op, 0, recv_count, in, total, out, chunk, chunk);
   if (p.skip) return;
@@ -554,7 +557,7 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t recv_count, 
 }
 
 void Communicator::all_gather(const void* in, void* out, size_t send_count, DataType dtype, cudaStream_t s, Algo algo) {
-  detail::NvtxRange range("symmem all_gather");
+  detail::CallScope call("symmem all_gather", ctx_->device());
   const size_t chunk = bytes_of(send_count, dtype, 1, "all_gather"), total = bytes_of(send_count, dtype, size(), "all_gather");
   Prepared p = prepare(CollOp::kAllGather, algo, dtype, ReduceOp::kSum, 0, send_count, in, chunk, out, total, chunk);
   if (p.skip) return;
@@ -574,7 +577,7 @@ void Communicator::all_gather(const void* in, void* out, size_t send_count, Data
 }
 
 void Communicator::broadcast(const void* in, void* out, size_t count, DataType dtype, int root, cudaStream_t s, Algo algo) {
-  detail::NvtxRange range("symmem broadcast");
+  detail::CallScope call("symmem broadcast", ctx_->device());
   const size_t bytes = bytes_of(count, dtype, 1, "broadcast");
   Prepared p = prepare(CollOp::kBroadcast, algo, dtype, ReduceOp::kSum, root, count, in, bytes, out, bytes, bytes);
   if (p.skip) return;
@@ -597,7 +600,7 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType d
 }
 
 void Communicator::all_to_all(const void* in, void* out, size_t count, DataType dtype, cudaStream_t s, Algo algo) {
-  detail::NvtxRange range("symmem all_to_all");
+  detail::CallScope call("symmem all_to_all", ctx_->device());
   const size_t chunk = bytes_of(count, dtype, 1, "all_to_all"), total = bytes_of(count, dtype, size(), "all_to_all");
   Prepared p = prepare(CollOp::kAllToAll, algo, dtype, ReduceOp::kSum, 0, count, in, total, out, total, chunk);
   if (p.skip) return;
@@ -622,7 +625,7 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
 
 void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, const int64_t* send_counts, int64_t* recv_counts,
                                 DataType dtype, cudaStream_t s, Algo algo) {
-  detail::NvtxRange range("symmem all_to_all_v");
+  detail::CallScope call("symmem all_to_all_v", ctx_->device());
   const size_t es = bytes_of(1, dtype, 1, "all_to_all_v");
   // (The overlap check sees the first input element; how far the input reaches is checked on the GPU.)
   Prepared p = prepare(CollOp::kAllToAllV, algo, dtype, ReduceOp::kSum, 0, 1, in, es, out, bytes_of(out_count, dtype, 1, "all_to_all_v"), 0,
@@ -667,7 +670,7 @@ void Communicator::all_to_all_v(const void* in, void* out, size_t out_count, con
 // launches the same kernel with the same grid (sizes and the team's SM count), whose barriers or
 // LL tokens every rank takes (ll_rooted.cu and movement.cu have the arguments).
 void Communicator::reduce(const void* in, void* out, size_t count, DataType dtype, ReduceOp op, int root, cudaStream_t s, Algo algo) {
-  detail::NvtxRange range("symmem reduce");
+  detail::CallScope call("symmem reduce", ctx_->device());
   const size_t bytes = bytes_of(count, dtype, 1, "reduce");
   Prepared p = prepare(CollOp::kReduce, algo, dtype, op, root, count, in, bytes, out, bytes, bytes);
   if (p.skip) return;
@@ -687,12 +690,12 @@ void Communicator::reduce(const void* in, void* out, size_t count, DataType dtyp
 }
 
 void Communicator::gather(const void* in, void* out, size_t send_count, DataType dtype, int root, cudaStream_t s, Algo algo) {
-  detail::NvtxRange range("symmem gather");
+  detail::CallScope call("symmem gather", ctx_->device());
   move_rooted(CollOp::kGather, in, out, send_count, dtype, root, s, algo);
 }
 
 void Communicator::scatter(const void* in, void* out, size_t recv_count, DataType dtype, int root, cudaStream_t s, Algo algo) {
-  detail::NvtxRange range("symmem scatter");
+  detail::CallScope call("symmem scatter", ctx_->device());
   move_rooted(CollOp::kScatter, in, out, recv_count, dtype, root, s, algo);
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "../runtime/agree.hpp"
+#include "../runtime/call_scope.hpp"
 #include "../runtime/device_code.hpp"
 #include "moe_kernels.hpp"
 #include "symmem/device/workspace.hpp"
@@ -192,6 +193,7 @@ static int ring_copy_blocks_min(int nranks) {
 }
 
 ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(comm), cfg_(cfg), impl_(std::make_unique<Impl>()) {
+  symmem::detail::DeviceGuard device(comm.context().device());
   nranks_ = comm.size();
   rank_ = comm.rank();
   if (cfg_.capacity == 0) cfg_.capacity = nranks_ * cfg_.max_tokens;
@@ -338,6 +340,7 @@ ExpertParallel::ExpertParallel(Communicator& comm, const Config& cfg) : comm_(co
 }
 
 ExpertParallel::~ExpertParallel() {
+  symmem::detail::DeviceGuard device(comm_.context().device(), std::nothrow);
   if (impl_ && impl_->buf.valid()) {
     try {
       comm_.free(impl_->buf);
@@ -529,6 +532,7 @@ void ExpertParallel::dispatch_ring(const DispatchIn& in, const DispatchOut& out,
 }
 
 void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
+  symmem::detail::CallScope call("symmem moe dispatch_send", comm_.context().device());
   checked(comm_, "moe dispatch_send", "dispatch_send", [&] {
     require(impl_->L.rounds == 1, "moe dispatch_send: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
     check_in(in);
@@ -538,6 +542,7 @@ void ExpertParallel::dispatch_send(const DispatchIn& in, cudaStream_t stream) {
 }
 
 void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) {
+  symmem::detail::CallScope call("symmem moe dispatch_recv", comm_.context().device());
   checked(comm_, "moe dispatch_recv", "dispatch_recv", [&] {
     require(impl_->L.rounds == 1, "moe dispatch_recv: with round_tokens < max_tokens the halves cannot run apart; call dispatch");
     check_out(out);
@@ -546,6 +551,7 @@ void ExpertParallel::dispatch_recv(const DispatchOut& out, cudaStream_t stream) 
 }
 
 void ExpertParallel::dispatch(const DispatchIn& in, const DispatchOut& out, cudaStream_t stream) {
+  symmem::detail::CallScope call("symmem moe dispatch", comm_.context().device());
   checked(comm_, "moe dispatch", "dispatch", [&] {
     check_in(in);
     check_out(out);
@@ -634,6 +640,7 @@ static void check_combine_out(const void* out, int tokens) {
 }
 
 void ExpertParallel::combine_send(const void* expert_out, bool weighted, cudaStream_t stream) {
+  symmem::detail::CallScope call("symmem moe combine_send", comm_.context().device());
   checked(comm_, "moe combine_send", "combine_send", [&] {
     require(impl_->L.rounds == 1, "moe combine_send: with round_tokens < max_tokens the halves cannot run apart; call combine");
     check_expert_out(expert_out);
@@ -642,6 +649,7 @@ void ExpertParallel::combine_send(const void* expert_out, bool weighted, cudaStr
 }
 
 void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
+  symmem::detail::CallScope call("symmem moe combine_recv", comm_.context().device());
   checked(comm_, "moe combine_recv", "combine_recv", [&] {
     require(impl_->L.rounds == 1, "moe combine_recv: with round_tokens < max_tokens the halves cannot run apart; call combine");
     check_combine_out(out, impl_->last_tokens);
@@ -650,6 +658,7 @@ void ExpertParallel::combine_recv(void* out, cudaStream_t stream) {
 }
 
 void ExpertParallel::combine(const void* expert_out, void* out, bool weighted, cudaStream_t stream) {
+  symmem::detail::CallScope call("symmem moe combine", comm_.context().device());
   checked(comm_, "moe combine", "combine", [&] {
     check_expert_out(expert_out);
     check_combine_out(out, impl_->last_tokens);

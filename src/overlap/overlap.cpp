@@ -42,6 +42,7 @@
 
 #include "../runtime/driver.hpp"
 #include "../runtime/agree.hpp"
+#include "../runtime/call_scope.hpp"
 #include "../runtime/log.hpp"
 #include "credits.cuh"
 #include "gemm.hpp"
@@ -176,6 +177,7 @@ static HopperGemmOptions own_options(int defer, bool shares_gpu, int sms) {
 
 TensorParallel::TensorParallel(Communicator& comm, int64_t max_m, int64_t max_k, int64_t max_n)
     : comm_(comm), impl_(std::make_unique<Impl>()) {
+  symmem::detail::DeviceGuard device(comm.context().device());
   // What a rank refuses (its arguments, a misspelt knob) goes to every rank through the exchange
   // below, so that none is left waiting in it for a rank that threw.
   std::string why;
@@ -274,6 +276,7 @@ void TensorParallel::release(Impl& d, Communicator& comm) {
 }
 
 TensorParallel::~TensorParallel() {
+  symmem::detail::DeviceGuard device(comm_.context().device(), std::nothrow);
   if (impl_) release(*impl_, comm_);
 }
 
@@ -336,6 +339,7 @@ static void trace_form(const char* op, int64_t m, int64_t k, int64_t n, const ch
 
 void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k, const void* b, int64_t n, void* c, void* a_out,
                                        cudaStream_t s, Mode mode, DataType dtype) {
+  symmem::detail::CallScope call("symmem all_gather_matmul", comm_.context().device());
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
   symmem::detail::checked_alike(comm_, "overlap::all_gather_matmul", [&] { return alike(m, k, n, mode, dtype); }, [&] {
@@ -435,6 +439,7 @@ void TensorParallel::gather_gemms(const void* a_shard, int64_t m, int64_t k, con
 
 void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, const void* b, int64_t n, void* c_shard, ReduceOp op,
                                            cudaStream_t s, Mode mode, DataType dtype) {
+  symmem::detail::CallScope call("symmem matmul_reduce_scatter", comm_.context().device());
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
   symmem::detail::checked_alike(comm_, "overlap::matmul_reduce_scatter",

@@ -14,6 +14,7 @@
 #include "driver.hpp"
 #include "fd_exchange.hpp"
 #include "heap_book.hpp"
+#include "call_scope.hpp"
 #include "log.hpp"
 #include "symmem/env.hpp"
 #include "symmem/error.hpp"
@@ -39,6 +40,7 @@ struct Allocation {
   size_t pad_offset = 0;   // signal pad starts here (from the block's start)
   size_t block = 0;        // bytes of the block
   int rank = 0, nranks = 0;
+  int device = -1;         // this rank's GPU (its context's)
   uint64_t id = 0;         // the allocation's number in this heap (same on every member)
   int slot = -1;           // its row in the host-shared release marks
   int arena = -1;
@@ -96,6 +98,7 @@ uint64_t* SymmetricBuffer::peer_signal_pad(int peer) const {
   return a.signals[peer];
 }
 int SymmetricBuffer::rank() const { return alive(a_).rank; }
+int SymmetricBuffer::device() const { return alive(a_).device; }
 int SymmetricBuffer::nranks() const { return alive(a_).nranks; }
 const DeviceHandle& SymmetricBuffer::handle() const { return alive(a_).handle; }
 uint64_t SymmetricBuffer::placement() const {
@@ -206,6 +209,7 @@ Heap::Heap(std::shared_ptr<Context> ctx) : Heap(ctx, ctx->world()) {}
 
 Heap::Heap(std::shared_ptr<Context> ctx, Team team) : ctx_(std::move(ctx)), team_(std::move(team)), st_(std::make_unique<HeapState>()) {
   require(ctx_ != nullptr, "Heap: context is null");
+  detail::DeviceGuard device(ctx_->device());
   require(team_.valid(), "Heap: the team is invalid");
   require(team_.size() <= pad::kMaxTeam, "Heap: team has " + std::to_string(team_.size()) + " ranks; a symmetric team holds at most " +
                                              std::to_string(pad::kMaxTeam));
@@ -286,6 +290,7 @@ Heap::Heap(std::shared_ptr<Context> ctx, Team team) : ctx_(std::move(ctx)), team
 
 Heap::~Heap() {
   if (!st_ || st_->arenas.empty()) return;
+  detail::DeviceGuard device(ctx_->device(), std::nothrow);  // (a garbage collector's thread may run it)
   try {
     cudaDeviceSynchronize();
     team_.barrier("~Heap");  // no member still reads or writes this one's memory
@@ -382,7 +387,7 @@ static void settle(HeapState& st, int me) {
 }
 
 SymmetricBuffer Heap::alloc(size_t bytes) {
-  detail::NvtxRange range("symmem Heap::alloc");
+  detail::CallScope call("symmem Heap::alloc", ctx_->device());
   require(st_ != nullptr, "Heap::alloc: the heap was moved from");
   // A bad size is refused by member 0's decision below, on every rank at once (refused here, on its
   // rank alone, it left the others waiting for that rank's call until the bound).
@@ -487,6 +492,7 @@ SymmetricBuffer Heap::alloc(size_t bytes) {
   a->bytes = bytes;
   a->rank = me;
   a->nranks = n;
+  a->device = ctx_->device();
   a->id = id;
   a->slot = static_cast<int>(d.slot);
   a->arena = static_cast<int>(d.arena);
@@ -543,7 +549,7 @@ static std::shared_ptr<Allocation> take_live(HeapState& st, SymmetricBuffer& buf
 }
 
 void Heap::free(SymmetricBuffer& buf) {
-  detail::NvtxRange range("symmem Heap::free");
+  detail::CallScope call("symmem Heap::free", ctx_->device());
   require(st_ != nullptr, "Heap::free: the heap was moved from");
   auto a = take_live(*st_, buf, buf.a_, "Heap::free");
   buf.a_.reset();
@@ -553,6 +559,7 @@ void Heap::free(SymmetricBuffer& buf) {
 }
 
 void Heap::free_async(SymmetricBuffer& buf, cudaStream_t stream) {
+  detail::DeviceGuard device(ctx_->device());  // the event is made and recorded on this GPU's stream
   require(st_ != nullptr, "Heap::free_async: the heap was moved from");
   auto a = take_live(*st_, buf, buf.a_, "Heap::free_async");
   buf.a_.reset();
@@ -570,6 +577,7 @@ void Heap::free_async(SymmetricBuffer& buf, cudaStream_t stream) {
 
 void Heap::abandon() {
   if (!st_) return;
+  detail::DeviceGuard device(ctx_->device(), std::nothrow);  // (from destructors)
   (void)cudaDeviceSynchronize();  // every symmem wait has been told to give up; NCCL was aborted
   (void)cudaGetLastError();
   for (auto& kv : st_->live) kv.second->released = true;

@@ -1,3 +1,4 @@
+#include "../runtime/call_scope.hpp"
 #include "../runtime/device_code.hpp"
 #include "../runtime/driver.hpp"
 #include "symmem/device.cuh"
@@ -150,16 +151,19 @@ void launch_put(const SymmetricBuffer& dst, int peer, size_t off, const void* sr
 namespace stream {
 
 void put(const SymmetricBuffer& dst, int peer, size_t dst_offset, const void* src, size_t bytes, cudaStream_t s, Engine e) {
+  const detail::CallScope call("symmem stream::put", dst.device());
   launch_put(dst, peer, dst_offset, src, bytes, -1, 0, SignalOp::kSet, s, e);
 }
 
 void put_signal(const SymmetricBuffer& dst, int peer, size_t dst_offset, const void* src, size_t bytes, int slot,
                 uint64_t value, SignalOp op, cudaStream_t s, Engine e) {
+  const detail::CallScope call("symmem stream::put_signal", dst.device());
   detail::check_slot("stream::put_signal", slot);
   launch_put(dst, peer, dst_offset, src, bytes, slot, value, op, s, e);
 }
 
 void get(void* dst, const SymmetricBuffer& src, int peer, size_t src_offset, size_t bytes, cudaStream_t s, Engine e) {
+  const detail::CallScope call("symmem stream::get", src.device());
   detail::check_peer("stream::get", peer, src.nranks());
   detail::check_range("stream::get", "src_offset", src_offset, bytes, src.bytes());
   require(dst != nullptr || bytes == 0, "stream::get: dst is null");
@@ -174,6 +178,7 @@ void get(void* dst, const SymmetricBuffer& src, int peer, size_t src_offset, siz
 }
 
 void signal(const SymmetricBuffer& buf, int peer, int slot, uint64_t value, SignalOp op, cudaStream_t s) {
+  const detail::CallScope call("symmem stream::signal", buf.device());
   detail::check_peer("stream::signal", peer, buf.nranks());
   detail::check_slot("stream::signal", slot);
   signal_kernel<<<1, 1, 0, s>>>(buf.handle(), peer, slot, value, static_cast<int>(op));
@@ -181,6 +186,7 @@ void signal(const SymmetricBuffer& buf, int peer, int slot, uint64_t value, Sign
 }
 
 void wait(const SymmetricBuffer& buf, int slot, Cmp cmp, uint64_t value, cudaStream_t s) {
+  const detail::CallScope call("symmem stream::wait", buf.device());
   detail::check_slot("stream::wait", slot);
   require(static_cast<int>(cmp) >= 0 && static_cast<int>(cmp) <= 5, "stream::wait: cmp is not a symmem::Cmp");
   wait_kernel<<<1, 1, 0, s>>>(buf.handle(), slot, static_cast<int>(cmp), value);
@@ -188,6 +194,7 @@ void wait(const SymmetricBuffer& buf, int slot, Cmp cmp, uint64_t value, cudaStr
 }
 
 void barrier(const SymmetricBuffer& buf, cudaStream_t s) {
+  const detail::CallScope call("symmem stream::barrier", buf.device());
   barrier_kernel<<<1, 32 * ((buf.nranks() + 31) / 32), 0, s>>>(buf.handle());
   SYMMEM_CUDA_CHECK(cudaGetLastError());
 }
