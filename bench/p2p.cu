@@ -463,9 +463,9 @@ void run_p2p(Harness& h) {
         h.add(r);
         if (me == 0) std::printf("# sweep: %zu bytes, %3d blocks x %4d threads: %8.1f GB/s\n", n, blocks, threads, r.symmem_gbps);
       }
+    if (bulk_sweep_runs())
     for (size_t chunk : {size_t(8) << 10, size_t(16) << 10, size_t(32) << 10, size_t(48) << 10})
       for (int blocks : {16, 32, 66, 132}) {
-        if (!bulk_sweep_runs()) break;
         cudaFuncSetAttribute(put_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(chunk * device::kBulkStages));
         double us = h.time_graph([&](cudaStream_t s) {
           if (me == 0) put_bulk_kernel<<<blocks, 32, chunk * device::kBulkStages, s>>>(b.dst.handle(), peer, b.src, n, chunk);

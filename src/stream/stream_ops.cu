@@ -106,8 +106,6 @@ int sm_count() {
   }();
   return n;
 }
-// The GPU has the bulk-copy unit and put_kernel's code for it uses it (device_code.hpp).
-bool has_bulk_copy() { return detail::device_code_has_sm90(); }
 
 void launch_put(const SymmetricBuffer& dst, int peer, size_t off, const void* src, size_t bytes, int slot,
                 uint64_t value, SignalOp op, cudaStream_t s, Engine engine) {
@@ -134,7 +132,7 @@ void launch_put(const SymmetricBuffer& dst, int peer, size_t off, const void* sr
   }
   if (bytes == 0 && slot < 0) return;
   const char* dst_addr = static_cast<const char*>(dst.ptr()) + off;
-  const detail::SmPutPlan plan = detail::plan_sm_put(bytes, reinterpret_cast<uintptr_t>(dst_addr), reinterpret_cast<uintptr_t>(src), sm_count(), has_bulk_copy());
+  const detail::SmPutPlan plan = detail::plan_sm_put(bytes, reinterpret_cast<uintptr_t>(dst_addr), reinterpret_cast<uintptr_t>(src), sm_count(), detail::device_code_has_sm90());
   if (plan.bulk_chunk > 0) {
     static bool attr = [] {
       return cudaFuncSetAttribute(put_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
