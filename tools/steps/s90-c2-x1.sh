@@ -10,6 +10,7 @@ py4() {  # LABEL SECONDS ARGS...: launch.py 4 --ranks-per-gpu 4 ARGS, its summar
   timeout "$t" python3 tests/python/launch.py 4 --ranks-per-gpu 4 "$@" > "$OUT/$label.log" 2>&1
   echo "== $label rc $? at $(el) s:" | tee -a "$OUT/summary.txt"
   grep -E "[0-9]+ (passed|failed|skipped)|FAILED|Error|error:" "$OUT/$label.log" | sort | uniq -c | head -20 | tee -a "$OUT/summary.txt"
+  { echo "==== $label"; cat "$OUT/$label.log"; } >> "$OUT/suite.log"  # (suite.log comes back in the archive)
 }
 py4 python_gpu_4ranks_1gpu $((520 - $(el) - 60)) test_gpu.py
 py4 moe_layer_4ranks_1gpu $((560 - $(el))) ../../examples/python/moe_layer.py --fp8
