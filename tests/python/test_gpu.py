@@ -170,13 +170,20 @@ def reduce_ref(stack, op):
     raise ValueError(op)
 
 
-def close(got, ref, dtype, steps):
-    """'' or what differs: float types within steps roundings of the dtype, int32 exact."""
+def reduce_terms(stack):
+    """The sum of the magnitudes of the terms of a sum over ranks (close's terms)."""
+    return stack.double().abs().sum(0)
+
+
+def close(got, ref, dtype, steps, terms=None):
+    """'' or what differs: float types within steps roundings of the dtype, int32 exact. A sum's
+    roundings are relative to its partial sums, not to its result: where the terms are large
+    against their sum (cancellation), pass terms, the sum of their magnitudes (reduce_terms)."""
     g, r = got.double(), ref.double()
     if dtype == torch.int32:
         bad = (g != r)
     else:
-        tol = EPS[dtype] * steps * (r.abs() + 1.0)
+        tol = EPS[dtype] * steps * ((r.abs() if terms is None else terms.double()) + 1.0)
         bad = ~((g - r).abs() <= tol)
     if bool(bad.any()):
         i = int(bad.nonzero()[0])
@@ -438,7 +445,7 @@ def test_reduce_gather_scatter_against_every_ranks_data():
                         stack = gathered(x)
                         if ran(lambda: symmem.reduce(x, dst=root), not symmetric):
                             if RANK == root:
-                                e = (close(x, reduce_ref(stack, "sum"), dtype, WORLD) if dtype != torch.int64
+                                e = (close(x, reduce_ref(stack, "sum"), dtype, WORLD, reduce_terms(stack)) if dtype != torch.int64
                                      else ("" if torch.equal(x, stack.sum(0)) else "int64 sum differs"))
                                 if e:
                                     errs.append(f"reduce {what}: {e}")
