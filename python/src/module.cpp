@@ -207,9 +207,11 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("size", &Context::size)
       .def_property_readonly("device", &Context::device)
       .def("set_device_timeout_ms", &Context::set_device_timeout_ms)
+      .def_property_readonly("timeout_ms", [](const Context& c) { return c.settings().device_timeout_ms; })
       .def("check", &Context::check, py::arg("op") = "")
       .def("synchronize", [](Context& c, uintptr_t s, const std::string& op) { c.synchronize(as_stream(s), op); },
-           py::arg("stream") = 0, py::arg("op") = "");
+           py::arg("stream") = 0, py::arg("op") = "", py::call_guard<py::gil_scoped_release>())
+      .def("reset_error", &Context::reset_error);
 
   py::class_<PyBuffer>(m, "Buffer")
       .def_property_readonly("ptr", [](const PyBuffer& b) { return reinterpret_cast<uintptr_t>(b.live().ptr()); })

@@ -115,6 +115,11 @@ class Group:
         """Bound of every device wait of this process (and of NCCL calls, through a watchdog)."""
         self._comm.set_timeout_ms(ms)
 
+    @property
+    def timeout_ms(self):
+        """The bound of every device wait of this process, in ms (set_timeout_ms, SYMMEM_TIMEOUT_MS)."""
+        return world()._ctx.timeout_ms
+
     def abort(self):
         """Marks the group failed and releases it without waiting for peers (never hangs)."""
         self._comm.abort()
@@ -291,6 +296,30 @@ def _at_exit():
 
 import atexit as _atexit  # noqa: E402
 _atexit.register(_at_exit)
+
+
+def synchronize(stream=None):
+    """Waits for `stream`'s work (default: torch's current stream), then raises what symmem's device
+    code reported since the last clear_error(): symmem.Timeout for a wait that expired (naming rank,
+    peer and what it waited for: a peer that skipped a call, hung or exited) or for an abort,
+    symmem.InvalidArgument for a bad argument found on the GPU. torch.cuda.synchronize() waits
+    the same but raises nothing, and an expired wait leaves its outputs wrong: call this where you
+    read results (or symmem.check() after torch's wait). Otherwise the next symmem call raises."""
+    from .tensors import _stream
+    world()._ctx.synchronize(_stream(stream), "symmem.synchronize")
+
+
+def check():
+    """Raises what symmem's device code has reported so far, as synchronize() does, without waiting."""
+    world()._ctx.check("symmem.check")
+
+
+def clear_error():
+    """After a symmem.Timeout: clears this process's error record, so that groups whose calls did
+    not time out may go on (until then every call of any group raises it again). Abort the group
+    whose call timed out first (Group.abort(), which also ends this process's symmem waits still
+    running): its state is undefined, and every member must abort it."""
+    world()._ctx.reset_error()
 
 
 def env_vars():

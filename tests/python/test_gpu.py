@@ -790,6 +790,60 @@ def test_bad_arguments_raise_on_every_rank():
     agreed(body)
 
 
+def test_a_call_the_last_rank_skips_raises_timeout_naming_it():
+    # Any team size: the last rank skips an all-reduce of a group that the others call. Each of
+    # them gets symmem.Timeout from symmem.synchronize() within the bound, naming itself and the
+    # last rank; the group refuses its next call; abort returns at once on every rank; after
+    # clear_error the world group, not involved, reduces right.
+    import time
+
+    def body():
+        if WORLD < 2:
+            return ""
+        g = symmem.new_group(list(range(WORLD)))
+        x = symmem.empty(1024, dtype=torch.float32, group=g)
+        x.copy_(rand(1024, torch.float32, 95 + RANK))
+        symmem.synchronize()  # nothing reported: returns
+        bound, skipper, errs = g.timeout_ms, WORLD - 1, []
+        g.set_timeout_ms(1500)
+        if RANK != skipper:
+            t0 = time.perf_counter()
+            symmem.all_reduce(x, group=g)
+            try:
+                symmem.synchronize()
+                errs.append("symmem.synchronize() raised nothing")
+            except symmem.Timeout as e:
+                for want in ("symmem.synchronize", f"rank {RANK} (team rank {RANK},", f"from team rank {skipper}"):
+                    if want not in str(e):
+                        errs.append(f"the Timeout does not name {want!r}: {e}")
+            if time.perf_counter() - t0 > 8.0:
+                errs.append(f"the Timeout came after {time.perf_counter() - t0:.1f} s (bound 1.5 s)")
+            try:
+                symmem.all_reduce(x, group=g)
+                errs.append("the group's next call was accepted after the Timeout")
+            except symmem.Error as e:
+                if "failed" not in str(e):
+                    errs.append(f"the group's next call raised '{e}', which does not say the group failed")
+        t0 = time.perf_counter()
+        g.abort()
+        if time.perf_counter() - t0 > 5.0:
+            errs.append(f"abort took {time.perf_counter() - t0:.1f} s: it must not wait for peers")
+        del x  # (its memory went with the group's)
+        symmem.clear_error()
+        g.set_timeout_ms(bound)
+        symmem.check()
+        return "\n".join(e for e in errs if e)
+    agreed(body)
+
+    def after():
+        y = symmem.empty(1000, dtype=torch.float32)
+        y.copy_(rand(1000, torch.float32, 96 + RANK))
+        symmem.all_reduce(y)
+        symmem.synchronize()
+        return close(y, sum(rand(1000, torch.float32, 96 + r).double() for r in range(WORLD)), torch.float32, WORLD)
+    agreed(after)
+
+
 def test_moe_dispatch_and_combine_against_a_reference():
     moe_against_a_reference(one_kernel=False)
 

@@ -20,12 +20,13 @@ def test_env_vars_are_listed():
 
 
 def test_calls_before_init_name_the_fix():
-    try:
-        symmem.world()
-    except symmem.InvalidArgument as e:
-        assert "symmem.init()" in str(e)
-    else:
-        raise AssertionError("expected InvalidArgument")
+    for call in (symmem.world, symmem.synchronize, symmem.check, symmem.clear_error):
+        try:
+            call()
+        except symmem.InvalidArgument as e:
+            assert "symmem.init()" in str(e), (call.__name__, str(e))
+        else:
+            raise AssertionError(f"{call.__name__}: expected InvalidArgument")
 
 
 def test_init_without_a_gpu_is_a_clear_error():
