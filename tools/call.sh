@@ -25,6 +25,7 @@
 #                                   (default 440; ~300 s on session 71's host (the 4-rank own-GEMM tier 107 s), 3 ranks
 #                                   79 s more in session 72, more on a slow one); log suite.log
 #   PYBUILD                         the Python package into build/python (python -m symmem.bench, pytest)
+#   PYN LABEL RANKS SECONDS ARGS... launch.py RANKS --ranks-per-gpu RANKS ARGS (e.g. test_gpu.py) under a time limit: its summary
 #   MAINJOB [BEFORE_S]              the README's main job (symmem-bench, no suite) if the call is under BEFORE_S s in (default
 #                                   530: it takes ~15 s at 2 GPUs, session 71), bounded to end by 560 s; r/main-job.json, its tables' first 60 lines
 #                                   and its closing lines (the fastest method by size) printed
@@ -211,6 +212,13 @@ PYBUILD() {  # the Python package into build/python (for python -m symmem.bench 
   cmake -S . -B build -DSYMMEM_BUILD_PYTHON=ON >> "$OUT/build.log" 2>&1 &&
     cmake --build build -j "$(nproc)" --target symmem_python symmem_python_files >> "$OUT/build.log" 2>&1 || echo "python build failed"
   echo "== python built at $(el) s"
+}
+PYN() {  # LABEL RANKS SECONDS ARGS...: tests/python/launch.py RANKS --ranks-per-gpu RANKS ARGS (PYBUILD first), its summary lines
+  local label=$1 n=$2 t=$3; shift 3
+  PYTHONPATH=$PWD/build/python timeout "$t" python3 tests/python/launch.py "$n" --ranks-per-gpu "$n" "$@" > "$OUT/$label.log" 2>&1
+  echo "== $label rc $? at $(el) s:" | tee -a "$OUT/summary.txt"
+  grep -E "[0-9]+ (passed|failed|skipped)|FAILED|Error|error:" "$OUT/$label.log" | sort | uniq -c | head -20 | tee -a "$OUT/summary.txt"
+  { echo "==== $label"; cat "$OUT/$label.log"; } >> "$OUT/suite.log"  # (suite.log comes back in the archive)
 }
 MAINJOB() {
   [ "$(el)" -lt "${1:-530}" ] || { echo "== the main job skipped: $(el) s in"; return 0; }
