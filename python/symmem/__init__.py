@@ -5,6 +5,7 @@
     x = symmem.empty(4096, dtype=torch.bfloat16)        # on the symmetric heap of every rank
     symmem.all_reduce(x)                                # on the current stream; graph-capturable
     tp = symmem.new_group([0, 1])                       # a sub-team (every rank calls it)
+    symmem.synchronize()                                # waits; an expired wait raises symmem.Timeout
 
 `import symmem` needs neither a GPU nor torch; calls that need them raise symmem.Unsupported
 with what is missing. Errors of the C++ library arrive as symmem.Error subclasses: Timeout,
