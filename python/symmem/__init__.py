@@ -307,7 +307,12 @@ def synchronize(stream=None):
     the same but raises nothing, and an expired wait leaves its outputs wrong: call this where you
     read results (or symmem.check() after torch's wait). Otherwise the next symmem call raises."""
     from .tensors import _stream
-    world()._ctx.synchronize(_stream(stream), "symmem.synchronize")
+    ctx = world()._ctx
+    if _torch().cuda.is_current_stream_capturing():  # (a wait there would end the capture)
+        raise InvalidArgument("symmem.synchronize: called while a CUDA graph is being captured, where nothing may "
+                              "wait for the GPU; call it after the graph's replay (symmem.check() reads what was "
+                              "reported so far without waiting)")
+    ctx.synchronize(_stream(stream), "symmem.synchronize")
 
 
 def check():

@@ -794,7 +794,8 @@ def test_a_call_the_last_rank_skips_raises_timeout_naming_it():
     # Any team size: the last rank skips an all-reduce of a group that the others call. Each of
     # them gets symmem.Timeout from symmem.synchronize() within the bound, naming itself and the
     # last rank; the group refuses its next call; abort returns at once on every rank; after
-    # clear_error the world group, not involved, reduces right.
+    # clear_error the world group, not involved, reduces right. (Under a capture synchronize is
+    # refused before it waits, and the capture ends cleanly.)
     import time
 
     def body():
@@ -804,7 +805,15 @@ def test_a_call_the_last_rank_skips_raises_timeout_naming_it():
         x = symmem.empty(1024, dtype=torch.float32, group=g)
         x.copy_(rand(1024, torch.float32, 95 + RANK))
         symmem.synchronize()  # nothing reported: returns
-        bound, skipper, errs = g.timeout_ms, WORLD - 1, []
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                symmem.synchronize()
+            errs_capture = "symmem.synchronize() under a capture raised nothing"
+        except symmem.InvalidArgument as e:
+            errs_capture = "" if "CUDA graph is being captured" in str(e) else f"under a capture: '{e}'"
+        symmem.check()  # (the capture ended cleanly: nothing reported)
+        bound, skipper, errs = g.timeout_ms, WORLD - 1, [errs_capture]
         g.set_timeout_ms(1500)
         if RANK != skipper:
             t0 = time.perf_counter()
