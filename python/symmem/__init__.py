@@ -121,6 +121,12 @@ class Group:
         """The bound of every device wait of this process, in ms (set_timeout_ms, SYMMEM_TIMEOUT_MS)."""
         return world()._ctx.timeout_ms
 
+    @property
+    def failure(self):
+        """"" while the group is usable; else why it failed (the Timeout its call raised, or abort()):
+        a failed group refuses every call, and each member must abort it."""
+        return self._comm.failure()
+
     def abort(self):
         """Marks the group failed and releases it without waiting for peers (never hangs)."""
         self._comm.abort()

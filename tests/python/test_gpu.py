@@ -805,9 +805,10 @@ def test_a_call_the_last_rank_skips_raises_timeout_naming_it():
         x = symmem.empty(1024, dtype=torch.float32, group=g)
         x.copy_(rand(1024, torch.float32, 95 + RANK))
         symmem.synchronize()  # nothing reported: returns
-        graph = torch.cuda.CUDAGraph()
+        graph, scratch = torch.cuda.CUDAGraph(), torch.ones(1, device=DEV)
         try:
             with torch.cuda.graph(graph):
+                scratch.add_(1)  # (a graph with work in it)
                 symmem.synchronize()
             errs_capture = "symmem.synchronize() under a capture raised nothing"
         except symmem.InvalidArgument as e:
@@ -833,10 +834,16 @@ def test_a_call_the_last_rank_skips_raises_timeout_naming_it():
             except symmem.Error as e:
                 if "failed" not in str(e):
                     errs.append(f"the group's next call raised '{e}', which does not say the group failed")
+            if f"from team rank {skipper}" not in g.failure:
+                errs.append(f"the group's failure reads '{g.failure}'")
+        elif g.failure:
+            errs.append(f"the group failed on the rank that skipped the call: '{g.failure}'")
         t0 = time.perf_counter()
         g.abort()
         if time.perf_counter() - t0 > 5.0:
             errs.append(f"abort took {time.perf_counter() - t0:.1f} s: it must not wait for peers")
+        if not g.failure:
+            errs.append("the group's failure is empty after abort()")
         del x  # (its memory went with the group's)
         symmem.clear_error()
         g.set_timeout_ms(bound)
