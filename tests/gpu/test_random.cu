@@ -1,7 +1,10 @@
-// A long random interleaving of every collective, algorithm, dtype, size and buffer kind, three
-// operations back to back between host synchronisations and one random rank late, each checked
-// against the host reference. Ranks draw the same sequence from one seed, so a call rejected on
-// one rank (an algorithm that cannot take those buffers) must be rejected on every rank.
+// A long random interleaving of every collective (the rooted ones included), algorithm, dtype,
+// size, buffer kind and start offset, three operations back to back between host synchronisations
+// and one random rank late, each checked against the host reference. The offsets (any multiple of
+// the element size below 256 bytes, zero half the time) reach every kernel's unaligned path: a
+// tensor view into a symmetric buffer, for instance. Ranks draw the same sequence from one seed,
+// so a call rejected on one rank (an algorithm that cannot take those buffers) must be rejected on
+// every rank.
 #include <unistd.h>
 
 #include "reference.hpp"
@@ -19,28 +22,49 @@ struct Step {
   int kind;  // 0 symmetric in/out, 1 plain, 2 in place (symmetric), 3 symmetric in, plain out
   Algo algo;
   int root;
+  size_t in_off, out_off;  // bytes from the buffers' starts (the same on every rank)
 };
+
+// Elements of the input and the output: count, or count a rank (coll_chunked's chunk).
+size_t in_elems(const Step& s, int n) {
+  const bool whole = s.op == CollOp::kReduceScatter || s.op == CollOp::kAllToAll || s.op == CollOp::kScatter;
+  return whole ? s.count * n : s.count;
+}
+size_t out_elems(const Step& s, int n) {
+  const bool whole = s.op == CollOp::kAllGather || s.op == CollOp::kAllToAll || s.op == CollOp::kGather;
+  return whole ? s.count * n : s.count;
+}
 
 Step draw(std::mt19937_64& g, int n, size_t cap) {
   Step s{};
-  const CollOp ops[] = {CollOp::kAllReduce, CollOp::kReduceScatter, CollOp::kAllGather, CollOp::kBroadcast, CollOp::kAllToAll};
-  s.op = ops[g() % 5];
-  const bool reducing = s.op == CollOp::kAllReduce || s.op == CollOp::kReduceScatter;
-  const DataType rtypes[] = {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kFp8E4M3, DataType::kFloat16};
-  const DataType mtypes[] = {DataType::kBFloat16, DataType::kUInt8, DataType::kFloat32, DataType::kInt32};
-  s.d = reducing ? rtypes[g() % 5] : mtypes[g() % 4];
+  const CollOp ops[] = {CollOp::kAllReduce, CollOp::kReduceScatter, CollOp::kAllGather, CollOp::kBroadcast,
+                        CollOp::kAllToAll,  CollOp::kReduce,        CollOp::kGather,    CollOp::kScatter};
+  s.op = ops[g() % 8];
+  const DataType mtypes[] = {DataType::kBFloat16, DataType::kUInt8, DataType::kFloat32, DataType::kInt32, DataType::kInt64};
+  s.d = coll_reducing(s.op) ? kReduceTypes[g() % (sizeof(kReduceTypes) / sizeof(kReduceTypes[0]))] : mtypes[g() % 5];
   s.r = static_cast<ReduceOp>(g() % 5);
   const size_t es = dtype_size(s.d);
-  const size_t max_count = cap / es / (s.op == CollOp::kAllReduce || s.op == CollOp::kBroadcast ? 1 : n);
+  const size_t max_count = (cap - 256) / es / (coll_chunked(s.op) ? n : 1);
   const int band = static_cast<int>(g() % 10);
   s.count = band < 6 ? 1 + g() % 4096 : band < 9 ? 4096 + g() % 200000 : 200000 + g() % 1000000;
   s.count = std::min(s.count, max_count);
   s.kind = static_cast<int>(g() % 4);
   const Algo algos[] = {Algo::kAuto, Algo::kAuto, Algo::kAuto, Algo::kLL, Algo::kPush, Algo::kOneShot, Algo::kTwoShot, Algo::kDirect, Algo::kNccl};
   s.algo = algos[g() % 9];
-  if (s.algo == Algo::kNccl && (!have_nccl() || (reducing && (s.r != ReduceOp::kSum || s.d == DataType::kFp8E4M3)))) s.algo = Algo::kAuto;
+  if (s.algo == Algo::kNccl && (!have_nccl() || (coll_reducing(s.op) && !nccl_beside(s.d, s.r)))) s.algo = Algo::kAuto;
   s.root = static_cast<int>(g() % n);
+  const bool offsets = g() % 2 == 1;
+  s.in_off = offsets ? es * (g() % (256 / es)) : 0;
+  s.out_off = offsets ? es * (g() % (256 / es)) : 0;
   return s;
+}
+
+/// "" where the `bytes` at p still hold the poison (0xFF), else what changed.
+std::string untouched(const void* p, size_t bytes) {
+  const auto got = download(p, bytes);
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != 0xFF) return "a non-root's output was written at byte " + std::to_string(i);
+  return "";
 }
 
 }  // namespace
@@ -58,9 +82,9 @@ TEST(Random, LongInterleavingOfEveryCollective) {
     plain_in[b] = std::make_unique<DeviceBuffer>(cap);
     plain_out[b] = std::make_unique<DeviceBuffer>(cap);
   }
-  std::mt19937_64 g(20261126);
-  const int batches = n > 4 ? 40 : 60;
-  int ran = 0, rejected = 0;
+  std::mt19937_64 g(20261202);
+  const int batches = n > 4 ? 50 : 80;
+  int ran = 0, rejected = 0, offset = 0;
   for (int it = 0; it < batches; ++it) {
     Step steps[kBatch];
     std::vector<std::vector<std::vector<uint8_t>>> ins(kBatch);
@@ -68,33 +92,30 @@ TEST(Random, LongInterleavingOfEveryCollective) {
     std::string status[kBatch];
     for (int b = 0; b < kBatch; ++b) {
       Step& s = steps[b] = draw(g, n, cap);
-      const bool reducing = s.op == CollOp::kAllReduce || s.op == CollOp::kReduceScatter;
-      const size_t es = dtype_size(s.d);
-      const size_t in_count = s.op == CollOp::kAllReduce || s.op == CollOp::kBroadcast || s.op == CollOp::kAllGather ? s.count : s.count * n;
       const uint64_t seed = uint64_t(it) * 1000 + b * 100;
       for (int r = 0; r < n; ++r)
-        ins[b].push_back(reducing ? random_elems(s.d, in_count, seed + r, s.r) : random_bytes(in_count * es, seed + r));
+        ins[b].push_back(coll_reducing(s.op) ? random_elems(s.d, in_elems(s, n), seed + r, s.r) : random_bytes(in_elems(s, n) * dtype_size(s.d), seed + r));
     }
     // Enqueue the batch back to back; one random rank starts late.
     if (me == static_cast<int>(g() % n)) usleep(static_cast<useconds_t>(g() % 3000));
     else (void)g();
     for (int b = 0; b < kBatch; ++b) {
       const Step& s = steps[b];
-      const size_t es = dtype_size(s.d);
-      char* si = static_cast<char*>(sym_in[b].ptr());
-      char* so = static_cast<char*>(sym_out[b].ptr());
-      char* in = s.kind == 1 ? static_cast<char*>(plain_in[b]->p) : si;
-      char* out = s.kind == 1 || s.kind == 3 ? static_cast<char*>(plain_out[b]->p) : so;
-      const size_t chunk = s.count * es;
-      if (s.kind == 2) {  // in place by each operation's convention, in the symmetric output
-        out = s.op == CollOp::kReduceScatter ? so + me * chunk : so;
-        in = s.op == CollOp::kAllGather ? so + me * chunk : so;
+      const size_t es = dtype_size(s.d), chunk = s.count * es;
+      char* si = static_cast<char*>(sym_in[b].ptr()) + s.in_off;
+      char* so = static_cast<char*>(sym_out[b].ptr()) + s.out_off;
+      char* in = s.kind == 1 ? static_cast<char*>(plain_in[b]->p) + s.in_off : si;
+      char* out = s.kind == 1 || s.kind == 3 ? static_cast<char*>(plain_out[b]->p) + s.out_off : so;
+      if (s.kind == 2) {  // in place by each operation's convention (collectives.hpp), in the symmetric output
+        in = out = so;
+        if (s.op == CollOp::kReduceScatter) out = so + me * chunk;
+        if (s.op == CollOp::kAllGather) in = so + me * chunk;
+        if (s.op == CollOp::kGather) in = so + s.root * chunk;
+        if (s.op == CollOp::kScatter) out = so + s.root * chunk;
         if (s.op == CollOp::kAllToAll) in = si;  // no in-place form: plain symmetric
       }
-      const std::vector<uint8_t>& mine = ins[b][me];
-      const size_t out_bytes = s.op == CollOp::kReduceScatter ? chunk : s.op == CollOp::kAllGather || s.op == CollOp::kAllToAll ? chunk * n : chunk;
-      poison(out, out_bytes);
-      upload(in, mine);  // after the poison: in place, the input lies inside the output
+      poison(out, out_elems(s, n) * es);
+      upload(in, ins[b][me]);  // after the poison: in place, the input lies inside the output
       outs[b] = out;
       status[b] = attempt([&] {
         switch (s.op) {
@@ -102,6 +123,9 @@ TEST(Random, LongInterleavingOfEveryCollective) {
           case CollOp::kReduceScatter: c.reduce_scatter(in, out, s.count, s.d, s.r, nullptr, s.algo); break;
           case CollOp::kAllGather: c.all_gather(in, out, s.count, s.d, nullptr, s.algo); break;
           case CollOp::kBroadcast: c.broadcast(in, out, s.count, s.d, s.root, nullptr, s.algo); break;
+          case CollOp::kReduce: c.reduce(in, out, s.count, s.d, s.r, s.root, nullptr, s.algo); break;
+          case CollOp::kGather: c.gather(in, out, s.count, s.d, s.root, nullptr, s.algo); break;
+          case CollOp::kScatter: c.scatter(in, out, s.count, s.d, s.root, nullptr, s.algo); break;
           default: c.all_to_all(in, out, s.count, s.d, nullptr, s.algo); break;
         }
       });
@@ -112,26 +136,33 @@ TEST(Random, LongInterleavingOfEveryCollective) {
     std::string verdict = sync;
     for (int b = 0; b < kBatch && verdict.empty(); ++b) {
       const Step& s = steps[b];
-      const std::string what = std::string(coll_name(s.op)) + " " + dtype_name(s.d) + " count " + std::to_string(s.count) + " kind " +
-                               std::to_string(s.kind) + " algo " + algo_name(s.algo) + " (batch " + std::to_string(it) + ")";
+      const std::string what = std::string(coll_name(s.op)) + " " + dtype_name(s.d) + (coll_reducing(s.op) ? std::string(" ") + redop_name(s.r) : "") +
+                               " count " + std::to_string(s.count) + " kind " + std::to_string(s.kind) + " algo " + algo_name(s.algo) +
+                               " root " + std::to_string(s.root) + " offsets " + std::to_string(s.in_off) + "/" + std::to_string(s.out_off) +
+                               " (batch " + std::to_string(it) + ")";
       if (!status[b].empty()) continue;
       const size_t es = dtype_size(s.d), chunk = s.count * es;
+      const bool root_out = s.op != CollOp::kReduce && s.op != CollOp::kGather;  // every rank's output is written
       std::string why;
-      if (s.op == CollOp::kAllReduce || s.op == CollOp::kReduceScatter) {
+      if (!root_out && me != s.root) {
+        if (s.kind != 2) why = untouched(outs[b], out_elems(s, n) * es);  // (in place, its input lies in it)
+      } else if (coll_reducing(s.op)) {
         long bad = check_reduced(s.d, s.r, ins[b], s.op == CollOp::kReduceScatter ? me * s.count : 0, download(outs[b], chunk), s.count, n, &why,
                                  steps_of(s.algo, n));
-        if (bad) verdict = what + ": " + std::to_string(bad) + " wrong; " + why;
-      } else if (s.op == CollOp::kBroadcast) {
+        if (bad) why = std::to_string(bad) + " wrong; " + why;
+      } else if (s.op == CollOp::kBroadcast || s.op == CollOp::kScatter) {
+        const size_t from = s.op == CollOp::kScatter ? me * chunk : 0;
         auto got = download(outs[b], chunk);
-        if (!std::equal(got.begin(), got.end(), ins[b][s.root].begin())) verdict = what + ": wrong data";
-      } else {
+        if (!std::equal(got.begin(), got.end(), ins[b][s.root].begin() + from)) why = "wrong data";
+      } else {  // all_gather, all_to_all, gather: chunk r from rank r
         auto got = download(outs[b], chunk * n);
-        for (int r = 0; r < n && verdict.empty(); ++r) {
-          const size_t from = s.op == CollOp::kAllGather ? 0 : me * chunk;
+        for (int r = 0; r < n && why.empty(); ++r) {
+          const size_t from = s.op == CollOp::kAllToAll ? me * chunk : 0;
           if (!std::equal(ins[b][r].begin() + from, ins[b][r].begin() + from + chunk, got.begin() + r * chunk))
-            verdict = what + ": wrong data from rank " + std::to_string(r);
+            why = "wrong data from rank " + std::to_string(r);
         }
       }
+      if (!why.empty()) verdict = what + ": " + why;
     }
     // A rejection must be the same on every rank.
     std::string summary;
@@ -139,10 +170,14 @@ TEST(Random, LongInterleavingOfEveryCollective) {
     auto all = ctx()->world().all_gather(summary, "random batch rejections");
     for (auto& a : all)
       if (a != summary && verdict.empty()) verdict = "ranks disagree on which calls were rejected: " + summary + " here, " + a + " elsewhere";
-    for (int b = 0; b < kBatch; ++b) (status[b].empty() ? ran : rejected)++;
+    for (int b = 0; b < kBatch; ++b) {
+      (status[b].empty() ? ran : rejected)++;
+      offset += status[b].empty() && (steps[b].in_off | steps[b].out_off) != 0;
+    }
     ASSERT_ALL(verdict.empty(), verdict);
   }
-  std::printf("[rank %d] random interleaving: %d operations ran and checked, %d rejected alike on every rank\n", me, ran, rejected);
+  std::printf("[rank %d] random interleaving: %d operations ran and checked (%d at an offset), %d rejected alike on every rank\n", me, ran,
+              offset, rejected);
   for (int b = 0; b < kBatch; ++b) {
     c.free(sym_in[b]);
     c.free(sym_out[b]);

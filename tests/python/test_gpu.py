@@ -475,6 +475,59 @@ def test_reduce_gather_scatter_against_every_ranks_data():
     agreed(body)
 
 
+def test_views_at_an_offset_into_symmetric_tensors():
+    """Every collective on views that start a few elements into a symmetric tensor (x[3:], a
+    tensor's slice): the kernels' unaligned paths, which a start on a 16-byte boundary never
+    takes; outputs poisoned, against every rank's bytes gathered by torch.distributed."""
+    def body():
+        errs = []
+        for dtype in (torch.bfloat16, torch.float32, torch.int32):
+            for m in (5, 4099, 65537):
+                for off_in, off_out in ((1, 3), (3, 0), (0, 1)):
+                    seed = seed_of("views", str(dtype), m, off_in, off_out)
+                    what = f"{dtype} m={m} offsets {off_in}/{off_out}"
+                    a = symmem.empty(m * WORLD + 8, dtype=dtype)
+                    b = symmem.empty(m * WORLD + 8, dtype=dtype)
+                    # all_reduce out of place, then in place
+                    x, out = a[off_in:off_in + m], poison(b)[off_out:off_out + m]
+                    x.copy_(rand(m, dtype, seed + RANK))
+                    stack = gathered(x)
+                    ref, terms = reduce_ref(stack, "sum"), reduce_terms(stack)
+                    symmem.all_reduce(x, out=out)
+                    e = close(out, ref, dtype, WORLD, terms)
+                    symmem.all_reduce(x)
+                    e = e or close(x, ref, dtype, WORLD, terms)
+                    if e:
+                        errs.append(f"all_reduce {what}: {e}")
+                    # reduce_scatter
+                    x, out = a[off_in:off_in + m * WORLD], poison(b)[off_out:off_out + m]
+                    x.copy_(rand(m * WORLD, dtype, seed + 5 + RANK))
+                    stack = gathered(x)
+                    ref, terms = reduce_ref(stack, "sum").view(WORLD, m)[RANK], reduce_terms(stack).view(WORLD, m)[RANK]
+                    symmem.reduce_scatter(out, x)
+                    e = close(out, ref, dtype, WORLD, terms)
+                    if e:
+                        errs.append(f"reduce_scatter {what}: {e}")
+                    # all_gather, all_to_all, broadcast: bytes
+                    x, out = a[off_in:off_in + m], poison(b)[off_out:off_out + m * WORLD]
+                    x.copy_(rand(m, dtype, seed + 7 + RANK))
+                    symmem.all_gather(out, x)
+                    if not torch.equal(out.view(torch.uint8), gathered(x).view(-1).view(torch.uint8)):
+                        errs.append(f"all_gather {what}: differs from every rank's input")
+                    x, out = a[off_in:off_in + m * WORLD], poison(b)[off_out:off_out + m * WORLD]
+                    x.copy_(rand(m * WORLD, dtype, seed + 11 + RANK))
+                    symmem.all_to_all(out, x)
+                    if not torch.equal(out.view(torch.uint8), all_to_all_ref(x)):
+                        errs.append(f"all_to_all {what}: differs from every rank's chunks")
+                    x = a[off_in:off_in + m]
+                    x.copy_(rand(m, dtype, seed + 13 + RANK))
+                    symmem.broadcast(x, src=WORLD - 1)
+                    if not torch.equal(x.view(torch.uint8), rand(m, dtype, seed + 13 + WORLD - 1).view(torch.uint8)):
+                        errs.append(f"broadcast {what}: differs from the root's")
+        return "\n".join(errs[:10])
+    agreed(body)
+
+
 def test_all_to_all_v_with_counts_on_the_gpu():
     def body():
         errs = []
