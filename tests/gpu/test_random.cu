@@ -1,11 +1,13 @@
-// A long random interleaving of every collective (the rooted ones included), algorithm, dtype,
-// size, buffer kind and start offset, three operations back to back between host synchronisations
-// and one random rank late, each checked against the host reference. The offsets (any multiple of
-// the element size below 256 bytes, zero half the time) reach every kernel's unaligned path: a
-// tensor view into a symmetric buffer, for instance. Ranks draw the same sequence from one seed,
-// so a call rejected on one rank (an algorithm that cannot take those buffers) must be rejected on
-// every rank.
+// A long random interleaving of every collective (the rooted ones, and all_to_all_v with random
+// counts, zeros included), algorithm, dtype, size, buffer kind and start offset, three operations
+// back to back between host synchronisations and one random rank late, each checked against the
+// host reference. The offsets (any multiple of the element size below 256 bytes, zero half the
+// time) reach every kernel's unaligned path: a tensor view into a symmetric buffer, for instance.
+// Ranks draw the same sequence from one seed, so a call rejected on one rank (an algorithm that
+// cannot take those buffers) must be rejected on every rank.
 #include <unistd.h>
+
+#include <numeric>
 
 #include "reference.hpp"
 
@@ -23,14 +25,27 @@ struct Step {
   Algo algo;
   int root;
   size_t in_off, out_off;  // bytes from the buffers' starts (the same on every rank)
+  // all_to_all_v: cnt[r * n + p] elements from rank r to rank p; out_count exactly what a rank
+  // receives, or the whole output buffer; recv_counts asked for or not.
+  std::vector<int64_t> cnt;
+  bool exact_out, want_recv_counts;
+  int64_t sent(int r, int n) const { return std::accumulate(cnt.begin() + r * n, cnt.begin() + (r + 1) * n, int64_t(0)); }
+  int64_t received(int p, int n) const {
+    int64_t t = 0;
+    for (int r = 0; r < n; ++r) t += cnt[r * n + p];
+    return t;
+  }
 };
 
-// Elements of the input and the output: count, or count a rank (coll_chunked's chunk).
-size_t in_elems(const Step& s, int n) {
+// Elements of rank r's input and output: count, or count a rank (coll_chunked's chunk); for
+// all_to_all_v what r sends, and its out_count.
+size_t in_elems(const Step& s, int n, int r) {
+  if (s.op == CollOp::kAllToAllV) return s.sent(r, n);
   const bool whole = s.op == CollOp::kReduceScatter || s.op == CollOp::kAllToAll || s.op == CollOp::kScatter;
   return whole ? s.count * n : s.count;
 }
-size_t out_elems(const Step& s, int n) {
+size_t out_elems(const Step& s, int n, int r, size_t cap) {
+  if (s.op == CollOp::kAllToAllV) return s.exact_out ? s.received(r, n) : (cap - 256) / dtype_size(s.d);
   const bool whole = s.op == CollOp::kAllGather || s.op == CollOp::kAllToAll || s.op == CollOp::kGather;
   return whole ? s.count * n : s.count;
 }
@@ -38,8 +53,8 @@ size_t out_elems(const Step& s, int n) {
 Step draw(std::mt19937_64& g, int n, size_t cap) {
   Step s{};
   const CollOp ops[] = {CollOp::kAllReduce, CollOp::kReduceScatter, CollOp::kAllGather, CollOp::kBroadcast,
-                        CollOp::kAllToAll,  CollOp::kReduce,        CollOp::kGather,    CollOp::kScatter};
-  s.op = ops[g() % 8];
+                        CollOp::kAllToAll,  CollOp::kReduce,        CollOp::kGather,    CollOp::kScatter, CollOp::kAllToAllV};
+  s.op = ops[g() % 9];
   const DataType mtypes[] = {DataType::kBFloat16, DataType::kUInt8, DataType::kFloat32, DataType::kInt32, DataType::kInt64};
   s.d = coll_reducing(s.op) ? kReduceTypes[g() % (sizeof(kReduceTypes) / sizeof(kReduceTypes[0]))] : mtypes[g() % 5];
   s.r = static_cast<ReduceOp>(g() % 5);
@@ -56,6 +71,21 @@ Step draw(std::mt19937_64& g, int n, size_t cap) {
   const bool offsets = g() % 2 == 1;
   s.in_off = offsets ? es * (g() % (256 / es)) : 0;
   s.out_off = offsets ? es * (g() % (256 / es)) : 0;
+  if (s.op == CollOp::kAllToAllV) {
+    // Zeros, a few KiB, and (in a third of the calls) splits past ll's 256 KiB a peer, which send
+    // every rank direct; a rank's send and receive totals fit the buffers.
+    const bool large = g() % 3 == 0;
+    const int64_t most = static_cast<int64_t>((cap - 256) / es / n);
+    s.cnt.resize(size_t(n) * n);
+    for (auto& k : s.cnt) {
+      const int band = static_cast<int>(g() % 8);
+      k = band < 2 ? 0 : band < 7 || !large ? static_cast<int64_t>(1 + g() % 4096) : static_cast<int64_t>(4096 + g() % most);
+      k = std::min(k, most);
+    }
+    s.exact_out = g() % 2 == 0;
+    s.want_recv_counts = g() % 2 == 0;
+    s.count = std::accumulate(s.cnt.begin(), s.cnt.end(), size_t(0));  // (for the messages: every rank's)
+  }
   return s;
 }
 
@@ -67,6 +97,29 @@ std::string untouched(const void* p, size_t bytes) {
   return "";
 }
 
+/// "" where rank me's all_to_all_v output (out_count elements at out) holds rank r's split for it
+/// from every r in rank order, the poison past them, and recv_counts (where asked) what came.
+std::string check_a2av(const Step& s, int n, int me, const std::vector<std::vector<uint8_t>>& ins, const void* out, size_t out_count,
+                       const void* recv_counts) {
+  const size_t es = dtype_size(s.d);
+  const auto got = download(out, out_count * es);
+  size_t at = 0;
+  for (int r = 0; r < n; ++r) {
+    const size_t from = std::accumulate(s.cnt.begin() + r * n, s.cnt.begin() + r * n + me, int64_t(0)) * es, len = s.cnt[r * n + me] * es;
+    if (!std::equal(ins[r].begin() + from, ins[r].begin() + from + len, got.begin() + at)) return "wrong data from rank " + std::to_string(r);
+    at += len;
+  }
+  for (; at < got.size(); ++at)
+    if (got[at] != 0xFF) return "wrote past the received total at byte " + std::to_string(at);
+  if (recv_counts != nullptr) {
+    std::vector<int64_t> rc(n);
+    SYMMEM_CUDA_CHECK(cudaMemcpy(rc.data(), recv_counts, sizeof(int64_t) * n, cudaMemcpyDeviceToHost));
+    for (int r = 0; r < n; ++r)
+      if (rc[r] != s.cnt[r * n + me]) return "recv_counts[" + std::to_string(r) + "] = " + std::to_string(rc[r]);
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST(Random, LongInterleavingOfEveryCollective) {
@@ -74,27 +127,31 @@ TEST(Random, LongInterleavingOfEveryCollective) {
   const int n = c.size(), me = c.rank();
   const size_t cap = size_t(4) << 20;
   constexpr int kBatch = 3;
-  SymmetricBuffer sym_in[kBatch], sym_out[kBatch];
-  std::unique_ptr<DeviceBuffer> plain_out[kBatch], plain_in[kBatch];
+  SymmetricBuffer sym_in[kBatch], sym_out[kBatch], sym_counts[kBatch];
+  std::unique_ptr<DeviceBuffer> plain_out[kBatch], plain_in[kBatch], recv_counts_buf[kBatch];
   for (int b = 0; b < kBatch; ++b) {
     sym_in[b] = c.alloc(cap);
     sym_out[b] = c.alloc(cap);
+    sym_counts[b] = c.alloc(sizeof(int64_t) * n);
+    recv_counts_buf[b] = std::make_unique<DeviceBuffer>(sizeof(int64_t) * n);
     plain_in[b] = std::make_unique<DeviceBuffer>(cap);
     plain_out[b] = std::make_unique<DeviceBuffer>(cap);
   }
   std::mt19937_64 g(20261202);
   const int batches = n > 4 ? 50 : 80;
-  int ran = 0, rejected = 0, offset = 0;
+  int ran = 0, rejected = 0, offset = 0, a2av = 0;
   for (int it = 0; it < batches; ++it) {
     Step steps[kBatch];
     std::vector<std::vector<std::vector<uint8_t>>> ins(kBatch);
+    std::vector<int64_t> recv_counts[kBatch];
     void* outs[kBatch] = {};
     std::string status[kBatch];
     for (int b = 0; b < kBatch; ++b) {
       Step& s = steps[b] = draw(g, n, cap);
       const uint64_t seed = uint64_t(it) * 1000 + b * 100;
       for (int r = 0; r < n; ++r)
-        ins[b].push_back(coll_reducing(s.op) ? random_elems(s.d, in_elems(s, n), seed + r, s.r) : random_bytes(in_elems(s, n) * dtype_size(s.d), seed + r));
+        ins[b].push_back(coll_reducing(s.op) ? random_elems(s.d, in_elems(s, n, r), seed + r, s.r)
+                                             : random_bytes(in_elems(s, n, r) * dtype_size(s.d), seed + r));
     }
     // Enqueue the batch back to back; one random rank starts late.
     if (me == static_cast<int>(g() % n)) usleep(static_cast<useconds_t>(g() % 3000));
@@ -112,9 +169,14 @@ TEST(Random, LongInterleavingOfEveryCollective) {
         if (s.op == CollOp::kAllGather) in = so + me * chunk;
         if (s.op == CollOp::kGather) in = so + s.root * chunk;
         if (s.op == CollOp::kScatter) out = so + s.root * chunk;
-        if (s.op == CollOp::kAllToAll) in = si;  // no in-place form: plain symmetric
+        if (s.op == CollOp::kAllToAll || s.op == CollOp::kAllToAllV) in = si;  // no in-place form: plain symmetric
       }
-      poison(out, out_elems(s, n) * es);
+      poison(out, out_elems(s, n, me, cap) * es);
+      if (s.op == CollOp::kAllToAllV) {
+        upload(sym_counts[b].ptr(), std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(&s.cnt[me * n]),
+                                                         reinterpret_cast<const uint8_t*>(&s.cnt[me * n] + n)));
+        poison(recv_counts_buf[b]->p, sizeof(int64_t) * n);
+      }
       upload(in, ins[b][me]);  // after the poison: in place, the input lies inside the output
       outs[b] = out;
       status[b] = attempt([&] {
@@ -126,6 +188,10 @@ TEST(Random, LongInterleavingOfEveryCollective) {
           case CollOp::kReduce: c.reduce(in, out, s.count, s.d, s.r, s.root, nullptr, s.algo); break;
           case CollOp::kGather: c.gather(in, out, s.count, s.d, s.root, nullptr, s.algo); break;
           case CollOp::kScatter: c.scatter(in, out, s.count, s.d, s.root, nullptr, s.algo); break;
+          case CollOp::kAllToAllV:
+            c.all_to_all_v(in, out, out_elems(s, n, me, cap), sym_counts[b].as<int64_t>(),
+                           s.want_recv_counts ? recv_counts_buf[b]->as<int64_t>() : nullptr, s.d, nullptr, s.algo);
+            break;
           default: c.all_to_all(in, out, s.count, s.d, nullptr, s.algo); break;
         }
       });
@@ -145,11 +211,13 @@ TEST(Random, LongInterleavingOfEveryCollective) {
       const bool root_out = s.op != CollOp::kReduce && s.op != CollOp::kGather;  // every rank's output is written
       std::string why;
       if (!root_out && me != s.root) {
-        if (s.kind != 2) why = untouched(outs[b], out_elems(s, n) * es);  // (in place, its input lies in it)
+        if (s.kind != 2) why = untouched(outs[b], out_elems(s, n, me, cap) * es);  // (in place, its input lies in it)
       } else if (coll_reducing(s.op)) {
         long bad = check_reduced(s.d, s.r, ins[b], s.op == CollOp::kReduceScatter ? me * s.count : 0, download(outs[b], chunk), s.count, n, &why,
                                  steps_of(s.algo, n));
         if (bad) why = std::to_string(bad) + " wrong; " + why;
+      } else if (s.op == CollOp::kAllToAllV) {
+        why = check_a2av(s, n, me, ins[b], outs[b], out_elems(s, n, me, cap), s.want_recv_counts ? recv_counts_buf[b]->p : nullptr);
       } else if (s.op == CollOp::kBroadcast || s.op == CollOp::kScatter) {
         const size_t from = s.op == CollOp::kScatter ? me * chunk : 0;
         auto got = download(outs[b], chunk);
@@ -173,14 +241,16 @@ TEST(Random, LongInterleavingOfEveryCollective) {
     for (int b = 0; b < kBatch; ++b) {
       (status[b].empty() ? ran : rejected)++;
       offset += status[b].empty() && (steps[b].in_off | steps[b].out_off) != 0;
+      a2av += status[b].empty() && steps[b].op == CollOp::kAllToAllV;
     }
     ASSERT_ALL(verdict.empty(), verdict);
   }
-  std::printf("[rank %d] random interleaving: %d operations ran and checked (%d at an offset), %d rejected alike on every rank\n", me, ran,
-              offset, rejected);
+  std::printf("[rank %d] random interleaving: %d operations ran and checked (%d at an offset, %d all_to_all_v), %d rejected alike on every rank\n",
+              me, ran, offset, a2av, rejected);
   for (int b = 0; b < kBatch; ++b) {
     c.free(sym_in[b]);
     c.free(sym_out[b]);
+    c.free(sym_counts[b]);
   }
 }
 
