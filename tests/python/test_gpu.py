@@ -478,7 +478,8 @@ def test_reduce_gather_scatter_against_every_ranks_data():
 def test_views_at_an_offset_into_symmetric_tensors():
     """Every collective on views that start a few elements into a symmetric tensor (x[3:], a
     tensor's slice): the kernels' unaligned paths, which a start on a 16-byte boundary never
-    takes; outputs poisoned, against every rank's bytes gathered by torch.distributed."""
+    takes, and the forms that reach the root's view at its offset (gather's push, scatter's
+    direct); outputs poisoned, against every rank's bytes gathered by torch.distributed."""
     def body():
         errs = []
         for dtype in (torch.bfloat16, torch.float32, torch.int32):
@@ -524,6 +525,29 @@ def test_views_at_an_offset_into_symmetric_tensors():
                     symmem.broadcast(x, src=WORLD - 1)
                     if not torch.equal(x.view(torch.uint8), rand(m, dtype, seed + 13 + WORLD - 1).view(torch.uint8)):
                         errs.append(f"broadcast {what}: differs from the root's")
+                    # the rooted ones: reduce in place on the root; gather's push (every rank writes
+                    # into the root's view) and scatter's direct (every rank reads the root's view)
+                    root = m % WORLD
+                    x = a[off_in:off_in + m]
+                    x.copy_(rand(m, dtype, seed + 17 + RANK))
+                    stack, mine = gathered(x), x.clone()
+                    symmem.reduce(x, dst=root)
+                    e = close(x, reduce_ref(stack, "sum"), dtype, WORLD, reduce_terms(stack)) if RANK == root else (
+                        "" if torch.equal(x, mine) else "a non-root's tensor changed")
+                    if e:
+                        errs.append(f"reduce {what}: {e}")
+                    x, out = a[off_in:off_in + m], poison(b)[off_out:off_out + m * WORLD]
+                    x.copy_(rand(m, dtype, seed + 19 + RANK))
+                    want = gathered(x).view(-1).view(torch.uint8)
+                    symmem.gather(out, x, dst=root, algo="push")
+                    if RANK == root and not torch.equal(out.view(torch.uint8), want):
+                        errs.append(f"gather {what}: differs from every rank's input")
+                    x, out = a[off_in:off_in + m * WORLD], poison(b)[off_out:off_out + m]
+                    x.copy_(rand(m * WORLD, dtype, seed + 23 + RANK))
+                    want = gathered(x)[root].view(WORLD, m)[RANK]
+                    symmem.scatter(out, x, src=root, algo="direct")
+                    if not torch.equal(out.view(torch.uint8), want.view(torch.uint8)):
+                        errs.append(f"scatter {what}: differs from the root's block")
         return "\n".join(errs[:10])
     agreed(body)
 
