@@ -50,7 +50,7 @@ size_t out_elems(const Step& s, int n, int r, size_t cap) {
   return whole ? s.count * n : s.count;
 }
 
-Step draw(std::mt19937_64& g, int n, size_t cap) {
+Step draw(std::mt19937_64& g, int n, size_t cap, bool nccl) {
   Step s{};
   const CollOp ops[] = {CollOp::kAllReduce, CollOp::kReduceScatter, CollOp::kAllGather, CollOp::kBroadcast,
                         CollOp::kAllToAll,  CollOp::kReduce,        CollOp::kGather,    CollOp::kScatter, CollOp::kAllToAllV};
@@ -66,7 +66,7 @@ Step draw(std::mt19937_64& g, int n, size_t cap) {
   s.kind = static_cast<int>(g() % 4);
   const Algo algos[] = {Algo::kAuto, Algo::kAuto, Algo::kAuto, Algo::kLL, Algo::kPush, Algo::kOneShot, Algo::kTwoShot, Algo::kDirect, Algo::kNccl};
   s.algo = algos[g() % 9];
-  if (s.algo == Algo::kNccl && (!have_nccl() || (coll_reducing(s.op) && !nccl_beside(s.d, s.r)))) s.algo = Algo::kAuto;
+  if (s.algo == Algo::kNccl && (!nccl || (coll_reducing(s.op) && !nccl_beside(s.d, s.r)))) s.algo = Algo::kAuto;
   s.root = static_cast<int>(g() % n);
   const bool offsets = g() % 2 == 1;
   s.in_off = offsets ? es * (g() % (256 / es)) : 0;
@@ -120,10 +120,9 @@ std::string check_a2av(const Step& s, int n, int me, const std::vector<std::vect
   return "";
 }
 
-}  // namespace
-
-TEST(Random, LongInterleavingOfEveryCollective) {
-  Communicator& c = comm();
+/// The interleaving on communicator c: `batches` batches drawn from `seed` (the same on every rank
+/// of c), each rank's rejections compared with its team's; pass/fail agreed over the world.
+void interleave(Communicator& c, uint64_t seed, int batches) {
   const int n = c.size(), me = c.rank();
   const size_t cap = size_t(4) << 20;
   constexpr int kBatch = 3;
@@ -137,8 +136,7 @@ TEST(Random, LongInterleavingOfEveryCollective) {
     plain_in[b] = std::make_unique<DeviceBuffer>(cap);
     plain_out[b] = std::make_unique<DeviceBuffer>(cap);
   }
-  std::mt19937_64 g(20261202);
-  const int batches = n > 4 ? 120 : 200;  // (~20 s at 8 ranks on one H200)
+  std::mt19937_64 g(seed);
   int ran = 0, rejected = 0, offset = 0, a2av = 0;
   for (int it = 0; it < batches; ++it) {
     Step steps[kBatch];
@@ -147,7 +145,7 @@ TEST(Random, LongInterleavingOfEveryCollective) {
     void* outs[kBatch] = {};
     std::string status[kBatch];
     for (int b = 0; b < kBatch; ++b) {
-      Step& s = steps[b] = draw(g, n, cap);
+      Step& s = steps[b] = draw(g, n, cap, c.has_nccl());
       const uint64_t seed = uint64_t(it) * 1000 + b * 100;
       for (int r = 0; r < n; ++r)
         ins[b].push_back(coll_reducing(s.op) ? random_elems(s.d, in_elems(s, n, r), seed + r, s.r)
@@ -235,7 +233,7 @@ TEST(Random, LongInterleavingOfEveryCollective) {
     // A rejection must be the same on every rank.
     std::string summary;
     for (int b = 0; b < kBatch; ++b) summary += status[b].empty() ? "ran;" : "rejected;";
-    auto all = ctx()->world().all_gather(summary, "random batch rejections");
+    auto all = c.team().all_gather(summary, "random batch rejections");
     for (auto& a : all)
       if (a != summary && verdict.empty()) verdict = "ranks disagree on which calls were rejected: " + summary + " here, " + a + " elsewhere";
     for (int b = 0; b < kBatch; ++b) {
@@ -245,13 +243,31 @@ TEST(Random, LongInterleavingOfEveryCollective) {
     }
     ASSERT_ALL(verdict.empty(), verdict);
   }
-  std::printf("[rank %d] random interleaving: %d operations ran and checked (%d at an offset, %d all_to_all_v), %d rejected alike on every rank\n",
-              me, ran, offset, a2av, rejected);
+  std::printf("[rank %d] random interleaving on %s (%d ranks): %d operations ran and checked (%d at an offset, %d all_to_all_v), %d rejected "
+              "alike on every rank\n", ctx()->rank(), c.team().name().c_str(), n, ran, offset, a2av, rejected);
   for (int b = 0; b < kBatch; ++b) {
     c.free(sym_in[b]);
     c.free(sym_out[b]);
     c.free(sym_counts[b]);
   }
+}
+
+// Batches a run: ~20 s at 8 ranks on one H200 (every rank of the world runs the same number).
+int batches_for_world() { return ctx()->size() > 4 ? 120 : 200; }
+
+}  // namespace
+
+TEST(Random, LongInterleavingOfEveryCollective) { interleave(comm(), 20261202, batches_for_world()); }
+
+// The same on a team of every other rank (global ranks 0, 2, 4... and 1, 3, 5...): team ranks that
+// are not global ones, heaps and workspaces of a split, and with an odd world two team sizes at
+// once, each team drawing its own sequence.
+TEST(Random, LongInterleavingOnTeamsOfEveryOtherRank) {
+  if (ctx()->size() < 3) GTEST_SKIP() << "needs 3 ranks (a team of 2 and one of 1 or more)";
+  std::unique_ptr<Communicator> half;
+  std::string why = attempt([&] { half = comm().split(ctx()->rank() % 2, ctx()->rank()); });
+  ASSERT_ALL(why.empty() && half, "split: " << why);
+  interleave(*half, 20261203, batches_for_world() / 2);
 }
 
 // The case the issue found: an int32 LL all-reduce right after a push operation with one rank late
