@@ -9,6 +9,7 @@
 #                                   temperature every 200 ms beside it, r/smi-LABEL.csv, medians printed)
 #   TW LABEL                        each row of r/LABEL.json's instances (SYMMEM_OVERLAP_TWINS): times, SM clocks
 #   OAB LABEL TREE TREE_LABEL [VAR=value...]  O of the work tree and of .deps/ab/TREE alternating, twice
+#   RT RANKS RPG [VAR=value...]     T of the random interleaving (Random.*), then each rank's line of what ran in it
 #   tests_passed                    true when every T so far passed (else prints that timing is skipped)
 #   COLLTESTS                       T of the collective tests at 1, 2, 3 and 4 ranks (2 GPUs), 2 on one, and with the debug checks
 #   A2AV_STAMPS TREE...             all_to_all_v at 1 KiB with each stamps-built .deps/ab TREE: its stamp lines
@@ -84,6 +85,10 @@ T() {
   echo "== tests ${FILTER:-Moe*} of $tree at $n ranks, $rpg a GPU ($*) rc $rc at $(el) s:" | tee -a "$OUT/summary.txt"
   grep -E "\[  PASSED  \]|\[  FAILED  \]|\[  SKIPPED \] [0-9]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
   grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
+}
+RT() {
+  FILTER='Random.*' T "$@"
+  grep -h "random interleaving" "$OUT/t.log" | sed 's/^\[rank [0-9]*\] //' | sort | uniq -c | head -6
 }
 smi_start() {  # SMI_LOG=1: every GPU's power, clock and temperature each 200 ms into r/smi-LABEL.csv (reading only)
   [ "${SMI_LOG:-0}" = 1 ] || return 0
