@@ -141,7 +141,6 @@ void interleave(Communicator& c, uint64_t seed, int batches) {
   for (int it = 0; it < batches; ++it) {
     Step steps[kBatch];
     std::vector<std::vector<std::vector<uint8_t>>> ins(kBatch);
-    std::vector<int64_t> recv_counts[kBatch];
     void* outs[kBatch] = {};
     std::string status[kBatch];
     for (int b = 0; b < kBatch; ++b) {
@@ -171,8 +170,7 @@ void interleave(Communicator& c, uint64_t seed, int batches) {
       }
       poison(out, out_elems(s, n, me, cap) * es);
       if (s.op == CollOp::kAllToAllV) {
-        upload(sym_counts[b].ptr(), std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(&s.cnt[me * n]),
-                                                         reinterpret_cast<const uint8_t*>(&s.cnt[me * n] + n)));
+        SYMMEM_CUDA_CHECK(cudaMemcpy(sym_counts[b].ptr(), &s.cnt[me * n], sizeof(int64_t) * n, cudaMemcpyHostToDevice));
         poison(recv_counts_buf[b]->p, sizeof(int64_t) * n);
       }
       upload(in, ins[b][me]);  // after the poison: in place, the input lies inside the output
