@@ -10,6 +10,7 @@
 #   TW LABEL                        each row of r/LABEL.json's instances (SYMMEM_OVERLAP_TWINS): times, SM clocks
 #   OAB LABEL TREE TREE_LABEL [VAR=value...]  O of the work tree and of .deps/ab/TREE alternating, twice
 #   RT RANKS RPG [VAR=value...]     T of the random interleaving (Random.*), then each rank's line of what ran in it
+#   MT RANKS RPG [VAR=value...]     T of the random MoE cases (Moe.RandomShapesRoutingAndCallForms), then its line of what ran
 #   tests_passed                    true when every T so far passed (else prints that timing is skipped)
 #   COLLTESTS                       T of the collective tests at 1, 2, 3 and 4 ranks (2 GPUs), 2 on one, and with the debug checks
 #   A2AV_STAMPS TREE...             all_to_all_v at 1 KiB with each stamps-built .deps/ab TREE: its stamp lines
@@ -89,6 +90,10 @@ T() {
 RT() {
   FILTER='Random.*' T "$@"
   grep -h "random interleaving" "$OUT/t.log" | sed 's/^\[rank [0-9]*\] //' | sort | uniq -c | head -6
+}
+MT() {
+  FILTER='Moe.RandomShapesRoutingAndCallForms' T "$@"
+  grep -h "random moe" "$OUT/t.log" | head -2
 }
 smi_start() {  # SMI_LOG=1: every GPU's power, clock and temperature each 200 ms into r/smi-LABEL.csv (reading only)
   [ "${SMI_LOG:-0}" = 1 ] || return 0

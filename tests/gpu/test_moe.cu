@@ -3,7 +3,7 @@
 // sum_k w_k f_e(x) with a non-identity expert function. Random routing with -1 entries, a hot
 // expert, a rank with zero tokens, bf16 and fp8 (a partial last scale group), a CUDA graph replayed
 // with new data, and an over-capacity dispatch and an out-of-range expert index reported on every
-// rank.
+// rank; then random shapes, routings and call forms drawn from one seed (Moe.RandomShapesRoutingAndCallForms).
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -25,13 +25,28 @@ struct Routing {
   std::vector<float> w;          // [T, K]
 };
 
+// How a case departs from the fixed tests' inputs and calls (the defaults are theirs).
+struct Variant {
+  uint64_t tokens_seed = 0;      // non-zero: each rank's token count drawn from it (0 to max_tokens)
+  bool tokens_per_call = false;  // ... and drawn again for every call (not for a graph: it replays its count)
+  bool duplicates = false;       // a token may name one expert twice: a row and a term for each entry
+  bool idx_int64 = false;        // topk_idx as int64
+  bool weights = true;           // topk_weights passed (else null: weight 1)
+  bool weighted = true;          // the checked combine weighs by them (else a plain sum)
+};
+
 // Rank r's inputs, regenerable on every rank. Rank 1 has no tokens (when there are 2+ ranks); the
 // others' counts depend on r only (a graph replays with new data, not new counts); expert 1 is
-// hot; about one entry in eight is -1; a token's experts are distinct.
-Routing make_routing(int r, int n, const moe::Config& c, uint64_t salt) {
+// hot; about one entry in eight is -1; a token's experts are distinct (while it has experts left
+// to name; then -1). A Variant with a tokens_seed draws the counts instead, a sixth of them 0.
+Routing make_routing(int r, int n, const moe::Config& c, uint64_t salt, const Variant& v = Variant{}) {
   std::mt19937_64 g(9001 + 31 * r + salt);
   Routing R;
   R.tokens = n >= 2 && r == 1 ? 0 : std::max(0, c.max_tokens - (r * 3) % 5);
+  if (v.tokens_seed != 0) {
+    std::mt19937_64 gt(v.tokens_seed * 7919 + 131 * r + (v.tokens_per_call ? salt : 0));
+    R.tokens = gt() % 6 == 0 ? 0 : 1 + static_cast<int>(gt() % c.max_tokens);
+  }
   const size_t es = c.fp8 ? 1 : 2, words = moe::detail::scale_words(c.hidden, c.fp8, c.ue8m0);
   R.x.resize(static_cast<size_t>(R.tokens) * c.hidden * es);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -48,14 +63,16 @@ Routing make_routing(int r, int n, const moe::Config& c, uint64_t salt) {
   }
   R.idx.assign(static_cast<size_t>(R.tokens) * c.topk, -1);
   R.w.assign(R.idx.size(), 0.f);
+  const int hot = 1 % c.num_experts;
   for (int t = 0; t < R.tokens; ++t) {
     std::vector<int> chosen;
     for (int k = 0; k < c.topk; ++k) {
+      const bool left = static_cast<int>(chosen.size()) < c.num_experts;
       int e;
-      do e = g() % 3 == 0 ? 1 : static_cast<int>(g() % c.num_experts);
-      while (std::find(chosen.begin(), chosen.end(), e) != chosen.end());
+      do e = g() % 3 == 0 ? hot : static_cast<int>(g() % c.num_experts);
+      while (!v.duplicates && left && std::find(chosen.begin(), chosen.end(), e) != chosen.end());
       chosen.push_back(e);
-      R.idx[t * c.topk + k] = g() % 8 == 0 ? -1 : e;
+      R.idx[t * c.topk + k] = g() % 8 == 0 || (!v.duplicates && !left) ? -1 : e;
       R.w[t * c.topk + k] = 0.1f + 0.05f * k;
     }
   }
@@ -86,8 +103,9 @@ float expert_scale(int global_expert) { return 1.0f + 0.0625f * static_cast<floa
 // 0, it must not have; -1, either. halves: dispatch as dispatch_send then dispatch_recv, and combine
 // as combine_send then combine_recv. warm: that
 // many dispatch + combine pairs (a graph replayed) before the checked ones, on the first inputs.
+// v: the inputs' and the combine's variant (Variant).
 std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatches = 1, int streamed = -1, bool halves = false,
-                    int warm = 0) {
+                    int warm = 0, const Variant& v = Variant{}) {
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   moe::ExpertParallel ep(c, cfg);
@@ -99,24 +117,34 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
   const int El = ep.local_experts(), C = ep.capacity(), H = cfg.hidden, K = cfg.topk;
   const size_t es = cfg.fp8 ? 1 : 2, words = moe::detail::scale_words(H, cfg.fp8, cfg.ue8m0);
   DeviceBuffer x(std::max<size_t>(1, static_cast<size_t>(cfg.max_tokens) * H * es)), sc(std::max<size_t>(4, cfg.max_tokens * words * 4)),
-      idx(cfg.max_tokens * K * 4), w(cfg.max_tokens * K * 4), recv_x(static_cast<size_t>(El) * C * H * es),
+      idx(cfg.max_tokens * K * 8), w(cfg.max_tokens * K * 4), recv_x(static_cast<size_t>(El) * C * H * es),
       recv_sc(std::max<size_t>(4, static_cast<size_t>(El) * C * words * 4)), counts(El * 4), y(static_cast<size_t>(El) * C * H * 2),
       out(std::max<size_t>(16, static_cast<size_t>(cfg.max_tokens) * H * 2));
   cudaStream_t s;
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraphExec_t exec = nullptr;
   std::string why;
-  auto warm_up = [&] {
-    const Routing r0 = make_routing(me, n, cfg, 0);
-    if (r0.tokens) {
-      upload(x.p, r0.x);
-      SYMMEM_CUDA_CHECK(cudaMemcpy(idx.p, r0.idx.data(), r0.idx.size() * 4, cudaMemcpyHostToDevice));
-      if (cfg.fp8) SYMMEM_CUDA_CHECK(cudaMemcpy(sc.p, r0.scales.data(), r0.scales.size() * 4, cudaMemcpyHostToDevice));
+  // A routing's rows, indices (int32 or int64), weights and scales into the input buffers.
+  auto upload_inputs = [&](const Routing& R) {
+    if (R.tokens == 0) return;
+    upload(x.p, R.x);
+    if (v.idx_int64) {
+      const std::vector<int64_t> wide(R.idx.begin(), R.idx.end());
+      SYMMEM_CUDA_CHECK(cudaMemcpy(idx.p, wide.data(), wide.size() * 8, cudaMemcpyHostToDevice));
+    } else {
+      SYMMEM_CUDA_CHECK(cudaMemcpy(idx.p, R.idx.data(), R.idx.size() * 4, cudaMemcpyHostToDevice));
     }
+    SYMMEM_CUDA_CHECK(cudaMemcpy(w.p, R.w.data(), R.w.size() * 4, cudaMemcpyHostToDevice));
+    if (cfg.fp8) SYMMEM_CUDA_CHECK(cudaMemcpy(sc.p, R.scales.data(), R.scales.size() * 4, cudaMemcpyHostToDevice));
+  };
+  const float* weights = v.weights ? w.as<float>() : nullptr;
+  auto warm_up = [&] {
+    const Routing r0 = make_routing(me, n, cfg, 0, v);
+    upload_inputs(r0);
     SYMMEM_CUDA_CHECK(cudaMemset(y.p, 0, y.n));
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
     cudaGraphExec_t pair = capture_graph(s, [&] {
-      ep.dispatch({x.p, sc.as<float>(), idx.p, false, nullptr, r0.tokens}, {recv_x.p, recv_sc.as<float>(), counts.as<int>()}, s);
+      ep.dispatch({x.p, sc.as<float>(), idx.p, v.idx_int64, weights, r0.tokens}, {recv_x.p, recv_sc.as<float>(), counts.as<int>()}, s);
       ep.combine(y.p, out.p, false, s);
     });
     for (int i = 0; i < warm; ++i) SYMMEM_CUDA_CHECK(cudaGraphLaunch(pair, s));
@@ -128,18 +156,13 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
   auto iteration = [&](int it) -> std::string {
     std::string why;  // (this iteration's, on this rank)
     std::vector<Routing> all;
-    for (int r = 0; r < n; ++r) all.push_back(make_routing(r, n, cfg, 100 * it));
+    for (int r = 0; r < n; ++r) all.push_back(make_routing(r, n, cfg, 100 * it, v));
     const Routing& mine = all[me];
-    if (mine.tokens) {
-      upload(x.p, mine.x);
-      SYMMEM_CUDA_CHECK(cudaMemcpy(idx.p, mine.idx.data(), mine.idx.size() * 4, cudaMemcpyHostToDevice));
-      SYMMEM_CUDA_CHECK(cudaMemcpy(w.p, mine.w.data(), mine.w.size() * 4, cudaMemcpyHostToDevice));
-      if (cfg.fp8) SYMMEM_CUDA_CHECK(cudaMemcpy(sc.p, mine.scales.data(), mine.scales.size() * 4, cudaMemcpyHostToDevice));
-    }
+    upload_inputs(mine);
     SYMMEM_CUDA_CHECK(cudaMemset(recv_x.p, 0xCD, recv_x.n));
     SYMMEM_CUDA_CHECK(cudaMemset(out.p, 0xCD, out.n));
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
-    moe::DispatchIn din{x.p, sc.as<float>(), idx.p, false, w.as<float>(), mine.tokens};
+    moe::DispatchIn din{x.p, sc.as<float>(), idx.p, v.idx_int64, weights, mine.tokens};
     moe::DispatchOut dout{recv_x.p, recv_sc.as<float>(), counts.as<int>()};
     auto dispatch = [&] {
       if (!halves) return ep.dispatch(din, dout, s);
@@ -189,14 +212,15 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
       if (have != want) why = "expert " + std::to_string(ge) + " received a different set of rows";
     }
     if (!why.empty()) return why;
-    // Combine, weighted: out[t] = sum_k w_k * scale(e_k) * x[t] (dequantised).
+    // Combine, weighted: out[t] = sum_k w_k * scale(e_k) * x[t] (dequantised); w_k = 1 where the
+    // combine is unweighted or dispatch had no weights.
     upload(y.p, yv);
     SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
     if (halves) {
-      ep.combine_send(y.p, true, s);
+      ep.combine_send(y.p, v.weighted, s);
       ep.combine_recv(out.p, s);
     } else {
-      ep.combine(y.p, out.p, true, s);
+      ep.combine(y.p, out.p, v.weighted, s);
     }
     ctx()->synchronize(s, "moe combine");
     if (mine.tokens) {
@@ -209,7 +233,7 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
           for (int k = 0; k < K; ++k) {
             const int e = mine.idx[t * K + k];
             if (e < 0) continue;
-            const float term = mine.w[t * K + k] * bf16_round(xv * expert_scale(e));
+            const float term = (v.weighted && v.weights ? mine.w[t * K + k] : 1.0f) * bf16_round(xv * expert_scale(e));
             want += term;
             mag += std::fabs(term);
           }
@@ -730,5 +754,86 @@ TEST(Moe, PhaseStampsAreOrdered) {
     }
   }
   unsetenv("SYMMEM_MOE_TRACE");
+  ASSERT_ALL(why.empty(), why);
+}
+
+// Random shapes, routings and call forms, drawn from one seed (the same on every rank): H from 8
+// (bf16) or 16 (fp8) channels to 8192 / 16384, top-1 to top-16, 1 to 40 experts a rank, 1 to 320
+// tokens a rank (the lines' rounds, the staged one-round sizes and the rounds), round_tokens
+// splitting an operation into up to ~12 rounds, each kernel choice the ranks allow, a capacity
+// either 0 (no overflow possible) or exactly the largest count a case reaches plus 0-2 rows; token
+// counts drawn per rank (a sixth of them 0), per call where no graph holds them; topk_idx int32 or
+// int64, weights or none, combine weighted or not, tokens that name one expert twice (a row and a
+// term for each entry), the halves called apart, a graph replayed with new data, a dispatch
+// repeated before its combine; SYMMEM_MOE_RING, SYMMEM_MOE_LL and SYMMEM_MOE_LL_TOKENS set for some.
+TEST(Moe, RandomShapesRoutingAndCallForms) {
+  const int n = comm().size();
+  const bool shared = comm().shares_gpu();
+  const int cases = n > 4 ? 24 : 40;
+  std::mt19937_64 g(20261202);
+  int fp8s = 0, rounds = 0, lines = 0, graphs = 0, halves_n = 0, wide_idx = 0, dups = 0, tight = 0;
+  std::string why;
+  for (int c = 0; c < cases && why.empty(); ++c) {
+    moe::Config cfg;
+    cfg.fp8 = g() % 3 == 0;
+    cfg.ue8m0 = cfg.fp8 && g() % 2 == 0;
+    const int unit = cfg.fp8 ? 16 : 8;
+    cfg.hidden = unit * (1 + static_cast<int>(g() % (1u << (g() % 11))));
+    const int kind = static_cast<int>(g() % 3);
+    cfg.max_tokens = kind == 0 ? 1 + static_cast<int>(g() % 8) : kind == 1 ? 9 + static_cast<int>(g() % 24) : 33 + static_cast<int>(g() % 288);
+    cfg.max_tokens = std::max(1, std::min(cfg.max_tokens, (1 << 20) / cfg.hidden));  // (the host reference's work)
+    cfg.topk = 1 + static_cast<int>(g() % 16);
+    cfg.num_experts = n * (1 + static_cast<int>(g() % (g() % 4 == 0 ? 40 : 6)));
+    if (cfg.max_tokens > 1 && g() % 3 == 0) cfg.round_tokens = std::max(1, cfg.max_tokens / (2 + static_cast<int>(g() % 11)));
+    const int kern_pick = static_cast<int>(g() % 3);
+    cfg.kernels = kern_pick == 1 || (kern_pick == 2 && shared) ? moe::Kernels::kTwo : kern_pick == 2 ? moe::Kernels::kOne : moe::Kernels::kAuto;
+    const bool one_round = cfg.round_tokens == 0 || cfg.round_tokens >= cfg.max_tokens;
+    Variant v;
+    const bool graph = g() % 3 == 0;
+    const int replays = 1 + static_cast<int>(g() % 2), dispatches = 1 + (g() % 4 == 0 ? 1 : 0);
+    const bool halves = one_round && g() % 3 == 0;
+    v.tokens_seed = g() | 1;
+    v.tokens_per_call = !graph && g() % 2 == 0;
+    v.duplicates = g() % 4 == 0;
+    v.idx_int64 = g() % 2 == 0;
+    v.weights = g() % 4 != 0;
+    v.weighted = g() % 3 != 0;
+    const char* ring = g() % 4 == 0 ? "0" : std::getenv("SYMMEM_MOE_RING");
+    const char* ll = g() % 6 == 0 ? "0" : std::getenv("SYMMEM_MOE_LL");
+    const char* ll_tokens = g() % 6 == 0 ? "32" : std::getenv("SYMMEM_MOE_LL_TOKENS");
+    // The capacity: the most rows any expert receives in this case's calls (run_moe's salts), plus
+    // 0-2, or 0 where that cannot overflow.
+    std::vector<int> most(cfg.num_experts, 0);
+    for (int it = 0; it <= replays; ++it) {
+      std::vector<int> count(cfg.num_experts, 0);
+      for (int r = 0; r < n; ++r)
+        for (int32_t e : make_routing(r, n, cfg, 100 * it, v).idx)
+          if (e >= 0) ++count[e];
+      for (int e = 0; e < cfg.num_experts; ++e) most[e] = std::max(most[e], count[e]);
+    }
+    const int need = std::max(1, *std::max_element(most.begin(), most.end()));
+    const int slack = static_cast<int>(g() % 3);
+    cfg.capacity = g() % 2 == 0 && need <= n * cfg.max_tokens ? 0 : need + slack;
+    std::ostringstream what;
+    what << "case " << c << ": H " << cfg.hidden << (cfg.fp8 ? cfg.ue8m0 ? " fp8 ue8m0" : " fp8" : " bf16") << ", top-" << cfg.topk << ", "
+         << cfg.num_experts << " experts, " << cfg.max_tokens << " tokens in rounds of " << cfg.round_tokens << ", capacity " << cfg.capacity
+         << " (need " << need << "), kernels " << static_cast<int>(cfg.kernels) << (graph ? ", graph" : "") << (halves ? ", halves" : "")
+         << ", " << dispatches << " dispatch(es), idx " << (v.idx_int64 ? "int64" : "int32") << (v.weights ? "" : ", no weights")
+         << (v.weighted ? "" : ", unweighted") << (v.duplicates ? ", duplicates" : "") << (v.tokens_per_call ? ", tokens per call" : "")
+         << (ring && std::string(ring) == "0" ? ", SYMMEM_MOE_RING=0" : "") << (ll && std::string(ll) == "0" ? ", SYMMEM_MOE_LL=0" : "")
+         << (ll_tokens && std::string(ll_tokens) == "32" ? ", SYMMEM_MOE_LL_TOKENS=32" : "") << ": ";
+    ScopedEnv e1("SYMMEM_MOE_RING", ring), e2("SYMMEM_MOE_LL", ll), e3("SYMMEM_MOE_LL_TOKENS", ll_tokens);
+    why = agreed_step([&] {
+      lines += moe::ExpertParallel(comm(), cfg).dispatch_lines() ? 1 : 0;
+      return run_moe(cfg, graph, replays, dispatches, -1, halves, 0, v);
+    });
+    if (!why.empty()) why = what.str() + why;
+    fp8s += cfg.fp8, rounds += !one_round, graphs += graph, halves_n += halves, wide_idx += v.idx_int64, dups += v.duplicates;
+    tight += cfg.capacity != 0 && slack == 0;
+  }
+  if (why.empty() && comm().rank() == 0)
+    std::printf("random moe: %d cases ran and checked (%d fp8, %d in rounds, %d through lines, %d graphs, %d halves, %d int64 idx, "
+                "%d duplicates, %d at exact capacity)\n",
+                cases, fp8s, rounds, lines, graphs, halves_n, wide_idx, dups, tight);
   ASSERT_ALL(why.empty(), why);
 }
