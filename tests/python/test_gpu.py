@@ -951,7 +951,15 @@ def test_moe_in_rounds_against_a_reference():
     moe_against_a_reference(one_kernel=None, round_tokens=8)
 
 
-def moe_against_a_reference(one_kernel, round_tokens=0):
+def test_moe_int64_indices_no_weights_and_an_unweighted_combine():
+    # topk_idx as torch.topk gives it (int64); dispatch without weights (each entry weighs 1), and a
+    # combine that ignores the weights passed; in one round and in rounds of 8.
+    for rounds in (0, 8):
+        moe_against_a_reference(one_kernel=None, round_tokens=rounds, idx_dtype=torch.int64, weights=False)
+        moe_against_a_reference(one_kernel=None, round_tokens=rounds, idx_dtype=torch.int64, weighted=False)
+
+
+def moe_against_a_reference(one_kernel, round_tokens=0, idx_dtype=torch.int32, weights=True, weighted=True):
     def body():
         H, K, E, T = 256, 4, 4 * WORLD, 32
         try:
@@ -970,7 +978,7 @@ def moe_against_a_reference(one_kernel, round_tokens=0):
             g = torch.Generator(device=DEV).manual_seed(500 + r)
             n = 0 if WORLD >= 2 and r == 1 else T - r % 3
             x = torch.randn(n, H, generator=g, device=DEV).to(torch.bfloat16)
-            idx = torch.rand(n, E, generator=g, device=DEV).argsort(dim=1)[:, :K].int()  # distinct experts
+            idx = torch.rand(n, E, generator=g, device=DEV).argsort(dim=1)[:, :K].to(idx_dtype)  # distinct experts
             idx[torch.rand(n, K, generator=g, device=DEV) < 0.125] = -1
             idx[:, 0] = torch.where(torch.rand(n, generator=g, device=DEV) < 0.3, torch.ones_like(idx[:, 0]), idx[:, 0])  # hot expert 1
             bad = (idx[:, 1:] == 1).any(dim=1) & (idx[:, 0] == 1)
@@ -979,7 +987,7 @@ def moe_against_a_reference(one_kernel, round_tokens=0):
             return x, idx, w
 
         x, idx, w = inputs(RANK)
-        recv_x, _, counts = ep.dispatch(x, idx, w)
+        recv_x, _, counts = ep.dispatch(x, idx, w if weights else None)
         torch.cuda.synchronize()
         El, C = ep.local_experts, ep.capacity
         # A row's fingerprint: exact integer arithmetic on its bits (order-free, unlike a float sum).
@@ -1003,8 +1011,10 @@ def moe_against_a_reference(one_kernel, round_tokens=0):
             if not torch.equal(fingerprint(recv_x[le, :c]), fingerprint(want)):
                 errs.append(f"expert {ge}: a different set of rows")
             y[le, :c] = (recv_x[le, :c].float() * scale(ge)).to(torch.bfloat16)
-        out = ep.combine(y)
+        out = ep.combine(y, weighted=weighted)
         torch.cuda.synchronize()
+        if not (weights and weighted):
+            w = torch.ones_like(w)  # (each entry weighs 1)
         if tokens:
             ref = torch.zeros(tokens, H, dtype=torch.float32, device=DEV)
             mag = torch.zeros_like(ref)
