@@ -33,6 +33,9 @@ struct Variant {
   bool idx_int64 = false;        // topk_idx as int64
   bool weights = true;           // topk_weights passed (else null: weight 1)
   bool weighted = true;          // the checked combine weighs by them (else a plain sum)
+  int between = 0;               // tokens a rank of a second layer (another ExpertParallel) that runs a
+                                 // checked dispatch + combine, and an all-reduce, between each
+                                 // checked dispatch and its combine (0: none)
 };
 
 // Rank r's inputs, regenerable on every rank. Rank 1 has no tokens (when there are 2+ ranks); the
@@ -96,6 +99,49 @@ float scale_at(const moe::Config& c, const uint32_t* w, int h) {
 // The expert function: a per-expert scale of the (dequantised) row.
 float expert_scale(int global_expert) { return 1.0f + 0.0625f * static_cast<float>(global_expert % 7); }
 
+// A second MoE layer on its own object, between another layer's dispatch and combine (as an
+// engine's next layer, or a layer of another stream of work): T tokens a rank, H 64, top-2 of 2
+// experts a rank, small integers as rows and the identity as expert, so that its unweighted
+// combine must return exactly twice each row; and an int32 all-reduce on the same communicator.
+// Returns "" or what differed (every rank runs it whatever its own results, so no rank waits).
+std::string side_layer(moe::ExpertParallel& b, cudaStream_t s) {
+  Communicator& c = comm();
+  const int n = c.size(), me = c.rank(), T = b.config().max_tokens, H = b.config().hidden, E = b.config().num_experts;
+  const int El = b.local_experts(), C = b.capacity();
+  std::vector<uint8_t> x(static_cast<size_t>(T) * H * 2);
+  std::vector<int32_t> idx(static_cast<size_t>(T) * 2);
+  for (int t = 0; t < T; ++t) {
+    for (int h = 0; h < H; ++h) from_float(DataType::kBFloat16, static_cast<float>((t * 7 + h + me) % 5 - 2), &x[(static_cast<size_t>(t) * H + h) * 2]);
+    idx[t * 2] = (t + me) % E, idx[t * 2 + 1] = (t + me + 1) % E;
+  }
+  DeviceBuffer dx(x.size()), di(idx.size() * 4), recv(static_cast<size_t>(El) * C * H * 2), counts(El * 4), out(x.size()), a(4096 * 4),
+      ar(4096 * 4);
+  upload(dx.p, x);
+  SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+  std::vector<int32_t> av(4096);
+  for (int i = 0; i < 4096; ++i) av[i] = (i * 131 + me * 17) % 1000 - 500;
+  SYMMEM_CUDA_CHECK(cudaMemcpy(a.p, av.data(), av.size() * 4, cudaMemcpyHostToDevice));
+  SYMMEM_CUDA_CHECK(cudaMemset(out.p, 0xCD, out.n));
+  SYMMEM_CUDA_CHECK(cudaMemset(ar.p, 0xCD, ar.n));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  b.dispatch({dx.p, nullptr, di.p, false, nullptr, T}, {recv.p, nullptr, counts.as<int>()}, s);
+  c.all_reduce(a.p, ar.p, 4096, DataType::kInt32, ReduceOp::kSum, s);
+  b.combine(recv.p, out.p, false, s);  // (the identity expert: its output rows are its input rows)
+  ctx()->synchronize(s, "moe side layer");
+  const auto o = download(out.p, out.n);
+  for (size_t i = 0; i < o.size() / 2; ++i)
+    if (bf16_at(o, i) != 2 * bf16_at(x, i))
+      return "the side layer's combine: out[" + std::to_string(i) + "] = " + std::to_string(bf16_at(o, i)) + ", want " + std::to_string(2 * bf16_at(x, i));
+  std::vector<int32_t> got(4096);
+  SYMMEM_CUDA_CHECK(cudaMemcpy(got.data(), ar.p, ar.n, cudaMemcpyDeviceToHost));
+  for (int i = 0; i < 4096; ++i) {
+    int32_t want = 0;
+    for (int r = 0; r < n; ++r) want += (i * 131 + r * 17) % 1000 - 500;
+    if (got[i] != want) return "the all-reduce between: element " + std::to_string(i) + " = " + std::to_string(got[i]) + ", want " + std::to_string(want);
+  }
+  return "";
+}
+
 // One dispatch + combine (optionally captured in a graph and replayed `replays` times with new
 // inputs), checked on every rank: returns "" or the report of every failing rank, the same on all
 // of them (agree), so callers may stop on it without splitting the ranks.
@@ -109,6 +155,8 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
   Communicator& c = comm();
   const int n = c.size(), me = c.rank();
   moe::ExpertParallel ep(c, cfg);
+  std::unique_ptr<moe::ExpertParallel> side;
+  if (v.between > 0) side = std::make_unique<moe::ExpertParallel>(c, moe::Config{64, 2, 2 * n, v.between, 0, false});
   if (streamed >= 0 && ep.dispatch_streamed() != (streamed == 1))
     return streamed == 1 ? "the streamed dispatch was not taken" : "the streamed dispatch was taken under SYMMEM_MOE_RING=0";
   const char* cr = std::getenv("SYMMEM_MOE_COMBINE_RING");
@@ -176,6 +224,7 @@ std::string run_moe(const moe::Config& cfg, bool graph, int replays, int dispatc
       else dispatch();
     }
     ctx()->synchronize(s, "moe dispatch");
+    if (side) why = side_layer(*side, s);  // (on every rank, before any rank may stop at a check)
     // Reference: what each local expert must hold, as a multiset of rows.
     std::vector<int> got_counts(El);
     SYMMEM_CUDA_CHECK(cudaMemcpy(got_counts.data(), counts.p, El * 4, cudaMemcpyDeviceToHost));
@@ -765,13 +814,14 @@ TEST(Moe, PhaseStampsAreOrdered) {
 // counts drawn per rank (a sixth of them 0), per call where no graph holds them; topk_idx int32 or
 // int64, weights or none, combine weighted or not, tokens that name one expert twice (a row and a
 // term for each entry), the halves called apart, a graph replayed with new data, a dispatch
-// repeated before its combine; SYMMEM_MOE_RING, SYMMEM_MOE_LL and SYMMEM_MOE_LL_TOKENS set for some.
+// repeated before its combine, a second layer (another object) and an all-reduce between a
+// dispatch and its combine; SYMMEM_MOE_RING, SYMMEM_MOE_LL and SYMMEM_MOE_LL_TOKENS set for some.
 TEST(Moe, RandomShapesRoutingAndCallForms) {
   const int n = comm().size();
   const bool shared = comm().shares_gpu();
   const int cases = n > 4 ? 24 : 40;
   std::mt19937_64 g(20261202);
-  int fp8s = 0, rounds = 0, lines = 0, graphs = 0, halves_n = 0, wide_idx = 0, dups = 0, tight = 0;
+  int fp8s = 0, rounds = 0, lines = 0, graphs = 0, halves_n = 0, wide_idx = 0, dups = 0, tight = 0, layers = 0;
   std::string why;
   for (int c = 0; c < cases && why.empty(); ++c) {
     moe::Config cfg;
@@ -814,6 +864,7 @@ TEST(Moe, RandomShapesRoutingAndCallForms) {
     const int need = std::max(1, *std::max_element(most.begin(), most.end()));
     const int slack = static_cast<int>(g() % 3);
     cfg.capacity = g() % 2 == 0 && need <= n * cfg.max_tokens ? 0 : need + slack;
+    v.between = g() % 4 == 0 ? (g() % 2 == 0 ? 8 : 24) : 0;  // (lines; staged)
     std::ostringstream what;
     what << "case " << c << ": H " << cfg.hidden << (cfg.fp8 ? cfg.ue8m0 ? " fp8 ue8m0" : " fp8" : " bf16") << ", top-" << cfg.topk << ", "
          << cfg.num_experts << " experts, " << cfg.max_tokens << " tokens in rounds of " << cfg.round_tokens << ", capacity " << cfg.capacity
@@ -821,7 +872,8 @@ TEST(Moe, RandomShapesRoutingAndCallForms) {
          << ", " << dispatches << " dispatch(es), idx " << (v.idx_int64 ? "int64" : "int32") << (v.weights ? "" : ", no weights")
          << (v.weighted ? "" : ", unweighted") << (v.duplicates ? ", duplicates" : "") << (v.tokens_per_call ? ", tokens per call" : "")
          << (ring && std::string(ring) == "0" ? ", SYMMEM_MOE_RING=0" : "") << (ll && std::string(ll) == "0" ? ", SYMMEM_MOE_LL=0" : "")
-         << (ll_tokens && std::string(ll_tokens) == "32" ? ", SYMMEM_MOE_LL_TOKENS=32" : "") << ": ";
+         << (ll_tokens && std::string(ll_tokens) == "32" ? ", SYMMEM_MOE_LL_TOKENS=32" : "")
+         << (v.between ? ", a layer of " + std::to_string(v.between) + " tokens between" : "") << ": ";
     ScopedEnv e1("SYMMEM_MOE_RING", ring), e2("SYMMEM_MOE_LL", ll), e3("SYMMEM_MOE_LL_TOKENS", ll_tokens);
     why = agreed_step([&] {
       lines += moe::ExpertParallel(comm(), cfg).dispatch_lines() ? 1 : 0;
@@ -830,10 +882,11 @@ TEST(Moe, RandomShapesRoutingAndCallForms) {
     if (!why.empty()) why = what.str() + why;
     fp8s += cfg.fp8, rounds += !one_round, graphs += graph, halves_n += halves, wide_idx += v.idx_int64, dups += v.duplicates;
     tight += cfg.capacity != 0 && slack == 0;
+    layers += v.between > 0;
   }
   if (why.empty() && comm().rank() == 0)
     std::printf("random moe: %d cases ran and checked (%d fp8, %d in rounds, %d through lines, %d graphs, %d halves, %d int64 idx, "
-                "%d duplicates, %d at exact capacity)\n",
-                cases, fp8s, rounds, lines, graphs, halves_n, wide_idx, dups, tight);
+                "%d duplicates, %d at exact capacity, %d with a second layer between)\n",
+                cases, fp8s, rounds, lines, graphs, halves_n, wide_idx, dups, tight, layers);
   ASSERT_ALL(why.empty(), why);
 }
