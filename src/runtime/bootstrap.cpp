@@ -72,6 +72,11 @@ Bootstrap::~Bootstrap() {
   if (server_) server_->drain(2000);
 }
 
+// What a store's kLost reply says: a lost rank ("rank 3") exited; anything else is said as it is.
+static std::string lost_reason(const std::string& message) {
+  return message + (message.rfind("rank ", 0) == 0 ? " exited (its connection to the rendezvous store closed)" : "");
+}
+
 static std::string describe_missing(const std::vector<int>& ranks, const std::vector<uint32_t>& missing) {
   std::string s;
   for (size_t i = 0; i < missing.size() && i < 16; ++i)
@@ -123,9 +128,8 @@ std::vector<std::string> Bootstrap::all_gather(const std::string& key, const std
       fail<Timeout>("timed out after " + elapsed() + " ms (bound " + std::to_string(timeout_ms) + " ms) in " + what + ": " +
                     describe_missing(ranks, rep.missing) + " never arrived (crashed, hung, or called a different operation?)");
     if (rep.status != detail::StoreStatus::kOk)
-      fail<PeerLost>(what + " cannot complete after " + elapsed() + " ms: " + rep.message +
-                     (rep.message.rfind("rank ", 0) == 0 ? " exited (its connection to the rendezvous store closed)" : "") +
-                     "; still missing: " + describe_missing(ranks, rep.missing));
+      fail<PeerLost>(what + " cannot complete after " + elapsed() + " ms: " + lost_reason(rep.message) +
+                     (rep.missing.empty() ? "" : "; still missing: " + describe_missing(ranks, rep.missing)));
     return rep.values;
   } catch (...) {
     failed_ = true;
@@ -150,7 +154,7 @@ std::string Bootstrap::get(const std::string& key, const std::string& what, int 
   if (rep.status == detail::StoreStatus::kTimeout)
     fail<Timeout>("timed out after " + std::to_string(timeout_ms) + " ms in " + what + " waiting for '" + key + "'");
   if (rep.status == detail::StoreStatus::kLost)
-    fail<PeerLost>(what + " cannot complete: " + rep.message + " exited (its connection to the rendezvous store closed)");
+    fail<PeerLost>(what + " cannot complete: " + lost_reason(rep.message));
   return rep.values[0];
 }
 

@@ -180,7 +180,8 @@ void StoreServer::handle(Conn& c, const std::string& frame) {
       refuse = "rank " + std::to_string(rank) + " is out of range for a job of " + std::to_string(world_size_) + " ranks";
     else if (std::any_of(conns_.begin(), conns_.end(), [&](const Conn& o) { return o.rank == static_cast<int>(rank) && !o.closing; })) {
       refuse = "rank " + std::to_string(rank) + " is already connected: two processes were started with RANK=" + std::to_string(rank);
-      fail_all("the job cannot go on: " + refuse);
+      broken_ = "the job cannot go on: " + refuse;
+      fail_all(broken_);
     }
     std::string out(1, static_cast<char>(refuse.empty() ? StoreStatus::kOk : StoreStatus::kRefused));
     put_str(out, refuse);
@@ -210,8 +211,9 @@ void StoreServer::handle(Conn& c, const std::string& frame) {
     uint32_t n = r.u32();
     if (n > frame.size() / 4) throw std::runtime_error("key count past the frame");
     for (uint32_t i = 0; i < n; ++i) p.keys.push_back(r.str());
-    if (try_answer(p)) return;
-    if (!lost_.empty()) reply_missing(p, StoreStatus::kLost, lost_);
+    if (!broken_.empty()) reply_missing(p, StoreStatus::kLost, broken_);  // (answered or not, the job is over)
+    else if (try_answer(p)) return;
+    else if (!lost_.empty()) reply_missing(p, StoreStatus::kLost, lost_);
     else pending_.push_back(std::move(p));
   } else {
     throw std::runtime_error("unknown request " + std::to_string(op));

@@ -70,6 +70,9 @@ class StoreServer {
   std::map<std::string, uint32_t> reads_;
   std::set<int> ranks_seen_;  // ranks that said hello, live or gone
   std::string lost_;          // who left or what broke the job ("" while none)
+  std::string broken_;        // what broke the job for good (two processes with one rank): every
+                              // later get fails with it, even of keys that are all there, so that
+                              // no rank completes an exchange that another fails ("" while none)
   std::thread thread_;
 };
 
