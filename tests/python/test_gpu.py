@@ -951,11 +951,16 @@ def test_moe_in_rounds_against_a_reference():
     moe_against_a_reference(one_kernel=None, round_tokens=8)
 
 
-def test_moe_int64_indices_no_weights_and_an_unweighted_combine():
-    # topk_idx as torch.topk gives it (int64); dispatch without weights (each entry weighs 1), and a
-    # combine that ignores the weights passed; in one round and in rounds of 8.
+def test_moe_int64_indices_without_weights():
+    # topk_idx as torch.topk gives it (int64), dispatch without weights (each entry weighs 1): in
+    # one round and in rounds of 8.
     for rounds in (0, 8):
         moe_against_a_reference(one_kernel=None, round_tokens=rounds, idx_dtype=torch.int64, weights=False)
+
+
+def test_moe_int64_indices_and_an_unweighted_combine():
+    # A combine that ignores the weights dispatch was given (a plain sum): in one round and in rounds of 8.
+    for rounds in (0, 8):
         moe_against_a_reference(one_kernel=None, round_tokens=rounds, idx_dtype=torch.int64, weighted=False)
 
 
