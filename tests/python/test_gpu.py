@@ -983,7 +983,9 @@ def moe_against_a_reference(one_kernel, round_tokens=0, idx_dtype=torch.int32, w
             g = torch.Generator(device=DEV).manual_seed(500 + r)
             n = 0 if WORLD >= 2 and r == 1 else T - r % 3
             x = torch.randn(n, H, generator=g, device=DEV).to(torch.bfloat16)
-            idx = torch.rand(n, E, generator=g, device=DEV).argsort(dim=1)[:, :K].to(idx_dtype)  # distinct experts
+            # Distinct experts. (contiguous(): for int64, .to() returns the strided slice itself, which
+            # dispatch refuses; on a rank with tokens only, so the others would wait for it.)
+            idx = torch.rand(n, E, generator=g, device=DEV).argsort(dim=1)[:, :K].to(idx_dtype).contiguous()
             idx[torch.rand(n, K, generator=g, device=DEV) < 0.125] = -1
             idx[:, 0] = torch.where(torch.rand(n, generator=g, device=DEV) < 0.3, torch.ones_like(idx[:, 0]), idx[:, 0])  # hot expert 1
             bad = (idx[:, 1:] == 1).any(dim=1) & (idx[:, 0] == 1)
