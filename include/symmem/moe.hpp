@@ -81,7 +81,9 @@ struct Config {
 
 /// What dispatch reads (device pointers). x: [T, H] bf16, or fp8 e4m3 with scales [T, G] fp32
 /// (G = ceil(H/128)) or, with ue8m0, [T, ceil(G/4)] int32 of packed UE8M0 bytes; topk_idx: [T, K]
-/// int32 or int64 (-1: no expert); topk_weights: [T, K] fp32 or null (weight 1).
+/// int32 or int64 (-1: no expert); topk_weights: [T, K] fp32 or null (weight 1). A token that names
+/// one expert in two entries gives that expert the row twice, and combine weighs each entry, as it
+/// would two experts (the random MoE test checks it).
 struct DispatchIn {
   const void* x = nullptr;
   const void* scales = nullptr;
