@@ -189,6 +189,8 @@ case("moe dispatch H", lambda: ep.dispatch(T((16, 128), bf), T((16, 4), i32)), r
 case("moe dispatch x fp16", lambda: ep.dispatch(T((16, 256), torch.float16), T((16, 4), i32)), refused="made for")
 case("moe dispatch topk_idx float", lambda: ep.dispatch(T((16, 256), bf), T((16, 4))), refused="int32/int64")
 case("moe dispatch topk_idx K", lambda: ep.dispatch(T((16, 256), bf), T((16, 3), i32)), refused="[16, 4]")
+case("moe dispatch topk_idx a strided slice", lambda: ep.dispatch(T((16, 256), bf), T((16, 4), torch.int64, contiguous=False)),
+     refused="contiguous int32/int64")
 case("moe dispatch weights bf16", lambda: ep.dispatch(T((16, 256), bf), T((16, 4), i32), T((16, 4), bf)), refused="fp32")
 case("moe dispatch x on another GPU", lambda: ep.dispatch(T((16, 256), bf, "cuda:1"), T((16, 4), i32)), refused="this rank's GPU")
 case("moe combine", lambda: ep.combine(T((4, 64, 256), bf)), reaches="ep.combine")
