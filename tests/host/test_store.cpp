@@ -199,16 +199,15 @@ TEST(Store, TwoProcessesWithOneRankFailTheJob) {
   });
   close(answered[0]);
   close(answered[1]);
-  int refused = 0, failed = 0;
-  for (auto& x : res) {
-    refused += x.message.find("already connected: two processes were started with RANK=1") != std::string::npos;
-    failed += x.code != 0;
-  }
   // Every process fails: the refused one at its hello, the other two in the exchange, even where
   // both their keys were in the store before either asked for them (the store once answered that
   // exchange, and only the refused process failed).
-  int told = 0;
-  for (auto& x : res) told += x.message.find("the job cannot go on") != std::string::npos;
+  int refused = 0, failed = 0, told = 0;
+  for (auto& x : res) {
+    refused += x.message.find("already connected: two processes were started with RANK=1") != std::string::npos;
+    failed += x.code != 0;
+    told += x.message.find("the job cannot go on") != std::string::npos;
+  }
   EXPECT_GE(refused, 1) << res[0].message << " | " << res[1].message << " | " << res[2].message;
   EXPECT_EQ(failed, 3) << res[0].message << " | " << res[1].message << " | " << res[2].message;
   EXPECT_GE(told, 2) << res[0].message << " | " << res[1].message << " | " << res[2].message;
