@@ -11,6 +11,9 @@
 #   OAB LABEL TREE TREE_LABEL [VAR=value...]  O of the work tree and of .deps/ab/TREE alternating, twice
 #   RT RANKS RPG [VAR=value...]     T of the random interleaving (Random.*), then each rank's line of what ran in it
 #   MT RANKS RPG [VAR=value...]     T of the random MoE cases (Moe.RandomShapesRoutingAndCallForms), then its line of what ran
+#   OT RANKS RPG [VAR=value...]     T of the random overlap cases (Overlap.RandomShapesFormsAndCallOrders), then its line
+#   L SECONDS                       SECONDS or what is left before 565 s into the call, if that is over 10 s (else fails):
+#                                   t=$(L 60) && TLIMIT=$t T ...
 #   tests_passed                    true when every T so far passed (else prints that timing is skipped)
 #   COLLTESTS                       T of the collective tests at 1, 2, 3 and 4 ranks (2 GPUs), 2 on one, and with the debug checks
 #   A2AV_STAMPS TREE...             all_to_all_v at 1 KiB with each stamps-built .deps/ab TREE: its stamp lines
@@ -94,6 +97,15 @@ RT() {
 MT() {
   FILTER='Moe.RandomShapesRoutingAndCallForms' T "$@"
   grep -h "random moe" "$OUT/t.log" | head -2
+}
+L() {
+  local left=$((565 - $(el)))
+  [ "$left" -gt 10 ] || { echo "== skipped at $(el) s: the call's time is spent" | tee -a "$OUT/summary.txt" >&2; return 1; }
+  echo $(( $1 < left ? $1 : left ))
+}
+OT() {
+  FILTER='Overlap.RandomShapesFormsAndCallOrders' T "$@"
+  grep -h "random overlap" "$OUT/t.log" | head -2
 }
 smi_start() {  # SMI_LOG=1: every GPU's power, clock and temperature each 200 ms into r/smi-LABEL.csv (reading only)
   [ "${SMI_LOG:-0}" = 1 ] || return 0

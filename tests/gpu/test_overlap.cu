@@ -2,7 +2,7 @@
 // tolerance in the band of the dtype, bf16 or fp16): all-gather + GEMM (with the gathered A), GEMM +
 // reduce-scatter (sum and avg), in overlap and sequential modes, replayed in a CUDA graph with new
 // data; an M that is not a multiple of the ranks is refused on every rank.
-#include "reference.hpp"
+#include "overlap_check.hpp"
 #include "../../src/overlap/hopper_gemm.hpp"
 #include "../../src/overlap/hopper_schedule.hpp"
 #include <cstdio>
@@ -15,31 +15,6 @@ using namespace symmem;
 using namespace symmem::test;
 
 namespace {
-
-// Random values of dt (bf16 or fp16) in [-1, 1): their bytes, and the values they hold.
-std::vector<float> rand_half(DataType dt, size_t count, uint64_t seed, std::vector<uint8_t>* bytes) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  bytes->resize(count * 2);
-  std::vector<float> v(count);
-  for (size_t i = 0; i < count; ++i) {
-    from_float(dt, u(g), &(*bytes)[2 * i]);
-    v[i] = to_float(dt, &(*bytes)[2 * i]);
-  }
-  return v;
-}
-
-// '' or where got [rows, n] (of dt) differs from ref: within the sum of |terms| and |ref| times
-// 2^-7 for bf16 (8 significant bits), 2^-9 for fp16 (11 bits; a few roundings of partial sums).
-std::string compare(DataType dt, const std::vector<uint8_t>& got, const std::vector<double>& ref, const std::vector<double>& mag) {
-  const double band = dt == DataType::kFloat16 ? 512.0 : 128.0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double g = to_float(dt, &got[2 * i]);
-    if (!(std::fabs(g - ref[i]) <= mag[i] / band + std::fabs(ref[i]) / band + 1e-3))
-      return "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(ref[i]);
-  }
-  return "";
-}
 
 // The one-GPU tests of the own GEMM's row shards: `count` shards of `rows` rows in `groups` row
 // groups, K x Nc, the scale of the summed shard.
