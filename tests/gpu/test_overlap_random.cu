@@ -79,8 +79,8 @@ std::string run_case(const Case& cs, uint64_t case_seed, std::map<std::string, i
   for (const auto& kv : cs.own) env.push_back(std::make_unique<ScopedEnv>(kv.first, kv.second.c_str()));
   overlap::TensorParallel tp(c, cs.max_m, cs.max_k, cs.max_n);
   std::unique_ptr<overlap::TensorParallel> side;
-  bool sides = false, reduces = false;
-  for (const Call& k : cs.calls) sides |= k.between == 2, reduces |= k.between == 1;
+  bool sides = false;
+  for (const Call& k : cs.calls) sides |= k.between == 2;
   if (sides) side = std::make_unique<overlap::TensorParallel>(c, kSide * n, kSide, kSide);
   for (const Call& k : cs.calls) ++(*forms)[overlap::form_name(tp.form(k.op, k.rows * n, k.k, k.nc, k.mode, k.dt))];
 
