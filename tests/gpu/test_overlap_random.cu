@@ -2,9 +2,8 @@
 // drawn from one seed: on one TensorParallel, one to three calls of either operation one after
 // another, each of its own shape within the object's maxima (any rows a rank from 1, K and Nc any
 // multiples of 8, or whole 256-row units that the own GEMM's forms take: half the cases ask for
-// those forms where they can run), dtype, mode and reduce
-// op, its operands at a 16-byte offset into plain or symmetric memory, the gathered A asked for or
-// not; between calls, nothing, an all-reduce, or a call of a second TensorParallel; eager (on a
+// those forms where they can run), dtype, mode and reduce op, its operands at a 16-byte offset into
+// plain or symmetric memory, the gathered A asked for or not; between calls, nothing, an all-reduce, or a call of a second TensorParallel; eager (on a
 // stream of the test's or the legacy default stream) or captured once and replayed with new data.
 // The knobs that ranks must set alike are drawn once for all ranks; those the library calls
 // rank-local (SYMMEM_OVERLAP_GROUPS, the own GEMM's tiles, raster, epilogue, polls and counts) are
