@@ -171,19 +171,21 @@ Expect expected_from(const std::vector<StreamOp>& ops, int me) {
   return e;
 }
 uint64_t wait_value(Cmp c, uint64_t v) { return c == Cmp::kGt ? v - 1 : v; }
-}  // namespace
 
-TEST(Stream, RandomPutsGetsAndSignalsBetweenEveryPair) {
-  const int n = heap().team().size(), me = heap().team().rank();
+// The rounds on communicator c's team (peers are team ranks), `salt` in every draw; the number
+// of rounds is the world's choice, so that ranks in teams of different sizes agree as often.
+// Collective over the world (agreed_step).
+void stream_rounds(Communicator& c, uint64_t salt) {
+  const int n = c.size(), me = c.rank();
   // [region of rank 0 .. region of rank n-1][the exposed area that peers get from]
-  SymmetricBuffer b = heap().alloc(n * kRegionBytes + kOpBytes);
+  SymmetricBuffer b = c.alloc(n * kRegionBytes + kOpBytes);
   char* const land = static_cast<char*>(b.ptr());
   char* const exposed = land + n * kRegionBytes;
   std::vector<std::unique_ptr<DeviceBuffer>> src, out;
   for (size_t j = 0; j < kOpsMax; ++j) src.push_back(std::make_unique<DeviceBuffer>(kOpBytes)), out.push_back(std::make_unique<DeviceBuffer>(kOpBytes));
   cudaStream_t s;
   SYMMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  const int eager_rounds = n > 4 ? 24 : 40, graphs = 3, replays = 3;
+  const int eager_rounds = ctx()->size() > 4 ? 24 : 40, graphs = 3, replays = 3;
   size_t counts[4] = {0, 0, 0, 0}, bulk = 0, zero = 0;
   // One round's work on s: the ops of `ops_round` (every rank's), the waits, the barrier, the resets.
   auto enqueue = [&](uint64_t ops_round) {
@@ -263,7 +265,7 @@ TEST(Stream, RandomPutsGetsAndSignalsBetweenEveryPair) {
     return std::string();
   };
   std::string why;
-  uint64_t next = 1;
+  uint64_t next = 1 + salt;
   for (int i = 0; i < eager_rounds && why.empty(); ++i, ++next) {
     why = agreed_step([&] { return round(next, next, false); });
     if (!why.empty()) why = "eager round " + std::to_string(i) + ": " + why;
@@ -279,10 +281,23 @@ TEST(Stream, RandomPutsGetsAndSignalsBetweenEveryPair) {
     exec = nullptr;
   }
   if (why.empty() && me == 0)
-    std::printf("random stream: %d rounds ran and checked on every rank; rank 0 issued %zu puts, %zu put_signals, %zu gets, %zu signals "
+    std::printf("random stream (a team of %d): %d rounds ran and checked on every rank; its rank 0 issued %zu puts, %zu put_signals, %zu gets, %zu signals "
                 "(%zu of 1 MiB or more, %zu of 0 bytes)\n",
-                eager_rounds + graphs * replays, counts[0], counts[1], counts[2], counts[3], bulk, zero);
+                n, eager_rounds + graphs * replays, counts[0], counts[1], counts[2], counts[3], bulk, zero);
   SYMMEM_CUDA_CHECK(cudaStreamDestroy(s));
-  heap().free(b);
+  c.free(b);
   ASSERT_ALL(why.empty(), why);
+}
+}  // namespace
+
+TEST(Stream, RandomPutsGetsAndSignalsBetweenEveryPair) { stream_rounds(comm(), 0); }
+
+// The same on teams of every other rank, each in reverse order of the global ranks (key -rank):
+// peers, regions and slots are team ranks, and with an odd world two team sizes run at once.
+TEST(Stream, RandomPutsGetsAndSignalsOnReversedTeamsOfEveryOtherRank) {
+  if (ctx()->size() < 3) GTEST_SKIP() << "needs 3 ranks (a team of 2 and one of 1 or more)";
+  std::unique_ptr<Communicator> half;
+  std::string why = attempt([&] { half = comm().split(ctx()->rank() % 2, -ctx()->rank()); });
+  ASSERT_ALL(why.empty() && half, "split: " << why);
+  stream_rounds(*half, 1000000);
 }
