@@ -12,6 +12,7 @@
 #   RT RANKS RPG [VAR=value...]     T of the random interleaving (Random.*), then each rank's line of what ran in it
 #   MT RANKS RPG [VAR=value...]     T of the random MoE cases (Moe.RandomShapesRoutingAndCallForms), then its line of what ran
 #   OT RANKS RPG [VAR=value...]     T of the random overlap cases (Overlap.RandomShapesFormsAndCallOrders), then its line
+#   DT RANKS RPG [VAR=value...]     T of the random device-API traffic (DeviceApi.RandomTraffic*), then each team's line
 #   L SECONDS                       SECONDS or what is left before 565 s into the call, if that is over 10 s (else fails):
 #                                   t=$(L 60) && TLIMIT=$t T ...
 #   tests_passed                    true when every T so far passed (else prints that timing is skipped)
@@ -97,6 +98,10 @@ RT() {
 MT() {
   FILTER='Moe.RandomShapesRoutingAndCallForms' T "$@"
   grep -h "random moe" "$OUT/t.log" | head -2
+}
+DT() {
+  FILTER='DeviceApi.RandomTraffic*' T "$@"
+  grep -h "random device traffic" "$OUT/t.log" | sed 's/^\[rank [0-9]*\] //' | sort | uniq -c | head -4
 }
 L() {
   local left=$((565 - $(el)))

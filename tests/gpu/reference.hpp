@@ -247,6 +247,29 @@ inline std::string rank_order_mismatch(const std::vector<std::vector<uint8_t>>& 
   return "";
 }
 
+// The int32 sum all-reduce that the MoE and overlap tests run between their own calls (another
+// operation on the same communicator): kSideCount elements, rank r's element i below; exact.
+constexpr int kSideCount = 4096;
+inline int32_t side_element(int rank, int i) { return (i * 131 + rank * 17) % 1000 - 500; }
+/// Uploads this rank's input of the side all-reduce to `in` (kSideCount int32 of device memory).
+inline void upload_side_input(void* in, int rank) {
+  std::vector<int32_t> v(kSideCount);
+  for (int i = 0; i < kSideCount; ++i) v[i] = side_element(rank, i);
+  SYMMEM_CUDA_CHECK(cudaMemcpy(in, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+}
+/// "" where `out` (device memory) holds the side all-reduce's sum over n ranks; else the first
+/// wrong element.
+inline std::string side_sum_mismatch(const void* out, int n) {
+  std::vector<int32_t> got(kSideCount);
+  SYMMEM_CUDA_CHECK(cudaMemcpy(got.data(), out, got.size() * 4, cudaMemcpyDeviceToHost));
+  for (int i = 0; i < kSideCount; ++i) {
+    int32_t want = 0;
+    for (int r = 0; r < n; ++r) want += side_element(r, i);
+    if (got[i] != want) return "element " + std::to_string(i) + " = " + std::to_string(got[i]) + ", want " + std::to_string(want);
+  }
+  return "";
+}
+
 // NaN for every float type, complete before the call returns: cudaMemset runs on the legacy
 // default stream and may finish after it returns, and work on a non-blocking stream does not wait
 // for it (session 75: Overlap.TransposedGemmDynamicScheduleOnOneGpu's poison of C landed after

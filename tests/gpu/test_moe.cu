@@ -115,32 +115,24 @@ std::string side_layer(moe::ExpertParallel& b, cudaStream_t s) {
     for (int h = 0; h < H; ++h) from_float(DataType::kBFloat16, static_cast<float>((t * 7 + h + me) % 5 - 2), &x[(static_cast<size_t>(t) * H + h) * 2]);
     idx[t * 2] = (t + me) % E, idx[t * 2 + 1] = (t + me + 1) % E;
   }
-  DeviceBuffer dx(x.size()), di(idx.size() * 4), recv(static_cast<size_t>(El) * C * H * 2), counts(El * 4), out(x.size()), a(4096 * 4),
-      ar(4096 * 4);
+  DeviceBuffer dx(x.size()), di(idx.size() * 4), recv(static_cast<size_t>(El) * C * H * 2), counts(El * 4), out(x.size()), a(kSideCount * 4),
+      ar(kSideCount * 4);
   upload(dx.p, x);
   SYMMEM_CUDA_CHECK(cudaMemcpy(di.p, idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
-  std::vector<int32_t> av(4096);
-  for (int i = 0; i < 4096; ++i) av[i] = (i * 131 + me * 17) % 1000 - 500;
-  SYMMEM_CUDA_CHECK(cudaMemcpy(a.p, av.data(), av.size() * 4, cudaMemcpyHostToDevice));
+  upload_side_input(a.p, me);
   SYMMEM_CUDA_CHECK(cudaMemset(out.p, 0xCD, out.n));
   SYMMEM_CUDA_CHECK(cudaMemset(ar.p, 0xCD, ar.n));
   SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
   b.dispatch({dx.p, nullptr, di.p, false, nullptr, T}, {recv.p, nullptr, counts.as<int>()}, s);
-  c.all_reduce(a.p, ar.p, 4096, DataType::kInt32, ReduceOp::kSum, s);
+  c.all_reduce(a.p, ar.p, kSideCount, DataType::kInt32, ReduceOp::kSum, s);
   b.combine(recv.p, out.p, false, s);  // (the identity expert: its output rows are its input rows)
   ctx()->synchronize(s, "moe side layer");
   const auto o = download(out.p, out.n);
   for (size_t i = 0; i < o.size() / 2; ++i)
     if (bf16_at(o, i) != 2 * bf16_at(x, i))
       return "the side layer's combine: out[" + std::to_string(i) + "] = " + std::to_string(bf16_at(o, i)) + ", want " + std::to_string(2 * bf16_at(x, i));
-  std::vector<int32_t> got(4096);
-  SYMMEM_CUDA_CHECK(cudaMemcpy(got.data(), ar.p, ar.n, cudaMemcpyDeviceToHost));
-  for (int i = 0; i < 4096; ++i) {
-    int32_t want = 0;
-    for (int r = 0; r < n; ++r) want += (i * 131 + r * 17) % 1000 - 500;
-    if (got[i] != want) return "the all-reduce between: element " + std::to_string(i) + " = " + std::to_string(got[i]) + ", want " + std::to_string(want);
-  }
-  return "";
+  const std::string bad = side_sum_mismatch(ar.p, n);
+  return bad.empty() ? bad : "the all-reduce between: " + bad;
 }
 
 // One dispatch + combine (optionally captured in a graph and replayed `replays` times with new

@@ -95,13 +95,11 @@ std::string run_case(const Case& cs, uint64_t case_seed, std::map<std::string, i
     b[i] = std::make_unique<Operand>(k.k * k.nc * 2, cs.symmetric, cs.off);
     out[i] = std::make_unique<Operand>((ag ? m : k.rows) * k.nc * 2, cs.symmetric, cs.off);
     if (ag && k.a_out) a_out[i] = std::make_unique<Operand>(m * k.k * 2, cs.symmetric, cs.off);
-    if (k.between != 0) side_out[i] = std::make_unique<Operand>(k.between == 1 ? 4096 * 4 : kSide * n * kSide * 2, false, 0);
+    if (k.between != 0) side_out[i] = std::make_unique<Operand>(k.between == 1 ? kSideCount * 4 : kSide * n * kSide * 2, false, 0);
   }
   // The all-reduce's input and the second object's (fixed: a graph replays them).
-  DeviceBuffer ar_in(4096 * 4), side_a_in(kSide * kSide * 2), side_b_in(kSide * kSide * 2);
-  std::vector<int32_t> av(4096);
-  for (int i = 0; i < 4096; ++i) av[i] = (i * 131 + me * 17) % 1000 - 500;
-  SYMMEM_CUDA_CHECK(cudaMemcpy(ar_in.p, av.data(), ar_in.n, cudaMemcpyHostToDevice));
+  DeviceBuffer ar_in(kSideCount * 4), side_a_in(kSide * kSide * 2), side_b_in(kSide * kSide * 2);
+  upload_side_input(ar_in.p, me);
   std::vector<uint8_t> sa(kSide * kSide * 2), sb(kSide * kSide * 2);
   for (int i = 0; i < kSide; ++i)
     for (int j = 0; j < kSide; ++j) {
@@ -122,7 +120,7 @@ std::string run_case(const Case& cs, uint64_t case_seed, std::map<std::string, i
         tp.all_gather_matmul(a[i]->p(), m, k.k, b[i]->p(), k.nc, out[i]->p(), a_out[i] ? a_out[i]->p() : nullptr, s, k.mode, k.dt);
       else
         tp.matmul_reduce_scatter(a[i]->p(), m, k.k, b[i]->p(), k.nc, out[i]->p(), k.rop, s, k.mode, k.dt);
-      if (k.between == 1) c.all_reduce(ar_in.p, side_out[i]->p(), 4096, DataType::kInt32, ReduceOp::kSum, s);
+      if (k.between == 1) c.all_reduce(ar_in.p, side_out[i]->p(), kSideCount, DataType::kInt32, ReduceOp::kSum, s);
       if (k.between == 2) side->all_gather_matmul(side_a_in.p, kSide * n, kSide, side_b_in.p, kSide, side_out[i]->p(), nullptr, s);
     }
   };
@@ -191,13 +189,8 @@ std::string run_case(const Case& cs, uint64_t case_seed, std::map<std::string, i
       if (!bad.empty())
         return at + (k.op == overlap::Op::kAllGatherMatmul ? "all_gather_matmul: " : "matmul_reduce_scatter: ") + bad;
       if (k.between == 1) {
-        std::vector<int32_t> got(4096);
-        SYMMEM_CUDA_CHECK(cudaMemcpy(got.data(), side_out[i]->p(), got.size() * 4, cudaMemcpyDeviceToHost));
-        for (int e = 0; e < 4096; ++e) {
-          int32_t want = 0;
-          for (int r = 0; r < n; ++r) want += (e * 131 + r * 17) % 1000 - 500;
-          if (got[e] != want) return at + "the all-reduce after it: element " + std::to_string(e) + " = " + std::to_string(got[e]) + ", want " + std::to_string(want);
-        }
+        const std::string bad = side_sum_mismatch(side_out[i]->p(), n);
+        if (!bad.empty()) return at + "the all-reduce after it: " + bad;
       } else if (k.between == 2) {
         const std::vector<uint8_t> g = download(side_out[i]->p(), side_out[i]->bytes());
         for (int row = 0; row < kSide * n; ++row)
