@@ -74,7 +74,7 @@ Plan draw_plan(uint64_t round, int n) {
     top[r] = at + bytes + 1 + g() % 48;
     return at;
   };
-  const int ngroups = 3 + static_cast<int>(g() % (n > 4 ? 14 : 22));
+  const int ngroups = 3 + static_cast<int>(g() % std::min(40, 8 + 4 * n));  // (a few a receiver and round)
   for (int gi = 0; gi < ngroups; ++gi) {
     Group gr{};
     gr.receiver = static_cast<int>(g() % n);
@@ -258,7 +258,7 @@ void traffic_rounds(Communicator& c, uint64_t salt) {
   const int n = c.size(), me = c.rank();
   SymmetricBuffer b = c.alloc(kBufBytes);
   DeviceBuffer src(kSrcBytes), out(kBufBytes), fetched(1024 * 8), bad(sizeof(int));
-  const int rounds = ctx()->size() > 4 ? 20 : 32;
+  const int rounds = ctx()->size() > 4 ? 32 : 48;
   size_t forms[kForms] = {}, scopes[3] = {}, bytes = 0, self = 0, narrow = 0, relaxed_polls = 0, fetching = 0, shared_groups = 0;
   auto round = [&](uint64_t r) -> std::string {
     const Plan p = draw_plan(r + salt, n);

@@ -552,6 +552,208 @@ def test_views_at_an_offset_into_symmetric_tensors():
     agreed(body)
 
 
+RANDOM_OPS = ("all_reduce", "all_reduce_out", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "reduce", "gather", "scatter")
+REDUCED = (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32, torch.int64)
+MOVED = REDUCED + (torch.int16, torch.uint8, torch.bool)
+
+
+def random_values(n, dtype, seed):
+    """n random elements of dtype (integers small enough that no sum of 8 wraps)."""
+    g = torch.Generator(device=DEV)
+    g.manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, (n,), generator=g, device=DEV).bool()
+    if dtype == torch.uint8:
+        return torch.randint(0, 256, (n,), generator=g, device=DEV, dtype=torch.uint8)
+    if not dtype.is_floating_point:
+        return torch.randint(-1000, 1000, (n,), generator=g, device=DEV, dtype=dtype)
+    return torch.randn(n, generator=g, device=DEV, dtype=torch.float32 if dtype != torch.float64 else torch.float64).to(dtype)
+
+
+def members_of(q, split):
+    """The global ranks of rank q's team: the world, or (split) the ranks of q's parity."""
+    return list(range(q % 2, WORLD, 2)) if split else list(range(WORLD))
+
+
+def team_inputs(x, split, numel_of):
+    """Every member's x of this rank's team, in team order (flattened), gathered over the world:
+    each rank's x padded to the largest (teams of different sizes hold different numels)."""
+    es = x.element_size()
+    raw = x.contiguous().view(-1).view(torch.uint8)
+    most = max(numel_of(len(members_of(q, split))) for q in range(WORLD)) * es
+    padded = torch.zeros(max(most, 1), dtype=torch.uint8, device=DEV)
+    padded[:raw.numel()].copy_(raw)
+    rows = gathered(padded)
+    return [rows[q][:numel_of(len(members_of(q, split))) * es].view(x.dtype) for q in members_of(RANK, split)]
+
+
+def reduced(stack, op):
+    """op over dim 0 of stack, exact for integers (no input wraps), in fp64 for the floats."""
+    if not stack.dtype.is_floating_point:
+        s = stack.long()
+        return {"sum": s.sum(0), "max": s.max(0).values, "min": s.min(0).values}[op]
+    s = stack.double()
+    return {"sum": s.sum(0), "avg": s.sum(0) / stack.shape[0], "max": s.max(0).values, "min": s.min(0).values}[op]
+
+
+def near(got, ref, stack, steps):
+    """'' or what differs: integers exactly, floats within `steps` roundings of the dtype on the sum
+    of the terms' magnitudes."""
+    g = got.reshape(-1)
+    if not got.dtype.is_floating_point:
+        bad = g.long() != ref.long()
+    else:
+        eps = 2.0 ** -45 if got.dtype == torch.float64 else EPS[got.dtype]
+        bad = ~((g.double() - ref).abs() <= eps * steps * (stack.double().abs().sum(0) + 1.0))
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0])
+        return f"{int(bad.sum())} of {g.numel()} elements differ; first at {i}: got {g[i].item()}, want {ref[i].item()}"
+    return ""
+
+
+def test_random_calls_on_views_teams_and_graphs():
+    """Random calls of the nine collectives, drawn alike on every rank from one seed: a dtype of
+    each kind (integers and bool moved or reduced as the op allows), sum, avg, max or min, 1 -
+    ~70000 elements a rank, 1-D or 2-D views that start 0-7 elements into a larger symmetric or
+    plain tensor, every root, gather's push and scatter's direct, on the world or on the team of
+    every other rank (teams of two sizes at once where the world is odd), eagerly or captured in a
+    CUDA graph and replayed with new data; outputs poisoned, against every member's input gathered
+    by torch.distributed. A tenth of the calls pass a strided view, which every rank must refuse."""
+    import random
+    split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
+    my_split = next(t for t in split_teams if t is not None)
+    cases = 24 if WORLD > 4 else 40
+    counts = {"graphs": 0, "refused": 0, "views": 0, "split": 0, "symmetric": 0, "shared_refusals": 0}
+    ran_ops = {}
+
+    def case(i):
+        rng = random.Random(seed_of("random python calls", i))
+        op = rng.choice(RANDOM_OPS)
+        reduces = op in ("all_reduce", "all_reduce_out", "reduce_scatter", "reduce")
+        dtype = rng.choice(REDUCED if reduces else MOVED)
+        rop = rng.choice(("sum", "avg", "max", "min") if dtype.is_floating_point else ("sum", "max", "min"))
+        split = rng.random() < 0.5
+        team = my_split if split else None
+        members = members_of(RANK, split)
+        n, me = len(members), members.index(RANK)
+        m = max(1, min(70000, int(2 ** rng.uniform(0, 16.1))))
+        sym = rng.random() < 0.6
+        off_in, off_out = rng.randrange(8), rng.randrange(8)
+        two_d = rng.random() < 0.3
+        graph = rng.random() < 0.25
+        strided = rng.random() < 0.1
+        root = rng.randrange(64) % n
+        algo = "auto"
+        if sym and op == "gather" and rng.random() < 0.5:
+            algo = "push"
+        if sym and op == "scatter" and rng.random() < 0.5:
+            algo = "direct"
+        in_numel = {"reduce_scatter": m * n, "all_to_all": m * n, "scatter": m * n}.get(op, m)
+        out_numel = {"all_gather": m * n, "all_to_all": m * n, "gather": m * n}.get(op, m)
+        what = (f"case {i}: {op} {dtype} {rop if reduces else ''} m={m} on {'the split team' if split else 'the world'} of {n}, "
+                f"{'symmetric' if sym else 'plain'}, offsets {off_in}/{off_out}{', 2-D' if two_d else ''}{', graph' if graph else ''}"
+                f"{', strided' if strided else ''}, root {root}, algo {algo}")
+
+        def tensor(numel, off):
+            base = symmem.empty(2 * numel + 16, dtype=dtype, group=team) if sym else torch.empty(2 * numel + 16, dtype=dtype, device=DEV)
+            if strided:
+                return base[off:off + 2 * numel:2]
+            t = base[off:off + numel]
+            return t.view(2, numel // 2) if two_d and numel % 2 == 0 else t
+        x = tensor(in_numel, off_in)
+        out = tensor(out_numel, off_out) if op in ("all_reduce_out", "reduce_scatter", "all_gather", "all_to_all", "gather", "scatter") else None
+        takes_out = op != "gather" or RANK == members[root] or algo == "push"
+        takes_in = op != "scatter" or RANK == members[root] or algo == "direct"
+
+        def call():
+            kw = {"group": team}
+            if op == "all_reduce":
+                symmem.all_reduce(x, rop, **kw)
+            elif op == "all_reduce_out":
+                symmem.all_reduce(x, rop, out=out, **kw)
+            elif op == "reduce_scatter":
+                symmem.reduce_scatter(out, x, rop, **kw)
+            elif op == "all_gather":
+                symmem.all_gather(out, x, **kw)
+            elif op == "broadcast":
+                symmem.broadcast(x, src=root, **kw)
+            elif op == "all_to_all":
+                symmem.all_to_all(out, x, **kw)
+            elif op == "reduce":
+                symmem.reduce(x, dst=root, op=rop, **kw)
+            elif op == "gather":
+                symmem.gather(out if takes_out else None, x, dst=root, algo=algo, **kw)
+            else:
+                symmem.scatter(out, x if takes_in else None, src=root, algo=algo, **kw)
+
+        if strided:
+            try:
+                call()
+            except symmem.InvalidArgument as e:
+                counts["refused"] += 1
+                return "" if "contiguous" in str(e) else f"{what}: refused, but not for its strided view: {e}"
+            return f"{what}: a strided view accepted"
+        graph_obj = None
+        for it in range(3 if graph else 1):
+            x.view(-1).copy_(random_values(in_numel, dtype, seed_of("random python data", i, it, RANK)))
+            if out is not None:
+                out.view(-1).view(torch.uint8).fill_(0xCD)
+            ins = team_inputs(x, split, lambda k: {"reduce_scatter": m * k, "all_to_all": m * k, "scatter": m * k}.get(op, m))
+            mine = x.clone()
+            try:
+                if not graph:
+                    call()
+                elif graph_obj is None:
+                    graph_obj, _ = captured(call)
+                    x.view(-1).copy_(mine.view(-1))  # (the warm-up call before the capture ran on this data)
+                    if out is not None:
+                        out.view(-1).view(torch.uint8).fill_(0xCD)
+                    graph_obj.replay()
+                else:
+                    graph_obj.replay()
+            except symmem.InvalidArgument as e:
+                if refused_for_sharing(e, not sym):
+                    counts["shared_refusals"] += 1
+                    return ""
+                raise
+            torch.cuda.synchronize()
+            stack = torch.stack(ins)
+            at = f"{what}, run {it}: "
+            if op in ("all_reduce", "all_reduce_out"):
+                e = near(x if op == "all_reduce" else out, reduced(stack, rop), stack, n)
+            elif op == "reduce_scatter":
+                e = near(out, reduced(stack, rop).view(n, m)[me], stack.view(n, n, m)[:, me], n)
+            elif op == "reduce":
+                e = near(x, reduced(stack, rop), stack, n) if RANK == members[root] else (
+                    "" if torch.equal(x.view(-1), mine.view(-1)) else "a non-root's tensor changed")
+            elif op in ("all_gather", "gather"):
+                e = "" if (op == "gather" and RANK != members[root]) or torch.equal(out.reshape(-1), stack.reshape(-1)) else "differs from every member's input"
+                if op == "gather" and RANK != members[root] and algo == "push" and not bool((out.view(-1).view(torch.uint8) == 0xCD).all()):
+                    e = "push wrote into a non-root's output"
+            elif op == "broadcast":
+                e = "" if torch.equal(x.reshape(-1), ins[root]) else "differs from the root's"
+            elif op == "all_to_all":
+                e = "" if torch.equal(out.reshape(-1), stack.view(n, n, m)[:, me].reshape(-1)) else "differs from every member's block"
+            else:
+                e = "" if torch.equal(out.reshape(-1), ins[root].view(n, m)[me]) else "differs from the root's block"
+            if e:
+                return at + e
+        counts["graphs"] += graph
+        counts["views"] += off_in != 0 or off_out != 0 or two_d
+        counts["split"] += split
+        counts["symmetric"] += sym
+        ran_ops[op] = ran_ops.get(op, 0) + 1
+        return ""
+
+    for i in range(cases):
+        report = agreed_step(lambda: case(i))
+        assert not report, report
+    if RANK == 0:
+        print(f"random python calls: {cases} cases ran and checked ({counts['graphs']} graphs, {counts['views']} at offsets or 2-D, "
+              f"{counts['split']} on the split teams, {counts['symmetric']} symmetric, {counts['refused']} strided views refused, "
+              f"{counts['shared_refusals']} plain calls refused where ranks share a GPU); ops {sorted(ran_ops.items())}")
+
+
 def test_all_to_all_v_with_counts_on_the_gpu():
     def body():
         errs = []
