@@ -613,8 +613,9 @@ def near(got, ref, stack, steps):
 
 def test_random_calls_on_views_teams_and_graphs():
     """Random calls of the nine collectives, drawn alike on every rank from one seed: a dtype of
-    each kind (integers and bool moved or reduced as the op allows), sum, avg, max or min, 1 -
-    ~70000 elements a rank, 1-D or 2-D views that start 0-7 elements into a larger symmetric or
+    each kind (integers and bool moved or reduced as the op allows), sum, avg, max or min, 1 - 2^21
+    / world elements a rank (past the sizes symmem moves itself, so plain tensors also meet the
+    refusal where ranks share a GPU and NCCL where they do not), 1-D or 2-D views that start 0-7 elements into a larger symmetric or
     plain tensor, every root, gather's push and scatter's direct, on the world or on the team of
     every other rank (teams of two sizes at once where the world is odd), eagerly or captured in a
     CUDA graph and replayed with new data; outputs poisoned, against every member's input gathered
@@ -622,8 +623,8 @@ def test_random_calls_on_views_teams_and_graphs():
     import random
     split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
     my_split = next(t for t in split_teams if t is not None)
-    cases = 24 if WORLD > 4 else 40
-    counts = {"graphs": 0, "refused": 0, "views": 0, "split": 0, "symmetric": 0, "shared_refusals": 0}
+    cases = 48 if WORLD > 4 else 96
+    counts = {"graphs": 0, "refused": 0, "views": 0, "split": 0, "symmetric": 0, "shared_refusals": 0, "large": 0}
     ran_ops = {}
 
     def case(i):
@@ -636,7 +637,7 @@ def test_random_calls_on_views_teams_and_graphs():
         team = my_split if split else None
         members = members_of(RANK, split)
         n, me = len(members), members.index(RANK)
-        m = max(1, min(70000, int(2 ** rng.uniform(0, 16.1))))
+        m = max(1, min((1 << 21) // WORLD, int(2 ** rng.uniform(0, 20.5))))
         sym = rng.random() < 0.6
         off_in, off_out = rng.randrange(8), rng.randrange(8)
         two_d = rng.random() < 0.3
@@ -742,6 +743,7 @@ def test_random_calls_on_views_teams_and_graphs():
         counts["views"] += off_in != 0 or off_out != 0 or two_d
         counts["split"] += split
         counts["symmetric"] += sym
+        counts["large"] += m > 65536
         ran_ops[op] = ran_ops.get(op, 0) + 1
         return ""
 
@@ -750,7 +752,7 @@ def test_random_calls_on_views_teams_and_graphs():
         assert not report, report
     if RANK == 0:
         print(f"random python calls: {cases} cases ran and checked ({counts['graphs']} graphs, {counts['views']} at offsets or 2-D, "
-              f"{counts['split']} on the split teams, {counts['symmetric']} symmetric, {counts['refused']} strided views refused, "
+              f"{counts['split']} on the split teams, {counts['symmetric']} symmetric, {counts['large']} of over 65536 elements, {counts['refused']} strided views refused, "
               f"{counts['shared_refusals']} plain calls refused where ranks share a GPU); ops {sorted(ran_ops.items())}")
 
 
