@@ -175,6 +175,21 @@ std::string refusal(const char* what, F&& call) {
     ASSERT_TRUE(symmem_v_.empty()) << "failed on some ranks:" << symmem_v_;                          \
   } while (0)
 
+/// Runs f on the team of this rank's parity (split by rank % 2): global ranks 0, 2, 4... and 1, 3,
+/// 5..., so team ranks that are not global ones, and where the world is odd two team sizes at
+/// once. `reversed`: in reverse order of the global ranks (keyed by -rank; team rank 0 is the
+/// highest global rank). Skips below 3 ranks (a team of 2 and one of 1 or more). Collective over
+/// the world.
+template <class F>
+void on_parity_teams(bool reversed, F&& f) {
+  if (ctx()->size() < 3) GTEST_SKIP() << "needs 3 ranks (a team of 2 and one of 1 or more)";
+  std::unique_ptr<Communicator> half;
+  const int me = ctx()->rank();
+  const std::string why = attempt([&] { half = comm().split(me % 2, reversed ? -me : me); });
+  ASSERT_ALL(why.empty() && half, "split: " << why);
+  f(*half);
+}
+
 /// Index of the first differing byte, or -1.
 inline long first_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
   if (a.size() != b.size()) return 0;

@@ -380,11 +380,7 @@ void traffic_rounds(Communicator& c, uint64_t salt) {
 
 TEST(DeviceApi, RandomTrafficFromUserKernels) { traffic_rounds(comm(), 0); }
 
-// The same on teams of every other rank, each in reverse order of the global ranks (key -rank).
+// The same on teams of every other rank, each in reverse order of the global ranks.
 TEST(DeviceApi, RandomTrafficFromUserKernelsOnReversedTeamsOfEveryOtherRank) {
-  if (ctx()->size() < 3) GTEST_SKIP() << "needs 3 ranks (a team of 2 and one of 1 or more)";
-  std::unique_ptr<Communicator> half;
-  std::string why = attempt([&] { half = comm().split(ctx()->rank() % 2, -ctx()->rank()); });
-  ASSERT_ALL(why.empty() && half, "split: " << why);
-  traffic_rounds(*half, 1000000);
+  on_parity_teams(true, [](Communicator& half) { traffic_rounds(half, 1000000); });
 }

@@ -261,11 +261,7 @@ TEST(Random, LongInterleavingOfEveryCollective) { interleave(comm(), 20261202, b
 // are not global ones, heaps and workspaces of a split, and with an odd world two team sizes at
 // once, each team drawing its own sequence.
 TEST(Random, LongInterleavingOnTeamsOfEveryOtherRank) {
-  if (ctx()->size() < 3) GTEST_SKIP() << "needs 3 ranks (a team of 2 and one of 1 or more)";
-  std::unique_ptr<Communicator> half;
-  std::string why = attempt([&] { half = comm().split(ctx()->rank() % 2, ctx()->rank()); });
-  ASSERT_ALL(why.empty() && half, "split: " << why);
-  interleave(*half, 20261203, batches_for_world() / 2);
+  on_parity_teams(false, [](Communicator& half) { interleave(half, 20261203, batches_for_world() / 2); });
 }
 
 // The case the issue found: an int32 LL all-reduce right after a push operation with one rank late

@@ -295,9 +295,5 @@ TEST(Stream, RandomPutsGetsAndSignalsBetweenEveryPair) { stream_rounds(comm(), 0
 // The same on teams of every other rank, each in reverse order of the global ranks (key -rank):
 // peers, regions and slots are team ranks, and with an odd world two team sizes run at once.
 TEST(Stream, RandomPutsGetsAndSignalsOnReversedTeamsOfEveryOtherRank) {
-  if (ctx()->size() < 3) GTEST_SKIP() << "needs 3 ranks (a team of 2 and one of 1 or more)";
-  std::unique_ptr<Communicator> half;
-  std::string why = attempt([&] { half = comm().split(ctx()->rank() % 2, -ctx()->rank()); });
-  ASSERT_ALL(why.empty() && half, "split: " << why);
-  stream_rounds(*half, 1000000);
+  on_parity_teams(true, [](Communicator& half) { stream_rounds(half, 1000000); });
 }
