@@ -969,6 +969,249 @@ def test_one_sided_put_signal_wait_get():
     agreed(body)
 
 
+ONE_SIDED_DTYPES = (torch.uint8, torch.int16, torch.bfloat16, torch.float32, torch.int64, torch.float64)
+ONE_SIDED_FORMS = ("put_signal", "put+signal", "put+barrier", "get", "peer_tensor")
+SLOT_RESET_HIGH = 1 << 62  # where a wait compares by le or lt, its slot starts here and a set brings it below
+
+
+def draw_one_sided_round(rng, n, es, slots):
+    """A round of one-sided messages for a team of n (drawn alike on its members): each a shift d
+    (member me sends to, or gets from, me + d), its region of the box (elements [at, at + count)),
+    form, engine and the kinds of its source and destination; and for each signal slot the
+    messages that signal it, how it is reset and waited for, and its final value."""
+    msgs, at = [], rng.randrange(8)
+    for _ in range(rng.randint(1, 6)):
+        nbytes = 0 if rng.random() < 0.05 else int(2 ** rng.uniform(0, 22))
+        count = 0 if nbytes == 0 else max(1, nbytes // es)
+        m = {"d": rng.randrange(n), "count": count, "at": at, "form": rng.choice(ONE_SIDED_FORMS),
+             "engine": rng.choice(("sm", "ce")), "src": rng.choice(("plain", "symmetric", "bytes")),
+             "dst": rng.choice(("plain", "bytes")), "two_d": count > 0 and count % 2 == 0 and rng.random() < 0.25,
+             "lead": rng.randrange(4)}  # elements before a plain source or destination in its allocation
+        if m["form"] in ("put_signal", "put+signal"):
+            m["slot"] = rng.choice(slots[:3])  # messages share slots: then they add, and the wait is for the sum
+        msgs.append(m)
+        at += count + rng.randrange(8)
+    waits = {}
+    for slot in sorted({m["slot"] for m in msgs if "slot" in m}):
+        js = [j for j, m in enumerate(msgs) if m.get("slot") == slot]
+        if len(js) > 1 or rng.random() < 0.5:
+            for j in js:
+                msgs[j]["op"], msgs[j]["value"] = "add", rng.randint(1, 1000)
+            final, reset = sum(msgs[j]["value"] for j in js), 0
+            cmp = rng.choice(("eq", "ge", "gt"))
+            value = final - 1 if cmp == "gt" else final
+        else:
+            v = rng.randint(1, 1 << 40)
+            msgs[js[0]]["op"], msgs[js[0]]["value"] = "set", v
+            cmp = rng.choice(("eq", "ne", "ge", "gt", "le", "lt"))
+            final, reset = v, (SLOT_RESET_HIGH if cmp in ("le", "lt") else 0)
+            value = {"eq": v, "ne": reset, "ge": v, "gt": v - 1, "le": v, "lt": v + 1}[cmp]
+        waits[slot] = {"js": js, "cmp": cmp, "value": value, "final": final, "reset": reset,
+                       "by": rng.choice(("signal", "signal_pad"))}
+    return msgs, waits, at + 8
+
+
+def one_sided_refusal(rng, box, team_size):
+    """One bad one-sided call on box (the same on every rank): (what, the call, words its error must name)."""
+    plain = torch.empty(box.numel(), dtype=box.dtype, device=DEV)
+    half = box[: box.numel() // 2]
+    return rng.choice((
+        ("sizes that differ", lambda: symmem.put(half, 0, plain), "one byte size"),
+        ("a plain destination", lambda: symmem.put(plain, 0, box), "not symmetric"),
+        ("a slot past the user's", lambda: symmem.put_signal(box, 0, plain, slot=1024), "slot=1024"),
+        ("a negative slot", lambda: symmem.wait(box, slot=-1), "slot=-1"),
+        ("a peer past the team", lambda: symmem.signal(box, team_size, 3), f"peer={team_size}"),
+        ("a negative peer", lambda: symmem.get(plain, box, -1), "peer=-1"),
+        ("an unknown cmp", lambda: symmem.wait(box, 3, cmp="approx"), "cmp="),
+        ("an unknown engine", lambda: symmem.put(box, 0, plain, engine="dma"), "engine="),
+        ("an unknown signal op", lambda: symmem.signal(box, 0, 3, op="mul"), "op="),
+        ("a strided source view", lambda: symmem.get(plain[::2], box[: box.numel() // 2 * 2][::2], 0), "contiguous"),
+        ("a strided destination", lambda: symmem.put(box[::2], 0, plain[::2].contiguous()), "contiguous")))
+
+
+def test_random_one_sided_calls_on_views_teams_streams_and_graphs():
+    """Random rounds of the one-sided calls (put, get, put_signal, signal, wait, barrier,
+    peer_tensor, signal_pad), drawn alike on every member of a team from one seed: 1-6 messages a
+    round, each a shift d (member me sends to member me + d, itself included), its own region of
+    one symmetric tensor (a dtype of 1-8 bytes, 0 - 4 MiB, 1-D or 2-D, starting 0-7 elements
+    after the previous region), its source plain, symmetric or a byte view, its destination plain
+    or a byte view, at 0-3 elements into their allocations, its engine (sm or ce), and its form:
+    put_signal, put then signal, put before a barrier, get after a barrier, or a load through
+    peer_tensor. Messages that share a slot add to it, a slot of one message is set or added to;
+    its wait compares by eq, ne, ge, gt, le or lt (le and lt from a slot reset high), the slot
+    reset by a self-signal or a store through signal_pad. On the current stream, a side stream
+    made current, or a side stream passed as stream= (the torch.cuda.Stream or its handle); on the
+    world or the team of every other rank; eagerly or captured in a CUDA graph and replayed with
+    new data. A region that a signal announces is copied out right after its wait, before any
+    barrier, so data that lands after its signal shows. Every region is checked bit for bit
+    against the seeded data of the member that wrote it, the box's gaps and the destinations'
+    margins against their poison (nothing written past a message), and each slot's final value.
+    A tenth of the rounds make one bad call instead, which every rank refuses naming the argument."""
+    import contextlib
+    import random
+    split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
+    my_split = next(t for t in split_teams if t is not None)
+    cases = 40 if WORLD > 4 else 80
+    counts = {"graphs": 0, "refused": 0, "split": 0, "messages": 0, "bytes": 0, "side streams": 0, "shared slots": 0}
+    forms, cmps = {}, {}
+
+    def case(i):
+        split = random.Random(seed_of("one-sided team", i)).random() < 0.5
+        members = members_of(RANK, split)
+        n, me = len(members), members.index(RANK)
+        team = my_split if split else None
+        rng = random.Random(seed_of("one-sided round", i, split, n))
+        dtype = rng.choice(ONE_SIDED_DTYPES)
+        es = torch.empty(0, dtype=dtype).element_size()
+        if rng.random() < 0.1:
+            box = symmem.empty(64, dtype=dtype, group=team)
+            what, call, word = one_sided_refusal(rng, box, n)
+            counts["refused"] += 1
+            return refusal_error(f"case {i} ({what})", call, word)
+        slots = rng.sample(range(symmem._lib().Buffer.user_signal_slots), 3)
+        msgs, waits, total = draw_one_sided_round(rng, n, es, slots)
+        stream_mode = rng.choice(("current", "side made current", "side passed", "side passed as a handle"))
+        graph = rng.random() < 0.25
+        what = (f"case {i}: {dtype} on {'the split team' if split else 'the world'} of {n}, {stream_mode}"
+                f"{', graph' if graph else ''}: " + "; ".join(
+                    f"{m['form']} d={m['d']} {m['count']} at {m['at']} {m['engine']}"
+                    + (f" slot {m['slot']} {m['op']} {m['value']}" if "slot" in m else "") for m in msgs)
+                + "; waits " + ", ".join(f"{s}: {w['cmp']} {w['value']} (reset {w['reset']} by {w['by']})" for s, w in waits.items()))
+        box = symmem.empty(total, dtype=dtype, group=team)
+        stage = symmem.empty(total, dtype=dtype, group=team)  # the symmetric sources (regions as in box)
+        box.view(torch.uint8).fill_(0xCD)
+        region = lambda t, m: (t[m["at"]:m["at"] + m["count"]].view(2, -1) if m["two_d"] else t[m["at"]:m["at"] + m["count"]])
+        # Each message's source (this rank as the sender, or as the owner of a region others get)
+        # and destination (this rank as the receiver), with their allocations' margins.
+        srcs, dsts, allocs = [], [], []
+        for m in msgs:
+            c, lead = m["count"], m["lead"]
+            if m["src"] == "symmetric" and m["form"] not in ("get", "peer_tensor"):
+                srcs.append(region(stage, m))
+            else:
+                whole = torch.empty(c + 8, dtype=dtype, device=DEV)
+                srcs.append(whole[lead:lead + c].view(torch.uint8) if m["src"] == "bytes" else whole[lead:lead + c])
+            whole = torch.empty(c + 8, dtype=dtype, device=DEV)
+            allocs.append((whole, lead))
+            dsts.append(whole[lead:lead + c].view(torch.uint8) if m["dst"] == "bytes" else whole[lead:lead + c])
+        finals = torch.empty(len(waits), dtype=torch.int64, device=DEV)
+        S = None if stream_mode == "current" else torch.cuda.Stream()
+        kw = {"side passed": {"stream": S}, "side passed as a handle": {"stream": S.cuda_stream if S else None}}.get(stream_mode, {})
+        local = (lambda: torch.cuda.stream(S)) if stream_mode.startswith("side passed") else contextlib.nullcontext
+        puts = [j for j, m in enumerate(msgs) if m["form"].startswith("put")]
+        loads = [j for j, m in enumerate(msgs) if m["form"] in ("get", "peer_tensor")]
+
+        def body():
+            with local():
+                for j in loads:  # the data of the regions the others read (this rank's own, in its box)
+                    region(box, msgs[j]).view(-1).copy_(srcs[j].view(dtype).view(-1))
+            pad = symmem.signal_pad(box)
+            for s, w in waits.items():
+                if w["by"] == "signal":
+                    symmem.signal(box, me, s, w["reset"], op="set", **kw)
+                else:
+                    with local():
+                        pad[s].fill_(w["reset"])
+            symmem.barrier(box, **kw)  # the resets and the loaded regions before any peer's signal or load
+            for j in puts:
+                m = msgs[j]
+                peer = (me + m["d"]) % n
+                if m["form"] == "put_signal":
+                    symmem.put_signal(region(box, m), peer, srcs[j], m["slot"], m["value"], op=m["op"], engine=m["engine"], **kw)
+                else:
+                    symmem.put(region(box, m), peer, srcs[j], engine=m["engine"], **kw)
+                    if m["form"] == "put+signal":
+                        symmem.signal(box, peer, m["slot"], m["value"], op=m["op"], **kw)
+            for s, w in waits.items():
+                symmem.wait(box, s, w["value"], cmp=w["cmp"], **kw)
+                with local():
+                    for j in w["js"]:  # right after the wait: before any barrier could order the data
+                        dsts[j].view(-1).copy_(region(box, msgs[j]).view(-1).view(dsts[j].dtype))
+            symmem.barrier(box, **kw)
+            for j, m in enumerate(msgs):
+                owner = (me + m["d"]) % n
+                if m["form"] == "put+barrier":
+                    with local():
+                        dsts[j].view(-1).copy_(region(box, m).view(-1).view(dsts[j].dtype))
+                elif m["form"] == "peer_tensor":
+                    with local():
+                        dsts[j].view(-1).copy_(symmem.peer_tensor(region(box, m), owner).view(-1).view(dsts[j].dtype))
+                elif m["form"] == "get":
+                    symmem.get(dsts[j], region(box, m), owner, engine=m["engine"], **kw)
+            with local():
+                for k, s in enumerate(waits):
+                    finals[k:k + 1].copy_(pad[s:s + 1])
+            symmem.barrier(box, **kw)  # every load of this round done before a replay's writes
+
+        def run():
+            if S is None:
+                return body()
+            S.wait_stream(torch.cuda.current_stream())
+            if stream_mode == "side made current":
+                with torch.cuda.stream(S):
+                    body()
+            else:
+                body()
+            torch.cuda.current_stream().wait_stream(S)
+
+        graph_obj = None
+        for it in range(3 if graph else 1):
+            for j, m in enumerate(msgs):
+                srcs[j].view(-1).copy_(random_values(m["count"], dtype, seed_of("one-sided data", i, it, j, RANK)).view(srcs[j].dtype))
+            for whole, _ in allocs:
+                whole.view(torch.uint8).fill_(0xCD)
+            finals.fill_(-1)
+            torch.cuda.synchronize()
+            if graph and graph_obj is None:
+                graph_obj, _ = captured(run)  # (its warm-up run is a round like the others: every member makes it)
+                for whole, _ in allocs:
+                    whole.view(torch.uint8).fill_(0xCD)
+                finals.fill_(-1)
+            if graph:
+                graph_obj.replay()
+            else:
+                run()
+            symmem.synchronize()
+            at = f"{what}, run {it}: "
+            for j, m in enumerate(msgs):
+                whole, lead = allocs[j]
+                writer = members[(me - m["d"]) % n] if m["form"].startswith("put") else members[(me + m["d"]) % n]
+                want = random_values(m["count"], dtype, seed_of("one-sided data", i, it, j, writer))
+                if not torch.equal(whole[lead:lead + m["count"]].view(torch.uint8), want.view(torch.uint8)):
+                    return at + f"message {j} ({m['form']}) differs from member {(me - m['d']) % n if m['form'].startswith('put') else (me + m['d']) % n}'s data"
+                poisoned = torch.cat((whole[:lead].view(torch.uint8), whole[lead + m["count"]:].view(torch.uint8)))
+                if not bool((poisoned == 0xCD).all()):
+                    return at + f"message {j} ({m['form']}): its destination's margin was written"
+            mask = torch.ones(total, dtype=torch.bool, device=DEV)
+            for m in msgs:
+                mask[m["at"]:m["at"] + m["count"]] = False
+            if not bool((box[mask].view(torch.uint8) == 0xCD).all()):
+                return at + "a gap between the box's regions was written (a put ran past its region)"
+            want_finals = [w["final"] for w in waits.values()]
+            if finals.tolist() != want_finals:
+                return at + f"the slots ended at {finals.tolist()}, want {want_finals}"
+        counts["graphs"] += graph
+        counts["split"] += split
+        counts["side streams"] += S is not None
+        counts["messages"] += len(msgs)
+        counts["bytes"] += sum(m["count"] for m in msgs) * es
+        counts["shared slots"] += sum(len(w["js"]) > 1 for w in waits.values())
+        for m in msgs:
+            forms[m["form"], m["engine"]] = forms.get((m["form"], m["engine"]), 0) + 1
+        for w in waits.values():
+            cmps[w["cmp"]] = cmps.get(w["cmp"], 0) + 1
+        return ""
+
+    for i in range(cases):
+        report = agreed_step(lambda: case(i))
+        assert not report, report
+    if RANK == 0:
+        print(f"random one-sided calls: {cases} rounds ran and checked ({counts['messages']} messages, {counts['bytes']} bytes, "
+              f"{counts['graphs']} graphs, {counts['split']} on the split teams, {counts['side streams']} on side streams, "
+              f"{counts['shared slots']} shared slots, {counts['refused']} bad calls refused); forms {sorted(forms.items())}; "
+              f"waits {sorted(cmps.items())}")
+
+
 def test_frees_in_any_order_keep_tensors_symmetric_and_allocation_fast():
     def body():
         import random
@@ -1281,6 +1524,216 @@ def test_moe_halves_with_work_between_match_the_whole():
     agreed(body)
 
 
+def moe_routing(key, q, T, H, K, E, fp8, ue8m0, duplicates):
+    """Member q's dispatch inputs for one call (seeded by key and q: every rank makes any member's):
+    x [T, H], scales (fp8: fp32 one per 128 channels, or int32 words of packed UE8M0 exponents),
+    topk_idx [T, K] int32 (distinct experts, or any where duplicates; an eighth -1), weights [T, K]."""
+    g = torch.Generator(device=DEV).manual_seed(seed_of("moe routing", key, q))
+    x = torch.randn(T, H, generator=g, device=DEV)
+    x = x.to(torch.float8_e4m3fn) if fp8 else x.to(torch.bfloat16)
+    groups = (H + 127) // 128
+    scales = None
+    if fp8 and ue8m0:
+        scales = torch.randint(-(1 << 31), 1 << 31, (T, (groups + 3) // 4), generator=g, device=DEV, dtype=torch.int64).int()
+    elif fp8:
+        scales = torch.rand(T, groups, generator=g, device=DEV) + 0.5
+    if duplicates or K > E:
+        idx = torch.randint(0, E, (T, K), generator=g, device=DEV, dtype=torch.int32)
+    else:
+        idx = torch.rand(T, E, generator=g, device=DEV).argsort(dim=1)[:, :K].int()
+    idx[torch.rand(T, K, generator=g, device=DEV) < 0.125] = -1
+    w = torch.rand(T, K, generator=g, device=DEV)
+    return x, scales, idx.contiguous(), w
+
+
+def test_random_moe_objects_shapes_and_call_forms():
+    """Random ExpertParallel objects and calls from Python, drawn alike on every member of a team
+    from one seed: on the world or the team of every other rank; bf16, fp8 with fp32 scales or
+    with packed UE8M0 exponents; H from 8 (bf16) or 16 (fp8) channels to 2048 (a partial last group
+    of 128 included); top-1 to top-16 (tokens that name one expert twice in a quarter of the cases,
+    and wherever K is above the experts); 1-24 experts a member; 1-160 tokens a member at most,
+    the count of each member and call drawn apart (a sixth of them 0); in one round or in rounds;
+    one_kernel None, False or True (refused where ranks share a GPU); capacity 0 or exactly the
+    most rows an expert receives plus 0-2; topk_idx int32 or int64; weights or none; combine
+    weighted or not; 1-3 calls on one object, whole, as halves with a GEMM between them, or
+    captured in a CUDA graph and replayed with new data. The expert function runs on the GPU
+    (each expert scales its rows), recv_x is poisoned with NaN first so that a row past a count
+    that combine read would show. Each expert's rows (with their scales) are checked as a multiset
+    against the rows every member's routing sends it, the counts exactly, and combine against
+    sum_k w_k f_e(x_k)."""
+    import random
+    split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
+    my_split = next(t for t in split_teams if t is not None)
+    cases = 16 if WORLD > 4 else 28
+    counts = {"fp8": 0, "ue8m0": 0, "rounds": 0, "graphs": 0, "halves": 0, "split": 0, "tight": 0, "dups": 0, "int64": 0,
+              "calls": 0, "one kernel refused": 0, "lines": 0, "streamed": 0}
+
+    def case(i):
+        split = random.Random(seed_of("moe team", i)).random() < 0.5
+        members = members_of(RANK, split)
+        n, me = len(members), members.index(RANK)
+        team = my_split if split else None
+        rng = random.Random(seed_of("moe case", i, split, n))
+        fp8 = rng.random() < 0.4
+        ue8m0 = fp8 and rng.random() < 0.5
+        unit = 16 if fp8 else 8
+        H = unit * (1 + rng.randrange(1 << rng.randrange(8)))
+        kind = rng.randrange(3)
+        max_tokens = 1 + rng.randrange(8) if kind == 0 else 9 + rng.randrange(24) if kind == 1 else 33 + rng.randrange(128)
+        K = 1 + rng.randrange(16)
+        E = n * (1 + rng.randrange(24 if rng.random() < 0.25 else 6))
+        round_tokens = max(1, max_tokens // (2 + rng.randrange(6))) if max_tokens > 1 and rng.random() < 0.3 else 0
+        one_round = round_tokens == 0 or round_tokens >= max_tokens
+        one_kernel = rng.choice((None, None, False, True))
+        duplicates = rng.random() < 0.25
+        int64 = rng.random() < 0.5
+        weights = rng.random() < 0.75
+        weighted = rng.random() < 0.67
+        form = rng.choice(("whole", "halves", "graph") if one_round else ("whole", "graph"))
+        calls = 1 if form == "graph" else 1 + rng.randrange(3)
+        replays = 2 if form == "graph" else 0
+        # Token counts: [call][team member]; a graph replays its first call's counts.
+        tokens = [[0 if rng.random() < 1 / 6 else rng.randint(1, max_tokens) for _ in range(n)] for _ in range(calls)]
+        runs = [(c, 0) for c in range(calls)] if form != "graph" else [(0, r) for r in range(replays + 1)]
+        keys = {run: (i, run) for run in runs}
+        routed = {run: [moe_routing(keys[run], members[q], tokens[run[0]][q], H, K, E, fp8, ue8m0, duplicates) for q in range(n)]
+                  for run in runs}
+        most = 1
+        for run in runs:
+            per_expert = torch.zeros(E, dtype=torch.int64, device=DEV)
+            for _, _, idx, _ in routed[run]:
+                v = idx.view(-1).long()
+                per_expert += torch.bincount(v[v >= 0], minlength=E)
+            most = max(most, int(per_expert.max()))
+        slack = rng.randrange(3)
+        capacity = 0 if rng.random() < 0.5 and most <= n * max_tokens else most + slack
+        what = (f"case {i}: on {'the split team' if split else 'the world'} of {n}, H {H} {'fp8 ue8m0' if ue8m0 else 'fp8' if fp8 else 'bf16'}, "
+                f"top-{K}, {E} experts, {max_tokens} tokens in rounds of {round_tokens}, capacity {capacity} (need {most}), "
+                f"one_kernel {one_kernel}, {form}, {calls} call(s), tokens {tokens}, idx {'int64' if int64 else 'int32'}"
+                f"{'' if weights else ', no weights'}{'' if weighted else ', unweighted'}{', duplicates' if duplicates else ''}")
+        try:
+            ep = symmem.moe.ExpertParallel(H, K, E, max_tokens, capacity=capacity, fp8=fp8, ue8m0=ue8m0, round_tokens=round_tokens,
+                                           one_kernel=one_kernel, group=team)
+        except symmem.InvalidArgument as e:
+            if one_kernel and SHARED and "needs one rank per GPU" in str(e):
+                counts["one kernel refused"] += 1
+                return ""
+            return f"{what}: {e}"
+        El = ep.local_experts
+        scale_of = 1.0 + 0.0625 * ((me * El + torch.arange(El, device=DEV)) % 7).float()
+        a = torch.randn(256, 256, device=DEV)
+        sink = torch.empty(256, 256, device=DEV)
+        T = tokens[0][me]
+        x, sc, idx, w = (t.clone() if t is not None else None for t in routed[runs[0]][me])
+        idx = idx.long().contiguous() if int64 else idx
+
+        def expert(recv_x):  # on the GPU: expert e scales its rows (rows past its count are NaN)
+            return (recv_x.float() * scale_of.view(El, 1, 1)).to(torch.bfloat16)
+
+        def call():
+            wt = w if weights else None
+            if form == "halves":
+                ep.dispatch_send(x, idx, wt, scales=sc)
+                torch.matmul(a, a, out=sink)
+                rx, _, _ = ep.dispatch_recv()
+                ep.combine_send(expert(rx), weighted=weighted)
+                torch.matmul(a, a, out=sink)
+                return ep.combine_recv()
+            rx, _, _ = ep.dispatch(x, idx, wt, scales=sc)
+            return ep.combine(expert(rx), weighted=weighted)
+
+        probe = torch.randint(1, 1 << 20, (H + 64,), generator=torch.Generator(device=DEV).manual_seed(7), device=DEV)
+
+        def fingerprint(rows, scales):  # exact integer arithmetic on the bits: order-free
+            bits = rows.contiguous().view(torch.int16 if not fp8 else torch.uint8).long()
+            f = (bits * probe[:bits.shape[1]]).sum(1)
+            if scales is not None:
+                sb = scales.contiguous().view(torch.int32).long()
+                f = f + (sb * probe[H:H + sb.shape[1]]).sum(1)
+            return f.sort().values
+
+        graph_obj = None
+        for run in runs:
+            c_i, r_i = run
+            if run != runs[0]:
+                T = tokens[c_i][me]
+                nx, nsc, nidx, nw = routed[run][me]
+                if form == "graph":  # same shapes: new data in place
+                    x.copy_(nx)
+                    if sc is not None:
+                        sc.copy_(nsc)
+                    idx.copy_(nidx)
+                    w.copy_(nw)
+                else:
+                    x, sc, idx, w = nx, nsc, (nidx.long().contiguous() if int64 else nidx), nw
+            ep.recv_x.view(torch.uint8).fill_(0xFF)  # NaN in bf16 and in fp8 e4m3
+            ep.out.view(torch.uint8).fill_(0xCD)
+            torch.cuda.synchronize()
+            if form == "graph":
+                if graph_obj is None:
+                    graph_obj, _ = captured(call)
+                    ep.recv_x.view(torch.uint8).fill_(0xFF)
+                    ep.out.view(torch.uint8).fill_(0xCD)
+                graph_obj.replay()
+                out = ep.out[:T]
+            else:
+                out = call()
+            symmem.synchronize()
+            at = f"{what}, call {c_i} run {r_i}: "
+            if out.shape != (T, H):
+                return at + f"combine returned {tuple(out.shape)}, want ({T}, {H})"
+            # Dispatch: each local expert's rows as a multiset, and its count.
+            got_counts = ep.expert_counts.tolist()
+            for le in range(El):
+                ge = me * El + le
+                want_rows, want_sc = [], []
+                for xq, sq, iq, _ in routed[run]:
+                    hits = (iq == ge).sum(1)  # a row for each entry naming the expert
+                    rows = torch.repeat_interleave(torch.arange(iq.shape[0], device=DEV), hits)
+                    want_rows.append(xq[rows])
+                    if sq is not None:
+                        want_sc.append(sq[rows])
+                want_rows = torch.cat(want_rows)
+                c = got_counts[le]
+                if c != want_rows.shape[0]:
+                    return at + f"expert {ge}: {c} rows, want {want_rows.shape[0]}"
+                if not torch.equal(fingerprint(ep.recv_x[le, :c], ep.recv_scales[le, :c] if fp8 else None),
+                                   fingerprint(want_rows, torch.cat(want_sc) if fp8 else None)):
+                    return at + f"expert {ge}: a different multiset of rows{' or scales' if fp8 else ''}"
+            # Combine: sum over this rank's entries of w_k * f_e(x), f_e as expert() computes it.
+            if T:
+                _, _, my_idx, my_w = routed[run][me]
+                wk = my_w if (weights and weighted) else torch.ones_like(my_w)
+                e = my_idx.long()
+                valid = (e >= 0).float()
+                sc_e = (1.0 + 0.0625 * (e.clamp(min=0) % 7)).float()
+                xf = x.float()
+                terms = (xf.unsqueeze(1) * sc_e.unsqueeze(2)).to(torch.bfloat16).float() * (wk * valid).unsqueeze(2)
+                ref, mag = terms.sum(1), terms.abs().sum(1)
+                bad = (out.float() - ref).abs() > 0.02 * mag + 1e-3
+                if bool(bad.any()) or bool(out.float().isnan().any()):
+                    return at + f"combine: {int(bad.sum())} of {bad.numel()} values off (max {(out.float() - ref).abs().max().item():.3e})"
+        counts["fp8"] += fp8
+        counts["ue8m0"] += ue8m0
+        counts["rounds"] += not one_round
+        counts["graphs"] += form == "graph"
+        counts["halves"] += form == "halves"
+        counts["split"] += split
+        counts["tight"] += capacity != 0 and slack == 0
+        counts["dups"] += duplicates or K > E
+        counts["int64"] += int64
+        counts["calls"] += len(runs)
+        counts["lines"] += bool(ep.lines)
+        counts["streamed"] += bool(ep.streamed)
+        return ""
+
+    for i in range(cases):
+        report = agreed_step(lambda: case(i))
+        assert not report, report
+    if RANK == 0:
+        print(f"random python moe: {cases} cases ran and checked ({', '.join(f'{v} {k}' for k, v in counts.items())})")
+
+
 def test_moe_bad_inputs_are_refused():
     # Each raises InvalidArgument naming the input, before anything is launched, on every rank.
     def body():
@@ -1336,6 +1789,166 @@ def test_overlapped_gemms_against_torch():
             "pass both alike"))
         return "\n".join(e for e in errs if e)
     agreed(body)
+
+
+def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
+    """Random calls of all_gather_matmul and matmul_reduce_scatter from Python, drawn alike on
+    every member of a team from one seed: on the world or the team of every other rank (each
+    group keeps its own TensorParallel, remade when a call needs larger buffers); bf16 or fp16;
+    1-320 rows a member (or whole 256-row units), K and Nc multiples of 8 to 1024; mode auto,
+    overlap or sequential; sum or avg; the gathered A asked for or not; operands that are views
+    at a 16-byte offset into larger tensors; eager, or captured in a CUDA graph after an eager
+    call at its sizes (a capture that would need larger buffers must be refused on every member,
+    naming what to do). Every captured graph is kept with its operands and replayed with new data
+    in later cases, after the remakes that followed it, on its team's members in case order.
+    Each result is checked against fp32 references of every member's seeded operands."""
+    import random
+    split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
+    my_split = next(t for t in split_teams if t is not None)
+    cases = 24 if WORLD > 4 else 40
+    counts = {"graphs": 0, "graph replays later": 0, "refused captures": 0, "remakes": 0, "split": 0, "fp16": 0, "avg": 0,
+              "a_out": 0, "units": 0}
+    modes = {}
+    kept = []  # (case, check): graphs captured so far on this rank's teams, replayed later with new data
+    BAND = {torch.bfloat16: 64, torch.float16: 512}
+
+    def operand(rows, cols, dt, seed):
+        g = torch.Generator(device=DEV).manual_seed(seed)
+        return torch.randn(rows, cols, generator=g, device=DEV).to(dt)
+
+    def placed(t, lead):
+        """t's values in a view that starts `lead` rows-of-8-elements (16 bytes each) into a larger tensor."""
+        whole = torch.empty(t.numel() + 8 * lead + 8, dtype=t.dtype, device=DEV)
+        v = whole[8 * lead:8 * lead + t.numel()].view(t.shape)
+        v.copy_(t)
+        return v
+
+    def make_call(i, members, me, team, rng):
+        n = len(members)
+        op = rng.choice(("all_gather_matmul", "matmul_reduce_scatter"))
+        dt = rng.choice((torch.bfloat16, torch.float16))
+        rows = 256 * rng.randint(1, 2) if rng.random() < 0.25 else rng.randint(1, 320)
+        K, N = 8 * rng.randint(1, 128), 8 * rng.randint(1, 128)
+        mode = rng.choice(("auto", "overlap", "sequential"))
+        rop = rng.choice(("sum", "avg"))
+        return_a = rng.random() < 0.5
+        leads = [rng.randrange(4) for _ in range(2)]
+        what = (f"case {i}: {op} {dt} rows {rows} K {K} Nc {N} mode {mode}{' ' + rop if op != 'all_gather_matmul' else ''}"
+                f"{' return_a' if return_a and op == 'all_gather_matmul' else ''} on {'the split team' if team else 'the world'} of {n}")
+        ag = op == "all_gather_matmul"
+        M = rows * n
+        a = placed(torch.zeros(rows if ag else M, K, dtype=dt, device=DEV), leads[0])
+        b = placed(torch.zeros(K, N, dtype=dt, device=DEV), leads[1])
+
+        def data(it):  # this member's operands for run `it`, in place
+            a.copy_(operand(rows if ag else M, K, dt, seed_of("ovl a", i, it, members[me])))
+            b.copy_(operand(K, N, dt, seed_of("ovl b", i, it, members[me] if not ag else 0)))
+
+        def call():
+            if ag:
+                return symmem.all_gather_matmul(a, b, group=team, return_a=return_a, mode=mode)
+            return symmem.matmul_reduce_scatter(a, b, rop, group=team, mode=mode)
+
+        def check(got, it):
+            if ag:
+                c, a_got = got if return_a else (got, None)
+                a_full = torch.cat([operand(rows, K, dt, seed_of("ovl a", i, it, q)) for q in members])
+                bf = operand(K, N, dt, seed_of("ovl b", i, it, 0)).float()
+                ref, mag = a_full.float() @ bf, a_full.float().abs() @ bf.abs()
+                if return_a and not torch.equal(a_got, a_full):
+                    return "the gathered A differs from every member's shard"
+            else:
+                c = got
+                ref = torch.zeros(rows, N, device=DEV)
+                mag = torch.zeros(rows, N, device=DEV)
+                for q in members:
+                    aq = operand(M, K, dt, seed_of("ovl a", i, it, q))[me * rows:(me + 1) * rows].float()
+                    bq = operand(K, N, dt, seed_of("ovl b", i, it, q)).float()
+                    ref += aq @ bq
+                    mag += aq.abs() @ bq.abs()
+                if rop == "avg":
+                    ref, mag = ref / n, mag / n
+            want_shape = (M if ag else rows, N)
+            if tuple(c.shape) != want_shape or c.dtype != dt:
+                return f"c is {tuple(c.shape)} {c.dtype}, want {want_shape} {dt}"
+            err = (c.float() - ref).abs()
+            if bool((err > mag / BAND[dt] + 1e-2).any()) or bool(c.isnan().any()):
+                return f"off by up to {err.max().item():.3e}"
+            return ""
+        return {"what": what, "data": data, "call": call, "check": check, "M": M, "K": K, "N": N, "ag": ag, "op": op, "dt": dt,
+                "mode": mode, "rop": rop, "return_a": return_a and ag, "units": rows % 256 == 0}
+
+    def case(i):
+        split = random.Random(seed_of("ovl team", i)).random() < 0.5
+        members = members_of(RANK, split)
+        me = members.index(RANK)
+        team = my_split if split else None
+        g = symmem._group(team)
+        rng = random.Random(seed_of("ovl case", i, split, len(members)))
+        graph = rng.random() < 0.3
+        k = make_call(i, members, me, team, rng)
+        what, data, call, check, M, K, N = k["what"], k["data"], k["call"], k["check"], k["M"], k["K"], k["N"]
+        have = symmem.overlap._tp.get(g.name)
+        fits = have is not None and M <= have.m and K <= have.k and N <= have.n
+        errs = []
+        if graph and not fits and rng.random() < 0.5:  # a capture that needs new buffers: refused everywhere
+            def capture():
+                with torch.cuda.graph(torch.cuda.CUDAGraph()):
+                    call()
+            errs.append(refusal_error(what + ": a capture that needs larger buffers", capture, "before capturing"))
+            counts["refused captures"] += 1
+        before = have.tp if have is not None else None
+        data(0)
+        got = call()  # eager (before a capture, this makes the buffers)
+        e = check(got, 0)
+        if e:
+            return f"{what}, eager: {e}"
+        after = symmem.overlap._tp.get(g.name)
+        counts["remakes"] += before is not None and after.tp is not before
+        modes[k["op"], k["mode"]] = modes.get((k["op"], k["mode"]), 0) + 1
+        if graph:
+            graph_obj, got = captured(call)
+            for it in (1, 2):
+                data(it)
+                for t in (got if isinstance(got, tuple) else (got,)):
+                    poison(t)
+                graph_obj.replay()
+                symmem.synchronize()
+                e = check(got, it)
+                if e:
+                    return f"{what}, replay {it}: {e}"
+
+            def later(it, graph_obj=graph_obj, got=got, data=data, check=check, what=what):
+                data(it)
+                for t in (got if isinstance(got, tuple) else (got,)):
+                    poison(t)
+                graph_obj.replay()
+                symmem.synchronize()
+                e = check(got, it)
+                return f"{what}, replayed in a later case: {e}" if e else ""
+            kept.append((i, later))
+            counts["graphs"] += 1
+        # The graphs kept from earlier cases, replayed with new data (every member of their team,
+        # in case order) after whatever remakes came since.
+        if random.Random(seed_of("ovl replays", i)).random() < 0.25:  # (drawn alike on every rank: world graphs are kept everywhere)
+            for _, later in kept:
+                e = later(3 + i)
+                counts["graph replays later"] += 1
+                if e:
+                    return e
+        counts["split"] += split
+        counts["fp16"] += k["dt"] == torch.float16
+        counts["avg"] += not k["ag"] and k["rop"] == "avg"
+        counts["a_out"] += k["return_a"]
+        counts["units"] += k["units"]
+        return "\n".join(x for x in errs if x)
+
+    for i in range(cases):
+        report = agreed_step(lambda: case(i))
+        assert not report, report
+    if RANK == 0:
+        print(f"random python overlap: {cases} cases ran and checked ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
+              f"modes {sorted(modes.items())}")
 
 
 def test_overlapped_gemm_graph_outlives_a_remake():
