@@ -49,9 +49,18 @@ def _unregister(o):
     _owners.pop(o.base, None)
 
 
+def _address(t):
+    """Where tensor t starts: its data pointer, or for an empty tensor (whose data_ptr() torch gives
+    as 0) its storage's pointer plus its offset, so that an empty view of a symmetric tensor still
+    names its buffer and place (a zero-byte put_signal still signals)."""
+    if t.numel():
+        return t.data_ptr()
+    return t.untyped_storage().data_ptr() + t.storage_offset() * t.element_size()
+
+
 def _owner_of(t, what="tensor"):
     """The owner of the symmetric buffer that holds all of tensor t, or None."""
-    p = t.data_ptr()
+    p = _address(t)
     i = bisect.bisect_right(_bases, p) - 1
     if i < 0:
         return None
@@ -110,7 +119,7 @@ def peer_tensor(t, peer):
     o = _require_owner(t, "symmem.peer_tensor")
     if not t.is_contiguous():
         raise InvalidArgument("symmem.peer_tensor: the tensor must be contiguous")
-    off = t.data_ptr() - o.base
+    off = _address(t) - o.base
     nbytes = t.numel() * t.element_size()
     base = o.buf.peer_ptr(peer)
     return _from_pointer(torch, base + off, max(nbytes, 1), o.buf.device, o, torch.uint8, (max(nbytes, 1),))[:nbytes].view(t.dtype).view(t.shape)
@@ -146,7 +155,7 @@ def _stream(stream):
 
 
 def _offset(o, t):
-    return t.data_ptr() - o.base
+    return _address(t) - o.base
 
 
 def _pair(op, sym, sym_name, plain, plain_name):

@@ -142,6 +142,13 @@ case("get into host memory", lambda: symmem.get(T((16,), device_="cpu"), sym, 1)
 case("get", lambda: symmem.get(T((16,)), sym, 1), reaches="get")
 case("put_signal past a slice", lambda: symmem.put_signal(sym[:8], 1, T((16,)), slot=0), refused="byte size")
 case("put_signal", lambda: symmem.put_signal(sym[8:], 1, T((8,)), slot=0), reaches="put_signal")
+# An empty view (torch gives its data_ptr() as 0) still names its buffer and place: a zero-byte
+# put_signal signals, a zero-byte get or put is accepted.
+case("put_signal of an empty view", lambda: symmem.put_signal(sym[8:8], 1, T((0,)), slot=0), reaches="put_signal")
+if not any(c[0] == "put_signal" and c[1][2] == 32 and c[1][4] == 0 for c in calls):
+    failures.append(f"put_signal of an empty view: not at byte offset 32 with 0 bytes ({calls})")
+case("get of an empty view", lambda: symmem.get(T((0,)), sym[16:], 1), reaches="get")
+case("put into an empty view", lambda: symmem.put(sym[3:3], 0, T((0,), torch.uint8)), reaches="put")
 
 # The overlapped GEMMs, and their buffers under CUDA graph capture
 bf = torch.bfloat16

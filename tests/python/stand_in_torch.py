@@ -37,13 +37,14 @@ class Size(tuple):
 class Tensor:
     _next_address = 1 << 30
 
-    def __init__(self, shape, dtype=float32, device_="cuda:0", contiguous=True, address=None):
+    def __init__(self, shape, dtype=float32, device_="cuda:0", contiguous=True, address=None, storage=None):
         self.shape, self.dtype, self.device = Size(shape), dtype, device(device_)
         self._contiguous = contiguous
         if address is None:
             address = Tensor._next_address
             Tensor._next_address += 1 << 24
         self._address = address
+        self._storage = address if storage is None else storage  # where the storage (the allocation) starts
 
     @property
     def is_cuda(self):
@@ -64,20 +65,34 @@ class Tensor:
     def element_size(self):
         return self.dtype.itemsize
 
-    def data_ptr(self):
-        return self._address
+    def data_ptr(self):  # as torch: 0 for a tensor of no elements, wherever it lies in its storage
+        return self._address if self.numel() else 0
+
+    def untyped_storage(self):
+        return _Storage(self._storage)
+
+    def storage_offset(self):
+        return (self._address - self._storage) // self.element_size()
 
     def dim(self):
         return len(self.shape)
 
     def t(self):  # a transposed view: the same memory, not contiguous
-        return Tensor(tuple(reversed(self.shape)), self.dtype, self.device, False, self._address)
+        return Tensor(tuple(reversed(self.shape)), self.dtype, self.device, False, self._address, self._storage)
 
     def __getitem__(self, s):  # a slice of the first dimension
         start, stop, _ = s.indices(self.shape[0])
         row = self.numel() // self.shape[0] * self.element_size()
         return Tensor((stop - start,) + tuple(self.shape[1:]), self.dtype, self.device, self._contiguous,
-                      self._address + start * row)
+                      self._address + start * row, self._storage)
+
+
+class _Storage:
+    def __init__(self, address):
+        self._address = address
+
+    def data_ptr(self):
+        return self._address
 
 
 def empty(*shape, dtype=float32, device="cuda:0"):
