@@ -4,7 +4,8 @@
     c_shard = symmem.matmul_reduce_scatter(a, b)                  # this rank's rows of sum_r(a_r @ b_r)
 
 bf16 or fp16 (both operands alike), row-major, fp32 accumulation; on the current stream, capturable in CUDA graphs. M (the full
-row count) must be a multiple of the group size. Each group keeps one TensorParallel, remade
+row count) must be a multiple of the group size; with none (every rank passes no rows) the results
+are empty and nothing is launched; K and Nc must be positive. Each group keeps one TensorParallel, remade
 (collectively: every rank makes the same calls) when a call needs larger buffers. A remake cannot
 happen while a CUDA graph is captured (it is refused with InvalidArgument): call each operation
 once, eagerly, at the largest sizes before capturing. A TensorParallel that a captured graph uses
@@ -59,6 +60,8 @@ def _operands(op, a, b, a_name):
     rows, k = a.shape
     if b.shape[0] != k:
         raise InvalidArgument(f"{op}: {a_name} is [{rows}, {k}] but b is {tuple(b.shape)}")
+    if not k or not b.shape[1]:
+        raise InvalidArgument(f"{op}: {a_name} is [{rows}, {k}] and b {tuple(b.shape)}: K and Nc must be positive")
     return rows, k, b.shape[1], _CODES[str(a.dtype).split(".")[-1]]
 
 
@@ -70,6 +73,8 @@ def all_gather_matmul(a_shard, b, group=None, *, return_a=False, mode="auto"):
     m = rows * g.size
     c = torch.empty(m, n, dtype=a_shard.dtype, device=a_shard.device)
     a = torch.empty(m, k, dtype=a_shard.dtype, device=a_shard.device) if return_a else None
+    if not m:  # no rows on any rank (every rank passes the same shard shape): nothing to gather or multiply
+        return (c, a) if return_a else c
     tp = _get("all_gather_matmul", g, m, k, n)
     tp.all_gather_matmul(a_shard.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), a.data_ptr() if a is not None else 0,
                          _current_stream(), mode, code)
@@ -84,6 +89,8 @@ def matmul_reduce_scatter(a, b, op="sum", group=None, *, mode="auto"):
     if m % g.size:
         raise InvalidArgument(f"matmul_reduce_scatter: M={m} is not a multiple of the group's {g.size} ranks")
     c = torch.empty(m // g.size, n, dtype=a.dtype, device=a.device)
+    if not m:  # no rows (the same on every rank): nothing to multiply or reduce
+        return c
     tp = _get("matmul_reduce_scatter", g, m, k, n)
     tp.matmul_reduce_scatter(a.data_ptr(), m, k, b.data_ptr(), n, c.data_ptr(), op, _current_stream(), mode, code)
     return c

@@ -159,6 +159,14 @@ case("all_gather_matmul float32", lambda: symmem.all_gather_matmul(T((64, 128)),
 case("all_gather_matmul K", lambda: symmem.all_gather_matmul(T((64, 128), bf), T((64, 256), bf)), refused="b is")
 case("matmul_reduce_scatter M", lambda: symmem.matmul_reduce_scatter(T((63, 128), bf), T((128, 256), bf)),
      refused="multiple")
+case("all_gather_matmul of no rows", lambda: symmem.all_gather_matmul(T((0, 128), bf), T((128, 256), bf), return_a=True))
+if calls:
+    failures.append(f"all_gather_matmul of no rows: called the library ({calls}); it returns empty results")
+case("matmul_reduce_scatter of no rows", lambda: symmem.matmul_reduce_scatter(T((0, 128), bf), T((128, 256), bf)))
+if calls:
+    failures.append(f"matmul_reduce_scatter of no rows: called the library ({calls}); it returns an empty result")
+case("matmul_reduce_scatter K = 0", lambda: symmem.matmul_reduce_scatter(T((64, 0), bf), T((0, 256), bf)), refused="K and Nc must be positive")
+case("all_gather_matmul Nc = 0", lambda: symmem.all_gather_matmul(T((64, 128), bf), T((128, 0), bf)), refused="K and Nc must be positive")
 torch.cuda.capturing = True
 case("capture at the sizes made", lambda: symmem.all_gather_matmul(T((64, 128), bf), T((128, 256), bf)),
      reaches="TensorParallel.all_gather_matmul")

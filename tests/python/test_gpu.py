@@ -1052,7 +1052,7 @@ def test_random_one_sided_calls_on_views_teams_streams_and_graphs():
     split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
     my_split = next(t for t in split_teams if t is not None)
     cases = 40 if WORLD > 4 else 80
-    counts = {"graphs": 0, "refused": 0, "split": 0, "messages": 0, "bytes": 0, "side streams": 0, "shared slots": 0}
+    counts = {"graphs": 0, "refused": 0, "split": 0, "messages": 0, "empty": 0, "bytes": 0, "side streams": 0, "shared slots": 0}
     forms, cmps = {}, {}
 
     def case(i):
@@ -1194,6 +1194,7 @@ def test_random_one_sided_calls_on_views_teams_streams_and_graphs():
         counts["split"] += split
         counts["side streams"] += S is not None
         counts["messages"] += len(msgs)
+        counts["empty"] += sum(m["count"] == 0 for m in msgs)
         counts["bytes"] += sum(m["count"] for m in msgs) * es
         counts["shared slots"] += sum(len(w["js"]) > 1 for w in waits.values())
         for m in msgs:
@@ -1206,7 +1207,8 @@ def test_random_one_sided_calls_on_views_teams_streams_and_graphs():
         report = agreed_step(lambda: case(i))
         assert not report, report
     if RANK == 0:
-        print(f"random one-sided calls: {cases} rounds ran and checked ({counts['messages']} messages, {counts['bytes']} bytes, "
+        print(f"random one-sided calls: {cases} rounds ran and checked ({counts['messages']} messages ({counts['empty']} of no bytes), "
+              f"{counts['bytes']} bytes, "
               f"{counts['graphs']} graphs, {counts['split']} on the split teams, {counts['side streams']} on side streams, "
               f"{counts['shared slots']} shared slots, {counts['refused']} bad calls refused); forms {sorted(forms.items())}; "
               f"waits {sorted(cmps.items())}")
@@ -1795,11 +1797,11 @@ def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
     """Random calls of all_gather_matmul and matmul_reduce_scatter from Python, drawn alike on
     every member of a team from one seed: on the world or the team of every other rank (each
     group keeps its own TensorParallel, remade when a call needs larger buffers); bf16 or fp16;
-    1-320 rows a member (or whole 256-row units), K and Nc multiples of 8 to 1024; mode auto,
-    overlap or sequential; sum or avg; the gathered A asked for or not; operands that are views
-    at a 16-byte offset into larger tensors; eager, or captured in a CUDA graph after an eager
-    call at its sizes (a capture that would need larger buffers must be refused on every member,
-    naming what to do). Every captured graph is kept with its operands and replayed with new data
+    1-320 rows a member (or whole 256-row units, or none: empty results), K and Nc multiples of 8
+    to 1024; mode auto, overlap or sequential; sum or avg; the gathered A asked for or not;
+    operands that are views at a 16-byte offset into larger tensors; eager, or captured in a CUDA
+    graph after an eager call at its sizes (a capture that would need larger buffers must be
+    refused on every member, naming what to do). Every captured graph is kept with its operands and replayed with new data
     in later cases, after the remakes that followed it, on its team's members in case order.
     Each result is checked against fp32 references of every member's seeded operands."""
     import random
@@ -1807,7 +1809,7 @@ def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
     my_split = next(t for t in split_teams if t is not None)
     cases = 24 if WORLD > 4 else 40
     counts = {"graphs": 0, "graph replays later": 0, "refused captures": 0, "remakes": 0, "split": 0, "fp16": 0, "avg": 0,
-              "a_out": 0, "units": 0}
+              "a_out": 0, "units": 0, "empty": 0}
     modes = {}
     kept = []  # (case, check): graphs captured so far on this rank's teams, replayed later with new data
     BAND = {torch.bfloat16: 64, torch.float16: 512}
@@ -1827,7 +1829,7 @@ def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
         n = len(members)
         op = rng.choice(("all_gather_matmul", "matmul_reduce_scatter"))
         dt = rng.choice((torch.bfloat16, torch.float16))
-        rows = 256 * rng.randint(1, 2) if rng.random() < 0.25 else rng.randint(1, 320)
+        rows = 256 * rng.randint(1, 2) if rng.random() < 0.25 else 0 if rng.random() < 0.05 else rng.randint(1, 320)
         K, N = 8 * rng.randint(1, 128), 8 * rng.randint(1, 128)
         mode = rng.choice(("auto", "overlap", "sequential"))
         rop = rng.choice(("sum", "avg"))
@@ -1888,6 +1890,7 @@ def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
         graph = rng.random() < 0.3
         k = make_call(i, members, me, team, rng)
         what, data, call, check, M, K, N = k["what"], k["data"], k["call"], k["check"], k["M"], k["K"], k["N"]
+        graph = graph and M > 0  # (a call of no rows launches nothing: empty results)
         have = symmem.overlap._tp.get(g.name)
         fits = have is not None and M <= have.m and K <= have.k and N <= have.n
         errs = []
@@ -1940,7 +1943,8 @@ def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
         counts["fp16"] += k["dt"] == torch.float16
         counts["avg"] += not k["ag"] and k["rop"] == "avg"
         counts["a_out"] += k["return_a"]
-        counts["units"] += k["units"]
+        counts["units"] += k["units"] and M > 0
+        counts["empty"] += M == 0
         return "\n".join(x for x in errs if x)
 
     for i in range(cases):
