@@ -240,6 +240,15 @@ PYBUILD() {  # the Python package into build/python (for python -m symmem.bench 
     cmake --build build -j "$(nproc)" --target symmem_python symmem_python_files >> "$OUT/build.log" 2>&1 || echo "python build failed"
   echo "== python built at $(el) s"
 }
+PYK() {  # LABEL SECONDS 'K EXPRESSION' RANKS...: the Python tests pytest's -k selects, at each of RANKS on one GPU
+  # (PYN LABEL_n), each run bounded by L SECONDS, then the lines they printed that start with "random" and any errors
+  local label=$1 secs=$2 expr=$3 n t; shift 3
+  for n in "$@"; do
+    t=$(L "$secs") || return 0
+    PYTEST_ADDOPTS="-s -k '$expr' -o faulthandler_timeout=$((t - 5))" PYN "${label}_$n" "$n" "$t" test_gpu.py
+    grep -ah "^random \|Error\|assert" "$OUT/${label}_$n.log" | cut -c1-1500 | head -8
+  done
+}
 PYN() {  # LABEL RANKS SECONDS ARGS...: tests/python/launch.py RANKS --ranks-per-gpu RANKS ARGS (PYBUILD first), its summary lines
   local label=$1 n=$2 t=$3; shift 3
   PYTHONPATH=$PWD/build/python timeout "$t" python3 tests/python/launch.py "$n" --ranks-per-gpu "$n" "$@" > "$OUT/$label.log" 2>&1

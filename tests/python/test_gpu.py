@@ -8,6 +8,7 @@ host, against every rank's bytes gathered there. Ranks agree on pass/fail before
 asserts."""
 import gc
 import os
+import random
 import zlib
 
 import torch
@@ -588,6 +589,30 @@ def team_inputs(x, split, numel_of):
     return [rows[q][:numel_of(len(members_of(q, split))) * es].view(x.dtype) for q in members_of(RANK, split)]
 
 
+def parity_team():
+    """This rank's team of every other rank (the ranks of its parity), made on every rank (collective)."""
+    teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
+    return next(t for t in teams if t is not None)
+
+
+def drawn_team(key, i, parity):
+    """The world or, in half the cases (drawn alike on every rank from key and i), this rank's
+    parity team: (split, its members' global ranks, their number, this rank's place, the group)."""
+    split = random.Random(seed_of(key, i)).random() < 0.5
+    members = members_of(RANK, split)
+    return split, members, len(members), members.index(RANK), parity if split else None
+
+
+def run_random_cases(cases, case, summary):
+    """case(i) for each i below cases, the ranks agreeing after each (a failure anywhere fails every
+    rank and stops them all); then rank 0 prints summary()."""
+    for i in range(cases):
+        report = agreed_step(lambda: case(i))
+        assert not report, report
+    if RANK == 0:
+        print(summary())
+
+
 def test_random_calls_on_views_teams_and_graphs():
     """Random calls of the nine collectives, drawn alike on every rank from one seed: a dtype of
     each kind (integers and bool moved or reduced as the op allows), sum, avg, max or min, 1 - 2^21
@@ -597,9 +622,7 @@ def test_random_calls_on_views_teams_and_graphs():
     every other rank (teams of two sizes at once where the world is odd), eagerly or captured in a
     CUDA graph and replayed with new data; outputs poisoned, against every member's input gathered
     by torch.distributed. A tenth of the calls pass a strided view, which every rank must refuse."""
-    import random
-    split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
-    my_split = next(t for t in split_teams if t is not None)
+    my_split = parity_team()
     cases = 48 if WORLD > 4 else 96
     counts = {"graphs": 0, "refused": 0, "views": 0, "split": 0, "symmetric": 0, "shared_refusals": 0, "large": 0}
     ran_ops = {}
@@ -724,13 +747,11 @@ def test_random_calls_on_views_teams_and_graphs():
         ran_ops[op] = ran_ops.get(op, 0) + 1
         return ""
 
-    for i in range(cases):
-        report = agreed_step(lambda: case(i))
-        assert not report, report
-    if RANK == 0:
-        print(f"random python calls: {cases} cases ran and checked ({counts['graphs']} graphs, {counts['views']} at offsets or 2-D, "
-              f"{counts['split']} on the split teams, {counts['symmetric']} symmetric, {counts['large']} of over 65536 elements, {counts['refused']} strided views refused, "
-              f"{counts['shared_refusals']} plain calls refused where ranks share a GPU); ops {sorted(ran_ops.items())}")
+    run_random_cases(cases, case, lambda: (
+        f"random python calls: {cases} cases ran and checked ({counts['graphs']} graphs, {counts['views']} at offsets or 2-D, "
+        f"{counts['split']} on the split teams, {counts['symmetric']} symmetric, {counts['large']} of over 65536 elements, "
+        f"{counts['refused']} strided views refused, {counts['shared_refusals']} plain calls refused where ranks share a GPU); "
+        f"ops {sorted(ran_ops.items())}"))
 
 
 def test_all_to_all_v_with_counts_on_the_gpu():
@@ -1048,18 +1069,13 @@ def test_random_one_sided_calls_on_views_teams_streams_and_graphs():
     margins against their poison (nothing written past a message), and each slot's final value.
     A tenth of the rounds make one bad call instead, which every rank refuses naming the argument."""
     import contextlib
-    import random
-    split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
-    my_split = next(t for t in split_teams if t is not None)
+    my_split = parity_team()
     cases = 40 if WORLD > 4 else 80
     counts = {"graphs": 0, "refused": 0, "split": 0, "messages": 0, "empty": 0, "bytes": 0, "side streams": 0, "shared slots": 0}
     forms, cmps = {}, {}
 
     def case(i):
-        split = random.Random(seed_of("one-sided team", i)).random() < 0.5
-        members = members_of(RANK, split)
-        n, me = len(members), members.index(RANK)
-        team = my_split if split else None
+        split, members, n, me, team = drawn_team("one-sided team", i, my_split)
         rng = random.Random(seed_of("one-sided round", i, split, n))
         dtype = rng.choice(ONE_SIDED_DTYPES)
         es = torch.empty(0, dtype=dtype).element_size()
@@ -1203,20 +1219,15 @@ def test_random_one_sided_calls_on_views_teams_streams_and_graphs():
             cmps[w["cmp"]] = cmps.get(w["cmp"], 0) + 1
         return ""
 
-    for i in range(cases):
-        report = agreed_step(lambda: case(i))
-        assert not report, report
-    if RANK == 0:
-        print(f"random one-sided calls: {cases} rounds ran and checked ({counts['messages']} messages ({counts['empty']} of no bytes), "
-              f"{counts['bytes']} bytes, "
-              f"{counts['graphs']} graphs, {counts['split']} on the split teams, {counts['side streams']} on side streams, "
-              f"{counts['shared slots']} shared slots, {counts['refused']} bad calls refused); forms {sorted(forms.items())}; "
-              f"waits {sorted(cmps.items())}")
+    run_random_cases(cases, case, lambda: (
+        f"random one-sided calls: {cases} rounds ran and checked ({counts['messages']} messages ({counts['empty']} of no bytes), "
+        f"{counts['bytes']} bytes, {counts['graphs']} graphs, {counts['split']} on the split teams, {counts['side streams']} on "
+        f"side streams, {counts['shared slots']} shared slots, {counts['refused']} bad calls refused); forms {sorted(forms.items())}; "
+        f"waits {sorted(cmps.items())}"))
 
 
 def test_frees_in_any_order_keep_tensors_symmetric_and_allocation_fast():
     def body():
-        import random
         import time
         before = G.mapped_bytes()
         rng = random.Random(RANK)  # a different order on every rank
@@ -1563,18 +1574,13 @@ def test_random_moe_objects_shapes_and_call_forms():
     that combine read would show. Each expert's rows (with their scales) are checked as a multiset
     against the rows every member's routing sends it, the counts exactly, and combine against
     sum_k w_k f_e(x_k)."""
-    import random
-    split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
-    my_split = next(t for t in split_teams if t is not None)
+    my_split = parity_team()
     cases = 16 if WORLD > 4 else 28
     counts = {"fp8": 0, "ue8m0": 0, "rounds": 0, "graphs": 0, "halves": 0, "split": 0, "tight": 0, "dups": 0, "int64": 0,
               "calls": 0, "one kernel refused": 0, "lines": 0, "streamed": 0}
 
     def case(i):
-        split = random.Random(seed_of("moe team", i)).random() < 0.5
-        members = members_of(RANK, split)
-        n, me = len(members), members.index(RANK)
-        team = my_split if split else None
+        split, members, n, me, team = drawn_team("moe team", i, my_split)
         rng = random.Random(seed_of("moe case", i, split, n))
         fp8 = rng.random() < 0.4
         ue8m0 = fp8 and rng.random() < 0.5
@@ -1729,11 +1735,8 @@ def test_random_moe_objects_shapes_and_call_forms():
         counts["streamed"] += bool(ep.streamed)
         return ""
 
-    for i in range(cases):
-        report = agreed_step(lambda: case(i))
-        assert not report, report
-    if RANK == 0:
-        print(f"random python moe: {cases} cases ran and checked ({', '.join(f'{v} {k}' for k, v in counts.items())})")
+    run_random_cases(cases, case, lambda: (
+        f"random python moe: {cases} cases ran and checked ({', '.join(f'{v} {k}' for k, v in counts.items())})"))
 
 
 def test_moe_bad_inputs_are_refused():
@@ -1804,9 +1807,7 @@ def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
     refused on every member, naming what to do). Every captured graph is kept with its operands and replayed with new data
     in later cases, after the remakes that followed it, on its team's members in case order.
     Each result is checked against fp32 references of every member's seeded operands."""
-    import random
-    split_teams = [symmem.new_group(list(range(p, WORLD, 2))) for p in (0, 1) if p < WORLD]
-    my_split = next(t for t in split_teams if t is not None)
+    my_split = parity_team()
     cases = 24 if WORLD > 4 else 40
     counts = {"graphs": 0, "graph replays later": 0, "refused captures": 0, "remakes": 0, "split": 0, "fp16": 0, "avg": 0,
               "a_out": 0, "units": 0, "empty": 0}
@@ -1881,10 +1882,7 @@ def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
                 "mode": mode, "rop": rop, "return_a": return_a and ag, "units": rows % 256 == 0}
 
     def case(i):
-        split = random.Random(seed_of("ovl team", i)).random() < 0.5
-        members = members_of(RANK, split)
-        me = members.index(RANK)
-        team = my_split if split else None
+        split, members, n, me, team = drawn_team("ovl team", i, my_split)
         g = symmem._group(team)
         rng = random.Random(seed_of("ovl case", i, split, len(members)))
         graph = rng.random() < 0.3
@@ -1911,25 +1909,21 @@ def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
         modes[k["op"], k["mode"]] = modes.get((k["op"], k["mode"]), 0) + 1
         if graph:
             graph_obj, got = captured(call)
-            for it in (1, 2):
-                data(it)
-                for t in (got if isinstance(got, tuple) else (got,)):
-                    poison(t)
-                graph_obj.replay()
-                symmem.synchronize()
-                e = check(got, it)
-                if e:
-                    return f"{what}, replay {it}: {e}"
 
-            def later(it, graph_obj=graph_obj, got=got, data=data, check=check, what=what):
+            def replay(it, when, graph_obj=graph_obj, got=got, data=data, check=check, what=what):
+                """The graph replayed with run it's data: '' or what differs."""
                 data(it)
                 for t in (got if isinstance(got, tuple) else (got,)):
                     poison(t)
                 graph_obj.replay()
                 symmem.synchronize()
                 e = check(got, it)
-                return f"{what}, replayed in a later case: {e}" if e else ""
-            kept.append((i, later))
+                return f"{what}, {when}: {e}" if e else ""
+            for it in (1, 2):
+                e = replay(it, f"replay {it}")
+                if e:
+                    return e
+            kept.append((i, lambda it, replay=replay: replay(it, "replayed in a later case")))
             counts["graphs"] += 1
         # The graphs kept from earlier cases, replayed with new data (every member of their team,
         # in case order) after whatever remakes came since.
@@ -1947,12 +1941,9 @@ def test_random_overlapped_gemms_on_teams_remakes_and_graphs():
         counts["empty"] += M == 0
         return "\n".join(x for x in errs if x)
 
-    for i in range(cases):
-        report = agreed_step(lambda: case(i))
-        assert not report, report
-    if RANK == 0:
-        print(f"random python overlap: {cases} cases ran and checked ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
-              f"modes {sorted(modes.items())}")
+    run_random_cases(cases, case, lambda: (
+        f"random python overlap: {cases} cases ran and checked ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
+        f"modes {sorted(modes.items())}"))
 
 
 def test_overlapped_gemm_graph_outlives_a_remake():
