@@ -241,12 +241,12 @@ PYBUILD() {  # the Python package into build/python (for python -m symmem.bench 
   echo "== python built at $(el) s"
 }
 PYK() {  # LABEL SECONDS 'K EXPRESSION' RANKS...: the Python tests pytest's -k selects, at each of RANKS on one GPU
-  # (PYN LABEL_n), each run bounded by L SECONDS, then the lines they printed that start with "random" and any errors
+  # (PYN LABEL_n), each run bounded by L SECONDS, then the random tests' summaries (after pytest's dots) and any errors
   local label=$1 secs=$2 expr=$3 n t; shift 3
   for n in "$@"; do
     t=$(L "$secs") || return 0
     PYTEST_ADDOPTS="-s -k '$expr' -o faulthandler_timeout=$((t - 5))" PYN "${label}_$n" "$n" "$t" test_gpu.py
-    grep -ah "^random \|Error\|assert" "$OUT/${label}_$n.log" | cut -c1-1500 | head -8
+    grep -aoh "random [^:]*: [0-9]* [a-z]* ran and checked [^;]*\|[A-Za-z]*Error: .*\|assert .*" "$OUT/${label}_$n.log" | cut -c1-1500 | head -8
   done
 }
 PYN() {  # LABEL RANKS SECONDS ARGS...: tests/python/launch.py RANKS --ranks-per-gpu RANKS ARGS (PYBUILD first), its summary lines
