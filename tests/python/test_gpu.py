@@ -613,6 +613,19 @@ def run_random_cases(cases, case, summary):
         print(summary())
 
 
+def row_fingerprints(rows, probe, scales=None):
+    """The rows [R, H] (2-byte or 1-byte elements) as a sorted int64 vector that is equal for equal
+    multisets of rows: each row's bits weighed by probe[:H] and summed (exact integer arithmetic,
+    order-free), plus its scales' int32 words weighed by the probe's next entries."""
+    bits = rows.contiguous().view(torch.uint8 if rows.element_size() == 1 else torch.int16).long()
+    h = bits.shape[1]
+    f = (bits * probe[:h]).sum(1)
+    if scales is not None:
+        words = scales.contiguous().view(torch.int32).long()
+        f = f + (words * probe[h:h + words.shape[1]]).sum(1)
+    return f.sort().values
+
+
 def test_random_calls_on_views_teams_and_graphs():
     """Random calls of the nine collectives, drawn alike on every rank from one seed: a dtype of
     each kind (integers and bool moved or reduced as the op allows), sum, avg, max or min, 1 - 2^21
@@ -1434,9 +1447,8 @@ def moe_against_a_reference(one_kernel, round_tokens=0, idx_dtype=torch.int32, w
         recv_x, _, counts = ep.dispatch(x, idx, w if weights else None)
         torch.cuda.synchronize()
         El, C = ep.local_experts, ep.capacity
-        # A row's fingerprint: exact integer arithmetic on its bits (order-free, unlike a float sum).
+        # Rows compared as multisets through row_fingerprints (exact integer arithmetic on their bits).
         probe = torch.randint(1, 1 << 20, (H,), generator=torch.Generator(device=DEV).manual_seed(1), device=DEV)
-        fingerprint = lambda rows: (rows.contiguous().view(torch.int16).long() * probe).sum(1).sort().values
         scale = lambda e: 1.0 + 0.0625 * (e % 7)
         errs = []
         y = torch.zeros(El, C, H, dtype=torch.bfloat16, device=DEV)
@@ -1452,7 +1464,7 @@ def moe_against_a_reference(one_kernel, round_tokens=0, idx_dtype=torch.int32, w
             if c != want.shape[0]:
                 errs.append(f"expert {ge}: {c} rows, want {want.shape[0]}")
                 continue
-            if not torch.equal(fingerprint(recv_x[le, :c]), fingerprint(want)):
+            if not torch.equal(row_fingerprints(recv_x[le, :c], probe), row_fingerprints(want, probe)):
                 errs.append(f"expert {ge}: a different set of rows")
             y[le, :c] = (recv_x[le, :c].float() * scale(ge)).to(torch.bfloat16)
         out = ep.combine(y, weighted=weighted)
@@ -1495,7 +1507,7 @@ def test_moe_halves_with_work_between_match_the_whole():
 
         def expert_rows():  # each local expert's rows as a sorted fingerprint (order-free)
             c = ep.expert_counts.tolist()
-            return c, [(ep.recv_x[e, :c[e]].view(torch.int16).long() * probe).sum(1).sort().values for e in range(len(c))]
+            return c, [row_fingerprints(ep.recv_x[e, :c[e]], probe) for e in range(len(c))]
 
         def experts(recv_x):
             return (recv_x.float() * scale).to(torch.bfloat16)
@@ -1652,14 +1664,6 @@ def test_random_moe_objects_shapes_and_call_forms():
 
         probe = torch.randint(1, 1 << 20, (H + 64,), generator=torch.Generator(device=DEV).manual_seed(7), device=DEV)
 
-        def fingerprint(rows, scales):  # exact integer arithmetic on the bits: order-free
-            bits = rows.contiguous().view(torch.int16 if not fp8 else torch.uint8).long()
-            f = (bits * probe[:bits.shape[1]]).sum(1)
-            if scales is not None:
-                sb = scales.contiguous().view(torch.int32).long()
-                f = f + (sb * probe[H:H + sb.shape[1]]).sum(1)
-            return f.sort().values
-
         graph_obj = None
         for run in runs:
             c_i, r_i = run
@@ -1705,8 +1709,8 @@ def test_random_moe_objects_shapes_and_call_forms():
                 c = got_counts[le]
                 if c != want_rows.shape[0]:
                     return at + f"expert {ge}: {c} rows, want {want_rows.shape[0]}"
-                if not torch.equal(fingerprint(ep.recv_x[le, :c], ep.recv_scales[le, :c] if fp8 else None),
-                                   fingerprint(want_rows, torch.cat(want_sc) if fp8 else None)):
+                if not torch.equal(row_fingerprints(ep.recv_x[le, :c], probe, ep.recv_scales[le, :c] if fp8 else None),
+                                   row_fingerprints(want_rows, probe, torch.cat(want_sc) if fp8 else None)):
                     return at + f"expert {ge}: a different multiset of rows{' or scales' if fp8 else ''}"
             # Combine: sum over this rank's entries of w_k * f_e(x), f_e as expert() computes it.
             if T:
