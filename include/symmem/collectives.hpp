@@ -180,11 +180,12 @@ class SYMMEM_API Communicator {
   void broadcast(const void* in, void* out, size_t count, DataType dtype, int root, cudaStream_t stream, Algo algo = Algo::kAuto);
   /// out[r * count + i] = in of rank r [me * count + i].
   void all_to_all(const void* in, void* out, size_t count, DataType dtype, cudaStream_t stream, Algo algo = Algo::kAuto);
-  /// Variable splits with counts on the GPU (no host synchronisation): send_counts is a symmetric
-  /// int64 array [nranks] (elements this rank sends to each peer, packed in rank order in `in`,
-  /// which must be symmetric). Received data is packed in rank order in `out`, which holds
-  /// out_count elements; recv_counts (device int64 [nranks], may be null) receives what came from
-  /// each peer. The counts are checked on the GPU before anything moves: a negative count, a rank
+  /// Variable splits with counts on the GPU (no host synchronisation): send_counts is an int64
+  /// array [nranks] (elements this rank sends to each peer, packed in rank order in `in`, which
+  /// must be symmetric, at the same place on every rank), symmetric for algo=direct, any device
+  /// memory for ll. Received data is packed in rank order in `out`, which holds out_count elements
+  /// (a rank whose out_count is 0 may pass a null out); recv_counts (device int64 [nranks], may be
+  /// null) receives what came from each peer. The counts are checked on the GPU before anything moves: a negative count, a rank
   /// that sends more than its input holds, or one that would receive more than its out_count
   /// moves nothing on any rank and raises InvalidArgument (naming rank, peer and count) on every
   /// rank at the next call or Context::synchronize.

@@ -225,21 +225,28 @@ def _group(group):
     raise InvalidArgument(f"group={group!r}: pass a symmem.Group (from init or new_group), its name, or None")
 
 
-def new_group(ranks=None, *, torch_group=None, mesh=None, mesh_dim=None):
+_NOT_PASSED = object()
+
+
+def new_group(ranks=None, *, torch_group=_NOT_PASSED, mesh=None, mesh_dim=None):
     """A sub-team, collective over the world (every rank calls it, as torch.distributed.new_group).
 
-    ranks: global ranks of one group (others get None back); torch_group: each rank's
-    torch.distributed group (ranks in different groups form different teams); mesh, mesh_dim: a
-    DeviceMesh dimension. Each team gets its own heap, workspace and NCCL communicator."""
+    ranks: global ranks of one group, in the order of its ranks (others get None back);
+    torch_group: each rank's torch.distributed group (ranks in different groups form different
+    teams, in the order torch gives their ranks; a rank in none passes None, as
+    new_subgroups_by_enumeration returns it, or GroupMember.NON_GROUP_MEMBER, and gets None back);
+    mesh, mesh_dim: a DeviceMesh dimension (by name or index). Each team gets its own heap,
+    workspace and NCCL communicator."""
     w = world()
     me = w.global_ranks[w.rank]
     if mesh is not None:
         if mesh_dim is None:
             raise InvalidArgument("new_group(mesh=...) needs mesh_dim")
         torch_group = mesh.get_group(mesh_dim)
-    if torch_group is not None:
+    members = None  # (from torch: the group's ranks, in its order)
+    if torch_group is not _NOT_PASSED:
         import torch.distributed as dist
-        if torch_group == dist.GroupMember.NON_GROUP_MEMBER:
+        if torch_group is None or torch_group == dist.GroupMember.NON_GROUP_MEMBER:
             color, key = -1, 0
         else:
             members = dist.get_process_group_ranks(torch_group)
@@ -259,6 +266,11 @@ def new_group(ranks=None, *, torch_group=None, mesh=None, mesh_dim=None):
     name = f"symmem_g{len(names)}_c{color}"
     if comm is None:
         return None
+    if members is not None:
+        # Members that passed different torch groups with the same first rank met in one team: an
+        # error on each of them, not a team that is none of their groups.
+        comm.require_same("members=" + ",".join(map(str, members)), "symmem.new_group(torch_group=...)",
+                          "; every member of a torch group passes that group (the groups disjoint)")
     return Group(comm, name, parent=w)
 
 

@@ -19,6 +19,7 @@ are bumped as the dispatcher would: 17.5 us a call against 43.8 through the oper
 NCCL's dist.all_reduce in one run (2 x H100, tools/py_host_cost.py). Everywhere else the
 registered operator runs."""
 from . import _current_stream, _group, _torch, world, InvalidArgument, Unsupported
+from .tensors import _address
 
 try:  # at import, so that torch.compile traces these wrappers without meeting an import
     import torch as _torch_module
@@ -234,7 +235,8 @@ def _register():
 
     @lib.custom_op("symmem::all_to_all_v_out", mutates_args=("out", "recv_counts"))
     def all_to_all_v_out(x: Tensor, send_counts: Tensor, out: Tensor, recv_counts: Tensor, group: str, algo: str) -> None:
-        _comm(group).all_to_all_v(x.data_ptr(), out.data_ptr(), out.numel(), send_counts.data_ptr(), recv_counts.data_ptr(),
+        # (Empty x or out: where they lie, not torch's data_ptr() of 0; an empty out may be null.)
+        _comm(group).all_to_all_v(_address(x), _address(out), out.numel(), send_counts.data_ptr(), recv_counts.data_ptr(),
                                   _elem_code(torch, x, "all_to_all_v"), _current_stream(), algo)
 
     @all_to_all_v_out.register_fake
@@ -429,8 +431,9 @@ def all_to_all(output, input, group=None, *, algo="auto"):
 def all_to_all_v(output, input, send_counts, recv_counts=None, group=None, *, algo="auto"):
     """Variable splits with counts on the GPU (no host synchronisation).
 
-    input: symmetric (symmem.empty), this rank's rows for every peer packed in rank order;
-    send_counts: symmetric int64 [size] (elements for each peer); output: any tensor, filled in
+    input: symmetric (symmem.empty, at the same place on every rank), this rank's rows for every
+    peer packed in rank order; send_counts: int64 [size] on this GPU (elements for each peer),
+    symmetric for algo="direct"; output: any tensor (empty where nothing may arrive), filled in
     rank order; recv_counts (optional int64 [size]) receives what came from each peer. Bad counts
     move nothing and raise InvalidArgument on every rank at the next synchronising call."""
     torch = _torch_module or _torch()

@@ -415,7 +415,9 @@ Communicator::Prepared Communicator::prepare_local(CollOp op, Algo asked, DataTy
   // root's output is written; gather's push needs every rank to pass the root's output's address.
   const bool root_in = !root_only_in(op) || rank() == root, root_out = !root_only_out(op) || rank() == root;
   const bool needs_in = root_in || asked == Algo::kDirect;
-  const bool needs_out = root_out || (op == CollOp::kGather && asked == Algo::kPush);
+  // (all_to_all_v: a rank whose out_count is 0 may pass no output; a count addressed to it is then
+  // found on the GPU, "would receive".)
+  const bool needs_out = (root_out || (op == CollOp::kGather && asked == Algo::kPush)) && !(op == CollOp::kAllToAllV && out_bytes == 0);
   Prepared p;
   p.needs_in = needs_in;
   p.needs_out = needs_out;

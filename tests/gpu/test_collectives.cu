@@ -438,6 +438,27 @@ TEST_P(AllToAllV, CountsOnTheGpu) {
     ctx()->synchronize(nullptr, "all_to_all_v after bad counts");
   });
   ASSERT_ALL(why.empty(), why);
+  // A rank that receives nothing may pass no output (null, out_count 0): no rank sends the last one
+  // anything; what the others receive is unchanged, and the last one's recv_counts are all 0.
+  std::vector<int64_t> none = mine;
+  none[n - 1] = 0;
+  SYMMEM_CUDA_CHECK(cudaMemcpy(counts.ptr(), none.data(), sizeof(int64_t) * n, cudaMemcpyHostToDevice));
+  SYMMEM_CUDA_CHECK(cudaMemset(recv_counts.p, 0xFF, sizeof(int64_t) * n));
+  SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  heap().team().barrier("counts to the last rank zeroed");
+  const bool last = me == n - 1;
+  why = attempt([&] {
+    c.all_to_all_v(in.ptr(), last ? nullptr : out.p, last ? 0 : recv_total, counts.as<int64_t>(), recv_counts.as<int64_t>(), d,
+                   nullptr, algo);
+    ctx()->synchronize(nullptr, "all_to_all_v into no output");
+  });
+  if (why.empty()) {
+    std::vector<int64_t> rc(n);
+    SYMMEM_CUDA_CHECK(cudaMemcpy(rc.data(), recv_counts.p, sizeof(int64_t) * n, cudaMemcpyDeviceToHost));
+    for (int r = 0; r < n && why.empty(); ++r)
+      if (rc[r] != (last ? 0 : cnt(r, me))) why = "recv_counts[" + std::to_string(r) + "] = " + std::to_string(rc[r]);
+  }
+  ASSERT_ALL(why.empty(), "all_to_all_v " << algo_name(algo) << " into no output on the last rank: " << why);
   c.free(in);
   c.free(counts);
   if (sym.valid()) c.free(sym);

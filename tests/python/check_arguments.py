@@ -185,6 +185,20 @@ if not any(c[0] == "comm.require_same" and c[1][0] == "ranks=0,1" for c in calls
 case("new_group repeated ranks", lambda: symmem.new_group([0, 0]), refused="distinct")
 case("new_group rank past the world", lambda: symmem.new_group([0, 2]), refused="distinct")
 case("new_group of nothing", lambda: symmem.new_group(), refused="needs ranks")
+# From torch groups (a stand-in torch.distributed): the team in torch's order, the members agreed
+# within it; a rank in no group (None, as new_subgroups_by_enumeration gives it) splits off alone.
+dist = types.ModuleType("torch.distributed")
+dist.GroupMember = types.SimpleNamespace(NON_GROUP_MEMBER=object())
+dist.get_process_group_ranks = lambda g: list(g.ranks)
+torch.distributed = sys.modules["torch.distributed"] = dist
+case("new_group of a torch group", lambda: symmem.new_group(torch_group=types.SimpleNamespace(ranks=[1, 0])), reaches="comm.split")
+if not any(c[0] == "comm.split" and c[1] == (0, 1) for c in calls) or not any(
+        c[0] == "split.require_same" and c[1][0] == "members=1,0" for c in calls):
+    failures.append(f"new_group of torch group [1, 0]: not split as color 0, key 1 and agreed as 'members=1,0' ({calls})")
+for none in (None, dist.GroupMember.NON_GROUP_MEMBER):
+    case(f"new_group of torch_group={none}", lambda: symmem.new_group(torch_group=none), reaches="comm.split")
+    if [c for c in calls if c[0] in ("comm.split", "split.require_same")] != [("comm.split", (-1, 0))]:
+        failures.append(f"new_group of torch_group={none}: not split off alone ({calls})")
 
 # MoE dispatch and combine (an ExpertParallel of 4 local experts of capacity 64 a rank, faked)
 class FakeExpertParallel(Recorder):

@@ -810,6 +810,187 @@ def test_all_to_all_v_with_counts_on_the_gpu():
     agreed(body)
 
 
+A2AV_TYPES = (torch.uint8, torch.bool, torch.int16, torch.float16, torch.bfloat16, torch.int32, torch.float32,
+              torch.int64, torch.float64) + tuple(FP8)
+
+
+def a2av_counts(rng, n, shape, es):
+    """A team of n's counts [n][n] (counts[s][d]: elements member s sends member d) of one shape."""
+    most = max(1, min(1 << rng.choice((3, 7, 11, 15)), (1 << 21) // (n * n)))
+    if shape == "none":
+        return [[0] * n for _ in range(n)]
+    if shape == "self":
+        return [[rng.randrange(1, most + 1) if s == d else 0 for d in range(n)] for s in range(n)]
+    if shape == "one peer":
+        to = [rng.randrange(n) for _ in range(n)]
+        return [[rng.randrange(1, most + 1) if d == to[s] else 0 for d in range(n)] for s in range(n)]
+    if shape == "sparse":
+        return [[rng.randrange(1, most + 1) if rng.random() < 0.3 else 0 for d in range(n)] for s in range(n)]
+    c = [[rng.randrange(0, most + 1) for d in range(n)] for s in range(n)]
+    if shape == "large":  # one split past the 256 KiB an LL split carries: every rank takes the direct branch
+        c[rng.randrange(n)][rng.randrange(n)] = (1 << 18) // es + rng.randrange(1, 4096)
+    return c
+
+
+def a2av_arrived(ins, c, me):
+    """What member me's all_to_all_v output holds for counts c ([s][d]) and the members' inputs
+    ins: each sender's split for me, in member order."""
+    return torch.cat([ins[s][sum(c[s][:me]):sum(c[s][:me + 1])] for s in range(len(c))])
+
+
+def test_random_all_to_all_v_counts_teams_and_graphs():
+    """Random all_to_all_v calls from Python, drawn alike on every member of a team from one seed:
+    a dtype of 1, 2, 4 or 8 bytes; counts on the GPU of every shape (none, to itself alone, to one
+    peer, sparse, uniform, one split past the 256 KiB an LL split carries, so that every rank takes
+    the direct branch); algo auto, ll or direct; send_counts symmetric or (auto, ll) plain; the
+    input 0-7 elements into a symmetric tensor (the same place on every rank); the output plain or
+    symmetric, at the same place on every rank (the direct branch writes) or not (it pulls), exact
+    or with room to spare; recv_counts a view passed in or returned; on the world or the team of
+    every other rank; 1-2 eager calls on the same buffers, or a CUDA graph replayed with new counts
+    and data written in place. Checked against every member's input (each rank's data is drawn
+    from a seed of its rank, so every rank makes its peers' inputs itself): what arrived, the
+    counts, the room past what arrived and the margins still poisoned, the input unchanged. A
+    tenth of the cases carry one bad count (negative, a row past its sender's input, a column past
+    its receiver's out_count), eagerly or in a replay, which every rank must refuse naming the team
+    rank and the fault, with nothing written anywhere; the next call on the team must work."""
+    my_split = parity_team()
+    cases = 24 if WORLD > 4 else 48
+    counts = {"graphs": 0, "replays": 0, "calls": 0, "split": 0, "direct branch": 0, "plain counts": 0,
+              "out at one place": 0, "out elsewhere": 0, "plain out": 0, "recv_counts passed": 0, "bad refused": 0}
+    seen = {}
+
+    def case(i):
+        split, members, n, me, team = drawn_team("a2av team", i, my_split)
+        rng = random.Random(seed_of("a2av case", i, split, n))
+        mine = random.Random(seed_of("a2av case", i, RANK))  # what ranks may draw apart
+        dtype = rng.choice(A2AV_TYPES)
+        es = torch.empty((), dtype=dtype).element_size()
+        algo = rng.choice(("auto", "auto", "auto", "ll", "direct"))
+        shape = rng.choice(("none", "self", "one peer", "sparse", "uniform", "uniform", "large"))
+        graph = rng.random() < 0.25
+        runs = 3 if graph else rng.choice((1, 2))
+        bad, bad_run = None, None
+        if rng.random() < 0.1:  # a good call follows the bad one on the same team (but after a column, in the next case)
+            bad = rng.choice(("negative", "row", "column"))
+            if graph:
+                bad, bad_run = ("negative", "row")[bad == "row"], 1
+            else:
+                runs, bad_run = (1, 0) if bad == "column" else (2, 0)
+        plan = [a2av_counts(rng, n, shape, es) for _ in range(runs)]
+        culprit = rng.randrange(n)
+        sym_counts = algo == "direct" or rng.random() < 0.7
+        in_off = rng.randrange(8)
+        out_kind = rng.choice(("plain", "one place", "elsewhere"))
+        exact = rng.random() < 0.4
+        recv_passed = rng.random() < 0.5
+        col = lambda c, d: sum(c[s][d] for s in range(n))  # noqa: E731 - what member d receives
+        in_cap = max(1, max(sum(c[s]) for c in plan for s in range(n)) + rng.randrange(0, 64) * (not exact))
+        room = [max(col(c, d) for c in plan) for d in range(n)]
+        if bad == "column":  # the culprit's out_count one short of what its senders hold for it
+            culprit = max(range(n), key=lambda d: room[d])
+            if room[culprit] == 0:
+                plan[0][culprit][culprit] = 1
+                room[culprit] = 1
+            in_cap = max(in_cap, max(sum(c[s]) for c in plan for s in range(n)))
+        spare = [0 if exact else random.Random(seed_of("a2av room", i, members[d])).randrange(0, 100) for d in range(n)]
+        cap = [room[d] - 1 if bad == "column" and d == culprit else room[d] + spare[d] for d in range(n)]
+        if bad == "negative":
+            plan[bad_run][culprit][rng.randrange(n)] = -rng.randrange(1, 1000)
+        elif bad == "row":  # its count to itself: its own receive total is past its out_count too, but the row is named first
+            c = plan[bad_run][culprit]
+            c[culprit] = in_cap - (sum(c) - c[culprit]) + 1 + rng.randrange(8)
+        what = (f"case {i}: {dtype} {shape} counts on {'the split team' if split else 'the world'} of {n}, algo {algo}, "
+                f"{'graph' if graph else 'eager'} x{runs}, counts {'symmetric' if sym_counts else 'plain'}, in at +{in_off}, "
+                f"out {out_kind}{', exact' if exact else ''}, recv_counts {'passed' if recv_passed else 'returned'}"
+                + (f", run {bad_run} bad ({bad}, team rank {culprit})" if bad else ""))
+
+        x_base = symmem.empty(in_off + in_cap, dtype=dtype, group=team)
+        x = x_base[in_off:]
+        # The output's place: one for every member, or a place of its own (apart for up to 8 members).
+        out_off = {"plain": mine.randrange(8), "one place": rng.randrange(8), "elsewhere": (rng.randrange(8) + me) % 8}[out_kind]
+        if out_kind == "plain":
+            out_base = torch.empty(out_off + cap[me] + 8, dtype=dtype, device=DEV)
+        else:  # every member asks for the same size (the largest)
+            out_base = symmem.empty(max(cap) + 16, dtype=dtype, group=team)
+        out = out_base[out_off:out_off + cap[me]]
+        sc = symmem.empty(n, dtype=torch.int64, group=team) if sym_counts else torch.empty(n, dtype=torch.int64, device=DEV)
+        rc_base = torch.empty(n + 5, dtype=torch.int64, device=DEV)
+        rc_given = rc_base[2:2 + n] if recv_passed else None
+
+        def inputs(run, q):  # member q's input in `run` (every rank draws it alike)
+            return random_values(in_cap, dtype, seed_of("a2av data", i, run, members[q]))
+
+        def prepare(run):
+            sc.copy_(torch.tensor(plan[run][me], dtype=torch.int64))
+            x.copy_(inputs(run, me))
+            out_base.view(torch.uint8).fill_(0xCD)
+            rc_base.fill_(-7)
+
+        def call():
+            return symmem.all_to_all_v(out, x, sc, rc_given, group=team, algo=algo)[1]
+
+        graph_obj = got_rc = None
+        for run in range(runs):
+            prepare(run)
+            at = f"{what}, run {run}: "
+            try:
+                if not graph:
+                    got_rc = call()
+                elif graph_obj is None:
+                    graph_obj, got_rc = captured(call)
+                    prepare(run)  # (the warm-up call before the capture ran on this data)
+                    graph_obj.replay()
+                else:
+                    graph_obj.replay()
+                symmem.synchronize()
+                if run == bad_run:
+                    return at + "bad counts accepted"
+            except symmem.InvalidArgument as e:
+                if run != bad_run:
+                    raise
+                words = {"negative": "counts must be >= 0", "row": "add up to", "column": "would receive"}[bad]
+                if f"team rank {culprit}" not in str(e) or words not in str(e):
+                    return at + f"refused, but '{e}' does not name team rank {culprit} and '{words}'"
+                torch.cuda.synchronize()
+                if not bool((out_base.view(torch.uint8) == 0xCD).all()):
+                    return at + "refused, but the output was written"
+                if not bool((rc_base == -7).all()):
+                    return at + "refused, but recv_counts was written"
+                counts["bad refused"] += 1
+                continue
+            c = plan[run]
+            ins = [inputs(run, q) for q in range(n)]
+            want = a2av_arrived(ins, c, me)
+            got_n = col(c, me)
+            if not torch.equal(out[:got_n].view(torch.uint8), want.view(torch.uint8)):
+                return at + f"the {got_n} elements that arrived differ from the senders' splits"
+            left = out_base.view(torch.uint8).clone()
+            left[out_off * es:(out_off + got_n) * es] = 0xCD
+            if not bool((left == 0xCD).all()):
+                return at + "written past what arrived (the room or the margins)"
+            if got_rc.tolist() != [c[s][me] for s in range(n)]:
+                return at + f"recv_counts {got_rc.tolist()}, want {[c[s][me] for s in range(n)]}"
+            if recv_passed and (rc_base[:2].tolist() != [-7, -7] or rc_base[2 + n:].tolist() != [-7] * 3):
+                return at + "written around the recv_counts view"
+            if not torch.equal(x.view(torch.uint8), ins[me].view(torch.uint8)) or sc.tolist() != c[me]:
+                return at + "the input or send_counts changed"
+            big = max(v for row in c for v in row) * es > (1 << 18)
+            counts["direct branch"] += big or algo == "direct"
+            seen[shape] = seen.get(shape, 0) + 1
+        counts["graphs"] += graph
+        counts["replays"] += runs if graph else 0
+        counts["calls"] += 0 if graph else runs
+        counts["split"] += split
+        counts["plain counts"] += not sym_counts
+        counts[{"plain": "plain out", "one place": "out at one place", "elsewhere": "out elsewhere"}[out_kind]] += 1
+        counts["recv_counts passed"] += recv_passed
+        return ""
+
+    run_random_cases(cases, case, lambda: (
+        f"random python all_to_all_v: {cases} cases ran and checked ({', '.join(f'{v} {k}' for k, v in counts.items())}); "
+        f"runs by shape {sorted(seen.items())}"))
+
+
 def test_cuda_graph_replays_with_new_data():
     def body():
         n = 65537
@@ -973,6 +1154,133 @@ def test_sub_groups_from_a_device_mesh():
         ref = sum(rand(1000, torch.float32, 80 + r).double() for r in members)
         return close(x, ref, torch.float32, len(members))
     agreed(body)
+
+
+def used_team_report(g, members, key):
+    """Team g (members: its global ranks in team order) at work: an all_gather, an all_reduce, a
+    broadcast from a drawn root and an all_to_all_v with drawn counts, each against the members'
+    data (drawn from seeds of their global ranks, so every member makes them itself); "" or what
+    differs."""
+    n, me = len(members), members.index(RANK)
+    rng = random.Random(seed_of(key, members))
+    m = rng.randrange(1, 6000)
+    data = [random_values(m, torch.int32, seed_of(key, "data", q)) for q in members]
+    x = symmem.empty(m, dtype=torch.int32, group=g)
+    x.copy_(data[me])
+    out = poison(symmem.empty(m * n, dtype=torch.int32, group=g))
+    symmem.all_gather(out, x, group=g)
+    if not torch.equal(out, torch.cat(data)):
+        return "all_gather: not every member's data in team order"
+    symmem.all_reduce(x, group=g)
+    if not torch.equal(x, torch.stack(data).sum(0, dtype=torch.int32)):
+        return "all_reduce: not the members' sum"
+    root = rng.randrange(n)
+    x.copy_(data[me])
+    symmem.broadcast(x, src=root, group=g)
+    if not torch.equal(x, data[root]):
+        return f"broadcast from team rank {root}: not its data"
+    c = a2av_counts(rng, n, rng.choice(("uniform", "sparse", "one peer")), 4)
+    cap = max(1, max(sum(row) for row in c))
+    ins = [random_values(cap, torch.int32, seed_of(key, "a2av", q)) for q in members]
+    xa = symmem.empty(cap, dtype=torch.int32, group=g)
+    xa.copy_(ins[me])
+    sc = symmem.empty(n, dtype=torch.int64, group=g)
+    sc.copy_(torch.tensor(c[me], dtype=torch.int64))
+    got = poison(torch.empty(sum(c[s][me] for s in range(n)), dtype=torch.int32, device=DEV))
+    _, rc = symmem.all_to_all_v(got, xa, sc, group=g)
+    symmem.synchronize()
+    if not torch.equal(got, a2av_arrived(ins, c, me)) or rc.tolist() != [c[s][me] for s in range(n)]:
+        return "all_to_all_v: not the members' splits"
+    return ""
+
+
+def mesh_shapes(world):
+    """Every way to write world as a product of 1-3 factors, in order."""
+    shapes = [(world,)]
+    for a in range(1, world + 1):
+        if world % a == 0:
+            shapes.append((a, world // a))
+            for b in range(1, world // a + 1):
+                if (world // a) % b == 0:
+                    shapes.append((a, b, world // a // b))
+    return shapes
+
+
+def test_random_groups_from_ranks_torch_groups_and_meshes():
+    """Random teams from symmem.new_group, drawn alike on every rank from one seed: from lists of
+    ranks (the world, or some of its ranks, cut into 1-4 groups, each in a drawn order, so that a
+    team's order need not be the global one; every rank calls new_group for each list), from
+    torch.distributed groups (new_subgroups_by_enumeration of such a cut: a rank outside every
+    group passes None), or from a dimension of a DeviceMesh of a drawn shape of 1-3 dimensions
+    (named or by index). Each rank checks its team (None outside; else its size, rank and global
+    ranks, in the order the list or torch gives) and puts it to work (all_gather, all_reduce,
+    broadcast, all_to_all_v, each checked against its members' data); then a team of an earlier
+    case (up to three kept), drawn alike, works again after the teams made since."""
+    cases = 8 if WORLD > 4 else 12
+    kept = []  # [(members, this rank's Group or None)] of earlier cases
+    counts = {"ranks": 0, "torch": 0, "mesh": 0, "teams": 0, "out of order": 0, "outside": 0, "kept again": 0}
+
+    def cut(rng):
+        order = list(range(WORLD))
+        rng.shuffle(order)
+        if rng.random() < 0.3:
+            order = order[:rng.randrange(1, WORLD + 1)]  # the others in no team
+        k = rng.randrange(1, min(4, len(order)) + 1)
+        cuts = sorted(rng.sample(range(1, len(order)), k - 1))
+        return [order[a:b] for a, b in zip([0] + cuts, cuts + [len(order)])]
+
+    def case(i):
+        rng = random.Random(seed_of("random groups", i))
+        kind = rng.choice(("ranks", "torch", "mesh"))
+        if kind == "ranks":
+            parts = cut(rng)
+            made = [symmem.new_group(p) for p in parts]  # every rank calls each
+            mine = next((p for p in parts if RANK in p), None)
+            g = next((t for t in made if t is not None), None)
+            how = f"new_group of each of {parts}"
+        elif kind == "torch":
+            parts = [sorted(p) for p in cut(rng)]
+            cur, _ = dist.new_subgroups_by_enumeration(parts)
+            mine = dist.get_process_group_ranks(cur) if cur is not None else None
+            g = symmem.new_group(torch_group=cur)
+            how = f"new_group(torch_group=) of new_subgroups_by_enumeration({parts})"
+        else:
+            from torch.distributed.device_mesh import init_device_mesh
+            shape = rng.choice(mesh_shapes(WORLD))
+            names = ("a", "b", "c")[:len(shape)]
+            dim = rng.randrange(len(shape))
+            mesh = init_device_mesh("cuda", shape, mesh_dim_names=names)
+            which = names[dim] if rng.random() < 0.5 else dim
+            mine = dist.get_process_group_ranks(mesh.get_group(which))
+            g = symmem.new_group(mesh=mesh, mesh_dim=which)
+            how = f"new_group(mesh=, mesh_dim={which!r}) of a mesh of shape {shape}"
+        at = f"case {i}: {how}: "
+        if mine is None:
+            if g is not None:
+                return at + f"rank {RANK} is in no group but got {g}"
+            counts["outside"] += 1
+        elif g is None or g.global_ranks != mine or g.rank != mine.index(RANK) or g.size != len(mine):
+            return at + f"got {g} of {None if g is None else g.global_ranks}, want rank {mine.index(RANK)} of {mine}"
+        else:
+            report = used_team_report(g, mine, ("random groups", i))
+            if report:
+                return at + report
+            counts["teams"] += 1
+            counts["out of order"] += mine != sorted(mine)
+        counts[kind] += 1
+        if kept:  # an earlier team, drawn alike, works again
+            members, old = kept[rng.randrange(len(kept))]
+            if old is not None:
+                report = used_team_report(old, members, ("random groups again", i))
+                if report:
+                    return at + f"the earlier team {members} afterwards: {report}"
+                counts["kept again"] += 1
+        kept.append((mine, g))
+        del kept[:-3]
+        return ""
+
+    run_random_cases(cases, case, lambda: (
+        f"random python groups: {cases} cases ran and checked ({', '.join(f'{v} {k}' for k, v in counts.items())})"))
 
 
 def test_one_sided_put_signal_wait_get():
