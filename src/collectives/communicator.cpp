@@ -378,7 +378,9 @@ Communicator::Prepared Communicator::prepare(CollOp op, Algo asked, DataType dty
     // reduce_scatter's out), and whether a rooted operation runs in place (only the root's can).
     const bool rooted = coll_rooted(op);
     const bool same_in = root_only_in(op) ? asked == Algo::kDirect : !(p.in_place && op == CollOp::kAllGather);
-    const bool same_out = root_only_out(op) ? op == CollOp::kGather && asked == Algo::kPush : !(p.in_place && op == CollOp::kReduceScatter);
+    // (all_to_all_v's outputs may differ in kind, place and size: each rank's header says where its own lies.)
+    const bool same_out = root_only_out(op) ? op == CollOp::kGather && asked == Algo::kPush
+                                            : !(p.in_place && op == CollOp::kReduceScatter) && op != CollOp::kAllToAllV;
     mine += " count=" + std::to_string(count) + " dtype=" + dtype_name(dtype) + (coll_reducing(op) ? std::string(" op=") + redop_name(redop) : "") +
             (rooted ? " root=" + std::to_string(root) : "") + " asked=" + algo_name(asked) + " algo=" + algo_name(p.algo) +
             (rooted ? std::string() : std::string(" in_place=") + (p.in_place ? "1" : "0")) +

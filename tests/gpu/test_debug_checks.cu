@@ -45,6 +45,21 @@ TEST(DebugChecks, ArgumentsThatDifferAreRefusedOnEveryRank) {
                           nullptr, DataType::kFloat32, nullptr);
     });
     ASSERT_ALL(why.find("all_to_all_v: " + refused + "all_to_all_v: send_counts is null") != std::string::npos, "got '" << why << "'");
+    // all_to_all_v's outputs may differ (the last rank's plain, the others' symmetric, each at a
+    // place of its own): accepted. Its input must lie at one place: refused where the last rank's
+    // does not.
+    DeviceBuffer plain(n * sizeof(float));
+    why = attempt([&] {
+      comm().all_to_all_v(buf.ptr(), me == last ? plain.p : static_cast<float*>(buf.ptr()) + 2048 + 8 * me, n,
+                          static_cast<int64_t*>(counts.ptr()), nullptr, DataType::kFloat32, nullptr);
+      ctx()->synchronize(nullptr, "all_to_all_v into outputs that differ");
+    });
+    ASSERT_ALL(why.empty(), "all_to_all_v into outputs that differ: " << why);
+    why = attempt([&] {
+      comm().all_to_all_v(static_cast<float*>(buf.ptr()) + (me == last ? 8 : 0), static_cast<float*>(buf.ptr()) + 2048, n,
+                          static_cast<int64_t*>(counts.ptr()), nullptr, DataType::kFloat32, nullptr);
+    });
+    ASSERT_ALL(why.find("all_to_all_v: arguments differ across ranks (in") != std::string::npos, "got '" << why << "'");
     comm().free(counts);
   }
   why = attempt([&] {
