@@ -235,10 +235,16 @@ def new_group(ranks=None, *, torch_group=_NOT_PASSED, mesh=None, mesh_dim=None):
     torch_group: each rank's torch.distributed group (ranks in different groups form different
     teams, in the order torch gives their ranks; a rank in none passes None, as
     new_subgroups_by_enumeration returns it, or GroupMember.NON_GROUP_MEMBER, and gets None back);
-    mesh, mesh_dim: a DeviceMesh dimension (by name or index). Each team gets its own heap,
-    workspace and NCCL communicator."""
+    mesh, mesh_dim: a DeviceMesh dimension (by name or index). Pass one of the three. Each team
+    gets its own heap, workspace and NCCL communicator."""
     w = world()
     me = w.global_ranks[w.rank]
+    given = [k for k, v in (("ranks", ranks is not None), ("torch_group", torch_group is not _NOT_PASSED),
+                            ("mesh", mesh is not None)) if v]
+    if len(given) > 1:
+        raise InvalidArgument(f"new_group: {' and '.join(given)} were both passed; pass one of ranks, torch_group or mesh")
+    if mesh_dim is not None and mesh is None:
+        raise InvalidArgument("new_group(mesh_dim=...) needs mesh (the DeviceMesh whose dimension it names)")
     if mesh is not None:
         if mesh_dim is None:
             raise InvalidArgument("new_group(mesh=...) needs mesh_dim")

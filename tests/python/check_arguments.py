@@ -185,6 +185,11 @@ if not any(c[0] == "comm.require_same" and c[1][0] == "ranks=0,1" for c in calls
 case("new_group repeated ranks", lambda: symmem.new_group([0, 0]), refused="distinct")
 case("new_group rank past the world", lambda: symmem.new_group([0, 2]), refused="distinct")
 case("new_group of nothing", lambda: symmem.new_group(), refused="needs ranks")
+case("new_group of ranks and a torch group", lambda: symmem.new_group([0, 1], torch_group=None),
+     refused="ranks and torch_group were both passed")
+case("new_group of a mesh and ranks", lambda: symmem.new_group([0], mesh=object(), mesh_dim=0),
+     refused="ranks and mesh were both passed")
+case("new_group of a mesh_dim alone", lambda: symmem.new_group(mesh_dim="tp"), refused="needs mesh")
 # From torch groups (a stand-in torch.distributed): the team in torch's order, the members agreed
 # within it; a rank in no group (None, as new_subgroups_by_enumeration gives it) splits off alone.
 dist = types.ModuleType("torch.distributed")
