@@ -235,7 +235,8 @@ def new_group(ranks=None, *, torch_group=_NOT_PASSED, mesh=None, mesh_dim=None):
     torch_group: each rank's torch.distributed group (ranks in different groups form different
     teams, in the order torch gives their ranks; a rank in none passes None, as
     new_subgroups_by_enumeration returns it, or GroupMember.NON_GROUP_MEMBER, and gets None back);
-    mesh, mesh_dim: a DeviceMesh dimension (by name or index). Pass one of the three. Each team
+    mesh, mesh_dim: a DeviceMesh dimension (by name or index; of a 1-D mesh, mesh_dim may be left
+    out). Pass one of the three. Each team
     gets its own heap, workspace and NCCL communicator."""
     w = world()
     me = w.global_ranks[w.rank]
@@ -246,8 +247,11 @@ def new_group(ranks=None, *, torch_group=_NOT_PASSED, mesh=None, mesh_dim=None):
     if mesh_dim is not None and mesh is None:
         raise InvalidArgument("new_group(mesh_dim=...) needs mesh (the DeviceMesh whose dimension it names)")
     if mesh is not None:
+        if mesh_dim is None and getattr(mesh, "ndim", None) == 1:
+            mesh_dim = 0
         if mesh_dim is None:
-            raise InvalidArgument("new_group(mesh=...) needs mesh_dim")
+            raise InvalidArgument(f"new_group(mesh=...) of a mesh of {getattr(mesh, 'ndim', '?')} dimensions needs mesh_dim "
+                                  "(a dimension's name or index)")
         torch_group = mesh.get_group(mesh_dim)
     members = None  # (from torch: the group's ranks, in its order)
     if torch_group is not _NOT_PASSED:

@@ -200,6 +200,23 @@ case("new_group of a torch group", lambda: symmem.new_group(torch_group=types.Si
 if not any(c[0] == "comm.split" and c[1] == (0, 1) for c in calls) or not any(
         c[0] == "split.require_same" and c[1][0] == "members=1,0" for c in calls):
     failures.append(f"new_group of torch group [1, 0]: not split as color 0, key 1 and agreed as 'members=1,0' ({calls})")
+class FakeMesh:
+    def __init__(self, ndim):
+        self.ndim, self.asked = ndim, []
+
+    def get_group(self, dim):
+        self.asked.append(dim)
+        return types.SimpleNamespace(ranks=[0, 1])
+
+
+mesh1, mesh2 = FakeMesh(1), FakeMesh(2)
+case("new_group of a 1-D mesh", lambda: symmem.new_group(mesh=mesh1), reaches="comm.split")
+if mesh1.asked != [0]:
+    failures.append(f"new_group of a 1-D mesh: asked the mesh for dimensions {mesh1.asked}, not [0]")
+case("new_group of a 2-D mesh without mesh_dim", lambda: symmem.new_group(mesh=mesh2), refused="of 2 dimensions needs mesh_dim")
+case("new_group of a 2-D mesh's dimension", lambda: symmem.new_group(mesh=mesh2, mesh_dim="tp"), reaches="comm.split")
+if mesh2.asked != ["tp"]:
+    failures.append(f"new_group of a 2-D mesh's dimension: asked the mesh for {mesh2.asked}, not ['tp']")
 for none in (None, dist.GroupMember.NON_GROUP_MEMBER):
     case(f"new_group of torch_group={none}", lambda: symmem.new_group(torch_group=none), reaches="comm.split")
     if [c for c in calls if c[0] in ("comm.split", "split.require_same")] != [("comm.split", (-1, 0))]:

@@ -1252,6 +1252,8 @@ def test_random_groups_from_ranks_torch_groups_and_meshes():
             mesh = init_device_mesh("cuda", shape, mesh_dim_names=names)
             which = names[dim] if rng.random() < 0.5 else dim
             mine = dist.get_process_group_ranks(mesh.get_group(which))
+            if len(shape) == 1 and rng.random() < 0.5:
+                which = None  # (a 1-D mesh's one dimension, left out)
             g = symmem.new_group(mesh=mesh, mesh_dim=which)
             how = f"new_group(mesh=, mesh_dim={which!r}) of a mesh of shape {shape}"
         at = f"case {i}: {how}: "
