@@ -1212,7 +1212,7 @@ def test_random_groups_from_ranks_torch_groups_and_meshes():
     team's order need not be the global one; every rank calls new_group for each list), from
     torch.distributed groups (new_subgroups_by_enumeration of such a cut: a rank outside every
     group passes None), or from a dimension of a DeviceMesh of a drawn shape of 1-3 dimensions
-    (named or by index). Each rank checks its team (None outside; else its size, rank and global
+    (named, by index, or, of a 1-D mesh, left out). Each rank checks its team (None outside; else its size, rank and global
     ranks, in the order the list or torch gives) and puts it to work (all_gather, all_reduce,
     broadcast, all_to_all_v, each checked against its members' data); then a team of an earlier
     case (up to three kept), drawn alike, works again after the teams made since."""
