@@ -1212,10 +1212,11 @@ def test_random_groups_from_ranks_torch_groups_and_meshes():
     team's order need not be the global one; every rank calls new_group for each list), from
     torch.distributed groups (new_subgroups_by_enumeration of such a cut: a rank outside every
     group passes None), or from a dimension of a DeviceMesh of a drawn shape of 1-3 dimensions
-    (named, by index, or, of a 1-D mesh, left out). Each rank checks its team (None outside; else its size, rank and global
-    ranks, in the order the list or torch gives) and puts it to work (all_gather, all_reduce,
-    broadcast, all_to_all_v, each checked against its members' data); then a team of an earlier
-    case (up to three kept), drawn alike, works again after the teams made since."""
+    (named, by index, or, of a 1-D mesh, left out). Each rank checks its team (None outside; else
+    its size, rank and global ranks, in the order the list or torch gives) and puts it to work
+    (all_gather, all_reduce, broadcast, all_to_all_v, each checked against its members' data);
+    then a team of an earlier case (up to three kept), drawn alike, works again after the teams
+    made since."""
     cases = 8 if WORLD > 4 else 12
     kept = []  # [(members, this rank's Group or None)] of earlier cases
     counts = {"ranks": 0, "torch": 0, "mesh": 0, "teams": 0, "out of order": 0, "outside": 0, "kept again": 0}
