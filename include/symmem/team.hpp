@@ -36,8 +36,10 @@ class SYMMEM_API Team {
   /// fields) and raises InvalidArgument on every member where a member passes a `refusal` (its own
   /// checks' error): "<what>: rank R refused: <why>" (the lowest such rank); else where any
   /// member's fields differ: "<what>: arguments differ across ranks (<fields>): this rank has
-  /// '...', rank R has '...'" followed by `hint`. `fact` (no newline) travels beside, not compared:
-  /// returns every member's, in team order. Collective.
+  /// '...', rank R has '...'" followed by `hint`; where a member made another exchange of the team
+  /// at this point (a barrier, or another call first): "<what>: rank R is not making this call: it
+  /// made the barrier '<its what>' ...". `fact` (no newline) travels beside, not compared: returns
+  /// every member's, in team order. Collective.
   std::vector<std::string> require_same(const std::string& mine, const std::string& what, const std::string& refusal = "",
                                         const std::string& fact = "", const std::string& hint = "") const;
   /// Members with the same color form a team, ordered by (key, rank). A negative color joins no

@@ -50,18 +50,29 @@ std::vector<std::string> Team::all_gather(const std::string& mine, const std::st
   return state_->boot->all_gather(next_key(), state_->ranks, mine, what + " (team " + state_->name + ")");
 }
 
-void Team::barrier(const std::string& what) const { all_gather("", what); }
+// A barrier's blob names it, so that a member that meets it in an agreement (a call the barrier's
+// member skipped) can say where that member is.
+void Team::barrier(const std::string& what) const { all_gather("~" + what, what); }
 
 std::vector<std::string> Team::require_same(const std::string& mine, const std::string& what, const std::string& refusal,
                                             const std::string& fact, const std::string& hint) const {
   // '!' + refusal, or '=' + fact + '\n' + fields.
   auto all = all_gather(refusal.empty() ? "=" + fact + "\n" + mine : "!" + refusal, what + " agreement");
-  for (size_t r = 0; r < all.size(); ++r)
+  for (size_t r = 0; r < all.size(); ++r) {
+    // A blob of neither form is another exchange of this team that member made at this point: its
+    // calls differ from this rank's (it skipped this one, or made another first).
+    if (all[r].empty() || (all[r][0] != '!' && (all[r][0] != '=' || all[r].find('\n') == std::string::npos))) {
+      const std::string theirs = !all[r].empty() && all[r][0] == '~' ? "the barrier '" + all[r].substr(1) + "'"
+                                                                     : "another exchange (" + std::to_string(all[r].size()) + " bytes)";
+      fail(what + ": rank " + std::to_string(global_rank(static_cast<int>(r))) + " is not making this call: it made " + theirs +
+           " of team " + state_->name + " at this point; every member must make the same calls on a team in the same order");
+    }
     if (all[r][0] == '!') {
       std::string why = all[r].substr(1);
       if (why.rfind("[symmem rank ", 0) == 0 && why.find("] ") != std::string::npos) why = why.substr(why.find("] ") + 2);
       fail(what + ": rank " + std::to_string(global_rank(static_cast<int>(r))) + " refused: " + why);
     }
+  }
   std::vector<std::string> facts(all.size());
   for (size_t r = 0; r < all.size(); ++r) {
     const size_t nl = all[r].find('\n');

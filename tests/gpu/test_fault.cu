@@ -138,6 +138,23 @@ TEST(Fault, CommunicatorFailsAfterTimeoutAndAbortReturns) {
   SYMMEM_CUDA_CHECK(cudaDeviceSynchronize());
   const int me = c->rank(), skipper = c->size() - 1;
   std::string msg;
+  if (ctx()->settings().debug_checks) {
+    // Under SYMMEM_DEBUG_CHECKS=1 every call is agreed on the host before it launches: the skipped
+    // call never reaches the GPU. The skipper's next exchange of the team, its barrier below, meets
+    // the others' agreement, which names it and its barrier on their ranks (it passes its barrier:
+    // the exchange is spent there on every rank alike, so the ranks stay in step).
+    if (me != skipper) {
+      const std::string e = attempt([&] { c->all_reduce(in.p, out.p, 1024, DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kLL); });
+      const std::string want = "rank " + std::to_string(heap().team().global_rank(skipper)) +
+                               " is not making this call: it made the barrier 'after abort'";
+      if (e.find(want) == std::string::npos) msg += "the call rank " + std::to_string(skipper) + " skipped: '" + e + "', not '" + want + "'; ";
+    }
+    c->abort();
+    c.reset();
+    if (me == skipper) heap().team().barrier("after abort");
+    ASSERT_ALL(msg.empty(), msg);
+    return;
+  }
   if (me != skipper) {
     // The last rank skips this call: every other rank waits for its LL lines until the bound.
     c->all_reduce(in.p, out.p, 1024, DataType::kFloat32, ReduceOp::kSum, nullptr, Algo::kLL);

@@ -72,6 +72,22 @@ TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
           std::string(e.what()).find("'; set a alike") == std::string::npos)
         return "hint: " + std::string(e.what());
     }
+    // A member that makes another exchange at this point (here a barrier, or a plain gather) is
+    // named, with what it made, by the members in the agreement; it passes its own exchange.
+    if (r == 2) {
+      world.barrier("somewhere else");
+    } else {
+      v = verdict("a=1", "");
+      if (v.find("op: rank 2 is not making this call: it made the barrier 'somewhere else' of team world") == std::string::npos)
+        return "a member at a barrier: " + v;
+    }
+    if (r == 1) {
+      world.all_gather("xyz", "a plain gather");
+    } else {
+      v = verdict("a=1", "");
+      if (v.find("op: rank 1 is not making this call: it made another exchange (3 bytes)") == std::string::npos)
+        return "a member at a gather: " + v;
+    }
     world.barrier("after the verdicts");
     return std::string("ok");
   });
