@@ -20,6 +20,7 @@ RANK = int(os.environ["RANK"])
 WORLD = int(os.environ["WORLD_SIZE"])
 PER_GPU = int(os.environ.get("SYMMEM_TEST_RANKS_PER_GPU", "1"))
 SHARED = PER_GPU > 1  # ranks share a GPU: symmem has no NCCL there, and torch's references go over gloo
+DEBUG_CHECKS = os.environ.get("SYMMEM_DEBUG_CHECKS", "0").strip() == "1"  # (agreed across ranks when symmem starts)
 torch.cuda.set_device(int(os.environ["LOCAL_RANK"]) // PER_GPU)
 if not dist.is_initialized():
     if SHARED:
@@ -296,8 +297,8 @@ def test_integer_double_bool_reductions_and_any_dtype_moved():
                         for r in range(1, WORLD):  # rank order, as symmem folds
                             ref = {"sum": ref + stack[r], "avg": ref + stack[r], "prod": ref * stack[r],
                                    "max": torch.maximum(ref, stack[r]), "min": torch.minimum(ref, stack[r])}[op]
-                        if op == "avg":
-                            ref = ref / WORLD
+                        if op == "avg":  # (a true quotient: torch divides by a scalar as a product with 1 / WORLD,
+                            ref = ref / torch.full_like(ref, WORLD)  # one ulp off where WORLD is not a power of 2)
                     else:
                         wide = stack.to(torch.int64)  # (8-bit values fit; int64 wraps as the library's does)
                         ref = wide[0].clone()
@@ -1654,7 +1655,22 @@ def test_a_call_the_last_rank_skips_raises_timeout_naming_it():
         symmem.check()  # (the capture ended cleanly: nothing reported)
         bound, skipper, errs = g.timeout_ms, WORLD - 1, [errs_capture]
         g.set_timeout_ms(1500)
-        if RANK != skipper:
+        if DEBUG_CHECKS:
+            # Under SYMMEM_DEBUG_CHECKS=1 every call is agreed on the host before it launches: the
+            # skipped call never reaches the GPU. The skipper's next exchange of the team (a host
+            # barrier here; without one the others' agreement waits for it until the host bound)
+            # meets the others' agreement, which names it and its barrier on their ranks.
+            if RANK != skipper:
+                want = f"rank {skipper} is not making this call: it made the barrier 'the skipper's barrier'"
+                try:
+                    symmem.all_reduce(x, group=g)
+                    errs.append("the call the last rank skipped was accepted under the debug checks")
+                except symmem.InvalidArgument as e:
+                    if want not in str(e):
+                        errs.append(f"the call the last rank skipped raised '{e}', not '{want}'")
+            else:
+                g._comm.barrier_host("the skipper's barrier")
+        elif RANK != skipper:
             t0 = time.perf_counter()
             symmem.all_reduce(x, group=g)
             try:
