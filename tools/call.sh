@@ -13,6 +13,7 @@
 #   MT RANKS RPG [VAR=value...]     T of the random MoE cases (Moe.RandomShapesRoutingAndCallForms), then its line of what ran
 #   OT RANKS RPG [VAR=value...]     T of the random overlap cases (Overlap.RandomShapesFormsAndCallOrders), then its line
 #   DT RANKS RPG [VAR=value...]     T of the random device-API traffic (DeviceApi.RandomTraffic*), then each team's line
+#   ST RANKS RPG [VAR=value...]     T of the random stream rounds (Stream.RandomPutsGetsAndSignalsBetweenEveryPair), then its line
 #   L SECONDS                       SECONDS or what is left before 565 s into the call, if that is over 10 s (else fails):
 #                                   t=$(L 60) && TLIMIT=$t T ...
 #   tests_passed                    true when every T so far passed (else prints that timing is skipped)
@@ -111,6 +112,10 @@ L() {
 OT() {
   FILTER='Overlap.RandomShapesFormsAndCallOrders' T "$@"
   grep -h "random overlap" "$OUT/t.log" | head -2
+}
+ST() {
+  FILTER='Stream.RandomPutsGetsAndSignalsBetweenEveryPair' T "$@"
+  grep -h "random stream" "$OUT/t.log" | head -2
 }
 smi_start() {  # SMI_LOG=1: every GPU's power, clock and temperature each 200 ms into r/smi-LABEL.csv (reading only)
   [ "${SMI_LOG:-0}" = 1 ] || return 0

@@ -5,10 +5,6 @@
 # Stream test at 2 and 4 ranks.
 #   COMMIT=<sha> WORK_TARGETS="symmem_gpu_tests symmem-run" bash tools/call.sh tools/steps/s95-c3-x1.sh (carry [".deps/googletest", ".deps/anchors"])
 export SYMMEM_TIMEOUT_MS=100000
-ST() {
-  FILTER='Stream.RandomPutsGetsAndSignalsBetweenEveryPair' T "$@"
-  grep -h "random stream" "$OUT/t.log" | head -2
-}
 t=$(L 60) && TLIMIT=$t ST 2 2
 t=$(L 40) && TLIMIT=$t ST 1 1
 t=$(L 60) && TLIMIT=$t ST 4 4

@@ -9,15 +9,7 @@ export SYMMEM_TIMEOUT_MS=30000
 export SYMMEM_DEBUG_CHECKS=1
 t=$(L 130) && PYN python_gpu_3ranks_dbg 3 $t test_gpu.py
 grep -aoh "random [^:]*: [0-9]* [a-z]* ran and checked [^;]*\|[A-Za-z]*Error: .*\|assert .*" "$OUT/python_gpu_3ranks_dbg.log" | cut -c1-600 | head -12
-ST() {
-  FILTER='Stream.RandomPutsGetsAndSignalsBetweenEveryPair' T "$@"
-  grep -h "random stream" "$OUT/t.log" | head -2
-}
-t=$(L 60) && TLIMIT=$t RT 3 3
-t=$(L 60) && TLIMIT=$t MT 3 3
-t=$(L 60) && TLIMIT=$t OT 3 3
-t=$(L 60) && TLIMIT=$t DT 3 3
-t=$(L 60) && TLIMIT=$t ST 3 3
+for random_test in RT MT OT DT ST; do t=$(L 60) && TLIMIT=$t $random_test 3 3; done
 t=$(L 120) && FILTER='*-Random.*:Moe.RandomShapesRoutingAndCallForms:Overlap.RandomShapesFormsAndCallOrders:DeviceApi.RandomTraffic*:Stream.RandomPutsGetsAndSignalsBetweenEveryPair' TLIMIT=$t T 3 3
 unset SYMMEM_DEBUG_CHECKS
 t=$(L 80) && PYN python_gpu_2ranks_1gpu 2 $t test_gpu.py
