@@ -50,23 +50,28 @@ std::vector<std::string> Team::all_gather(const std::string& mine, const std::st
   return state_->boot->all_gather(next_key(), state_->ranks, mine, what + " (team " + state_->name + ")");
 }
 
-// A barrier's blob names it, so that a member that meets it in an agreement (a call the barrier's
-// member skipped) can say where that member is.
+// A barrier's blob names it, so that a member that meets it in an agreement or a split (a call the
+// barrier's member skipped) can say where that member is. Agreements, splits and host teams mark
+// their blobs too ('!' or '=', 'S', 'H'), and raise where a member's blob is not of their kind: its
+// calls on the team differ from this rank's (it skipped this one, or made another first). Only the
+// ranks in such a call raise (a barrier passes, as it always did), and every rank has spent one
+// exchange, so the ranks stay in step.
 void Team::barrier(const std::string& what) const { all_gather("~" + what, what); }
+
+[[noreturn]] static void fail_other_exchange(const Team& team, const std::string& what, size_t r, const std::string& blob) {
+  const std::string theirs = !blob.empty() && blob[0] == '~' ? "the barrier '" + blob.substr(1) + "'"
+                                                             : "another exchange (" + std::to_string(blob.size()) + " bytes)";
+  fail(what + ": rank " + std::to_string(team.global_rank(static_cast<int>(r))) + " is not making this call: it made " + theirs +
+       " of team " + team.name() + " at this point; every member must make the same calls on a team in the same order");
+}
 
 std::vector<std::string> Team::require_same(const std::string& mine, const std::string& what, const std::string& refusal,
                                             const std::string& fact, const std::string& hint) const {
   // '!' + refusal, or '=' + fact + '\n' + fields.
   auto all = all_gather(refusal.empty() ? "=" + fact + "\n" + mine : "!" + refusal, what + " agreement");
   for (size_t r = 0; r < all.size(); ++r) {
-    // A blob of neither form is another exchange of this team that member made at this point: its
-    // calls differ from this rank's (it skipped this one, or made another first).
-    if (all[r].empty() || (all[r][0] != '!' && (all[r][0] != '=' || all[r].find('\n') == std::string::npos))) {
-      const std::string theirs = !all[r].empty() && all[r][0] == '~' ? "the barrier '" + all[r].substr(1) + "'"
-                                                                     : "another exchange (" + std::to_string(all[r].size()) + " bytes)";
-      fail(what + ": rank " + std::to_string(global_rank(static_cast<int>(r))) + " is not making this call: it made " + theirs +
-           " of team " + state_->name + " at this point; every member must make the same calls on a team in the same order");
-    }
+    if (all[r].empty() || (all[r][0] != '!' && (all[r][0] != '=' || all[r].find('\n') == std::string::npos)))
+      fail_other_exchange(*this, what, r, all[r]);
     if (all[r][0] == '!') {
       std::string why = all[r].substr(1);
       if (why.rfind("[symmem rank ", 0) == 0 && why.find("] ") != std::string::npos) why = why.substr(why.find("] ") + 2);
@@ -107,15 +112,16 @@ std::string host_identity() {
 
 Team Team::split(int color, int key) const {
   check_valid(state_.get());
-  std::string mine(8, '\0');
-  std::memcpy(mine.data(), &color, 4);
-  std::memcpy(mine.data() + 4, &key, 4);
+  std::string mine(9, 'S');
+  std::memcpy(mine.data() + 1, &color, 4);
+  std::memcpy(mine.data() + 5, &key, 4);
   std::string base = next_key();  // same on every member: names the children
   auto all = state_->boot->all_gather(base, state_->ranks, mine, "Team::split (team " + state_->name + ")");
   std::vector<std::pair<int, int>> ck(all.size());
   for (size_t i = 0; i < all.size(); ++i) {
-    std::memcpy(&ck[i].first, all[i].data(), 4);
-    std::memcpy(&ck[i].second, all[i].data() + 4, 4);
+    if (all[i].size() != 9 || all[i][0] != 'S') fail_other_exchange(*this, "Team::split", i, all[i]);
+    std::memcpy(&ck[i].first, all[i].data() + 1, 4);
+    std::memcpy(&ck[i].second, all[i].data() + 5, 4);
   }
   auto members = detail::split_members(ck, state_->me);
   if (members.empty()) return Team();
@@ -132,7 +138,9 @@ Team Team::split(int color, int key) const {
 Team Team::host_team() const {
   check_valid(state_.get());
   std::string base = next_key();
-  auto all = state_->boot->all_gather(base, state_->ranks, detail::host_identity(), "Team::host_team (team " + state_->name + ")");
+  auto all = state_->boot->all_gather(base, state_->ranks, "H" + detail::host_identity(), "Team::host_team (team " + state_->name + ")");
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].empty() || all[i][0] != 'H') fail_other_exchange(*this, "Team::host_team", i, all[i]);
   auto s = std::make_shared<State>();
   s->boot = state_->boot;
   for (size_t i = 0; i < all.size(); ++i) {

@@ -88,6 +88,31 @@ TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
       if (v.find("op: rank 1 is not making this call: it made another exchange (3 bytes)") == std::string::npos)
         return "a member at a gather: " + v;
     }
+    // So does a split or a host team (here a member at a barrier, then one at an agreement).
+    auto other = [&](const std::function<void()>& call) -> std::string {
+      try {
+        call();
+      } catch (const InvalidArgument& e) {
+        return e.what();
+      }
+      return "";
+    };
+    if (r == 0) {
+      world.barrier("before the split");
+    } else {
+      v = other([&] { world.split(0, r); });
+      if (v.find("Team::split: rank 0 is not making this call: it made the barrier 'before the split'") == std::string::npos)
+        return "a split beside a barrier: " + v;
+    }
+    if (r == 1) {
+      v = verdict("a=1", "");
+      if (v.find("op: rank 0 is not making this call: it made another exchange") == std::string::npos)
+        return "an agreement beside a host team: " + v;
+    } else {
+      v = other([&] { world.host_team(); });
+      if (v.find("Team::host_team: rank 1 is not making this call: it made another exchange") == std::string::npos)
+        return "a host team beside an agreement: " + v;
+    }
     world.barrier("after the verdicts");
     return std::string("ok");
   });
