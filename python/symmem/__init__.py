@@ -236,8 +236,7 @@ def new_group(ranks=None, *, torch_group=_NOT_PASSED, mesh=None, mesh_dim=None):
     teams, in the order torch gives their ranks; a rank in none passes None, as
     new_subgroups_by_enumeration returns it, or GroupMember.NON_GROUP_MEMBER, and gets None back);
     mesh, mesh_dim: a DeviceMesh dimension (by name or index; of a 1-D mesh, mesh_dim may be left
-    out). Pass one of the three. Each team
-    gets its own heap, workspace and NCCL communicator."""
+    out). Pass one of the three. Each team gets its own heap, workspace and NCCL communicator."""
     w = world()
     me = w.global_ranks[w.rank]
     given = [k for k, v in (("ranks", ranks is not None), ("torch_group", torch_group is not _NOT_PASSED),

@@ -48,13 +48,16 @@ TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
   auto res = test::run_ranks(3, [&](int r) {
     auto boot = std::make_shared<Bootstrap>(test::config(r, 3, port));
     Team world = Team::world(boot);
-    auto verdict = [&](const std::string& mine, const std::string& refusal) -> std::string {
+    auto raised = [](const std::function<void()>& call) -> std::string {  // what the call raised, or ""
       try {
-        world.require_same(mine, "op", refusal);
+        call();
       } catch (const InvalidArgument& e) {
         return e.what();
       }
       return "";
+    };
+    auto verdict = [&](const std::string& mine, const std::string& refusal) {
+      return raised([&] { world.require_same(mine, "op", refusal); });
     };
     if (!verdict("a=1 b=2", "").empty()) return std::string("alike arguments refused");
     std::string v = verdict(r == 2 ? "a=1 b=3" : "a=1 b=2", "");
@@ -89,18 +92,10 @@ TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
         return "a member at a gather: " + v;
     }
     // So does a split or a host team (here a member at a barrier, then one at an agreement).
-    auto other = [&](const std::function<void()>& call) -> std::string {
-      try {
-        call();
-      } catch (const InvalidArgument& e) {
-        return e.what();
-      }
-      return "";
-    };
     if (r == 0) {
       world.barrier("before the split");
     } else {
-      v = other([&] { world.split(0, r); });
+      v = raised([&] { world.split(0, r); });
       if (v.find("Team::split: rank 0 is not making this call: it made the barrier 'before the split'") == std::string::npos)
         return "a split beside a barrier: " + v;
     }
@@ -109,7 +104,7 @@ TEST(Team, RequireSameNamesTheFieldOrTheRefusingRank) {
       if (v.find("op: rank 0 is not making this call: it made another exchange") == std::string::npos)
         return "an agreement beside a host team: " + v;
     } else {
-      v = other([&] { world.host_team(); });
+      v = raised([&] { world.host_team(); });
       if (v.find("Team::host_team: rank 1 is not making this call: it made another exchange") == std::string::npos)
         return "a host team beside an agreement: " + v;
     }
