@@ -91,6 +91,8 @@ T() {
   echo "== tests ${FILTER:-Moe*} of $tree at $n ranks, $rpg a GPU ($*) rc $rc at $(el) s:" | tee -a "$OUT/summary.txt"
   grep -E "\[  PASSED  \]|\[  FAILED  \]|\[  SKIPPED \] [0-9]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
   grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
+  # a run stopped by its limit: the test each rank was in
+  [ $rc -ne 124 ] || grep -a "\[ RUN      \]" "$OUT/t.log" | awk '{l[$2]=$0} END{for (r in l) print "   last started: " l[r]}' | sort | tee -a "$OUT/summary.txt"
 }
 RT() {
   FILTER='Random.*' T "$@"
