@@ -323,8 +323,11 @@ static void check_ptrs(const char* op, std::initializer_list<Operand> operands) 
 
 // SYMMEM_DEBUG_CHECKS=1: the arguments every rank must pass alike (M, K, Nc, mode and `more`),
 // and each rank's checks of its own, agreed before anything runs (detail::checked_alike).
-static std::string alike(int64_t m, int64_t k, int64_t n, Mode mode, DataType dtype, const std::string& more = "") {
-  return "m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n) + " mode=" + std::to_string(static_cast<int>(mode)) +
+// The fields every rank must pass alike, under SYMMEM_DEBUG_CHECKS=1; `call` first, so that ranks
+// that make different calls at one point (an all_gather_matmul beside a matmul_reduce_scatter) are
+// told so by name, not by the fields that follow from it.
+static std::string alike(const char* call, int64_t m, int64_t k, int64_t n, Mode mode, DataType dtype, const std::string& more = "") {
+  return std::string("call=") + call + " m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n) + " mode=" + std::to_string(static_cast<int>(mode)) +
          " dtype=" + dtype_name(dtype) + more;
 }
 static void check_dtype(const char* op, DataType dtype) {
@@ -342,7 +345,7 @@ void TensorParallel::all_gather_matmul(const void* a_shard, int64_t m, int64_t k
   symmem::detail::CallScope call("symmem all_gather_matmul", comm_.context().device());
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
-  symmem::detail::checked_alike(comm_, "overlap::all_gather_matmul", [&] { return alike(m, k, n, mode, dtype); }, [&] {
+  symmem::detail::checked_alike(comm_, "overlap::all_gather_matmul", [&] { return alike("all_gather_matmul", m, k, n, mode, dtype); }, [&] {
     check_dtype("all_gather_matmul", dtype);
     check_shapes("all_gather_matmul", m, k, n, N, d.max_m, d.max_k, d.max_n);
     check_ptrs("all_gather_matmul", {{"a_shard", a_shard, false}, {"b", b, false}, {"c", c, false}, {"a_out", a_out, true}});
@@ -443,7 +446,7 @@ void TensorParallel::matmul_reduce_scatter(const void* a, int64_t m, int64_t k, 
   Impl& d = *impl_;
   const int N = comm_.size(), me = comm_.rank();
   symmem::detail::checked_alike(comm_, "overlap::matmul_reduce_scatter",
-                                [&] { return alike(m, k, n, mode, dtype, " op=" + std::to_string(static_cast<int>(op))); }, [&] {
+                                [&] { return alike("matmul_reduce_scatter", m, k, n, mode, dtype, " op=" + std::to_string(static_cast<int>(op))); }, [&] {
     check_dtype("matmul_reduce_scatter", dtype);
     check_shapes("matmul_reduce_scatter", m, k, n, N, d.max_m, d.max_k, d.max_n);
     check_ptrs("matmul_reduce_scatter", {{"a", a, false}, {"b", b, false}, {"c_shard", c_shard, false}});

@@ -69,7 +69,7 @@ TEST(DebugChecks, ArgumentsThatDifferAreRefusedOnEveryRank) {
   ASSERT_ALL(why.empty(), "the all-reduce after the refusals: " << why);
   comm().free(buf);
 
-  // Overlap: M unlike on the last rank, then the mode.
+  // Overlap: M unlike on the last rank, then the mode, then the call.
   {
     const int64_t rows = 256, k = 256, nc = 256, m = rows * n;
     overlap::TensorParallel tp(comm(), 2 * m, k, nc);
@@ -83,6 +83,16 @@ TEST(DebugChecks, ArgumentsThatDifferAreRefusedOnEveryRank) {
       tp.matmul_reduce_scatter(a, m, k, b, nc, c, ReduceOp::kSum, nullptr, me == last ? overlap::Mode::kSequential : overlap::Mode::kOverlap);
     });
     ASSERT_ALL(why.find("overlap::matmul_reduce_scatter: arguments differ across ranks (mode") != std::string::npos, "got '" << why << "'");
+    // The last rank makes the other overlapped GEMM, with the same shapes: named by its call.
+    why = attempt([&] {
+      if (me == last)
+        tp.matmul_reduce_scatter(a, m, k, b, nc, c, ReduceOp::kSum, nullptr, overlap::Mode::kSequential);
+      else
+        tp.all_gather_matmul(a, m, k, b, nc, c, nullptr, nullptr, overlap::Mode::kSequential);
+    });
+    ASSERT_ALL(why.find("arguments differ across ranks (call") != std::string::npos && why.find("'call=all_gather_matmul m=") != std::string::npos &&
+                   why.find("'call=matmul_reduce_scatter m=") != std::string::npos,
+               "got '" << why << "'");
     // An argument only the last rank refuses (its checks of its own): raised on every rank.
     why = attempt([&] { tp.all_gather_matmul(a, m, k, b, nc, me == last ? nullptr : c, nullptr, nullptr, overlap::Mode::kSequential); });
     ASSERT_ALL(why.find("overlap::all_gather_matmul: rank " + std::to_string(last) + " refused: overlap::all_gather_matmul: c is null") !=
