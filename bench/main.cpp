@@ -78,6 +78,10 @@ int main(int argc, char** argv) {
       else fail("unknown argument '" + a + "'\n" + kUsage);
     }
     require(o.min_bytes <= o.max_bytes, "-b must not exceed -e");
+    // Refused here, on any machine, not on every rank once the GPUs are set up (a bad -d or -o used
+    // to surface only when the first collective ran, after the p2p suite).
+    (void)parse_dtype(o.dtype);
+    (void)parse_redop(o.redop);
   } catch (const Error& e) {
     std::fprintf(stderr, "symmem-bench: %s\n", e.what());
     return 2;
