@@ -124,7 +124,9 @@ def commit():
         return "unknown"
 
 
-def main():
+def parse_args(argv=None, environ=os.environ):
+    """The command line, checked before anything starts (no GPU, process group or library yet): a bad
+    value, or no launcher's RANK and WORLD_SIZE, exits at once naming it (argparse's exit code 2)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--min-bytes", type=int, default=1 << 10)
     ap.add_argument("--max-bytes", type=int, default=1 << 30)
@@ -149,7 +151,32 @@ def main():
     ap.add_argument("--overlap-data", default="normal", choices=["normal", "uniform"],
                     help="overlap suite: the operands, normal (torch.randn, the default) or uniform in [-1, 1) (as symmem-bench "
                     "overlap's default; under the power cap a GEMM's clock depends on its data)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    bad = []
+    if args.min_bytes < 2:
+        bad.append(f"--min-bytes={args.min_bytes}: at least 2 (one bf16 element)")
+    if args.max_bytes < args.min_bytes:
+        bad.append(f"--max-bytes={args.max_bytes} is below --min-bytes={args.min_bytes}")
+    for name in ("reps", "replays"):
+        if getattr(args, name) < 1:
+            bad.append(f"--{name}={getattr(args, name)}: at least 1")
+    known = [m[0] for m in OVERLAP_MODELS]
+    for m in args.overlap_models.split(","):
+        if m not in known:
+            bad.append(f"--overlap-models: '{m}' is not one of {', '.join(known)}")
+    for m in args.overlap_ms.split(","):
+        if not m.isdigit() or int(m) < 1:
+            bad.append(f"--overlap-ms: '{m}' is not a positive whole number")
+    if "RANK" not in environ or "WORLD_SIZE" not in environ:
+        bad.append("RANK and WORLD_SIZE are not set: start it with a launcher, one process a GPU: "
+                   "torchrun --nproc-per-node=N -m symmem.bench, or symmem-run -n N python -m symmem.bench")
+    if bad:
+        ap.error("; ".join(bad))
+    return args
+
+
+def main():
+    args = parse_args()
     global _capture_mode
     _capture_mode = args.capture_mode
 

@@ -3,6 +3,8 @@ PyTorch: each call below must be accepted (and reach the library with what it pa
 with InvalidArgument naming the problem. A world of 2 ranks on GPU 0 is faked; the library's calls
 are recorded, not made. Run by test_host.py in a fresh interpreter (it replaces `torch`); prints
 one line a failed case and exits 1 if any failed."""
+import contextlib
+import io
 import os
 import sys
 import types
@@ -253,6 +255,37 @@ case("moe dispatch_recv", lambda: ep.dispatch_recv(), reaches="ep.dispatch_recv"
 case("moe combine_send", lambda: ep.combine_send(T((4, 64, 256), bf)), reaches="ep.combine_send")
 case("moe combine_send shape", lambda: ep.combine_send(T((4, 64, 128), bf)), refused="moe combine_send: expert_out must")
 case("moe combine_recv", lambda: ep.combine_recv(), reaches="ep.combine_recv")
+
+# python -m symmem.bench's command line: checked before anything starts, a bad value or no launcher
+# refused at once with argparse's exit code 2, naming it.
+from symmem import bench  # noqa: E402
+
+launched = {"RANK": "0", "WORLD_SIZE": "2"}
+
+
+def bench_args(what, argv, refused=None, environ=launched):
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            bench.parse_args(argv, environ)
+    except SystemExit as e:
+        if refused is None or e.code != 2 or refused not in err.getvalue():
+            failures.append(f"symmem.bench {what}: exit code {e.code}, '{err.getvalue().strip()}' (expected "
+                            f"{'no exit' if refused is None else refused})")
+        return
+    if refused is not None:
+        failures.append(f"symmem.bench {what}: accepted (expected a refusal with '{refused}')")
+
+
+bench_args("defaults", [])
+bench_args("the overlap suite", ["--suite", "overlap", "--overlap-models", "70B", "--overlap-ms", "4096,8192"])
+bench_args("--min-bytes 0", ["--min-bytes", "0"], "--min-bytes=0: at least 2")
+bench_args("--max-bytes below --min-bytes", ["--min-bytes", "4096", "--max-bytes", "1024"], "--max-bytes=1024 is below")
+bench_args("--replays 0", ["--replays", "0"], "--replays=0: at least 1")
+bench_args("--overlap-models 13B", ["--overlap-models", "8B,13B"], "'13B' is not one of 8B, 70B")
+bench_args("--overlap-ms 8k", ["--overlap-ms", "8k"], "'8k' is not a positive whole number")
+bench_args("--suite bogus", ["--suite", "bogus"], "invalid choice: 'bogus'")
+bench_args("no launcher", [], "RANK and WORLD_SIZE are not set", environ={})
 
 for f in failures:
     print("FAILED:", f)
