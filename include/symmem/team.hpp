@@ -43,7 +43,9 @@ class SYMMEM_API Team {
   std::vector<std::string> require_same(const std::string& mine, const std::string& what, const std::string& refusal = "",
                                         const std::string& fact = "", const std::string& hint = "") const;
   /// Members with the same color form a team, ordered by (key, rank). A negative color joins no
-  /// team and gets an invalid Team back. Collective over this team.
+  /// team and gets an invalid Team back. Collective over this team. Where a member made another
+  /// exchange of the team at this point, raises InvalidArgument as require_same does ("Team::split:
+  /// rank R is not making this call: ..."), and so does host_team.
   Team split(int color, int key) const;
   /// The members that share this host (by host name and boot id). Collective over this team.
   Team host_team() const;
