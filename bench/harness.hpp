@@ -116,7 +116,8 @@ class Harness {
 
 /// Writes the rows as JSON (device, gpus, commit, NCCL version, date) and an SVG plot.
 void write_json(const Harness& h, const std::string& suite, const std::string& path);
-void write_svg(const std::vector<Row>& rows, const std::string& title, const std::string& path);
+/// Writes the plot; false where there is nothing to plot (no timed rows). Both raise where the file cannot be written.
+bool write_svg(const std::vector<Row>& rows, const std::string& title, const std::string& path);
 
 /// Benchmarks: each runs collectively on every rank and adds rows.
 void run_p2p(Harness& h);

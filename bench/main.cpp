@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness.hpp"
@@ -33,6 +34,23 @@ static const char* kUsage =
     "                     reduce|gather|scatter]\n"
     "                    [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-d DTYPE] [-o REDOP]\n"
     "                    [--replays N] [--json FILE] [--svg FILE] [--kind DEVICE_KIND] [--commit SHA] [--table FILE]";
+
+// The JSON and plot a suite writes: --json (default symmem-bench-<suite>.json) and --svg (default
+// the JSON's path with .svg for its extension).
+static std::pair<std::string, std::string> output_paths(const Options& o, const std::string& suite) {
+  const std::string json = o.json.empty() ? "symmem-bench-" + suite + ".json" : o.json;
+  const size_t slash = json.rfind('/'), dot = json.rfind('.');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  return {json, o.svg.empty() ? (has_ext ? json.substr(0, dot) : json) + ".svg" : o.svg};
+}
+
+// Refuses, before anything runs, an output whose directory is missing or not writable (found out
+// after a whole run before).
+static void check_writable(const std::string& path, const char* what) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  require(access(dir.c_str(), W_OK) == 0, what, " '", path, "': its directory '", dir, "' is missing or not writable");
+}
 
 // The fastest algorithm per size, measured in this run, as a table SYMMEM_TUNING_FILE loads.
 static void write_table(Harness& h, const TuningTable& t, const std::string& path) {
@@ -82,6 +100,10 @@ int main(int argc, char** argv) {
     // to surface only when the first collective ran, after the p2p suite).
     (void)parse_dtype(o.dtype);
     (void)parse_redop(o.redop);
+    const auto paths = output_paths(o, suite);
+    check_writable(paths.first, "--json");
+    check_writable(paths.second, "--svg");
+    if (suite == "tune" || !table_path.empty()) check_writable(table_path.empty() ? "symmem-tuning.txt" : table_path, "--table");
   } catch (const Error& e) {
     std::fprintf(stderr, "symmem-bench: %s\n", e.what());
     return 2;
@@ -144,11 +166,12 @@ int main(int argc, char** argv) {
       run_collective(h, parse_coll(suite));
     }
     if (h.rank() == 0) {
-      std::string json = o.json.empty() ? "symmem-bench-" + suite + ".json" : o.json;
-      std::string svg = o.svg.empty() ? json.substr(0, json.rfind('.')) + ".svg" : o.svg;
+      const auto [json, svg] = output_paths(o, suite);
       write_json(h, suite, json);
-      write_svg(h.rows(), "symmem vs NCCL (" + suite + "), " + std::to_string(h.size()) + " x " + h.gpu_name(), svg);
-      std::printf("# wrote %s and %s\n", json.c_str(), svg.c_str());
+      if (write_svg(h.rows(), "symmem vs NCCL (" + suite + "), " + std::to_string(h.size()) + " x " + h.gpu_name(), svg))
+        std::printf("# wrote %s and %s\n", json.c_str(), svg.c_str());
+      else
+        std::printf("# wrote %s (no plot: nothing timed)\n", json.c_str());
     }
     long wrong = 0;
     for (const Row& r : h.rows()) wrong += r.wrong;

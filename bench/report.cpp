@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "symmem/error.hpp"
 
 extern char** environ;
 
@@ -69,6 +70,7 @@ void write_json(const Harness& h, const std::string& suite, const std::string& p
   char date[32];
   std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   std::ofstream f(path);
+  if (!f) fail("cannot write the JSON '" + path + "'");
   f << "{\n  \"suite\": " << quote(suite) << ",\n  \"device\": " << quote(h.gpu_name()) << ",\n  \"device_kind\": "
     << quote(h.opt().device_kind) << ",\n  \"gpus\": " << h.size() << ",\n  \"commit\": " << quote(h.opt().commit)
     << ",\n  \"nccl_version\": " << quote(std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100))
@@ -88,9 +90,11 @@ void write_json(const Harness& h, const std::string& suite, const std::string& p
     f << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
   }
   f << "  ]\n}\n";
+  f.close();
+  if (!f) fail("writing the JSON '" + path + "' failed");
 }
 
-void write_svg(const std::vector<Row>& rows, const std::string& title, const std::string& path) {
+bool write_svg(const std::vector<Row>& rows, const std::string& title, const std::string& path) {
   // One line per (op, algo) for symmem and one per op for NCCL: time (log) against size (log).
   std::map<std::string, std::vector<std::pair<double, double>>> series;
   for (const Row& r : rows) {
@@ -104,12 +108,13 @@ void write_svg(const std::vector<Row>& rows, const std::string& title, const std
       x0 = std::min(x0, p.first); x1 = std::max(x1, p.first);
       y0 = std::min(y0, p.second); y1 = std::max(y1, p.second);
     }
-  if (series.empty()) return;
+  if (series.empty()) return false;
   const double W = 960, H = 600, L = 80, R = 300, T = 40, B = 60;
   auto X = [&](double x) { return L + (std::log2(x) - std::log2(x0)) / std::max(1e-9, std::log2(x1) - std::log2(x0)) * (W - L - R); };
   auto Y = [&](double y) { return H - B - (std::log10(y) - std::log10(y0)) / std::max(1e-9, std::log10(y1) - std::log10(y0)) * (H - T - B); };
   const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   std::ofstream f(path);
+  if (!f) fail("cannot write the plot '" + path + "'");
   f << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H << "' font-family='sans-serif' font-size='12'>\n"
     << "<rect width='100%' height='100%' fill='white'/>\n<text x='" << L << "' y='24' font-size='16'>" << title << "</text>\n"
     << "<text x='" << (W - R) / 2 << "' y='" << H - 15 << "'>message size (bytes)</text>\n"
@@ -118,11 +123,9 @@ void write_svg(const std::vector<Row>& rows, const std::string& title, const std
     f << "<line x1='" << X(x) << "' x2='" << X(x) << "' y1='" << T << "' y2='" << H - B << "' stroke='#eee'/><text x='" << X(x) - 15
       << "' y='" << H - B + 15 << "' font-size='10'>" << human_bytes(size_t(x)) << "</text>\n";
   for (double y = std::pow(10, std::floor(std::log10(y0))); y <= y1 * 10; y *= 10)
-    if (y >= y0 / 1.0001 && y <= y1 * 1.0001 || true) {
-      if (y < y0 * 0.999 || y > y1 * 1.001) continue;
+    if (y >= y0 * 0.999 && y <= y1 * 1.001)
       f << "<line x1='" << L << "' x2='" << W - R << "' y1='" << Y(y) << "' y2='" << Y(y) << "' stroke='#eee'/><text x='" << L - 45
         << "' y='" << Y(y) + 4 << "' font-size='10'>" << y << "</text>\n";
-    }
   int i = 0;
   for (auto& s : series) {
     auto pts = s.second;
@@ -135,6 +138,9 @@ void write_svg(const std::vector<Row>& rows, const std::string& title, const std
     ++i;
   }
   f << "</svg>\n";
+  f.close();
+  if (!f) fail("writing the plot '" + path + "' failed");
+  return true;
 }
 
 }  // namespace symmem::bench

@@ -18,3 +18,8 @@ expect(2 "-n=0 is out of range" -n 0)
 expect(2 "--replays=-3 is out of range" --replays -3)
 expect(2 "unknown dtype 'float128'" -d float128)
 expect(2 "unknown reduction 'median'" all_reduce -o median)
+# Outputs whose directory is missing: refused before the run (found out after it before).
+expect(2 "--json '/nonexistent-dir/x.json': its directory '/nonexistent-dir' is missing" --json /nonexistent-dir/x.json)
+expect(2 "--svg '/nonexistent-dir/p.svg': its directory" p2p --svg /nonexistent-dir/p.svg)
+expect(2 "--svg 'nonexistent-dir/x.svg': its directory 'nonexistent-dir' is missing" --svg nonexistent-dir/x.svg)
+expect(2 "--table '/nonexistent-dir/t.txt'" tune --table /nonexistent-dir/t.txt)
