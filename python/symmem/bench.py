@@ -167,6 +167,9 @@ def parse_args(argv=None, environ=os.environ):
     for m in args.overlap_ms.split(","):
         if not m.isdigit() or int(m) < 1:
             bad.append(f"--overlap-ms: '{m}' is not a positive whole number")
+    out_dir = os.path.dirname(args.out) or "."
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK):
+        bad.append(f"--out={args.out}: its directory '{out_dir}' is missing or not writable (found out after the run otherwise)")
     if "RANK" not in environ or "WORLD_SIZE" not in environ:
         bad.append("RANK and WORLD_SIZE are not set: start it with a launcher, one process a GPU: "
                    "torchrun --nproc-per-node=N -m symmem.bench, or symmem-run -n N python -m symmem.bench")

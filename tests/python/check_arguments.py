@@ -286,6 +286,7 @@ bench_args("--overlap-models 13B", ["--overlap-models", "8B,13B"], "'13B' is not
 bench_args("--overlap-ms 8k", ["--overlap-ms", "8k"], "'8k' is not a positive whole number")
 bench_args("--suite bogus", ["--suite", "bogus"], "invalid choice: 'bogus'")
 bench_args("no launcher", [], "RANK and WORLD_SIZE are not set", environ={})
+bench_args("--out in a missing directory", ["--out", "/nonexistent-dir/b.json"], "its directory '/nonexistent-dir' is missing")
 
 for f in failures:
     print("FAILED:", f)
