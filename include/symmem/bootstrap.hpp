@@ -1,7 +1,9 @@
 #pragma once
 // Bootstrap: how the ranks of a job find each other. Rank 0 hosts a TCP rendezvous store; every
 // exchange has a deadline, and a rank that never arrives or exits is named in the error.
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,9 @@ class SYMMEM_API ExternalStore {
   virtual void set(const std::string& key, const std::string& value) = 0;
   /// Waits up to timeout_ms for `key`; false when it never came.
   virtual bool get(const std::string& key, int timeout_ms, std::string* value) = 0;
+  /// Deletes `key`, which every member has read (a team's exchanges would otherwise pile up in the
+  /// store: one key a member an exchange). The default keeps it.
+  virtual void remove(const std::string& key) { (void)key; }
 };
 
 class SYMMEM_API Bootstrap {
@@ -64,6 +69,11 @@ class SYMMEM_API Bootstrap {
   std::unique_ptr<detail::StoreClient> client_;
   std::shared_ptr<ExternalStore> ext_;
   std::string prefix_;
+  // External store: per key stem (a team's name, the key up to its last '#'), this rank's key of
+  // the stem's last exchange, removed once the next one completes (all_gather says why it may).
+  void forget_previous(const std::string& key);
+  std::mutex stems_mu_;
+  std::map<std::string, std::string> last_of_stem_;
 };
 
 }  // namespace symmem

@@ -21,7 +21,7 @@ template <class T>
 T* as_ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
 
 // torch.distributed's Store (or any object with set(key, bytes) and get(key, timeout_ms) -> bytes
-// or None), seen by the C++ bootstrap.
+// or None, and optionally remove(key)), seen by the C++ bootstrap.
 class PyStore : public ExternalStore {
  public:
   explicit PyStore(py::object o) : obj_(std::move(o)) {}
@@ -43,6 +43,10 @@ class PyStore : public ExternalStore {
     if (r.is_none()) return false;
     *v = r.cast<std::string>();
     return true;
+  }
+  void remove(const std::string& k) override {  // where the object has remove(key)
+    py::gil_scoped_acquire g;
+    if (py::hasattr(obj_, "remove")) obj_.attr("remove")(k);
   }
 
  private:

@@ -140,7 +140,7 @@ class Group:
 
 
 class _TorchStore:
-    """torch.distributed's Store as the C++ bootstrap sees it: set, and get with a bound."""
+    """torch.distributed's Store as the C++ bootstrap sees it: set, get with a bound, and remove."""
 
     def __init__(self, store):
         self._store = store
@@ -155,6 +155,13 @@ class _TorchStore:
         except Exception:  # DistStoreError / RuntimeError on timeout
             return None
         return self._store.get(key)
+
+    def remove(self, key):
+        """A key every rank has read (the bootstrap says when): deleted where the store can."""
+        try:
+            self._store.delete_key(key)
+        except Exception:  # a store without deletion keeps it
+            pass
 
 
 def init(*, timeout_ms=0):

@@ -85,6 +85,26 @@ static std::string describe_missing(const std::vector<int>& ranks, const std::ve
   return (missing.size() == 1 ? "rank " : "ranks ") + s;
 }
 
+// An external store keeps every key until told (the job's own store forgets a key once every
+// member has read it). A team's exchanges are keyed "<team name>#<n>", n counting up, and each
+// member makes them one after another. When this rank has read every member's key of exchange n,
+// every member has set its key of n, which it does only after it returned from exchange n-1, having
+// read every member's key of n-1: so no member will read this rank's key of n-1 again, and it is
+// removed here. (The last exchange of each team keeps its keys: one a member a team.) Keys with no
+// '#' are left alone.
+void Bootstrap::forget_previous(const std::string& key) {
+  const size_t hash = key.rfind('#');
+  if (hash == std::string::npos) return;
+  std::string previous;
+  {
+    std::lock_guard<std::mutex> g(stems_mu_);
+    std::string& last = last_of_stem_[key.substr(0, hash)];
+    previous.swap(last);
+    last = key;
+  }
+  if (!previous.empty()) ext_->remove(prefix_ + previous + "/" + std::to_string(config_.rank));
+}
+
 std::vector<std::string> Bootstrap::all_gather(const std::string& key, const std::vector<int>& ranks,
                                                const std::string& mine, const std::string& what,
                                                int timeout_ms) {
@@ -112,6 +132,7 @@ std::vector<std::string> Bootstrap::all_gather(const std::string& key, const std
                         describe_missing(ranks, missing) + " never arrived (crashed, hung, or called a different operation?)");
         }
       }
+      forget_previous(key);
       return values;
     } catch (...) {
       failed_ = true;

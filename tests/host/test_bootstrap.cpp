@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -165,6 +166,17 @@ class MemoryStore : public symmem::ExternalStore {
     *v = kv_[k];
     return true;
   }
+  void remove(const std::string& k) override {
+    std::lock_guard<std::mutex> g(mu_);
+    if (kv_.erase(k) == 0) removed_unknown_ = true;
+  }
+  std::vector<std::string> keys() {
+    std::lock_guard<std::mutex> g(mu_);
+    std::vector<std::string> out;
+    for (auto& kv : kv_) out.push_back(kv.first);
+    return out;
+  }
+  bool removed_unknown_ = false;
  private:
   std::mutex mu_;
   std::condition_variable cv_;
@@ -188,6 +200,45 @@ TEST(Bootstrap, ThroughAnExternalStore) {
     });
   for (auto& t : ts) t.join();
   for (int r = 0; r < n; ++r) EXPECT_EQ(got[r], (std::vector<std::string>{"v0", "v1", "v2"}));
+}
+
+// A team's keys in an external store do not pile up: each rank removes its key of a team's exchange
+// once the team's next exchange has completed (every member has read it by then), so what is left
+// is each team's last exchange. Here two teams (the world of 3, and ranks 0 and 2) exchange in turn,
+// the values checked at every step, plus a key of no team, which stays.
+TEST(Bootstrap, ExternalStoreKeepsOnlyEachTeamsLastExchange) {
+  auto store = std::make_shared<MemoryStore>();
+  const int n = 3, steps = 40;
+  std::vector<std::string> bad(n);
+  std::vector<std::thread> ts;
+  for (int r = 0; r < n; ++r)
+    ts.emplace_back([&, r] {
+      symmem::BootstrapConfig c;
+      c.rank = r;
+      c.world_size = n;
+      c.timeout_ms = 5000;
+      symmem::Bootstrap b(c, store, "job3/");
+      if (b.all_gather("plain", {0, 1, 2}, "p" + std::to_string(r), "a key of no team") != std::vector<std::string>{"p0", "p1", "p2"})
+        bad[r] = "plain";
+      for (int i = 0; i < steps && bad[r].empty(); ++i) {
+        const std::string v = std::to_string(i) + "." + std::to_string(r);
+        auto all = b.all_gather("world#" + std::to_string(i), {0, 1, 2}, v, "world");
+        for (int q = 0; q < n; ++q)
+          if (all[q] != std::to_string(i) + "." + std::to_string(q)) bad[r] = "world#" + std::to_string(i) + ": " + all[q];
+        if (r != 1) {
+          all = b.all_gather("world#0.c0#" + std::to_string(i), {0, 2}, v, "a team of 0 and 2");
+          if (all != std::vector<std::string>{std::to_string(i) + ".0", std::to_string(i) + ".2"}) bad[r] = "c0#" + std::to_string(i);
+        }
+      }
+    });
+  for (auto& t : ts) t.join();
+  for (int r = 0; r < n; ++r) EXPECT_EQ(bad[r], "") << "rank " << r;
+  const auto last = std::to_string(steps - 1);
+  std::vector<std::string> want = {"job3/plain/0", "job3/plain/1", "job3/plain/2", "job3/world#" + last + "/0", "job3/world#" + last + "/1",
+                                   "job3/world#" + last + "/2", "job3/world#0.c0#" + last + "/0", "job3/world#0.c0#" + last + "/2"};
+  std::sort(want.begin(), want.end());  // (the store lists its keys in order)
+  EXPECT_EQ(store->keys(), want);
+  EXPECT_FALSE(store->removed_unknown_);
 }
 
 TEST(Bootstrap, ExternalStoreNamesTheMissingRank) {

@@ -65,6 +65,23 @@ def test_torchruns_agent_store_is_recognised():
     assert got["True"]["device"] == 1 and got["True"]["rank"] == 3 and got["True"]["world_size"] == 4, got
 
 
+def test_torch_store_adapter_removes_keys_where_it_can():
+    # The bootstrap removes a team's keys once every member has read them (else each host exchange
+    # under torchrun leaves one key a rank in torch's store for good): through delete_key where the
+    # store has it; a store without it keeps the key, with no error.
+    class Store:
+        def __init__(self):
+            self.kv = {"symmem/0/world#3/1": b"x", "other": b"y"}
+
+        def delete_key(self, key):
+            return self.kv.pop(key, None) is not None
+
+    store = Store()
+    symmem._TorchStore(store).remove("symmem/0/world#3/1")
+    assert store.kv == {"other": b"y"}, store.kv
+    symmem._TorchStore(object()).remove("symmem/0/world#3/1")
+
+
 def test_error_translation_keeps_the_message():
     # An InvalidArgument from C++ arrives as symmem.InvalidArgument with the C++ text.
     try:
