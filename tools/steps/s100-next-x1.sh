@@ -2,7 +2,8 @@
 # d600f99's overlap agreement (the call named first: DebugChecks.*'s new case of two different
 # overlapped GEMMs) under SYMMEM_DEBUG_CHECKS=1 at 2 ranks, then the three ctest tiers of an odd
 # world on one GPU that 779e053 added (multigpu_3ranks_1gpu, multigpu_debug_checks_3ranks_1gpu with
-# DebugChecks.* at 3, python_gpu_3ranks_1gpu; never run through ctest), then the rest of the 6-rank
+# DebugChecks.* at 3, python_gpu_3ranks_1gpu; never run through ctest; the Python suite there is the
+# first run of 36f4435's key removal through torch's store, TCPStore.delete_key), then the rest of the 6-rank
 # sweep session 100 began (at 6 it ran Collectives, Rooted, Random, DeviceApi, Stream and two Moe
 # tests, all passed, before its time limit) and the Python suite at 6. The 7-rank sweep follows in
 # tools/steps/s100-next2-x1.sh: send it as the next `run` at once, while the machine is warm.
