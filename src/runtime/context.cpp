@@ -3,12 +3,28 @@
 #include <atomic>
 #include <cstring>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "device_code.hpp"
 #include "log.hpp"
 #include "symmem/error.hpp"
 
 namespace symmem {
+
+extern "C" char** environ;
+
+// A misspelt SYMMEM_ setting would be ignored silently: said once a process, by local rank 0 (the
+// ranks of a host share their environment), whatever SYMMEM_DEBUG is.
+static void warn_misspelt_settings(int local_rank) {
+  static std::atomic<bool> said{false};
+  if (local_rank != 0 || said.exchange(true)) return;
+  std::vector<std::string> names;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) names.emplace_back(*e, std::strcspn(*e, "="));
+  for (const std::string& m : detail::misspelt_settings(names))
+    detail::log_line(detail::LogLevel::kWarn, m.substr(0, m.find(' ')) + " is no symmem setting and is ignored " + m.substr(m.find(' ') + 1) +
+                                                 "; `symmem-run --env` lists the settings");
+}
 
 std::shared_ptr<Context> Context::init() { return std::make_shared<Context>(Bootstrap::from_env()); }
 
@@ -18,6 +34,7 @@ Context::Context(std::shared_ptr<Bootstrap> boot, Settings settings) : Context(s
 Context::Context(std::shared_ptr<Bootstrap> boot, const Settings* given) : boot_(std::move(boot)) {
   require(boot_ != nullptr, "Context: bootstrap is null");
   world_ = Team::world(boot_);
+  warn_misspelt_settings(boot_->config().local_rank);
   // A rank that cannot read its settings or take its GPU says so to every rank (one exchange at
   // start-up), instead of throwing alone while the others wait for it in their first exchange until
   // the bound. It raises its own error; the others raise "symmem::Context: rank R refused: ...".

@@ -1,5 +1,6 @@
 #include "symmem/env.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -191,6 +192,40 @@ long parse_int(const char* text, const char* what, long lo, long hi) {
     fail(std::string(what) + "=" + text + " is out of range [" + std::to_string(lo) + ", " +
          std::to_string(hi) + "]");
   return v;
+}
+
+// Edits (insertions, deletions, substitutions) from a to b, counted up to 3.
+static int edits(const std::string& a, const std::string& b) {
+  if (a.size() > b.size() + 2 || b.size() > a.size() + 2) return 3;
+  std::vector<int> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int diag = row[0];
+    row[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return std::min(row[b.size()], 3);
+}
+
+std::vector<std::string> misspelt_settings(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (n.rfind("SYMMEM_", 0) != 0) continue;
+    const char* best = nullptr;
+    int best_edits = 3;
+    bool known = false;
+    for (const EnvVar& v : env_vars()) {
+      if (n == v.name) known = true;
+      const int e = edits(n, v.name);
+      if (e < best_edits) best_edits = e, best = v.name;
+    }
+    if (!known && best != nullptr) out.push_back(n + " (did you mean " + best + "?)");
+  }
+  return out;
 }
 
 std::string differing_fields(const std::string& a, const std::string& b) {

@@ -155,3 +155,14 @@ TEST(Env, EveryVariableTheSourcesNameIsListed) {
   EXPECT_GT(files, 50u) << "the sources were not found under " << SYMMEM_SOURCE_DIR;
   for (const auto& [var, file] : missing) ADD_FAILURE() << var << " (named in " << file << ") is not in env_vars(): add it to src/runtime/env.cpp";
 }
+
+// A SYMMEM_ name one or two edits from a setting is named with the setting meant (Context warns of
+// it: the variable would be ignored without a word); settings, other variables and SYMMEM_ names
+// far from any setting (the tools' own) are not.
+TEST(Env, MisspeltSettingsAreNamed) {
+  const auto got = detail::misspelt_settings({"SYMMEM_DEBUG_CHECK", "SYMMEM_DEBUG_CHECKS", "SYMMEM_TIMOUT_MS", "PATH", "SYMMEM_TEST_RANKS_PER_GPU",
+                                              "SYMMEM_CTEST_STOP_S", "SYMEM_DEBUG", "SYMMEM_HEAP_CHUNK_MiB", "SYMMEM_PDL"});
+  EXPECT_EQ(got, (std::vector<std::string>{"SYMMEM_DEBUG_CHECK (did you mean SYMMEM_DEBUG_CHECKS?)",
+                                           "SYMMEM_TIMOUT_MS (did you mean SYMMEM_TIMEOUT_MS?)",
+                                           "SYMMEM_HEAP_CHUNK_MiB (did you mean SYMMEM_HEAP_CHUNK_MB?)"}));
+}

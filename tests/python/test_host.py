@@ -48,6 +48,17 @@ def test_init_without_a_gpu_is_a_clear_error():
     assert "GPU" in out.stdout, out.stdout
 
 
+def test_a_misspelt_setting_is_named_at_init():
+    # SYMMEM_DEBUG_CHECK (no S) would be ignored without a word: init names it and the setting meant,
+    # on stderr, before it looks for a GPU (none here).
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    env.update(CUDA_VISIBLE_DEVICES="", SYMMEM_DEBUG_CHECK="1")
+    code = "import symmem\ntry:\n    symmem.init()\nexcept symmem.Error:\n    pass\n"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "SYMMEM_DEBUG_CHECK is no symmem setting and is ignored (did you mean SYMMEM_DEBUG_CHECKS?)" in out.stderr, out.stderr
+
+
 def test_torchruns_agent_store_is_recognised():
     # Under torchrun the agent holds MASTER_PORT: init() joins its store (bootstrap_from_env's
     # agent_port) and takes GPU LOCAL_RANK / SYMMEM_RANKS_PER_GPU; without the flag, no agent port.
