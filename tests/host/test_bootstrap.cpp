@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -182,12 +183,11 @@ class MemoryStore : public symmem::ExternalStore {
   std::condition_variable cv_;
   std::map<std::string, std::string> kv_;
 };
-}  // namespace
-
-TEST(Bootstrap, ThroughAnExternalStore) {
-  auto store = std::make_shared<MemoryStore>();
-  const int n = 3;
-  std::vector<std::vector<std::string>> got(n);
+// n ranks as threads, each running fn(its Bootstrap over `store` with key prefix `prefix`, rank);
+// each rank's error, if it raised one (else "").
+std::vector<std::string> on_threads(const std::shared_ptr<MemoryStore>& store, int n, const std::string& prefix,
+                                    const std::function<void(symmem::Bootstrap&, int)>& fn) {
+  std::vector<std::string> errors(n);
   std::vector<std::thread> ts;
   for (int r = 0; r < n; ++r)
     ts.emplace_back([&, r] {
@@ -195,11 +195,25 @@ TEST(Bootstrap, ThroughAnExternalStore) {
       c.rank = r;
       c.world_size = n;
       c.timeout_ms = 5000;
-      symmem::Bootstrap b(c, store, "job1/");
-      got[r] = b.all_gather("k", {0, 1, 2}, "v" + std::to_string(r), "test");
+      try {
+        symmem::Bootstrap b(c, store, prefix);
+        fn(b, r);
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
     });
   for (auto& t : ts) t.join();
-  for (int r = 0; r < n; ++r) EXPECT_EQ(got[r], (std::vector<std::string>{"v0", "v1", "v2"}));
+  return errors;
+}
+}  // namespace
+
+TEST(Bootstrap, ThroughAnExternalStore) {
+  auto store = std::make_shared<MemoryStore>();
+  const int n = 3;
+  std::vector<std::vector<std::string>> got(n);
+  const auto errors =
+      on_threads(store, n, "job1/", [&](symmem::Bootstrap& b, int r) { got[r] = b.all_gather("k", {0, 1, 2}, "v" + std::to_string(r), "test"); });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(got[r], (std::vector<std::string>{"v0", "v1", "v2"})) << errors[r];
 }
 
 // A team's keys in an external store do not pile up: each rank removes its key of a team's exchange
@@ -210,29 +224,21 @@ TEST(Bootstrap, ExternalStoreKeepsOnlyEachTeamsLastExchange) {
   auto store = std::make_shared<MemoryStore>();
   const int n = 3, steps = 40;
   std::vector<std::string> bad(n);
-  std::vector<std::thread> ts;
-  for (int r = 0; r < n; ++r)
-    ts.emplace_back([&, r] {
-      symmem::BootstrapConfig c;
-      c.rank = r;
-      c.world_size = n;
-      c.timeout_ms = 5000;
-      symmem::Bootstrap b(c, store, "job3/");
-      if (b.all_gather("plain", {0, 1, 2}, "p" + std::to_string(r), "a key of no team") != std::vector<std::string>{"p0", "p1", "p2"})
-        bad[r] = "plain";
-      for (int i = 0; i < steps && bad[r].empty(); ++i) {
-        const std::string v = std::to_string(i) + "." + std::to_string(r);
-        auto all = b.all_gather("world#" + std::to_string(i), {0, 1, 2}, v, "world");
-        for (int q = 0; q < n; ++q)
-          if (all[q] != std::to_string(i) + "." + std::to_string(q)) bad[r] = "world#" + std::to_string(i) + ": " + all[q];
-        if (r != 1) {
-          all = b.all_gather("world#0.c0#" + std::to_string(i), {0, 2}, v, "a team of 0 and 2");
-          if (all != std::vector<std::string>{std::to_string(i) + ".0", std::to_string(i) + ".2"}) bad[r] = "c0#" + std::to_string(i);
-        }
+  const auto errors = on_threads(store, n, "job3/", [&](symmem::Bootstrap& b, int r) {
+    if (b.all_gather("plain", {0, 1, 2}, "p" + std::to_string(r), "a key of no team") != std::vector<std::string>{"p0", "p1", "p2"})
+      bad[r] = "plain";
+    for (int i = 0; i < steps && bad[r].empty(); ++i) {
+      const std::string v = std::to_string(i) + "." + std::to_string(r);
+      auto all = b.all_gather("world#" + std::to_string(i), {0, 1, 2}, v, "world");
+      for (int q = 0; q < n; ++q)
+        if (all[q] != std::to_string(i) + "." + std::to_string(q)) bad[r] = "world#" + std::to_string(i) + ": " + all[q];
+      if (r != 1) {
+        all = b.all_gather("world#0.c0#" + std::to_string(i), {0, 2}, v, "a team of 0 and 2");
+        if (all != std::vector<std::string>{std::to_string(i) + ".0", std::to_string(i) + ".2"}) bad[r] = "c0#" + std::to_string(i);
       }
-    });
-  for (auto& t : ts) t.join();
-  for (int r = 0; r < n; ++r) EXPECT_EQ(bad[r], "") << "rank " << r;
+    }
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(bad[r] + errors[r], "") << "rank " << r;
   const auto last = std::to_string(steps - 1);
   std::vector<std::string> want = {"job3/plain/0", "job3/plain/1", "job3/plain/2", "job3/world#" + last + "/0", "job3/world#" + last + "/1",
                                    "job3/world#" + last + "/2", "job3/world#0.c0#" + last + "/0", "job3/world#0.c0#" + last + "/2"};
