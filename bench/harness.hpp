@@ -29,7 +29,7 @@ struct Options {
   std::string json;                     // --json FILE
   std::string svg;                      // --svg FILE
   std::string commit = SYMMEM_GIT_COMMIT;
-  std::string device_kind;              // --kind: the lent machine's kind, recorded in the JSON
+  std::string device_kind;              // --kind: the lent machine's kind, recorded in the JSON (else bench/device_kind.hpp's)
   bool check = true;                    // -c 0 turns the #wrong check off
 };
 

@@ -1,4 +1,5 @@
 // Results: JSON with the facts that make a claim checkable, and an SVG plot of time against size.
+#include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "device_kind.hpp"
 #include "harness.hpp"
 #include "symmem/error.hpp"
 
@@ -69,10 +71,16 @@ void write_json(const Harness& h, const std::string& suite, const std::string& p
   std::time_t t = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  std::string kind = h.opt().device_kind;  // --kind, else what this host's GPUs make it
+  if (kind.empty()) {
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = h.size();
+    kind = device_kind_from(h.gpu_name(), gpus);
+  }
   std::ofstream f(path);
   if (!f) fail("cannot write the JSON '" + path + "'");
   f << "{\n  \"suite\": " << quote(suite) << ",\n  \"device\": " << quote(h.gpu_name()) << ",\n  \"device_kind\": "
-    << quote(h.opt().device_kind) << ",\n  \"gpus\": " << h.size() << ",\n  \"commit\": " << quote(h.opt().commit)
+    << quote(kind) << ",\n  \"gpus\": " << h.size() << ",\n  \"commit\": " << quote(h.opt().commit)
     << ",\n  \"nccl_version\": " << quote(std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100))
     << ",\n  \"date\": " << quote(date) << ",\n  \"timing\": \"CUDA-graph replays timed with events, median of "
     << h.opt().replays << ", maximum over ranks"

@@ -132,7 +132,8 @@ def parse_args(argv=None, environ=os.environ):
     ap.add_argument("--max-bytes", type=int, default=1 << 30)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--replays", type=int, default=15)
-    ap.add_argument("--kind", default="unknown", help="the machine kind, recorded in the JSON")
+    ap.add_argument("--kind", default="", help="the machine kind, recorded in the JSON (default: nvidia-<model>-x<GPUs> "
+                    "from this host's GPUs, device_kind)")
     ap.add_argument("--out", default="symmem_python_bench.json")
     ap.add_argument("--no-torch-symm-mem", action="store_true")
     ap.add_argument("--raw", action="store_true", help="also time the extension called directly (no torch.library "
@@ -308,9 +309,19 @@ def time_vllm_peer(peer, n, args):
             "vllm_wrong": max_over_ranks(float(wrong)) > 0, "vllm_source": peer.HEADER_SOURCE}
 
 
+def device_kind(gpu_name, gpus):
+    """The machine kind where --kind is not given, as symmem-bench names it (bench/device_kind.hpp):
+    "nvidia-<model>-x<GPUs>", the model the first word of the GPU's name (split at spaces and '-')
+    that holds a digit, lower-cased ("NVIDIA H200" on 4 GPUs: "nvidia-h200-x4")."""
+    words = gpu_name.replace("-", " ").lower().split()
+    model = next((w for w in words if any(c.isdigit() for c in w)), "unknown")
+    return f"nvidia-{model}-x{gpus}"
+
+
 def write(args, rank, world, rows, alloc):
     if rank == 0:
-        meta = {"suite": "python_" + args.suite, "kind": args.kind, "device": torch.cuda.get_device_name(), "world": world,
+        kind = args.kind or device_kind(torch.cuda.get_device_name(), torch.cuda.device_count())
+        meta = {"suite": "python_" + args.suite, "kind": kind, "device": torch.cuda.get_device_name(), "world": world,
                 "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())), "commit": commit(),
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "method": f"CUDA graph of {args.reps} ops, median of {args.replays} replays, max over ranks" if args.suite != "overlap" else

@@ -288,6 +288,12 @@ bench_args("--suite bogus", ["--suite", "bogus"], "invalid choice: 'bogus'")
 bench_args("no launcher", [], "RANK and WORLD_SIZE are not set", environ={})
 bench_args("--out in a missing directory", ["--out", "/nonexistent-dir/b.json"], "its directory '/nonexistent-dir' is missing")
 
+# The machine kind the JSON names without --kind, as symmem-bench's (bench/device_kind.hpp).
+for name, gpus, want in (("NVIDIA H200", 4, "nvidia-h200-x4"), ("NVIDIA A100-SXM4-80GB", 2, "nvidia-a100-x2"),
+                         ("NVIDIA H100 80GB HBM3", 8, "nvidia-h100-x8"), ("", 1, "nvidia-unknown-x1")):
+    if bench.device_kind(name, gpus) != want:
+        failures.append(f"symmem.bench device_kind({name!r}, {gpus}) = {bench.device_kind(name, gpus)!r}, not {want!r}")
+
 for f in failures:
     print("FAILED:", f)
 print(f"{len(failures)} of the cases failed")
