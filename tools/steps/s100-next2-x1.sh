@@ -1,7 +1,8 @@
 # Follows tools/steps/s100-next-x1.sh on the still-warm machine (its build there: ~5 s, the run's
 # wall time alone): a world of 7 ranks on one GPU, never run: the GPU binary but the overlap and
 # fault tests, then the fault tests and DebugChecks.* under the checks; then symmem-bench at 2 ranks
-# on the GPU (session 100's checked JSON and plot writes; its misspelt-setting line, set on purpose).
+# on the GPU (session 100's checked JSON and plot writes, the kind it derives; the misspelt-setting
+# line, set on purpose).
 #   COMMIT=<sha> WORK_TARGETS="symmem_gpu_tests symmem-run symmem-bench" bash tools/call.sh tools/steps/s100-next2-x1.sh (carry [".deps/googletest", ".deps/anchors"])
 export SYMMEM_TIMEOUT_MS=30000
 t=$(L 240) && FILTER='*-Overlap.*:Fault.*' TLIMIT=$t T 7 7
@@ -12,5 +13,5 @@ t=$(L 150) && FILTER='Overlap.RandomShapesFormsAndCallOrders:Overlap.GemmsWithCo
 t=$(L 60) && SYMMEM_DEBUG_CHECK=1 timeout "$t" build/symmem-run -n 2 --ranks-per-gpu 2 build/bench/symmem-bench all_reduce -e 64K \
   --json "$OUT/bench-2r.json" > "$OUT/bench-2r.log" 2>&1
 echo "== symmem-bench all_reduce at 2 ranks on one GPU: rc $? at $(el) s"
-grep -aE "no symmem setting|wrote|^ +[0-9]+ " "$OUT/bench-2r.log" | head -12
+grep -aE "no symmem setting|wrote|^ +[0-9]+ " "$OUT/bench-2r.log" | head -12; grep -o "\"device_kind\": \"[^\"]*\"" "$OUT/bench-2r.json"
 true
