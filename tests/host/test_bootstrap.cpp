@@ -1,15 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <functional>
-#include <map>
-#include <mutex>
-#include <thread>
 #include <cstring>
+#include <thread>
 
 #include "fork_ranks.hpp"
+#include "memory_store.hpp"
 #include "symmem/bootstrap.hpp"
 #include "symmem/error.hpp"
 
@@ -152,67 +148,18 @@ TEST(Bootstrap, RejectsBadConfig) {
   }
 }
 
-// Joining through a store the job already has (what symmem.init does with torch.distributed's).
-namespace {
-class MemoryStore : public symmem::ExternalStore {
- public:
-  void set(const std::string& k, const std::string& v) override {
-    std::lock_guard<std::mutex> g(mu_);
-    kv_[k] = v;
-    cv_.notify_all();
-  }
-  bool get(const std::string& k, int timeout_ms, std::string* v) override {
-    std::unique_lock<std::mutex> g(mu_);
-    if (!cv_.wait_for(g, std::chrono::milliseconds(timeout_ms), [&] { return kv_.count(k) > 0; })) return false;
-    *v = kv_[k];
-    return true;
-  }
-  void remove(const std::string& k) override {
-    std::lock_guard<std::mutex> g(mu_);
-    if (kv_.erase(k) == 0) removed_unknown_ = true;
-  }
-  std::vector<std::string> keys() {
-    std::lock_guard<std::mutex> g(mu_);
-    std::vector<std::string> out;
-    for (auto& kv : kv_) out.push_back(kv.first);
-    return out;
-  }
-  bool removed_unknown_ = false;
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::string> kv_;
-};
-// n ranks as threads, each running fn(its Bootstrap over `store` with key prefix `prefix`, rank);
-// each rank's error, if it raised one (else "").
-std::vector<std::string> on_threads(const std::shared_ptr<MemoryStore>& store, int n, const std::string& prefix,
-                                    const std::function<void(symmem::Bootstrap&, int)>& fn) {
-  std::vector<std::string> errors(n);
-  std::vector<std::thread> ts;
-  for (int r = 0; r < n; ++r)
-    ts.emplace_back([&, r] {
-      symmem::BootstrapConfig c;
-      c.rank = r;
-      c.world_size = n;
-      c.timeout_ms = 5000;
-      try {
-        symmem::Bootstrap b(c, store, prefix);
-        fn(b, r);
-      } catch (const std::exception& e) {
-        errors[r] = e.what();
-      }
-    });
-  for (auto& t : ts) t.join();
-  return errors;
-}
-}  // namespace
+// Joining through a store the job already has (what symmem.init does with torch.distributed's):
+// memory_store.hpp's MemoryStore, ranks as threads.
+using symmem::test::MemoryStore;
+using symmem::test::on_threads;
 
 TEST(Bootstrap, ThroughAnExternalStore) {
   auto store = std::make_shared<MemoryStore>();
   const int n = 3;
   std::vector<std::vector<std::string>> got(n);
-  const auto errors =
-      on_threads(store, n, "job1/", [&](symmem::Bootstrap& b, int r) { got[r] = b.all_gather("k", {0, 1, 2}, "v" + std::to_string(r), "test"); });
+  const auto errors = on_threads(store, n, "job1/", [&](const std::shared_ptr<symmem::Bootstrap>& b, int r) {
+    got[r] = b->all_gather("k", {0, 1, 2}, "v" + std::to_string(r), "test");
+  });
   for (int r = 0; r < n; ++r) EXPECT_EQ(got[r], (std::vector<std::string>{"v0", "v1", "v2"})) << errors[r];
 }
 
@@ -224,16 +171,16 @@ TEST(Bootstrap, ExternalStoreKeepsOnlyEachTeamsLastExchange) {
   auto store = std::make_shared<MemoryStore>();
   const int n = 3, steps = 40;
   std::vector<std::string> bad(n);
-  const auto errors = on_threads(store, n, "job3/", [&](symmem::Bootstrap& b, int r) {
-    if (b.all_gather("plain", {0, 1, 2}, "p" + std::to_string(r), "a key of no team") != std::vector<std::string>{"p0", "p1", "p2"})
+  const auto errors = on_threads(store, n, "job3/", [&](const std::shared_ptr<symmem::Bootstrap>& b, int r) {
+    if (b->all_gather("plain", {0, 1, 2}, "p" + std::to_string(r), "a key of no team") != std::vector<std::string>{"p0", "p1", "p2"})
       bad[r] = "plain";
     for (int i = 0; i < steps && bad[r].empty(); ++i) {
       const std::string v = std::to_string(i) + "." + std::to_string(r);
-      auto all = b.all_gather("world#" + std::to_string(i), {0, 1, 2}, v, "world");
+      auto all = b->all_gather("world#" + std::to_string(i), {0, 1, 2}, v, "world");
       for (int q = 0; q < n; ++q)
         if (all[q] != std::to_string(i) + "." + std::to_string(q)) bad[r] = "world#" + std::to_string(i) + ": " + all[q];
       if (r != 1) {
-        all = b.all_gather("world#0.c0#" + std::to_string(i), {0, 2}, v, "a team of 0 and 2");
+        all = b->all_gather("world#0.c0#" + std::to_string(i), {0, 2}, v, "a team of 0 and 2");
         if (all != std::vector<std::string>{std::to_string(i) + ".0", std::to_string(i) + ".2"}) bad[r] = "c0#" + std::to_string(i);
       }
     }
@@ -244,7 +191,7 @@ TEST(Bootstrap, ExternalStoreKeepsOnlyEachTeamsLastExchange) {
                                    "job3/world#" + last + "/2", "job3/world#0.c0#" + last + "/0", "job3/world#0.c0#" + last + "/2"};
   std::sort(want.begin(), want.end());  // (the store lists its keys in order)
   EXPECT_EQ(store->keys(), want);
-  EXPECT_FALSE(store->removed_unknown_);
+  EXPECT_FALSE(store->removed_unknown());
 }
 
 TEST(Bootstrap, ExternalStoreNamesTheMissingRank) {
