@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "symmem/export.hpp"
@@ -70,9 +71,9 @@ SYMMEM_API long knob_number(std::string& why, const char* name, long lo, long hi
 /// which setting to make alike.
 SYMMEM_API std::string differing_fields(const std::string& a, const std::string& b);
 /// Of the variable names given (the environment's), those that start with SYMMEM_, are no symmem
-/// setting (env_vars()) and are one or two edits from one: each as "NAME (did you mean KNOWN?)".
-/// Such a misspelt setting would otherwise be ignored without a word.
-SYMMEM_API std::vector<std::string> misspelt_settings(const std::vector<std::string>& names);
+/// setting (env_vars()) and are one or two edits from one: each with the setting nearest it. Such a
+/// misspelt setting would otherwise be ignored without a word.
+SYMMEM_API std::vector<std::pair<std::string, std::string>> misspelt_settings(const std::vector<std::string>& names);
 }  // namespace detail
 
 }  // namespace symmem

@@ -21,9 +21,9 @@ static void warn_misspelt_settings(int local_rank) {
   if (local_rank != 0 || said.exchange(true)) return;
   std::vector<std::string> names;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) names.emplace_back(*e, std::strcspn(*e, "="));
-  for (const std::string& m : detail::misspelt_settings(names))
-    detail::log_line(detail::LogLevel::kWarn, m.substr(0, m.find(' ')) + " is no symmem setting and is ignored " + m.substr(m.find(' ') + 1) +
-                                                 "; `symmem-run --env` lists the settings");
+  for (const auto& [name, meant] : detail::misspelt_settings(names))
+    detail::log_line(detail::LogLevel::kWarn, name + " is no symmem setting and is ignored (did you mean " + meant +
+                                                 "?); `symmem-run --env` lists the settings");
 }
 
 std::shared_ptr<Context> Context::init() { return std::make_shared<Context>(Bootstrap::from_env()); }

@@ -211,8 +211,8 @@ static int edits(const std::string& a, const std::string& b) {
   return std::min(row[b.size()], 3);
 }
 
-std::vector<std::string> misspelt_settings(const std::vector<std::string>& names) {
-  std::vector<std::string> out;
+std::vector<std::pair<std::string, std::string>> misspelt_settings(const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, std::string>> out;
   for (const std::string& n : names) {
     if (n.rfind("SYMMEM_", 0) != 0) continue;
     const char* best = nullptr;
@@ -223,7 +223,7 @@ std::vector<std::string> misspelt_settings(const std::vector<std::string>& names
       const int e = edits(n, v.name);
       if (e < best_edits) best_edits = e, best = v.name;
     }
-    if (!known && best != nullptr) out.push_back(n + " (did you mean " + best + "?)");
+    if (!known && best != nullptr) out.emplace_back(n, best);
   }
   return out;
 }
