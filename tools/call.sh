@@ -89,8 +89,13 @@ T() {
   local rc=$?
   [ $rc -eq 0 ] || cp "$OUT/t.log" "$OUT/t-failed-$(el)s.log"  # (a failed run's whole log comes back)
   echo "== tests ${FILTER:-Moe*} of $tree at $n ranks, $rpg a GPU ($*) rc $rc at $(el) s:" | tee -a "$OUT/summary.txt"
-  grep -E "\[  PASSED  \]|\[  FAILED  \]|\[  SKIPPED \] [0-9]" "$OUT/t.log" | sort | uniq -c | tee -a "$OUT/summary.txt"
-  grep -E "Failure|rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -10
+  # the verdict lines with the rank taken off, counted (a count short of n, or two lines, tells the
+  # ranks apart); each failed test once with its count of ranks, then the first lines of its reasons
+  grep -aE "\[  PASSED  \]|\[  FAILED  \]|\[  SKIPPED \] [0-9]" "$OUT/t.log" | grep -av " ms)$" | sed -E 's/^\[rank [0-9]+\] //' |
+    sort | uniq -c | head -30 | tee -a "$OUT/summary.txt"
+  grep -a -A1 -E "Failure$" "$OUT/t.log" | grep -avE "Failure$|^--$" | sed -E 's/^\[rank [0-9]+\] //; s/rank [0-9]+/rank R/g' |
+    sort | uniq -c | sort -rn | head -6 | cut -c1-400
+  grep -aE "rank [0-9]+:.*(error|timed out)" "$OUT/t.log" | head -6
   # a run stopped by its limit: the test each rank was in
   [ $rc -ne 124 ] || grep -a "\[ RUN      \]" "$OUT/t.log" | awk '{l[$2]=$0} END{for (r in l) print "   last started: " l[r]}' | sort | tee -a "$OUT/summary.txt"
 }
