@@ -1,6 +1,7 @@
 #pragma once
 // One error model: every host entry point throws a symmem::Error subclass whose message says
 // what was wrong, on which rank, and what to do about it.
+#include <atomic>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -27,8 +28,9 @@ class SYMMEM_API PeerLost : public Error { using Error::Error; };
 class SYMMEM_API Unsupported : public Error { using Error::Error; };
 
 namespace detail {
-/// This process's rank for error messages (-1 before bootstrap).
-SYMMEM_API int& error_rank();
+/// This process's rank for error messages (-1 before bootstrap). Atomic: every Bootstrap sets it,
+/// and a process may hold several (ranks as threads in the host tests).
+SYMMEM_API std::atomic<int>& error_rank();
 /// "[symmem rank R] " prefix, or "[symmem] " before bootstrap.
 SYMMEM_API std::string rank_prefix();
 [[noreturn]] SYMMEM_API void throw_cuda(int code, const char* name, const char* desc, const char* expr,

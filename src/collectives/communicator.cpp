@@ -11,6 +11,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <condition_variable>
@@ -215,11 +216,10 @@ void Communicator::init(Team team) {
   // left at its default (every rank on GPU 0: torch.cuda.set_device not called before
   // symmem.init), which runs without NCCL and many times slower: said once a process, on the
   // team's rank 0, whatever SYMMEM_DEBUG is, unless SYMMEM_RANKS_PER_GPU asks for sharing.
-  static bool told = false;
+  static std::atomic<bool> told{false};  // (Communicators may be made on several threads at once)
   int visible = 0;
-  if (shares_gpu_ && !told && rank() == 0 && cudaGetDeviceCount(&visible) == cudaSuccess &&
-      detail::sharing_unmeant(true, visible, size(), std::getenv("SYMMEM_RANKS_PER_GPU"))) {
-    told = true;
+  if (shares_gpu_ && !told.load() && rank() == 0 && cudaGetDeviceCount(&visible) == cudaSuccess &&
+      detail::sharing_unmeant(true, visible, size(), std::getenv("SYMMEM_RANKS_PER_GPU")) && !told.exchange(true)) {
     const auto gpus = std::unique(buses.begin(), buses.end()) - buses.begin();
     detail::log_line(detail::LogLevel::kWarn,
                      "the " + std::to_string(size()) + " ranks of team '" + heap_->team().name() + "' run on " + std::to_string(gpus) +

@@ -4,8 +4,8 @@
 
 namespace symmem::detail {
 
-int& error_rank() {
-  static int rank = -1;
+std::atomic<int>& error_rank() {
+  static std::atomic<int> rank{-1};
   return rank;
 }
 
