@@ -49,7 +49,8 @@
 # where AB_TARGETS="symmem_gpu_tests symmem-run" (TLIMIT: T's time limit, default 150 s). Each
 # run's JSON is r/LABEL.json; the JSON, the build logs, summary.txt, suite.log (if a step
 # writes $OUT/suite.log) and the whole log of every failed T come back in one archive under $OUT. Carry [".deps"]; COMMIT=<sha> labels the work tree's runs (the device copy's git
-# HEAD is stale); WORK_TARGETS=symmem-bench builds the work tree's bench alone (a timing-only call).
+# HEAD is stale); WORK_TARGETS=symmem-bench builds the work tree's bench alone (a timing-only call);
+# CMAKE_ARGS adds to the work tree's configure (e.g. -DSYMMEM_SANITIZE=address).
 # Multicast stays off in every child (lib.sh).
 #   COMMIT=<sha> bash tools/call.sh steps.sh
 # Session 27, 4 x H100: the build ~90 s (two trees ~100, three ~180); Moe* at 4, 3, 2 and 8 on 4
@@ -68,7 +69,7 @@ for d in .deps/ab/*/; do
       -DSYMMEM_BUILD_PYTHON=OFF > "$OUT/build-$nm.log" 2>&1 &&
     cmake --build "$t/build-ab" -j 12 --target symmem-bench ${AB_TARGETS:-} >> "$OUT/build-$nm.log" 2>&1 ) &
 done
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE="$PWD/.deps/googletest" -DSYMMEM_BUILD_PYTHON=OFF > "$OUT/build.log" 2>&1 &&
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYMMEM_GTEST_SOURCE="$PWD/.deps/googletest" -DSYMMEM_BUILD_PYTHON=OFF ${CMAKE_ARGS:-} > "$OUT/build.log" 2>&1 &&
   cmake --build build -j "$(nproc)" --target ${WORK_TARGETS:-symmem-bench symmem_gpu_tests symmem-run} ${EXTRA_TARGETS:-} >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 wait
 for d in .deps/ab/*/; do [ ! -d "$d" ] || [ -x "${d}build-ab/bench/symmem-bench" ] || { echo "build of $d failed"; tail -20 "$OUT/build-$(basename "$d").log"; }; done
