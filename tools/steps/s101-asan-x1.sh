@@ -7,8 +7,8 @@
 export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 SYMMEM_TIMEOUT_MS=30000
 san() { grep -a "runtime error\|ERROR: AddressSanitizer\|SUMMARY: \|#[0-9] 0x.* in symmem" "$OUT/t.log" | sed -E 's/^\[rank [0-9]+\] //' | sort | uniq -c | sort -rn | cut -c1-300 | head -12; }
 grep -c "fsanitize=address" build/build.ninja | sed 's/^/== ninja lines with -fsanitize=address: /'
-t=$(L 100) && FILTER='Heap.*:ContextSetup.*:Collectives.*:Stream.*:Threads.*:DeviceApi.*' TLIMIT=$t T 2 2
+t=$(L 80) && FILTER='Heap.*:ContextSetup.*:Collectives.*:Stream.*:Threads.*:DeviceApi.*' TLIMIT=$t T 2 2
 san
-t=$(L 70) && FILTER='Moe.DispatchCombineBf16:Moe.ReplayedInACudaGraph:Moe.OverCapacityOnOneRankIsReportedOnEveryRank:Overlap.GemmsWithCommunicationMatchTheReference:DebugChecks.*:Fault.*' TLIMIT=$t T 2 2
+t=$(L 55) && FILTER='Moe.DispatchCombineBf16:Moe.ReplayedInACudaGraph:Moe.OverCapacityOnOneRankIsReportedOnEveryRank:Overlap.GemmsWithCommunicationMatchTheReference:DebugChecks.*:Fault.*' TLIMIT=$t T 2 2
 san
 true
