@@ -143,3 +143,21 @@ def test_argument_checks_on_a_stand_in_torch():
     out = subprocess.run([sys.executable, os.path.join(here, "check_arguments.py")], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_plain_runner_counts_a_skip_as_a_skip():
+    """Where pytest is missing, runner.py runs the files itself. A test that skips through
+    runner.skip (which the test files import: a second copy of runner.py, whose Skip is another
+    class than __main__'s) counts as skipped, not failed (it failed before session 101)."""
+    import tempfile
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "test_sample.py")
+        with open(path, "w") as f:
+            f.write("from runner import skip\n\n\ndef test_passes():\n    assert True\n\n\n"
+                    "def test_skips():\n    skip('on purpose')\n")
+        # As `python runner.py FILE` runs it, with pytest hidden.
+        code = ("import runpy, sys; sys.modules['pytest'] = None; "
+                f"sys.argv = ['runner.py', {path!r}]; runpy.run_path({os.path.join(here, 'runner.py')!r}, run_name='__main__')")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "0 failed, 1 passed, 1 skipped" in out.stdout, out.stdout + out.stderr
