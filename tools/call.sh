@@ -4,7 +4,8 @@
 # the steps (bash) given as a file argument or in $STEPS, with these helpers:
 #   B LABEL SHAPES [VAR=value...]   symmem-bench moe over SHAPES (comma-separated names)
 #   T RANKS RPG [VAR=value...]      symmem_gpu_tests under $FILTER (default Moe*) by symmem-run,
-#                                   RPG ranks a GPU; its summary lines go to summary.txt
+#                                   RPG ranks a GPU (each rank's program run under $WRAP where set,
+#                                   e.g. compute-sanitizer and its options); its summary lines go to summary.txt
 #   O LABEL [VAR=value...]          symmem-bench overlap (SMI_LOG=1: each GPU's power, SM clock and
 #                                   temperature every 200 ms beside it, r/smi-LABEL.csv, medians printed)
 #   TW LABEL                        each row of r/LABEL.json's instances (SYMMEM_OVERLAP_TWINS): times, SM clocks
@@ -86,7 +87,7 @@ B() {
 T() {
   local n=$1 rpg=$2 b=build tree=${COMMIT:-work}; shift 2
   if [ -n "${BIN:-}" ]; then b=.deps/ab/$BIN/build-ab; tree=$BIN; fi
-  env "$@" timeout "${TLIMIT:-150}" $b/symmem-run -n "$n" --ranks-per-gpu "$rpg" $b/tests/symmem_gpu_tests --gtest_filter="${FILTER:-Moe*}" > "$OUT/t.log" 2>&1
+  env "$@" timeout "${TLIMIT:-150}" $b/symmem-run -n "$n" --ranks-per-gpu "$rpg" ${WRAP:-} $b/tests/symmem_gpu_tests --gtest_filter="${FILTER:-Moe*}" > "$OUT/t.log" 2>&1
   local rc=$?
   [ $rc -eq 0 ] || cp "$OUT/t.log" "$OUT/t-failed-$(el)s.log"  # (a failed run's whole log comes back)
   echo "== tests ${FILTER:-Moe*} of $tree at $n ranks, $rpg a GPU ($*) rc $rc at $(el) s:" | tee -a "$OUT/summary.txt"
