@@ -64,6 +64,7 @@ class SYMMEM_API Context {
   int device_ = -1;
   DeviceErrorRecord* error_host_ = nullptr;
   DeviceErrorRecord* error_dev_ = nullptr;
+  unsigned int* error_claim_ = nullptr;  // device memory (DeviceErrorRecord::claim)
   mutable std::mutex host_error_mu_;
   std::string host_error_;
 };

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "call_scope.hpp"
 #include "device_code.hpp"
 #include "log.hpp"
 #include "symmem/error.hpp"
@@ -97,9 +98,18 @@ void Context::take_device() {
   std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
   error_host_->timeout_ns = timeout_ns();
   SYMMEM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&error_dev_), error_host_, 0));
+  // The word device code claims the record's first error on (record_error): in device memory.
+  SYMMEM_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&error_claim_), sizeof(unsigned int)));
+  SYMMEM_CUDA_CHECK(cudaMemsetAsync(error_claim_, 0, sizeof(unsigned int), 0));
+  SYMMEM_CUDA_CHECK(cudaStreamSynchronize(0));  // (the zero is in place before a kernel on any stream may claim)
+  error_host_->claim = error_claim_;
 }
 
 Context::~Context() {
+  if (error_claim_) {
+    detail::DeviceGuard on(device_, std::nothrow);
+    cudaFree(error_claim_);
+  }
   if (error_host_) cudaFreeHost(error_host_);
 }
 
@@ -208,8 +218,13 @@ void Context::reset_error() {
     std::lock_guard<std::mutex> lock(host_error_mu_);
     host_error_.clear();
   }
+  // A new generation: the device's claim word then admits the next error (record_error).
+  const unsigned int generation = error_host_->generation + 1u;
   std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
   error_host_->timeout_ns = timeout_ns();
+  error_host_->claim = error_claim_;
+  std::atomic_thread_fence(std::memory_order_release);
+  *reinterpret_cast<volatile unsigned int*>(&error_host_->generation) = generation;
 }
 
 void Context::synchronize(cudaStream_t stream, const std::string& op) const {

@@ -13,4 +13,7 @@ CS() {
     sort | uniq -c | sort -rn | grep -a "SUMMARY" | tee -a "$OUT/summary.txt"
   grep -a "=========" "$OUT/t.log" | sed -E 's/^\[rank [0-9]+\] //; s/0x[0-9a-f]+/0x_/g; s/thread \([0-9,]+\)/thread (_)/; s/block \([0-9,]+\)/block (_)/' |
     grep -av "SUMMARY" | sort | uniq -c | sort -rn | head -40 | cut -c1-300
+  echo "   slowest tests (rank 0):"
+  grep -aE "^(\[rank 0\] )?\[       OK \]" "$OUT/t.log" | sed -E 's/.*OK \] //' | awk '{t=$NF; gsub(/[()]/, "", $(NF-1)); print $(NF-1), $1}' |
+    sort -rn | head -8 | sed 's/^/     /'
 }

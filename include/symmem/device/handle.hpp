@@ -19,7 +19,11 @@ enum class WaitKind : int { kNone = 0, kSignal, kBarrier, kCollective, kAborted,
 /// Where device code reports errors (pinned host memory, one per context). flag: 0 none, 1 being
 /// written, 2 complete. `timeout_ns` and `abort_waits` are written by the host: the first is the
 /// bound of every device wait (a run-time setting, read when a wait has spun a while), the second
-/// makes every wait of this context give up at once (set on a timeout and by abort()).
+/// makes every wait of this context give up at once (set on a timeout and by abort()). Device code
+/// writes this record with plain stores only: a GPU's read-modify-write atomics on host memory are
+/// not supported where the host link has no native atomics (PCIe; compute-sanitizer's memcheck
+/// stops the kernel there), so the first error of a `generation` is chosen by an atomic on `claim`,
+/// a word in the context's device memory (record_error).
 struct DeviceErrorRecord {
   unsigned int flag;
   int kind;           // WaitKind
@@ -35,6 +39,8 @@ struct DeviceErrorRecord {
   unsigned int thread;
   unsigned long long timeout_ns;  // bound of every device wait (host-written)
   unsigned int abort_waits;       // nonzero: every wait gives up at once
+  unsigned int generation;        // host-written: + 1 at every reset of the record
+  unsigned int* claim;            // device memory: the last generation an error claimed, + 1
 };
 /// Wait bound where a handle has no error record.
 SYMMEM_HOST_DEVICE constexpr unsigned long long default_timeout_ns() { return 20ull * 1000 * 1000 * 1000; }

@@ -25,15 +25,22 @@ __device__ __forceinline__ bool compare(uint64_t v, Cmp cmp, uint64_t x) {
 /// relaxed loads only (orders nothing).
 enum class Poll { kAcquire, kQuiet, kRelaxed };
 
-/// Records an error (first one wins) for the host to report. A timeout also tells every other
-/// wait of this context to give up (abort_waits); a bad argument (kBadCount, kMoe) does not: the
-/// operation completes on every rank and the host reports it once.
+/// Records an error (the first of the record's generation wins) for the host to report. A timeout
+/// also tells every other wait of this context to give up (abort_waits); a bad argument (kBadCount,
+/// kMoe) does not: the operation completes on every rank and the host reports it once. The record
+/// is host memory, written with plain stores; the winner is chosen on `claim` (device memory):
+/// atomicMax(claim, g + 1) returns g + 1 or more to every caller of generation g but the first.
+/// (The host's reset raises the generation; a writer that read the old one loses, as the first
+/// error of a record being cleared could be lost before.)
 __device__ inline void record_error(const DeviceHandle& h, WaitKind kind, int peer, uint64_t slot, Cmp cmp,
                                     uint64_t expected, uint64_t seen, uint64_t waited_ns) {
-  DeviceErrorRecord* e = h.error;
+  volatile DeviceErrorRecord* e = h.error;
   if (e == nullptr) return;
-  if (kind != WaitKind::kBadCount && kind != WaitKind::kMoe) atomicExch_system(&e->abort_waits, 1u);
-  if (atomicCAS_system(&e->flag, 0u, 1u) != 0u) return;
+  if (kind != WaitKind::kBadCount && kind != WaitKind::kMoe) e->abort_waits = 1u;
+  const unsigned int generation = e->generation;
+  unsigned int* claim = e->claim;
+  if (claim != nullptr && atomicMax(claim, generation + 1u) > generation) return;
+  e->flag = 1u;
   e->kind = static_cast<int>(kind);
   e->rank = h.rank;
   e->global_rank = h.global_rank;
@@ -46,7 +53,7 @@ __device__ inline void record_error(const DeviceHandle& h, WaitKind kind, int pe
   e->block = blockIdx.x;
   e->thread = threadIdx.x;
   __threadfence_system();  // the fields are visible before the flag says "complete"
-  atomicExch_system(&e->flag, 2u);
+  e->flag = 2u;
 }
 
 __device__ inline void record_timeout(const DeviceHandle& h, WaitKind kind, int peer, uint64_t slot, Cmp cmp,
