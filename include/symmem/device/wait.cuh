@@ -37,6 +37,7 @@ __device__ inline void record_error(const DeviceHandle& h, WaitKind kind, int pe
   volatile DeviceErrorRecord* e = h.error;
   if (e == nullptr) return;
   if (kind != WaitKind::kBadCount && kind != WaitKind::kMoe) e->abort_waits = 1u;
+  if (e->flag != 0u) return;  // taken (by the host's abort too: fail_waits writes kAborted where it is 0)
   const unsigned int generation = e->generation;
   unsigned int* claim = e->claim;
   if (claim != nullptr && atomicMax(claim, generation + 1u) > generation) return;
