@@ -21,9 +21,10 @@ enum class WaitKind : int { kNone = 0, kSignal, kBarrier, kCollective, kAborted,
 /// bound of every device wait (a run-time setting, read when a wait has spun a while), the second
 /// makes every wait of this context give up at once (set on a timeout and by abort()). Device code
 /// writes this record with plain stores only: a GPU's read-modify-write atomics on host memory are
-/// not supported where the host link has no native atomics (PCIe; compute-sanitizer's memcheck
-/// stops the kernel there), so the first error of a `generation` is chosen by an atomic on `claim`,
-/// a word in the context's device memory (record_error).
+/// atomic only where it reports native host atomics (cudaDevAttrHostNativeAtomicSupported; not
+/// over PCIe, where compute-sanitizer's memcheck stops the kernel), so the first error of a
+/// `generation` is chosen by an atomic on `claim`, a word in the context's device memory
+/// (record_error).
 struct DeviceErrorRecord {
   unsigned int flag;
   int kind;           // WaitKind
