@@ -1,6 +1,7 @@
 #include "symmem/context.hpp"
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -218,11 +219,11 @@ void Context::reset_error() {
     std::lock_guard<std::mutex> lock(host_error_mu_);
     host_error_.clear();
   }
-  // A new generation: the device's claim word then admits the next error (record_error).
+  // Every field before `generation` cleared (`claim` stays: a writer never sees it null), then a
+  // new generation: the device's claim word then admits the next error (record_error).
   const unsigned int generation = error_host_->generation + 1u;
-  std::memset(error_host_, 0, sizeof(DeviceErrorRecord));
+  std::memset(error_host_, 0, offsetof(DeviceErrorRecord, generation));
   error_host_->timeout_ns = timeout_ns();
-  error_host_->claim = error_claim_;
   std::atomic_thread_fence(std::memory_order_release);
   *reinterpret_cast<volatile unsigned int*>(&error_host_->generation) = generation;
 }
