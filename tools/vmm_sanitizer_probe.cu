@@ -1,0 +1,88 @@
+// Does a compute-sanitizer tool handle memory that the driver's virtual-memory calls mapped (the
+// way symmem's heap maps every arena: cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess)?
+// Session 103's initcheck run of symmem_gpu_tests stopped at the heap's first cudaMemset of such
+// memory with "unspecified launch failure", the tool reporting nothing. This probe takes the same
+// steps in one process with nothing else around them, each against cudaMalloc'd memory first:
+// a cudaMemset, a kernel writing, a kernel reading. Run plain, then under the tool:
+//   nvcc -std=c++17 -arch=sm_90 -lcuda -o vmm-probe tools/vmm_sanitizer_probe.cu
+//   ./vmm-probe && compute-sanitizer --tool initcheck ./vmm-probe
+// It prints a line a step and exits 1 at the first step that fails.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+namespace {
+__global__ void fill(unsigned* p, size_t n) {
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) p[i] = unsigned(i) * 2654435761u;
+}
+__global__ void sum(const unsigned* p, size_t n, unsigned* out) {
+  unsigned s = 0;
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) s += p[i];
+  atomicAdd(out, s);
+}
+
+bool step(const char* what, cudaError_t e) {
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  std::printf("vmm-probe: %-44s %s\n", what, e == cudaSuccess ? "ok" : cudaGetErrorString(e));
+  return e == cudaSuccess;
+}
+bool drv(const char* what, CUresult r) {
+  const char* s = nullptr;
+  if (r != CUDA_SUCCESS) cuGetErrorString(r, &s);
+  std::printf("vmm-probe: %-44s %s\n", what, r == CUDA_SUCCESS ? "ok" : (s ? s : "error"));
+  return r == CUDA_SUCCESS;
+}
+
+// The three steps on n words at p.
+bool exercise(const char* kind, unsigned* p, size_t n, unsigned* out) {
+  char what[64];
+  std::snprintf(what, sizeof what, "%s: cudaMemset", kind);
+  if (!step(what, cudaMemset(p, 0, n * sizeof(unsigned)))) return false;
+  std::snprintf(what, sizeof what, "%s: kernel write", kind);
+  fill<<<64, 256>>>(p, n);
+  if (!step(what, cudaGetLastError())) return false;
+  std::snprintf(what, sizeof what, "%s: kernel read", kind);
+  sum<<<64, 256>>>(p, n, out);
+  return step(what, cudaGetLastError());
+}
+}  // namespace
+
+int main() {
+  int dev = 0;
+  if (cudaSetDevice(dev) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+    std::fprintf(stderr, "vmm-probe: no GPU\n");
+    return 2;
+  }
+  unsigned* out = nullptr;
+  if (!step("cudaMalloc (the result word)", cudaMalloc(&out, sizeof(unsigned))) || !step("cudaMemset (the result word)", cudaMemset(out, 0, 4)))
+    return 1;
+  const size_t n = size_t(1) << 20;
+  unsigned* plain = nullptr;
+  if (!step("cudaMalloc", cudaMalloc(&plain, n * sizeof(unsigned))) || !exercise("cudaMalloc'd", plain, n, out)) return 1;
+
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = dev;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // (as the heap asks: shareable)
+  size_t gran = 0;
+  if (!drv("cuMemGetAllocationGranularity", cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))) return 1;
+  const size_t bytes = (n * sizeof(unsigned) + gran - 1) / gran * gran;
+  CUmemGenericAllocationHandle h{};
+  CUdeviceptr va = 0;
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (!drv("cuMemCreate", cuMemCreate(&h, bytes, &prop, 0)) || !drv("cuMemAddressReserve", cuMemAddressReserve(&va, bytes, gran, 0, 0)) ||
+      !drv("cuMemMap", cuMemMap(va, bytes, 0, h, 0)) || !drv("cuMemSetAccess", cuMemSetAccess(va, bytes, &access, 1)))
+    return 1;
+  if (!exercise("cuMemMap'd", reinterpret_cast<unsigned*>(va), n, out)) return 1;
+  cuMemUnmap(va, bytes);
+  cuMemAddressFree(va, bytes);
+  cuMemRelease(h);
+  cudaFree(plain);
+  cudaFree(out);
+  std::printf("vmm-probe: every step ran\n");
+  return 0;
+}
