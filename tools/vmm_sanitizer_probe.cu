@@ -3,14 +3,19 @@
 // Session 103's initcheck run of symmem_gpu_tests stopped at the heap's first cudaMemset of such
 // memory with "unspecified launch failure", the tool reporting nothing. This probe takes the same
 // steps in one process with nothing else around them, each against cudaMalloc'd memory first:
-// a cudaMemset, a kernel writing, a kernel reading. Run plain, then under the tool:
+// a cudaMemset, a kernel writing, a kernel reading. The memory is exported as a file descriptor, as
+// the heap does; with the argument `entry` the cuMem* calls go through pointers that
+// cudaGetDriverEntryPointByVersion gave, as the heap's do (src/runtime/driver.cpp). Run plain, then
+// under the tool:
 //   nvcc -std=c++17 -arch=sm_90 -lcuda -o vmm-probe tools/vmm_sanitizer_probe.cu
-//   ./vmm-probe && compute-sanitizer --tool initcheck ./vmm-probe
+//   ./vmm-probe [entry] && compute-sanitizer --tool initcheck ./vmm-probe [entry]
 // It prints a line a step and exits 1 at the first step that fails.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstring>
+#include <unistd.h>
 
 namespace {
 __global__ void fill(unsigned* p, size_t n) {
@@ -48,7 +53,31 @@ bool exercise(const char* kind, unsigned* p, size_t n, unsigned* out) {
 }
 }  // namespace
 
-int main() {
+// The driver's calls, linked or through the runtime's entry points.
+struct Driver {
+  decltype(&cuMemGetAllocationGranularity) granularity = cuMemGetAllocationGranularity;
+  decltype(&cuMemCreate) create = cuMemCreate;
+  decltype(&cuMemExportToShareableHandle) export_fd = cuMemExportToShareableHandle;
+  decltype(&cuMemAddressReserve) reserve = cuMemAddressReserve;
+  decltype(&cuMemMap) map = cuMemMap;
+  decltype(&cuMemSetAccess) access = cuMemSetAccess;
+  template <class F>
+  static bool entry(const char* name, F& f) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) != cudaSuccess || q != cudaDriverEntryPointSuccess) return false;
+    f = reinterpret_cast<F>(p);
+    return true;
+  }
+  bool from_entry_points() {
+    return entry("cuMemGetAllocationGranularity", granularity) && entry("cuMemCreate", create) &&
+           entry("cuMemExportToShareableHandle", export_fd) && entry("cuMemAddressReserve", reserve) && entry("cuMemMap", map) &&
+           entry("cuMemSetAccess", access);
+  }
+};
+
+int main(int argc, char** argv) {
+  const bool by_entry = argc > 1 && std::strcmp(argv[1], "entry") == 0;
   int dev = 0;
   if (cudaSetDevice(dev) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
     std::fprintf(stderr, "vmm-probe: no GPU\n");
@@ -61,22 +90,32 @@ int main() {
   unsigned* plain = nullptr;
   if (!step("cudaMalloc", cudaMalloc(&plain, n * sizeof(unsigned))) || !exercise("cudaMalloc'd", plain, n, out)) return 1;
 
+  Driver d;
+  if (by_entry && !d.from_entry_points()) {
+    std::printf("vmm-probe: cudaGetDriverEntryPointByVersion failed\n");
+    return 1;
+  }
+  std::printf("vmm-probe: the driver's calls %s\n", by_entry ? "through the runtime's entry points" : "linked");
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = dev;
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // (as the heap asks: shareable)
   size_t gran = 0;
-  if (!drv("cuMemGetAllocationGranularity", cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))) return 1;
+  if (!drv("cuMemGetAllocationGranularity", d.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))) return 1;
   const size_t bytes = (n * sizeof(unsigned) + gran - 1) / gran * gran;
   CUmemGenericAllocationHandle h{};
   CUdeviceptr va = 0;
   CUmemAccessDesc access{};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  if (!drv("cuMemCreate", cuMemCreate(&h, bytes, &prop, 0)) || !drv("cuMemAddressReserve", cuMemAddressReserve(&va, bytes, gran, 0, 0)) ||
-      !drv("cuMemMap", cuMemMap(va, bytes, 0, h, 0)) || !drv("cuMemSetAccess", cuMemSetAccess(va, bytes, &access, 1)))
+  int fd = -1;
+  if (!drv("cuMemCreate", d.create(&h, bytes, &prop, 0)) ||
+      !drv("cuMemExportToShareableHandle", d.export_fd(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)) ||
+      !drv("cuMemAddressReserve", d.reserve(&va, bytes, gran, 0, 0)) || !drv("cuMemMap", d.map(va, bytes, 0, h, 0)) ||
+      !drv("cuMemSetAccess", d.access(va, bytes, &access, 1)))
     return 1;
+  close(fd);
   if (!exercise("cuMemMap'd", reinterpret_cast<unsigned*>(va), n, out)) return 1;
   cuMemUnmap(va, bytes);
   cuMemAddressFree(va, bytes);
