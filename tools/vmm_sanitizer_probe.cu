@@ -10,6 +10,10 @@
 //   nvcc -std=c++17 -arch=sm_90 -lcuda -o vmm-probe tools/vmm_sanitizer_probe.cu
 //   ./vmm-probe [entry] && compute-sanitizer --tool initcheck ./vmm-probe [entry]
 // It prints a line a step and exits 1 at the first step that fails.
+// Session 103 (H200, compute-sanitizer 2025.3.1): without the export every step ran under
+// initcheck; with it, linked or through the entry points, initcheck's cudaMemset of the mapped
+// memory failed ("unspecified launch failure", no report), while memcheck and racecheck ran every
+// step. So initcheck is a tool symmem's heap cannot be checked with (tools/steps/s103-vmm-x1.sh).
 #include <cuda.h>
 #include <cuda_runtime.h>
 
